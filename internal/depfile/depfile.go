@@ -1,0 +1,187 @@
+// Package depfile parses Make-style dependency files: the `.d` files written by gcc, clang and nvcc
+// with -MD/-MMD/-MF, and rustc's --emit=dep-info files (which add `# env-dep:` comment lines).
+//
+// Syntax handled (as GNU make reads what gcc writes): `target...: prerequisite...` rules, backslash-newline
+// continuations, `\ ` for a space inside a name, `\#` for '#', `$$` for '$', `\\` before a space, and
+// CRLF line ends. Rules with no prerequisites (gcc -MP phony targets) are kept with an empty list.
+package depfile
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// Rule is one `targets: prerequisites` line of a dependency file.
+type Rule struct {
+	Targets []string
+	Prereqs []string
+}
+
+// File is a parsed dependency file.
+type File struct {
+	Rules []Rule
+	// Env holds rustc's `# env-dep:NAME=VALUE` comments (NAME with no value maps to "").
+	Env map[string]string
+}
+
+// Inputs returns every prerequisite of every rule, first occurrence order, without duplicates.
+func (f *File) Inputs() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range f.Rules {
+		for _, p := range r.Prereqs {
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// ParseFile reads and parses the dependency file at path. Errors name the file.
+func ParseFile(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	f, err := Parse(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return f, nil
+}
+
+// Parse parses a dependency file. It returns an error for a line with names but no ':' separator,
+// naming the line number.
+func Parse(r io.Reader) (*File, error) {
+	f := &File{Env: map[string]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	var logical strings.Builder
+	lineNo, startLine := 0, 0
+	flush := func() error {
+		s := logical.String()
+		logical.Reset()
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		rule, ok := parseRule(s)
+		if !ok {
+			return fmt.Errorf("line %d: no ':' after target names", startLine)
+		}
+		f.Rules = append(f.Rules, rule)
+		return nil
+	}
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if logical.Len() == 0 {
+			startLine = lineNo
+			if strings.HasPrefix(line, "#") {
+				if rest, ok := strings.CutPrefix(line, "# env-dep:"); ok {
+					k, v, _ := strings.Cut(rest, "=")
+					f.Env[k] = v
+				}
+				continue
+			}
+		}
+		// A line ending in an odd number of backslashes continues on the next line.
+		if n := trailingBackslashes(line); n%2 == 1 {
+			logical.WriteString(line[:len(line)-1])
+			logical.WriteByte(' ')
+			continue
+		}
+		logical.WriteString(line)
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+func trailingBackslashes(s string) int {
+	n := 0
+	for i := len(s) - 1; i >= 0 && s[i] == '\\'; i-- {
+		n++
+	}
+	return n
+}
+
+// parseRule splits one logical line into targets and prerequisites. The separator is the first ':'
+// followed by whitespace or the end of line, so that Windows drive letters (C:\x) survive.
+func parseRule(s string) (Rule, bool) {
+	words := splitWords(s)
+	var r Rule
+	seenColon := false
+	for _, w := range words {
+		if !seenColon {
+			if w.text == ":" && !w.escaped {
+				seenColon = true
+				continue
+			}
+			if strings.HasSuffix(w.text, ":") && !w.escaped {
+				r.Targets = append(r.Targets, strings.TrimSuffix(w.text, ":"))
+				seenColon = true
+				continue
+			}
+			r.Targets = append(r.Targets, w.text)
+			continue
+		}
+		r.Prereqs = append(r.Prereqs, w.text)
+	}
+	return r, seenColon
+}
+
+type word struct {
+	text    string
+	escaped bool // ended in an escaped character (so a trailing ':' is part of the name)
+}
+
+func splitWords(s string) []word {
+	var out []word
+	var cur strings.Builder
+	escapedLast := false
+	emit := func() {
+		if cur.Len() > 0 {
+			out = append(out, word{cur.String(), escapedLast})
+			cur.Reset()
+		}
+		escapedLast = false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c == '\\' && i+1 < len(s) && (s[i+1] == ' ' || s[i+1] == '#' || s[i+1] == '\t'):
+			cur.WriteByte(s[i+1])
+			i++
+			escapedLast = true
+		case c == '\\' && i+2 < len(s) && s[i+1] == '\\' && s[i+2] == ' ':
+			// "\\ " is a literal backslash followed by a separator.
+			cur.WriteByte('\\')
+			i++
+			escapedLast = false
+		case c == '$' && i+1 < len(s) && s[i+1] == '$':
+			cur.WriteByte('$')
+			i++
+			escapedLast = false
+		case c == ' ' || c == '\t':
+			emit()
+		default:
+			cur.WriteByte(c)
+			escapedLast = false
+		}
+	}
+	emit()
+	return out
+}
