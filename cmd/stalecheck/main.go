@@ -1,0 +1,13 @@
+// Command stalecheck tells performance engineers which code they are running. It also runs as a Cargo
+// external subcommand when installed or linked as cargo-stalecheck (`cargo stalecheck check`).
+package main
+
+import (
+	"os"
+
+	"github.com/stalecheck/stalecheck/internal/cli"
+)
+
+func main() {
+	os.Exit(cli.Main(os.Args, cli.Streams{Out: os.Stdout, Err: os.Stderr}))
+}

@@ -1,0 +1,620 @@
+package cargo
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/depfile"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// readBuildDirs lists every build/<pkg>-<hash> folder of every profile with the bytes it holds, and
+// gives each build-script run its OUT_DIR listing (needed for duplicates, live or not).
+func (r *reader) readBuildDirs() {
+	byKey := map[string][]*graph.Step{}
+	for _, s := range r.g.Steps {
+		if s.Kind != graph.Rustc {
+			k := s.Config.ProfileDir + "/" + s.Package + "-" + s.Hash
+			byKey[k] = append(byKey[k], s)
+		}
+	}
+	var dirs []*graph.BuildDir
+	for _, prof := range r.g.ProfileDirs {
+		root := filepath.Join(r.l.BuildDir, prof, "build")
+		ents, err := os.ReadDir(root)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			pkg, hash, ok := SplitUnitName(e.Name())
+			if !ok || !e.IsDir() {
+				continue
+			}
+			dirs = append(dirs, &graph.BuildDir{Path: filepath.Join(root, e.Name()), ProfileDir: prof, Package: pkg, Hash: hash,
+				Steps: byKey[prof+"/"+e.Name()]})
+		}
+	}
+	outs := make([][]graph.FileInfo, len(dirs))
+	parallel(len(dirs), func(i int) {
+		d := dirs[i]
+		outDir := filepath.Join(d.Path, "out")
+		err := filepath.WalkDir(d.Path, func(p string, e fs.DirEntry, err error) error {
+			if err != nil {
+				r.problem(p, err)
+				if e != nil && e.IsDir() {
+					return fs.SkipDir
+				}
+				return nil
+			}
+			if e.IsDir() {
+				return nil
+			}
+			st, err := e.Info() // lstat: a symlink counts as itself and is never followed
+			if err != nil {
+				return nil
+			}
+			d.Bytes += st.Size()
+			if e.Type().IsRegular() && strings.HasPrefix(p, outDir+string(filepath.Separator)) {
+				outs[i] = append(outs[i], graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
+			}
+			return nil
+		})
+		if err != nil {
+			r.problem(d.Path, err)
+		}
+	})
+	for i, d := range dirs {
+		for _, s := range d.Steps {
+			s.DirBytes = d.Bytes
+			if s.Kind == graph.BuildScriptRun {
+				s.RunDir = d.Path
+				s.OutDir = filepath.Join(d.Path, "out")
+				s.Outputs = outs[i]
+			}
+		}
+	}
+	r.g.BuildDirs = dirs
+}
+
+// readDetails reads what each step needs for the checks: package roots and dep-info for compile units,
+// `output`, `invoked.timestamp` and inputs for build-script runs. Inputs are gathered only for live steps.
+func (r *reader) readDetails() {
+	var compile, runs, rustc []*graph.Step
+	for _, s := range r.g.Steps {
+		switch s.Kind {
+		case graph.BuildScriptCompile:
+			compile = append(compile, s)
+		case graph.BuildScriptRun:
+			runs = append(runs, s)
+		default:
+			if s.Live() {
+				rustc = append(rustc, s)
+			}
+		}
+	}
+	parallel(len(compile), func(i int) { r.compileDetails(compile[i]) })
+	// Package scans are shared by runs of one package: do them once, before the runs fan out.
+	for _, s := range runs {
+		r.inheritFromCompile(s)
+		if s.Live() && s.PackageRoot != "" {
+			if _, ok := r.pkgScan[s.PackageRoot]; !ok {
+				r.pkgScan[s.PackageRoot] = r.scanPackage(s.PackageRoot)
+			}
+		}
+	}
+	parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
+	parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+}
+
+func (r *reader) fingerprint(s *graph.Step) *Fingerprint { return r.fps[s] }
+
+// checkDepInfo fills a compile unit's Reference (its fingerprint dep-info file) and returns the decoded
+// dep-info, or nil.
+func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
+	fp := r.fingerprint(s)
+	rel := ""
+	if fp != nil {
+		for _, l := range fp.Local {
+			if l.CheckDepInfo != nil {
+				rel = l.CheckDepInfo.DepInfo
+			}
+		}
+	}
+	if rel == "" {
+		rel = filepath.Join(s.Config.ProfileDir, ".fingerprint", s.Package+"-"+s.Hash, "dep-"+s.Target)
+	}
+	p := rel
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(r.l.BuildDir, rel)
+	}
+	s.Reference = fileInfo(p)
+	if !s.Reference.Exists {
+		if s.Failed == "" && fp != nil {
+			r.problem(p, fmt.Errorf("dep-info file named by the fingerprint is missing"))
+		}
+		return nil
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		r.problem(p, err)
+		return nil
+	}
+	di, err := ParseDepInfo(data)
+	if err != nil {
+		r.problem(p, err)
+		return nil
+	}
+	for _, f := range di.Files {
+		if f.PackageRelative {
+			s.PathPackage = true
+		}
+	}
+	return di
+}
+
+// compileDetails finds the build script's source and its package root from rustc's `.d` file in the
+// compile folder: its first input is the script; the package root is the nearest folder above it that
+// holds a Cargo.toml.
+func (r *reader) compileDetails(s *graph.Step) {
+	di := r.checkDepInfo(s)
+	dir := filepath.Join(r.l.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+s.Hash)
+	stem := strings.TrimPrefix(s.Target, "build-script-")
+	d := filepath.Join(dir, strings.ReplaceAll(stem, "-", "_")+"-"+s.Hash+".d")
+	ins, err := r.parseRustcDepfile(d)
+	if err != nil {
+		if !os.IsNotExist(err) {
+			r.problem(d, err)
+		}
+		return
+	}
+	if len(ins) == 0 {
+		return
+	}
+	s.ScriptSource = ins[0]
+	for dir := filepath.Dir(ins[0]); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
+			s.PackageRoot = dir
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	if s.Live() && di != nil {
+		s.Inputs = r.depInfoInputs(s, di)
+	}
+}
+
+// inheritFromCompile copies the package root, script and configuration of a run's compile unit.
+func (r *reader) inheritFromCompile(s *graph.Step) {
+	for _, d := range s.Deps {
+		if d.Kind == graph.BuildScriptCompile {
+			s.PackageRoot, s.ScriptSource, s.PathPackage = d.PackageRoot, d.ScriptSource, d.PathPackage
+			s.Config.Features = d.Config.Features
+			if s.Config.Rustc == 0 {
+				s.Config.Rustc = d.Config.Rustc
+			}
+			return
+		}
+	}
+}
+
+// depInfoInputs turns a unit's fingerprint dep-info into watched inputs.
+func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo) []*graph.Input {
+	var out []*graph.Input
+	for _, f := range di.Files {
+		p := f.Path
+		switch {
+		case f.PackageRelative:
+			if s.PackageRoot == "" {
+				continue
+			}
+			p = filepath.Join(s.PackageRoot, p)
+		case !filepath.IsAbs(p):
+			p = filepath.Join(r.l.BuildDir, p)
+		}
+		out = append(out, &graph.Input{File: fileInfo(p), How: []graph.How{graph.Declared},
+			Detail: []string{"dep-info " + s.Reference.Path}, Watched: true, WatchedBy: "Cargo's dep-info " + s.Reference.Path})
+	}
+	return out
+}
+
+// rustcDetails reads a live rustc unit's dep-info (Cargo's CheckDepInfo rule) and outputs.
+func (r *reader) rustcDetails(s *graph.Step) {
+	di := r.checkDepInfo(s)
+	s.Outputs = r.unitOutputs(s)
+	if di == nil {
+		return
+	}
+	// The package root: rustc's .d lists the same files relative to the workspace root.
+	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+		if !strings.HasSuffix(p, ".d") {
+			continue
+		}
+		ins, err := r.parseRustcDepfile(p)
+		if err != nil {
+			r.problem(p, err)
+			continue
+		}
+		for _, f := range di.Files {
+			if !f.PackageRelative {
+				continue
+			}
+			for _, in := range ins {
+				if strings.HasSuffix(in, string(filepath.Separator)+f.Path) {
+					s.PackageRoot = strings.TrimSuffix(in, string(filepath.Separator)+f.Path)
+					break
+				}
+			}
+			if s.PackageRoot != "" {
+				break
+			}
+		}
+	}
+	s.Inputs = r.depInfoInputs(s, di)
+}
+
+// runDetails reads a build-script run folder: `output` (directives and logged compiler commands),
+// `root-output`, `invoked.timestamp`; then, for a live run, its inputs.
+func (r *reader) runDetails(s *graph.Step) {
+	if s.RunDir == "" {
+		s.RunDir = filepath.Join(r.l.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+s.Hash)
+		s.OutDir = filepath.Join(s.RunDir, "out")
+	}
+	outFile := filepath.Join(s.RunDir, "output")
+	s.Reference = fileInfo(outFile)
+	inv := fileInfo(filepath.Join(s.RunDir, "invoked.timestamp"))
+	switch {
+	case !s.Reference.Exists && inv.Exists:
+		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no output file", inv.Path)
+	case !s.Reference.Exists:
+		if isDir(s.RunDir) {
+			r.problem(outFile, fmt.Errorf("the build-script run folder has no output file"))
+		}
+		return
+	case inv.Exists && inv.MTimeNS > s.Reference.MTimeNS:
+		s.Failed = fmt.Sprintf("invoked.timestamp (%s) is newer than output (%s): the last run of the build script did not finish",
+			fmtTime(inv.MTimeNS), fmtTime(s.Reference.MTimeNS))
+	}
+	if !s.Reference.Exists {
+		return
+	}
+	data, err := os.ReadFile(outFile)
+	if err != nil {
+		r.problem(outFile, err)
+		return
+	}
+	rootOut, _ := os.ReadFile(filepath.Join(s.RunDir, "root-output"))
+	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
+
+	declared := bo.RerunIfChanged
+	if fp := r.fingerprint(s); fp != nil {
+		declared = nil
+		for _, l := range fp.Local {
+			switch {
+			case l.RerunIfChanged != nil:
+				declared = append(declared, l.RerunIfChanged.Paths...)
+			case l.RerunIfEnvChanged != nil:
+				s.RerunEnv = append(s.RerunEnv, l.RerunIfEnvChanged.Var)
+			case l.Precalculated != nil:
+				s.Precalculated = *l.Precalculated
+				if ns, file, ok := PrecalculatedTime(s.Precalculated); ok {
+					s.PrecalculatedNS, s.PrecalculatedFile = ns, file
+				}
+			}
+		}
+	} else {
+		s.RerunEnv = bo.RerunIfEnvChanged
+	}
+	for _, p := range declared {
+		s.RerunPaths = append(s.RerunPaths, r.pkgPath(s, p))
+	}
+	for _, ls := range bo.LinkSearch {
+		if ls.Kind == "native" || ls.Kind == "all" || ls.Kind == "dependency" {
+			s.LinkSearch = append(s.LinkSearch, ls.Path)
+		}
+	}
+	for _, ll := range bo.LinkLibs {
+		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
+	}
+	if s.Live() {
+		r.runInputs(s, bo)
+	}
+}
+
+// findLib returns the first link-search folder's lib<name>.a (static) or lib<name>.so (dylib).
+func findLib(search []string, ll LinkLib) string {
+	names := []string{"lib" + ll.Name + ".a", "lib" + ll.Name + ".so"}
+	switch ll.Kind {
+	case "static":
+		names = names[:1]
+	case "dylib":
+		names = names[1:]
+	}
+	for _, dir := range search {
+		for _, n := range names {
+			p := filepath.Join(dir, n)
+			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+				return p
+			}
+		}
+	}
+	return ""
+}
+
+// pkgPath resolves a path a build script printed (relative to its package root).
+func (r *reader) pkgPath(s *graph.Step, p string) string {
+	if filepath.IsAbs(p) || s.PackageRoot == "" {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(s.PackageRoot, p)
+}
+
+// runInputs gathers a live run's inputs from every record there is, then marks which Cargo watches.
+func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
+	ins := map[string]*graph.Input{}
+	var order []string
+	add := func(p string, how graph.How, detail string) {
+		p = filepath.Clean(p)
+		in := ins[p]
+		if in == nil {
+			in = &graph.Input{File: graph.FileInfo{Path: p}}
+			ins[p] = in
+			order = append(order, p)
+		}
+		for i, h := range in.How {
+			if h == how && in.Detail[i] == detail {
+				return
+			}
+		}
+		in.How = append(in.How, how)
+		in.Detail = append(in.Detail, detail)
+	}
+	for _, p := range s.RerunPaths {
+		add(p, graph.Declared, "rerun-if-changed in "+s.Reference.Path)
+	}
+	for _, cmd := range bo.Commands {
+		for _, src := range CommandSources(cmd) {
+			add(r.pkgPath(s, src), graph.CommandLine, "running: "+truncate(strings.Join(cmd, " "), 160))
+		}
+	}
+	stems := map[string]string{} // object stem -> "archive(member)"
+	for _, o := range s.Outputs {
+		switch {
+		case strings.HasSuffix(o.Path, ".d"):
+			f, err := depfile.ParseFile(o.Path)
+			if err != nil {
+				r.problem(o.Path, err)
+				continue
+			}
+			for _, in := range f.Inputs() {
+				add(r.pkgPath(s, in), graph.Depfile, o.Path)
+			}
+		case strings.HasSuffix(o.Path, ".a") && !r.opt.SkipNative:
+			members, cus, err := archiveEvidence(o.Path)
+			if err != nil {
+				r.problem(o.Path, err)
+				continue
+			}
+			for _, m := range members {
+				stems[objectStem(m)] = o.Path + "(" + m + ")"
+			}
+			for _, cu := range cus {
+				for _, f := range cu.files {
+					add(f, graph.DWARF, o.Path+"("+cu.member+")")
+				}
+			}
+		}
+	}
+	var script []byte
+	if s.ScriptSource != "" {
+		script, _ = os.ReadFile(s.ScriptSource)
+	}
+	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
+		if scan.newest != "" {
+			s.PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
+		}
+		for _, src := range scan.native {
+			add(src, graph.PackageFolder, s.PackageRoot)
+		}
+	}
+	// Second clues for every native input: an archive member of the same stem, the name in build.rs.
+	for _, p := range order {
+		if !IsNativeSource(p) {
+			continue
+		}
+		base := filepath.Base(p)
+		if m, ok := stems[strings.TrimSuffix(base, filepath.Ext(base))]; ok {
+			add(p, graph.ArchiveMember, m)
+		}
+		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
+			add(p, graph.ScriptSource, s.ScriptSource)
+		}
+	}
+	for _, p := range order {
+		in := ins[p]
+		if r.generated(p) {
+			continue // a file the build itself wrote (OUT_DIR): newer than the run by construction
+		}
+		in.File = statTree(p)
+		in.WatchedBy = r.watchedBy(s, p)
+		in.Watched = in.WatchedBy != ""
+		s.Inputs = append(s.Inputs, in)
+	}
+}
+
+// generated reports whether a path lies in the build or target folder.
+func (r *reader) generated(p string) bool {
+	for _, d := range []string{r.l.BuildDir, r.l.TargetDir} {
+		if d != "" && (p == d || strings.HasPrefix(p, d+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
+// watchedBy says which declaration makes Cargo rerun the script when p changes ("" when none does):
+// a rerun-if-changed path equal to p or a folder above it (not under $CARGO_HOME/registry or /git, which
+// Cargo skips), or, for a path package whose script prints no rerun-if line, Cargo's whole-package scan.
+func (r *reader) watchedBy(s *graph.Step, p string) string {
+	if s.Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
+		return "Cargo's package scan (the script prints no rerun-if line)"
+	}
+	for _, d := range s.RerunPaths {
+		if p != d && !under(p, d) {
+			continue
+		}
+		if r.opt.CargoHome != "" && (under(d, filepath.Join(r.opt.CargoHome, "registry")) || under(d, filepath.Join(r.opt.CargoHome, "git"))) {
+			continue
+		}
+		rel, err := filepath.Rel(s.PackageRoot, d)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = d
+		}
+		return "rerun-if-changed=" + rel
+	}
+	return ""
+}
+
+func under(p, dir string) bool {
+	return dir != "" && strings.HasPrefix(p, dir+string(filepath.Separator))
+}
+
+// mentions reports whether text names a path as a whole word (not as part of a longer name).
+func mentions(text []byte, name string) bool {
+	s := string(text)
+	for i := 0; ; {
+		j := strings.Index(s[i:], name)
+		if j < 0 {
+			return false
+		}
+		j += i
+		before := j == 0 || !isNameByte(s[j-1])
+		end := j + len(name)
+		after := end == len(s) || !isNameByte(s[end])
+		if before && after {
+			return true
+		}
+		i = j + 1
+	}
+}
+
+func isNameByte(c byte) bool {
+	return c == '_' || c == '.' || c == '-' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// objectStem turns an archive member name into the source stem it was compiled from: "kern.o" → "kern";
+// cc-rs ≥ 1.0.80 prefixes a hash ("1a2b3c4d-kern.o") and keeps the source extension ("kern.c.o" in some
+// versions).
+func objectStem(m string) string {
+	m = strings.TrimSuffix(m, ".o")
+	m = strings.TrimSuffix(m, ".obj")
+	if i := strings.IndexByte(m, '-'); i > 0 && isHex(m[:i]) {
+		m = m[i+1:]
+	}
+	if IsNativeSource(m) {
+		m = strings.TrimSuffix(m, filepath.Ext(m))
+	}
+	return m
+}
+
+func isHex(s string) bool {
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return len(s) >= 8
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n] + "…"
+}
+
+// statTree stats a path; for a folder the mtime is the newest of its whole tree, as Cargo's
+// `paths::mtime_recursive` computes for a rerun-if-changed folder.
+func statTree(p string) graph.FileInfo {
+	fi := fileInfo(p)
+	if !fi.Exists || !isDir(p) {
+		return fi
+	}
+	_ = filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if st, err := e.Info(); err == nil && st.ModTime().UnixNano() > fi.MTimeNS {
+			fi.MTimeNS = st.ModTime().UnixNano()
+		}
+		return nil
+	})
+	return fi
+}
+
+// pkgScan is what lies in a package's own folder.
+type pkgScan struct {
+	native []string // native sources (README lists the extensions)
+	// newest is the newest file of the package and its mtime (for old-style Precalculated scripts).
+	newest   string
+	newestNS int64
+}
+
+// skipDirs are folders never scanned for a package's sources: build outputs, VCS data, vendored code.
+var skipDirs = map[string]bool{"target": true, ".git": true, "vendor": true, "third_party": true, "node_modules": true}
+
+func (r *reader) scanPackage(root string) *pkgScan {
+	ps := &pkgScan{}
+	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() {
+			if p == root {
+				return nil
+			}
+			n := e.Name()
+			if skipDirs[n] || strings.HasPrefix(n, ".") || r.generated(p) {
+				return fs.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(p, "Cargo.toml")); err == nil {
+				return fs.SkipDir // a nested package owns its own sources
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() {
+			return nil
+		}
+		if IsNativeSource(e.Name()) {
+			ps.native = append(ps.native, p)
+		}
+		if st, err := e.Info(); err == nil && st.ModTime().UnixNano() > ps.newestNS {
+			ps.newest, ps.newestNS = p, st.ModTime().UnixNano()
+		}
+		return nil
+	})
+	sort.Strings(ps.native)
+	return ps
+}
+
+// PrecalculatedTime parses the "<secs>.<nanos>s (<file>)" form of a path package's Precalculated
+// fingerprint into nanoseconds and the file; ok is false for a version string.
+func PrecalculatedTime(s string) (ns int64, file string, ok bool) {
+	num, rest, found := strings.Cut(s, "s (")
+	if !found {
+		return 0, "", false
+	}
+	secs, nanos, _ := strings.Cut(num, ".")
+	sv, err1 := strconv.ParseInt(secs, 10, 64)
+	nv, err2 := strconv.ParseInt(nanos, 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, "", false
+	}
+	return sv*1e9 + nv, strings.TrimSuffix(rest, ")"), true
+}

@@ -1,0 +1,249 @@
+package cargo
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// Layout says where a workspace's build records are, and how each folder was decided.
+type Layout struct {
+	Workspace    string // workspace root (folder of the root Cargo.toml); "" when PATH was a bare target folder
+	TargetDir    string // where uplifted artifacts live (`target/`)
+	BuildDir     string // where intermediates live (`.fingerprint`, `build`, `deps`); equals TargetDir by default
+	TargetDirSrc string // e.g. "default", "--target-dir", "CARGO_TARGET_DIR", "/ws/.cargo/config.toml"
+	BuildDirSrc  string
+}
+
+// LocateOptions are the command-line overrides and the environment to read.
+type LocateOptions struct {
+	TargetDir string // --target-dir
+	BuildDir  string // --build-dir
+	// Getenv reads the environment; nil means os.Getenv.
+	Getenv func(string) string
+	// Cwd resolves relative environment paths, as Cargo does; "" means os.Getwd.
+	Cwd string
+}
+
+// ErrBuildDirTemplate is returned when build.build-dir uses a template only Cargo can expand.
+var ErrBuildDirTemplate = errors.New("build.build-dir uses {workspace-path-hash}, which only Cargo can compute: pass --build-dir with the folder")
+
+// Locate finds the Cargo workspace at or above path and its target and build folders the way Cargo
+// 1.95 does: --target-dir, then CARGO_TARGET_DIR, then CARGO_BUILD_TARGET_DIR, then build.target-dir
+// in the nearest `.cargo/config.toml` (or legacy `.cargo/config`) from path upward, then in
+// $CARGO_HOME/config.toml, else <workspace>/target. The build folder likewise from --build-dir,
+// CARGO_BUILD_BUILD_DIR and build.build-dir (templates {workspace-root} and {cargo-cache-home} are
+// expanded), else the target folder. Relative config paths are relative to the folder holding `.cargo`.
+//
+// When no Cargo.toml lies at or above path but path itself is a target folder (it holds
+// `.rustc_info.json` or `CACHEDIR.TAG`), it is used with no workspace.
+func Locate(path string, opt LocateOptions) (*Layout, error) {
+	getenv := opt.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	cwd := opt.Cwd
+	if cwd == "" {
+		var err error
+		if cwd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	abs := path
+	if !filepath.IsAbs(abs) {
+		abs = filepath.Join(cwd, path)
+	}
+	abs = filepath.Clean(abs)
+	st, err := os.Stat(abs)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read %s: %w", abs, errors.Unwrap(err))
+	}
+	start := abs
+	if !st.IsDir() {
+		start = filepath.Dir(abs)
+	}
+	l := &Layout{}
+	ws, err := findWorkspace(start)
+	if err != nil {
+		return nil, err
+	}
+	if ws == "" {
+		if isTargetDir(start) {
+			l.TargetDir, l.BuildDir = start, start
+			l.TargetDirSrc, l.BuildDirSrc = "the path given", "the path given"
+			return l, nil
+		}
+		return nil, fmt.Errorf("no Cargo.toml at or above %s, and it is not a Cargo target folder", abs)
+	}
+	l.Workspace = ws
+	cfg := readConfigs(start, getenv)
+
+	relEnv := func(p string) string {
+		if filepath.IsAbs(p) {
+			return filepath.Clean(p)
+		}
+		return filepath.Join(cwd, p)
+	}
+	switch {
+	case opt.TargetDir != "":
+		l.TargetDir, l.TargetDirSrc = relEnv(opt.TargetDir), "--target-dir"
+	case getenv("CARGO_TARGET_DIR") != "":
+		l.TargetDir, l.TargetDirSrc = relEnv(getenv("CARGO_TARGET_DIR")), "CARGO_TARGET_DIR"
+	case getenv("CARGO_BUILD_TARGET_DIR") != "":
+		l.TargetDir, l.TargetDirSrc = relEnv(getenv("CARGO_BUILD_TARGET_DIR")), "CARGO_BUILD_TARGET_DIR"
+	case cfg.targetDir.value != "":
+		l.TargetDir, l.TargetDirSrc = cfg.targetDir.resolve(), cfg.targetDir.file
+	default:
+		l.TargetDir, l.TargetDirSrc = filepath.Join(ws, "target"), "default"
+	}
+	cargoHome := getenv("CARGO_HOME")
+	if cargoHome == "" {
+		cargoHome = filepath.Join(homeDir(getenv), ".cargo")
+	}
+	expand := func(v string) (string, error) {
+		if strings.Contains(v, "{workspace-path-hash}") {
+			return "", ErrBuildDirTemplate
+		}
+		v = strings.ReplaceAll(v, "{workspace-root}", ws)
+		v = strings.ReplaceAll(v, "{cargo-cache-home}", cargoHome)
+		return v, nil
+	}
+	switch {
+	case opt.BuildDir != "":
+		l.BuildDir, l.BuildDirSrc = relEnv(opt.BuildDir), "--build-dir"
+	case getenv("CARGO_BUILD_BUILD_DIR") != "":
+		v, err := expand(getenv("CARGO_BUILD_BUILD_DIR"))
+		if err != nil {
+			return nil, fmt.Errorf("CARGO_BUILD_BUILD_DIR: %w", err)
+		}
+		l.BuildDir, l.BuildDirSrc = relEnv(v), "CARGO_BUILD_BUILD_DIR"
+	case cfg.buildDir.value != "":
+		v, err := expand(cfg.buildDir.value)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.buildDir.file, err)
+		}
+		cfg.buildDir.value = v
+		l.BuildDir, l.BuildDirSrc = cfg.buildDir.resolve(), cfg.buildDir.file
+	default:
+		l.BuildDir, l.BuildDirSrc = l.TargetDir, "the target folder"
+	}
+	return l, nil
+}
+
+func homeDir(getenv func(string) string) string {
+	if h := getenv("HOME"); h != "" {
+		return h
+	}
+	h, _ := os.UserHomeDir()
+	return h
+}
+
+func isTargetDir(dir string) bool {
+	for _, n := range []string{".rustc_info.json", "CACHEDIR.TAG"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// findWorkspace returns the workspace root for a start folder: the nearest Cargo.toml at or above it,
+// then, further up, the nearest Cargo.toml with a [workspace] table (Cargo's search; membership
+// globs are not checked). "" when there is no Cargo.toml at all.
+func findWorkspace(start string) (string, error) {
+	pkg := ""
+	for dir := start; ; dir = filepath.Dir(dir) {
+		m := filepath.Join(dir, "Cargo.toml")
+		if data, err := os.ReadFile(m); err == nil {
+			if pkg == "" {
+				pkg = dir
+			}
+			var doc map[string]any
+			if err := toml.Unmarshal(data, &doc); err != nil {
+				if dir == pkg {
+					return "", fmt.Errorf("%s: %w", m, err)
+				}
+			} else if _, ok := doc["workspace"]; ok {
+				return dir, nil
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	return pkg, nil
+}
+
+type cfgValue struct {
+	value string
+	file  string // the config file that set it
+}
+
+func (c cfgValue) resolve() string {
+	if filepath.IsAbs(c.value) {
+		return filepath.Clean(c.value)
+	}
+	// Relative to the folder that holds the .cargo folder.
+	return filepath.Join(filepath.Dir(filepath.Dir(c.file)), c.value)
+}
+
+type cargoConfig struct {
+	targetDir, buildDir cfgValue
+}
+
+// readConfigs merges build.target-dir and build.build-dir from the config files Cargo reads, the
+// nearest file winning. Unreadable config files are skipped (Cargo would stop; we only locate).
+func readConfigs(start string, getenv func(string) string) cargoConfig {
+	var files []string
+	seen := map[string]bool{}
+	for dir := start; ; dir = filepath.Dir(dir) {
+		for _, n := range []string{"config.toml", "config"} {
+			p := filepath.Join(dir, ".cargo", n)
+			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+				files = append(files, p)
+				seen[p] = true
+				break
+			}
+		}
+		if filepath.Dir(dir) == dir {
+			break
+		}
+	}
+	home := getenv("CARGO_HOME")
+	if home == "" {
+		home = filepath.Join(homeDir(getenv), ".cargo")
+	}
+	for _, n := range []string{"config.toml", "config"} {
+		p := filepath.Join(home, n)
+		if _, err := os.Stat(p); err == nil {
+			if !seen[p] {
+				files = append(files, p)
+			}
+			break
+		}
+	}
+	var c cargoConfig
+	// files are nearest first; the first file that sets a key wins.
+	for _, f := range files {
+		var doc struct {
+			Build struct {
+				TargetDir string `toml:"target-dir"`
+				BuildDir  string `toml:"build-dir"`
+			} `toml:"build"`
+		}
+		if _, err := toml.DecodeFile(f, &doc); err != nil {
+			continue
+		}
+		if c.targetDir.value == "" && doc.Build.TargetDir != "" {
+			c.targetDir = cfgValue{doc.Build.TargetDir, f}
+		}
+		if c.buildDir.value == "" && doc.Build.BuildDir != "" {
+			c.buildDir = cfgValue{doc.Build.BuildDir, f}
+		}
+	}
+	return c
+}

@@ -1,0 +1,172 @@
+package cargo
+
+import (
+	"bufio"
+	"bytes"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// BuildOutput is what a build script printed to stdout, as Cargo keeps it in the run folder's
+// `output` file (the whole stdout, written only on success). Directives follow `BuildOutput::parse`
+// in Cargo's src/cargo/core/compiler/custom_build.rs: lines starting `cargo::` (cargo ≥ 1.77) or
+// `cargo:`; other lines are kept only when they are compiler command lines that cc-rs logs.
+type BuildOutput struct {
+	RerunIfChanged    []string // as printed (relative to the package root, or absolute)
+	RerunIfEnvChanged []string
+	LinkLibs          []LinkLib
+	LinkSearch        []LinkSearch
+	// Commands are the `running: ...` lines (cc-rs logs them in old versions or with
+	// CC_ENABLE_DEBUG_OUTPUT), split into words.
+	Commands [][]string
+}
+
+// LinkLib is a `rustc-link-lib=[KIND[:MODIFIERS]=]NAME[:RENAME]` directive.
+type LinkLib struct {
+	Kind, Modifiers, Name string
+}
+
+// LinkSearch is a `rustc-link-search=[KIND=]PATH` directive.
+type LinkSearch struct {
+	Kind, Path string
+}
+
+// ParseBuildOutput parses a build script's stdout. rootOutput is the `root-output` file's content
+// (the OUT_DIR the script ran with) and outDir the OUT_DIR where the folder is now: Cargo rewrites that
+// prefix in every directive value when a target folder has moved, and so does this function.
+func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
+	bo := &BuildOutput{}
+	rewrite := func(v string) string {
+		if rootOutput != "" && outDir != "" && rootOutput != outDir && strings.HasPrefix(v, rootOutput) {
+			return outDir + strings.TrimPrefix(v, rootOutput)
+		}
+		return v
+	}
+	sc := bufio.NewScanner(bytes.NewReader(data))
+	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	for sc.Scan() {
+		line := strings.TrimRight(sc.Text(), "\r")
+		if rest, ok := strings.CutPrefix(line, "running: "); ok {
+			if words := shellWords(rest); len(words) > 0 {
+				bo.Commands = append(bo.Commands, words)
+			}
+			continue
+		}
+		var body string
+		if b, ok := strings.CutPrefix(line, "cargo::"); ok {
+			body = b
+		} else if b, ok := strings.CutPrefix(line, "cargo:"); ok {
+			body = b
+		} else {
+			continue
+		}
+		key, val, ok := strings.Cut(body, "=")
+		if !ok {
+			continue
+		}
+		val = rewrite(strings.TrimSpace(val))
+		switch key {
+		case "rerun-if-changed":
+			bo.RerunIfChanged = append(bo.RerunIfChanged, val)
+		case "rerun-if-env-changed":
+			bo.RerunIfEnvChanged = append(bo.RerunIfEnvChanged, val)
+		case "rustc-link-lib":
+			bo.LinkLibs = append(bo.LinkLibs, parseLinkLib(val))
+		case "rustc-link-search":
+			kind, p, found := strings.Cut(val, "=")
+			if !found {
+				kind, p = "all", val
+			}
+			bo.LinkSearch = append(bo.LinkSearch, LinkSearch{Kind: kind, Path: rewrite(p)})
+		}
+	}
+	return bo
+}
+
+func parseLinkLib(v string) LinkLib {
+	var l LinkLib
+	kind, name, found := strings.Cut(v, "=")
+	if !found {
+		name, kind = v, ""
+	}
+	kind, mods, _ := strings.Cut(kind, ":")
+	name, _, _ = strings.Cut(name, ":") // NAME:RENAME links NAME
+	l.Kind, l.Modifiers, l.Name = kind, mods, name
+	return l
+}
+
+// nativeExts are the source extensions stalecheck treats as native inputs (documented in README).
+var nativeExts = map[string]bool{
+	".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".cu": true, ".cuh": true,
+	".h": true, ".hh": true, ".hpp": true, ".S": true, ".s": true, ".asm": true,
+}
+
+// IsNativeSource reports whether a file name has one of the native source extensions.
+func IsNativeSource(name string) bool { return nativeExts[filepath.Ext(name)] }
+
+// CommandSources returns the native source files a compiler command line compiles or includes by
+// name: arguments with a native extension that are not the value of an output option.
+func CommandSources(words []string) []string {
+	var out []string
+	for i := 1; i < len(words); i++ {
+		w := words[i]
+		switch w {
+		case "-o", "-MF", "-MT", "-MQ", "--output-file", "-odir":
+			i++
+			continue
+		}
+		if strings.HasPrefix(w, "-") {
+			// -include FILE names an input too.
+			if (w == "-include" || w == "--pre-include") && i+1 < len(words) {
+				out = append(out, words[i+1])
+				i++
+			}
+			continue
+		}
+		if IsNativeSource(w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
+
+// shellWords splits a cc-rs `running:` line. cc-rs prints each word in double quotes with Rust Debug
+// escapes ("\"" and "\\"); environment assignments such as ZERO_AR_DATE="1" come first.
+func shellWords(s string) []string {
+	var out []string
+	var cur strings.Builder
+	in, have := false, false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case in && c == '\\' && i+1 < len(s):
+			i++
+			cur.WriteByte(s[i])
+		case c == '"':
+			in = !in
+			have = true
+		case !in && (c == ' ' || c == '\t'):
+			if have || cur.Len() > 0 {
+				out = append(out, cur.String())
+			}
+			cur.Reset()
+			have = false
+		default:
+			cur.WriteByte(c)
+		}
+	}
+	if have || cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	// Drop leading VAR=value assignments.
+	for len(out) > 0 && strings.Contains(out[0], "=") && !strings.HasPrefix(out[0], "-") && !strings.Contains(out[0], "/") {
+		out = out[1:]
+	}
+	return out
+}
+
+// fmtTime formats nanoseconds since the epoch for messages: RFC 3339 with nanoseconds, UTC.
+func fmtTime(ns int64) string {
+	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}

@@ -1,0 +1,553 @@
+package cargo
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/stalecheck/stalecheck/internal/depfile"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// ErrNotBuilt says the build folder does not exist or holds no profile folder.
+var ErrNotBuilt = errors.New("nothing has been built here yet")
+
+// ReadOptions tune Read.
+type ReadOptions struct {
+	// CargoHome is $CARGO_HOME; rerun-if-changed paths under its registry/ and git/ are not watched by
+	// Cargo. "" means $CARGO_HOME or ~/.cargo.
+	CargoHome string
+	// SkipNative skips opening archives and objects (members, DWARF) of live build-script runs.
+	SkipNative bool
+}
+
+// Read builds the provenance graph of a Cargo build folder without running Cargo, following
+// /work/shared/docs/cargo-target-dir.md (cargo 1.95, legacy layout): units from `.fingerprint/`,
+// build-script runs from `build/<pkg>-<hash>/`, roots from the uplifted artifacts (tied to their
+// units by inode, else by content), the `deps` chain by fingerprint hash. It returns an error only
+// when the build folder itself cannot be read; a record that cannot be read becomes a graph.Problem.
+func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
+	if opt.CargoHome == "" {
+		opt.CargoHome = os.Getenv("CARGO_HOME")
+		if opt.CargoHome == "" {
+			if h, err := os.UserHomeDir(); err == nil {
+				opt.CargoHome = filepath.Join(h, ".cargo")
+			}
+		}
+	}
+	g := &graph.Graph{System: "cargo", Workspace: l.Workspace, TargetDir: l.TargetDir, BuildDir: l.BuildDir}
+	st, err := os.Stat(l.BuildDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%w: no build folder at %s (chosen by %s); run cargo build first", ErrNotBuilt, l.BuildDir, l.BuildDirSrc)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the build folder: %w", err)
+	}
+	if !st.IsDir() {
+		return nil, fmt.Errorf("the build folder %s is not a folder", l.BuildDir)
+	}
+	profiles, err := findProfiles(l.BuildDir)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read the build folder: %w", err)
+	}
+	if len(profiles) == 0 {
+		return nil, fmt.Errorf("%w: %s holds no profile folder with a .fingerprint folder; run cargo build first", ErrNotBuilt, l.BuildDir)
+	}
+	g.ProfileDirs = profiles
+	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
+		pkgScan: map[string]*pkgScan{}, fps: map[*graph.Step]*Fingerprint{}}
+	for _, p := range profiles {
+		r.readFingerprints(p)
+	}
+	r.resolveDeps()
+	for _, p := range profiles {
+		r.findRoots(p)
+	}
+	g.MarkLive()
+	r.readBuildDirs()
+	r.readDetails()
+	sort.Slice(g.Problems, func(i, j int) bool { return g.Problems[i].Path < g.Problems[j].Path })
+	return g, nil
+}
+
+type reader struct {
+	g     *graph.Graph
+	l     *Layout
+	opt   ReadOptions
+	mu    sync.Mutex
+	index map[string]map[string][]*graph.Step // profile dir -> hash file content -> units
+	fps   map[*graph.Step]*Fingerprint
+	deps  map[string]*depsDir // profile dir -> deps/ listing
+	// byDir maps "<profile>/<pkg>-<hash>" to its units.
+	byDir   map[string][]*graph.Step
+	pkgScan map[string]*pkgScan
+}
+
+func (r *reader) problem(path string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.g.AddProblem(path, err)
+}
+
+// findProfiles returns the profile folders (relative to the build folder) that hold .fingerprint:
+// `debug`, `release`, custom profiles, and `<triple>/<profile>`.
+func findProfiles(buildDir string) ([]string, error) {
+	ents, err := os.ReadDir(buildDir)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, e := range ents {
+		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
+			continue
+		}
+		if isDir(filepath.Join(buildDir, e.Name(), ".fingerprint")) {
+			out = append(out, e.Name())
+			continue
+		}
+		subs, err := os.ReadDir(filepath.Join(buildDir, e.Name()))
+		if err != nil {
+			continue
+		}
+		for _, s := range subs {
+			if s.IsDir() && isDir(filepath.Join(buildDir, e.Name(), s.Name(), ".fingerprint")) {
+				out = append(out, e.Name()+"/"+s.Name())
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+func isDir(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.IsDir()
+}
+
+// SplitUnitName splits "<pkg>-<hash>" on the last '-' and checks the 16-hex hash.
+func SplitUnitName(name string) (pkg, hash string, ok bool) {
+	i := strings.LastIndexByte(name, '-')
+	if i <= 0 || len(name)-i-1 != 16 {
+		return "", "", false
+	}
+	for _, c := range name[i+1:] {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", "", false
+		}
+	}
+	return name[:i], name[i+1:], true
+}
+
+func stepKind(target string) graph.StepKind {
+	switch {
+	case strings.HasPrefix(target, "run-build-script-"):
+		return graph.BuildScriptRun
+	case strings.HasPrefix(target, "build-script-"):
+		return graph.BuildScriptCompile
+	}
+	return graph.Rustc
+}
+
+// readFingerprints creates one step per hash file in <profile>/.fingerprint/*/.
+func (r *reader) readFingerprints(prof string) {
+	root := filepath.Join(r.l.BuildDir, prof, ".fingerprint")
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		r.problem(root, err)
+		return
+	}
+	type result struct {
+		steps []*graph.Step
+		fps   []*Fingerprint
+	}
+	results := make([]result, len(dirs))
+	parallel(len(dirs), func(i int) {
+		d := dirs[i]
+		pkg, hash, ok := SplitUnitName(d.Name())
+		if !ok || !d.IsDir() {
+			return
+		}
+		dir := filepath.Join(root, d.Name())
+		files, err := os.ReadDir(dir)
+		if err != nil {
+			r.problem(dir, err)
+			return
+		}
+		for _, f := range files {
+			n := f.Name()
+			if f.IsDir() || strings.HasPrefix(n, "dep-") || strings.HasPrefix(n, "output-") ||
+				strings.HasSuffix(n, ".json") || n == "invoked.timestamp" {
+				continue
+			}
+			s := &graph.Step{
+				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg, Hash: hash, Target: n,
+				FingerprintDir: dir, Config: graph.Config{ProfileDir: prof},
+			}
+			hf := filepath.Join(dir, n)
+			h, err := ReadHashFile(hf)
+			if err != nil {
+				r.problem(hf, err)
+			} else if h == "" {
+				s.Failed = fmt.Sprintf("the hash file %s is empty: Cargo truncates it when the unit starts building and rewrites it only on success", hf)
+			}
+			s.FingerprintHash = h
+			var fp *Fingerprint
+			jf := hf + ".json"
+			if data, err := os.ReadFile(jf); err != nil {
+				r.problem(jf, err)
+			} else if fp, err = ParseFingerprint(data); err != nil {
+				r.problem(jf, err)
+				fp = nil
+			}
+			if fp != nil {
+				s.HasLocal = true
+				s.Config.Features = FeatureList(fp.Features)
+				s.Config.Rustflags = fp.Rustflags
+				s.Config.CompileKind = fp.CompileKind
+				s.Config.Rustc = fp.Rustc
+			}
+			results[i].steps = append(results[i].steps, s)
+			results[i].fps = append(results[i].fps, fp)
+		}
+	})
+	idx := map[string][]*graph.Step{}
+	for _, res := range results {
+		for j, s := range res.steps {
+			r.g.Steps = append(r.g.Steps, s)
+			r.fps[s] = res.fps[j]
+			if s.FingerprintHash != "" {
+				idx[s.FingerprintHash] = append(idx[s.FingerprintHash], s)
+			}
+		}
+	}
+	r.index[prof] = idx
+}
+
+// hostProfile returns the host profile folder of a `<triple>/<profile>` folder ("" for a host one).
+func hostProfile(prof string) string {
+	if i := strings.IndexByte(prof, '/'); i >= 0 {
+		return prof[i+1:]
+	}
+	return ""
+}
+
+// resolveDeps ties each unit to the units its fingerprint `deps` name, by hash file content, looking in
+// its own profile folder and, for a target-triple folder, the host one (build scripts are host units).
+func (r *reader) resolveDeps() {
+	for _, s := range r.g.Steps {
+		fp := r.fps[s]
+		if fp == nil {
+			continue
+		}
+		for _, d := range fp.Deps {
+			hx := HashHex(d.Hash)
+			cands := append([]*graph.Step(nil), r.index[s.Config.ProfileDir][hx]...)
+			if hp := hostProfile(s.Config.ProfileDir); hp != "" {
+				cands = append(cands, r.index[hp][hx]...)
+			}
+			var named []*graph.Step
+			for _, c := range cands {
+				if depNameMatches(d.Name, c) {
+					named = append(named, c)
+				}
+			}
+			if len(named) == 0 {
+				named = cands // a renamed dependency: the extern name differs from the target name
+			}
+			switch {
+			case len(named) == 0:
+				s.DanglingDeps = append(s.DanglingDeps, d.Name+" "+hx)
+				continue
+			case len(named) > 1:
+				// Ties happen (identical hashes of two units); prefer the same package name for build
+				// scripts, then say that a tie remained.
+				best := named[:1]
+				for _, c := range named {
+					if c.Package == s.Package {
+						best = []*graph.Step{c}
+						break
+					}
+				}
+				if len(named) > 1 && best[0].Package != s.Package {
+					r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s: dependency %s hash %s matches %d units; took %s", s.ID, d.Name, hx, len(named), best[0].ID))
+				}
+				named = best
+			}
+			dep := named[0]
+			s.Deps = append(s.Deps, dep)
+			dep.Dependents = append(dep.Dependents, s)
+		}
+	}
+}
+
+func depNameMatches(name string, c *graph.Step) bool {
+	if strings.HasPrefix(name, "build_script_") {
+		return c.Kind == graph.BuildScriptRun || c.Kind == graph.BuildScriptCompile
+	}
+	return c.Kind == graph.Rustc && strings.HasSuffix(c.Target, "-"+name)
+}
+
+// depsDir is one profile's deps/ (and examples/) listing, by unit hash.
+type depsDir struct {
+	byHash map[string][]string // hash -> absolute paths of files carrying it
+}
+
+func (r *reader) depsListing(prof string) *depsDir {
+	if d := r.deps[prof]; d != nil {
+		return d
+	}
+	d := &depsDir{byHash: map[string][]string{}}
+	for _, sub := range []string{"deps", "examples"} {
+		dir := filepath.Join(r.l.BuildDir, prof, sub)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.IsDir() {
+				continue
+			}
+			if h := nameHash(e.Name()); h != "" {
+				d.byHash[h] = append(d.byHash[h], filepath.Join(dir, e.Name()))
+			}
+		}
+	}
+	r.deps[prof] = d
+	return d
+}
+
+// nameHash extracts the 16-hex unit hash from a deps/ file name: `<crate>-<hash>[.ext]`.
+func nameHash(name string) string {
+	base := name
+	if i := strings.IndexByte(base, '.'); i >= 0 {
+		base = base[:i]
+	}
+	_, h, ok := SplitUnitName(base)
+	if !ok {
+		return ""
+	}
+	return h
+}
+
+func fileInfo(path string) graph.FileInfo {
+	st, err := os.Stat(path)
+	if err != nil {
+		return graph.FileInfo{Path: path}
+	}
+	return graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
+}
+
+// unitOutputs returns a rustc unit's files in deps/ or examples/ (not its .d), stat'ed.
+func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
+	var out []graph.FileInfo
+	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+		if strings.HasSuffix(p, ".d") {
+			continue
+		}
+		out = append(out, fileInfo(p))
+	}
+	return out
+}
+
+// findRoots lists the uplifted artifacts of a profile (in the target folder) and ties each to the
+// unit whose deps/ file it is a hard link of (same device and inode), else a copy of (same bytes).
+// Test binaries are roots too: the newest of each test target.
+func (r *reader) findRoots(prof string) {
+	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
+	for _, s := range r.g.Steps {
+		if s.Config.ProfileDir == prof && s.Kind == graph.Rustc {
+			steps[s.Hash] = append(steps[s.Hash], s)
+		}
+	}
+	dl := r.depsListing(prof)
+	// Inode index of the deps files, built lazily.
+	var inodes map[[2]uint64]string
+	byInode := func(st os.FileInfo) string {
+		if inodes == nil {
+			inodes = map[[2]uint64]string{}
+			for _, paths := range dl.byHash {
+				for _, p := range paths {
+					if strings.HasSuffix(p, ".d") {
+						continue
+					}
+					if fi, err := os.Stat(p); err == nil {
+						if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+							inodes[[2]uint64{uint64(sys.Dev), sys.Ino}] = p
+						}
+					}
+				}
+			}
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+			return inodes[[2]uint64{uint64(sys.Dev), sys.Ino}]
+		}
+		return ""
+	}
+	for _, sub := range []string{"", "examples"} {
+		dir := filepath.Join(r.l.TargetDir, prof, sub)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if e.IsDir() || strings.HasPrefix(n, ".") || strings.HasSuffix(n, ".d") || nameHash(n) != "" {
+				continue
+			}
+			p := filepath.Join(dir, n)
+			st, err := os.Stat(p)
+			if err != nil || !st.Mode().IsRegular() {
+				continue
+			}
+			kind := "bin"
+			if sub == "examples" {
+				kind = "example"
+			} else if strings.HasPrefix(n, "lib") && (strings.HasSuffix(n, ".rlib") || strings.HasSuffix(n, ".a") || strings.Contains(n, ".so")) {
+				kind = "lib"
+			}
+			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
+			if src := byInode(st); src != "" {
+				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
+			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
+				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
+			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
+				root.Unit, root.TiedBy = u, "name"
+			}
+			r.g.Roots = append(r.g.Roots, root)
+		}
+	}
+	// Test binaries: newest executable of each test target.
+	newest := map[string]*graph.Root{}
+	for _, list := range steps {
+		for _, s := range list {
+			if !strings.HasPrefix(s.Target, "test-") {
+				continue
+			}
+			for _, o := range r.unitOutputs(s) {
+				if filepath.Ext(o.Path) != "" || !o.Exists {
+					continue
+				}
+				if cur := newest[s.Target]; cur == nil || o.MTimeNS > cur.File.MTimeNS {
+					newest[s.Target] = &graph.Root{File: o, Kind: "test", Unit: s, TiedBy: "name"}
+				}
+			}
+		}
+	}
+	keys := make([]string, 0, len(newest))
+	for k := range newest {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		r.g.Roots = append(r.g.Roots, newest[k])
+	}
+}
+
+func pickUnit(cands []*graph.Step, kind string) *graph.Step {
+	for _, c := range cands {
+		if strings.HasPrefix(c.Target, "test-") {
+			continue
+		}
+		if kind == "lib" && strings.HasPrefix(c.Target, "lib-") || kind != "lib" && !strings.HasPrefix(c.Target, "lib-") {
+			return c
+		}
+	}
+	if len(cands) > 0 {
+		return cands[0]
+	}
+	return nil
+}
+
+// sameContent finds a deps/ file with the same bytes as an uplifted copy (macOS, or a copy across
+// file systems): candidates share the crate-name prefix and the size.
+func sameContent(p string, size int64, dl *depsDir, name string) string {
+	stem := strings.ReplaceAll(strings.TrimSuffix(name, filepath.Ext(name)), "-", "_")
+	var want []byte
+	for _, paths := range dl.byHash {
+		for _, c := range paths {
+			cb := filepath.Base(c)
+			if !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
+				continue
+			}
+			st, err := os.Stat(c)
+			if err != nil || st.Size() != size {
+				continue
+			}
+			if want == nil {
+				if want, err = os.ReadFile(p); err != nil {
+					return ""
+				}
+			}
+			if got, err := os.ReadFile(c); err == nil && bytes.Equal(got, want) {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// unhashedUnit ties a cdylib/dylib root (no hash in its deps/ name) to the single lib unit of that crate.
+func unhashedUnit(steps map[string][]*graph.Step, all []*graph.Step, prof, name string) *graph.Step {
+	crate := strings.TrimPrefix(name, "lib")
+	if i := strings.IndexByte(crate, '.'); i >= 0 {
+		crate = crate[:i]
+	}
+	var found *graph.Step
+	for _, s := range all {
+		if s.Config.ProfileDir == prof && s.Target == "lib-"+crate {
+			if found != nil {
+				return nil
+			}
+			found = s
+		}
+	}
+	return found
+}
+
+// parallel runs f(0..n-1) on a few goroutines; the machine has few cores and the work is I/O.
+func parallel(n int, f func(i int)) {
+	workers := 8
+	if n < workers {
+		workers = n
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}
+
+// parseRustcDepfile reads a rustc `.d` file and returns its inputs made absolute against the
+// workspace root (rustc runs there for path packages).
+func (r *reader) parseRustcDepfile(path string) ([]string, error) {
+	f, err := depfile.ParseFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, in := range f.Inputs() {
+		if !filepath.IsAbs(in) && r.l.Workspace != "" {
+			in = filepath.Join(r.l.Workspace, in)
+		}
+		out = append(out, in)
+	}
+	return out, nil
+}

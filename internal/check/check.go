@@ -1,0 +1,275 @@
+// Package check runs stalecheck's rules over a provenance graph. Each rule is a function from the
+// graph to findings; rule names and severities are part of the public interface (DESIGN.md table,
+// README "Rules"). A finding carries the evidence that makes it a claim about the user's build:
+// paths, mtimes (nanoseconds since the epoch), how each input is known, and the command that fixes it.
+package check
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// Severity orders findings: Error means you are running code that is not what is on disk; Warning
+// means the build is set up to bite you; Info is housekeeping.
+type Severity int
+
+const (
+	Info Severity = iota + 1
+	Warning
+	Error
+)
+
+func (s Severity) String() string {
+	switch s {
+	case Error:
+		return "error"
+	case Warning:
+		return "warning"
+	case Info:
+		return "info"
+	}
+	return "none"
+}
+
+// ParseSeverity reads "error", "warning", "info" or "none" (none = higher than any severity).
+func ParseSeverity(s string) (Severity, error) {
+	switch s {
+	case "error":
+		return Error, nil
+	case "warning":
+		return Warning, nil
+	case "info":
+		return Info, nil
+	case "none":
+		return Error + 1, nil
+	}
+	return 0, fmt.Errorf("unknown severity %q: want error, warning, info or none", s)
+}
+
+// Evidence is one fact behind a finding.
+type Evidence struct {
+	// Kind names the fact: "input", "reference", "declared", "artifact", "copy", "root", "record",
+	// "consumer", "failed".
+	Kind    string
+	Path    string
+	MTimeNS int64 // 0 when not relevant
+	Size    int64 // bytes; 0 when not relevant
+	// How says how the input is known (graph.How values joined by ", ").
+	How    string
+	Detail string
+}
+
+// Finding is one rule's claim about the build.
+type Finding struct {
+	Rule     string
+	Severity Severity
+	Message  string
+	Subjects []string // the paths the finding is about, most important first
+	Roots    []string // the roots (binaries) it affects; empty when none
+	Evidence []Evidence
+	Fix      string
+}
+
+// Rule is one named check.
+type Rule struct {
+	Name string
+	// Severity is the rule's usual severity (untracked-input-changed drops to warning on weak clues).
+	Severity Severity
+	Run      func(g *graph.Graph) []Finding
+}
+
+// Rules lists every rule this package runs, in report order.
+var Rules = []Rule{
+	{"untracked-input-changed", Error, untrackedInputChanged},
+	{"pending-rebuild", Error, pendingRebuild},
+	{"binary-older-than-input", Error, binaryOlderThanInput},
+	{"duplicate-native-artifact", Warning, duplicateNativeArtifact},
+	{"rerun-scan-disabled", Warning, rerunScanDisabled},
+	{"out-dir-leftover", Warning, outDirLeftover},
+	{"last-build-failed", Warning, lastBuildFailed},
+	{"unreadable-record", Warning, unreadableRecord},
+	{"orphaned-build-dir", Info, orphanedBuildDir},
+}
+
+// Options select rules.
+type Options struct {
+	// Disable names rules not to run.
+	Disable map[string]bool
+}
+
+// Run runs every enabled rule and returns the findings, most severe first, then by rule order and
+// first subject.
+func Run(g *graph.Graph, opt Options) []Finding {
+	var out []Finding
+	order := map[string]int{}
+	for i, r := range Rules {
+		order[r.Name] = i
+		if opt.Disable[r.Name] {
+			continue
+		}
+		out = append(out, r.Run(g)...)
+	}
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i], out[j]
+		if a.Severity != b.Severity {
+			return a.Severity > b.Severity
+		}
+		if order[a.Rule] != order[b.Rule] {
+			return order[a.Rule] < order[b.Rule]
+		}
+		return first(a.Subjects) < first(b.Subjects)
+	})
+	return out
+}
+
+func first(s []string) string {
+	if len(s) == 0 {
+		return ""
+	}
+	return s[0]
+}
+
+// fmtTime formats nanoseconds since the epoch for messages (UTC, with nanoseconds: Cargo compares them).
+func fmtTime(ns int64) string {
+	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000000000Z")
+}
+
+// display shortens a path for a sentence: relative to the workspace or the build folder when inside.
+func display(g *graph.Graph, p string) string {
+	for _, base := range []string{g.Workspace, filepath.Dir(g.BuildDir)} {
+		if base == "" {
+			continue
+		}
+		if rel, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(rel, "..") {
+			return rel
+		}
+	}
+	return p
+}
+
+func rootPaths(s *graph.Step) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, r := range s.Roots {
+		if !seen[r.File.Path] {
+			seen[r.File.Path] = true
+			out = append(out, r.File.Path)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func rootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
+	var out []Evidence
+	for _, p := range rootPaths(s) {
+		for _, r := range s.Roots {
+			if r.File.Path == p {
+				out = append(out, Evidence{Kind: "root", Path: p, MTimeNS: r.File.MTimeNS, Size: r.File.Size,
+					Detail: fmt.Sprintf("%s %s reaches %s through the fingerprint deps chain", r.Kind, display(g, p), s.Package+"-"+s.Hash)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+// cargoFlags are the cargo build flags that select a step's profile folder.
+func cargoFlags(prof string) string {
+	var flags []string
+	p := prof
+	if i := strings.IndexByte(prof, '/'); i >= 0 {
+		flags = append(flags, "--target "+prof[:i])
+		p = prof[i+1:]
+	}
+	switch p {
+	case "debug":
+	case "release":
+		flags = append(flags, "--release")
+	default:
+		flags = append(flags, "--profile "+p)
+	}
+	return strings.Join(flags, " ")
+}
+
+func buildCmd(prof string, features []string) string {
+	cmd := "cargo build"
+	if f := cargoFlags(prof); f != "" {
+		cmd += " " + f
+	}
+	if len(features) > 0 {
+		cmd += " --features " + strings.Join(features, ",")
+	}
+	return cmd
+}
+
+// rootFeatures returns the feature list of the first root's unit that reaches s (for fix commands).
+func rootFeatures(s *graph.Step) []string {
+	for _, r := range s.Roots {
+		if r.Unit != nil {
+			return r.Unit.Config.Features
+		}
+	}
+	return nil
+}
+
+func howString(in *graph.Input) string {
+	seen := map[graph.How]bool{}
+	var parts []string
+	for _, h := range in.How {
+		if !seen[h] {
+			seen[h] = true
+			parts = append(parts, string(h))
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func configString(c graph.Config) string {
+	parts := []string{"profile " + c.ProfileDir, fmt.Sprintf("features %s", featureString(c.Features))}
+	if len(c.Rustflags) > 0 {
+		parts = append(parts, "rustflags "+strings.Join(c.Rustflags, " "))
+	}
+	if c.CompileKind != 0 {
+		parts = append(parts, fmt.Sprintf("compile kind %d", c.CompileKind))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func featureString(f []string) string {
+	q := make([]string, len(f))
+	for i, x := range f {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+func unitName(s *graph.Step) string { return s.Package + "-" + s.Hash }
+
+// liveSteps returns the live steps of a kind that did not fail on their last attempt.
+func liveSteps(g *graph.Graph, kind graph.StepKind) []*graph.Step {
+	var out []*graph.Step
+	for _, s := range g.Steps {
+		if s.Kind == kind && s.Live() && s.Failed == "" && s.Reference.Exists {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

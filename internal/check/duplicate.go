@@ -1,0 +1,93 @@
+package check
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// isLibrary reports whether a file name is a native library a linker searches for: lib*.a, lib*.so[.N].
+func isLibrary(name string) bool {
+	return strings.HasPrefix(name, "lib") && (strings.HasSuffix(name, ".a") || strings.HasSuffix(name, ".so") || strings.Contains(name, ".so."))
+}
+
+// duplicateNativeArtifact: the same library file name exists in the OUT_DIRs of several build-script
+// runs of one profile folder. Says which configuration made each copy and which roots link which.
+// Copies in different profile folders (debug vs release) are normal and not reported.
+func duplicateNativeArtifact(g *graph.Graph) []Finding {
+	type copy struct {
+		file graph.FileInfo
+		run  *graph.Step
+	}
+	groups := map[string][]copy{}
+	for _, s := range g.Steps {
+		if s.Kind != graph.BuildScriptRun {
+			continue
+		}
+		for _, o := range s.Outputs {
+			if isLibrary(filepath.Base(o.Path)) {
+				k := s.Config.ProfileDir + "\x00" + filepath.Base(o.Path)
+				groups[k] = append(groups[k], copy{o, s})
+			}
+		}
+	}
+	keys := make([]string, 0, len(groups))
+	for k := range groups {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var out []Finding
+	for _, k := range keys {
+		copies := groups[k]
+		runs := map[*graph.Step]bool{}
+		for _, c := range copies {
+			runs[c.run] = true
+		}
+		if len(runs) < 2 {
+			continue
+		}
+		prof, name, _ := strings.Cut(k, "\x00")
+		sort.Slice(copies, func(i, j int) bool { return copies[i].file.Path < copies[j].file.Path })
+		f := Finding{Rule: "duplicate-native-artifact", Severity: Warning}
+		var descr, linked []string
+		roots := map[string]bool{}
+		for _, c := range copies {
+			f.Subjects = append(f.Subjects, c.file.Path)
+			users := rootPaths(c.run)
+			use := "linked by no current root"
+			if len(users) > 0 {
+				names := make([]string, len(users))
+				for i, u := range users {
+					names[i] = display(g, u)
+					roots[u] = true
+				}
+				use = "linked by " + strings.Join(names, ", ")
+				verb := "links"
+				if len(names) > 1 {
+					verb = "link"
+				}
+				linked = append(linked, fmt.Sprintf("%s %s the copy in %s", strings.Join(names, ", "), verb, unitName(c.run)))
+			}
+			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Config.Features)))
+			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
+				Detail: fmt.Sprintf("made by build-script run %s, %s; %s", unitName(c.run), configString(c.run.Config), use)})
+		}
+		for r := range roots {
+			f.Roots = append(f.Roots, r)
+		}
+		sort.Strings(f.Roots)
+		which := "no current root links any of them"
+		if len(linked) > 0 {
+			which = strings.Join(linked, "; ")
+		}
+		f.Message = fmt.Sprintf("%s exists in %d build-script OUT_DIRs of profile %s: %s; %s",
+			name, len(copies), prof, strings.Join(descr, " and "), which)
+		f.Fix = fmt.Sprintf("build the configuration you mean to run (e.g. %s) and remove the copies no root links; `stalecheck check --format json` lists which configuration made each",
+			buildCmd(prof, nil))
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,127 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// pendingRebuild: an input Cargo watches changed after the unit was built (rerun-if-changed paths,
+// dep-info files, the package scan of an old-style script, a dependency rebuilt since), so the next
+// build will redo the unit: the binary on disk is old. Cargo's own rules: docs/cargo-target-dir.md §11.4
+// (mtime strictly newer than the reference; equal counts as fresh; a missing input is stale).
+func pendingRebuild(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		if !s.Live() || s.Failed != "" || !s.Reference.Exists {
+			continue
+		}
+		what := "the build script of " + s.Package
+		if s.Kind != graph.BuildScriptRun {
+			what = fmt.Sprintf("%s (%s)", s.Package, s.Target)
+		}
+		build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
+		for _, in := range s.Inputs {
+			if !in.Watched {
+				continue
+			}
+			var msg string
+			switch {
+			case !in.File.Exists:
+				msg = fmt.Sprintf("%s, which Cargo watches for %s, is missing; Cargo will rebuild %s on the next build, so the binary you have is not built from what is on disk",
+					display(g, in.File.Path), what, unitName(s))
+			case in.File.MTimeNS > s.Reference.MTimeNS:
+				msg = fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s); Cargo watches it, so the next build redoes %s: the binary you have is old",
+					display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), unitName(s))
+			default:
+				continue
+			}
+			out = append(out, pendingFinding(g, s, msg, in.File.Path, build,
+				Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy}))
+		}
+		if ns, file := s.PrecalculatedNS, s.PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
+			if newest, newestNS := s.PackageNewest.Path, s.PackageNewest.MTimeNS; newestNS > ns {
+				msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
+					display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
+				out = append(out, pendingFinding(g, s, msg, newest, build,
+					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Precalculated)}))
+			}
+		}
+		for _, d := range s.DanglingDeps {
+			name, hash, _ := strings.Cut(d, " ")
+			msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
+				what, name, hash, unitName(s))
+			out = append(out, pendingFinding(g, s, msg, s.FingerprintDir, build,
+				Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
+		}
+		if s.Kind == graph.Rustc {
+			own := newestOutput(s)
+			for _, d := range s.Deps {
+				dn := newestOutput(d)
+				if own == 0 || dn == 0 || dn <= own {
+					continue
+				}
+				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; Cargo will rebuild %s",
+					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), unitName(s))
+				out = append(out, pendingFinding(g, s, msg, d.FingerprintDir, build,
+					Evidence{Kind: "input", Path: outputPath(d), MTimeNS: dn, Detail: "newest output of the dependency"}))
+			}
+		}
+	}
+	return out
+}
+
+func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, ev Evidence) Finding {
+	f := Finding{
+		Rule: "pending-rebuild", Severity: Error, Message: msg,
+		Subjects: []string{subject, unitDir(s)},
+		Roots:    rootPaths(s),
+		Evidence: []Evidence{ev, {Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
+			Detail: "the file whose mtime Cargo compares inputs against"}},
+		Fix: build,
+	}
+	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+	return f
+}
+
+func unitDir(s *graph.Step) string {
+	if s.RunDir != "" {
+		return s.RunDir
+	}
+	return s.FingerprintDir
+}
+
+// newestOutput is the newest mtime among a step's outputs that Cargo tracks: `output` for a run, the
+// deps/ files for a rustc unit.
+func newestOutput(s *graph.Step) int64 {
+	if s.Kind == graph.BuildScriptRun {
+		if s.Reference.Exists {
+			return s.Reference.MTimeNS
+		}
+		return 0
+	}
+	if s.Kind != graph.Rustc {
+		return 0
+	}
+	var n int64
+	for _, o := range s.Outputs {
+		if o.MTimeNS > n {
+			n = o.MTimeNS
+		}
+	}
+	return n
+}
+
+func outputPath(s *graph.Step) string {
+	if s.Kind == graph.BuildScriptRun {
+		return s.Reference.Path
+	}
+	var best graph.FileInfo
+	for _, o := range s.Outputs {
+		if o.MTimeNS >= best.MTimeNS {
+			best = o
+		}
+	}
+	return best.Path
+}

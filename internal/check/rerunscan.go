@@ -1,0 +1,104 @@
+package check
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// rerunScanDisabled: a path package's build script printed only rerun-if-env-changed lines, or
+// rerun-if-changed lines that cover none of some native sources of its package, which switches off
+// Cargo's scan of the whole package while those sources exist. One finding per build script.
+func rerunScanDisabled(g *graph.Graph) []Finding {
+	type agg struct {
+		s       *graph.Step
+		runs    []string
+		missing map[string]bool
+	}
+	byScript := map[string]*agg{}
+	var order []string
+	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+		if !s.HasLocal || s.Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
+			continue
+		}
+		var missing []string
+		for _, in := range s.Inputs {
+			if in.Has(graph.PackageFolder) && !in.Watched {
+				missing = append(missing, in.File.Path)
+			}
+		}
+		if len(missing) == 0 {
+			continue
+		}
+		key := s.ScriptSource + "\x00" + s.PackageRoot
+		a := byScript[key]
+		if a == nil {
+			a = &agg{s: s, missing: map[string]bool{}}
+			byScript[key] = a
+			order = append(order, key)
+		}
+		a.runs = append(a.runs, s.RunDir)
+		for _, m := range missing {
+			a.missing[m] = true
+		}
+	}
+	var out []Finding
+	for _, k := range order {
+		a := byScript[k]
+		s := a.s
+		var missing []string
+		for m := range a.missing {
+			missing = append(missing, m)
+		}
+		sort.Strings(missing)
+		how := "declares only " + strings.TrimPrefix(declaredSummary(g, s), "declared: ")
+		if len(s.RerunPaths) == 0 {
+			how = "prints only rerun-if-env-changed lines (" + strings.Join(s.RerunEnv, ", ") + ")"
+		}
+		rels := make([]string, len(missing))
+		dirs := map[string]bool{}
+		for i, m := range missing {
+			rels[i], _ = filepath.Rel(s.PackageRoot, m)
+			dirs[topDir(rels[i])] = true
+		}
+		var decl []string
+		for d := range dirs {
+			decl = append(decl, fmt.Sprintf("println!(\"cargo:rerun-if-changed=%s\")", d))
+		}
+		sort.Strings(decl)
+		f := Finding{
+			Rule: "rerun-scan-disabled", Severity: Warning,
+			Message: fmt.Sprintf("the build script %s %s, which switches off Cargo's scan of package %s, while %d native source(s) there are not declared (%s): editing them will not rebuild",
+				display(g, s.ScriptSource), how, s.Package, len(missing), strings.Join(limit(rels, 5), ", ")),
+			Subjects: []string{s.ScriptSource},
+			Roots:    rootPaths(s),
+			Fix:      "add " + strings.Join(decl, " and ") + " to " + display(g, s.ScriptSource),
+		}
+		f.Evidence = append(f.Evidence, Evidence{Kind: "declared", Path: s.ScriptSource, Detail: declaredSummary(g, s)})
+		for _, r := range a.runs {
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: filepath.Join(r, "output"), Detail: "run folder whose fingerprint holds these declarations"})
+		}
+		for _, m := range missing {
+			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: m, How: string(graph.PackageFolder), Detail: "native source not covered by any rerun-if-changed path"})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func topDir(rel string) string {
+	if i := strings.IndexByte(rel, filepath.Separator); i > 0 {
+		return rel[:i]
+	}
+	return rel
+}
+
+func limit(s []string, n int) []string {
+	if len(s) <= n {
+		return s
+	}
+	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}

@@ -1,0 +1,83 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/report"
+)
+
+type checkFlags struct {
+	format, failOn, targetDir, buildDir, color string
+	verbose, noNative                          bool
+}
+
+func newCheckCmd(st Streams) *cobra.Command {
+	var fl checkFlags
+	cmd := &cobra.Command{
+		Use:   "check [PATH]",
+		Short: "Check the Cargo workspace at or above PATH (default: the working folder)",
+		Long: `check finds the Cargo workspace at or above PATH and its target and build folders the way Cargo
+does, reads every profile folder without running Cargo, and runs every rule.
+
+Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			path := "."
+			if len(args) == 1 {
+				path = args[0]
+			}
+			return runCheck(st, path, fl)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.format, "format", "text", "output format: text or json")
+	f.StringVar(&fl.failOn, "fail-on", "error", "exit 1 when a finding is at least this severe: error, warning, info or none")
+	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
+	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
+	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR is honoured)")
+	f.BoolVarP(&fl.verbose, "verbose", "v", false, "also list every root and how it was tied to its unit")
+	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
+	return cmd
+}
+
+func runCheck(st Streams, path string, fl checkFlags) error {
+	if fl.format != "text" && fl.format != "json" {
+		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
+	}
+	failOn, err := check.ParseSeverity(fl.failOn)
+	if err != nil {
+		return &ExitError{2, fmt.Errorf("--fail-on: %w", err)}
+	}
+	layout, err := cargo.Locate(path, cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
+	if err != nil {
+		return &ExitError{2, err}
+	}
+	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: fl.noNative})
+	if err != nil {
+		if errors.Is(err, cargo.ErrNotBuilt) {
+			return &ExitError{2, err}
+		}
+		return &ExitError{2, err}
+	}
+	findings := check.Run(g, check.Options{})
+	tool := report.Tool{Name: "stalecheck", Version: Version}
+	if fl.format == "json" {
+		err = report.WriteJSON(st.Out, report.NewCheckDoc(tool, g, findings))
+	} else {
+		err = report.WriteText(st.Out, g, findings, report.TextOptions{Color: useColor(st.Out, fl.color), Verbose: fl.verbose})
+	}
+	if err != nil {
+		return &ExitError{2, err}
+	}
+	for _, f := range findings {
+		if f.Severity >= failOn {
+			return &ExitError{Code: 1}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,241 @@
+// Package graph is stalecheck's provenance graph: which build steps turned which inputs into which
+// outputs, how we know each edge, and which roots (the binaries users run) reach which steps.
+//
+// Adapters (internal/cargo, later ninja and cgo) fill a Graph from records on disk; checks
+// (internal/check) read it and never touch the disk themselves except to stat inputs they name.
+// Times are nanoseconds since the Unix epoch; sizes are bytes; paths are absolute.
+package graph
+
+// How says how we know that a file is an input of a step. Findings quote it as evidence.
+type How string
+
+const (
+	// Declared: the build system watches the file (a `rerun-if-changed` path, a dep-info entry).
+	Declared How = "declared"
+	// Depfile: a compiler dependency file (`-MD` `.d`) in the step's output folder lists it.
+	Depfile How = "depfile"
+	// DWARF: a compile unit in an object the step produced names it (CU name or line-table file).
+	DWARF How = "dwarf"
+	// CommandLine: a compiler command line the step logged (`running:` in a build script's output).
+	CommandLine How = "command-line"
+	// PackageFolder: a native source lying in the package's folder; a candidate, not a proof.
+	PackageFolder How = "package-folder"
+	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
+	ArchiveMember How = "archive-member"
+	// ScriptSource: the build script's source text names the file (a second clue).
+	ScriptSource How = "build-script-source"
+)
+
+// StepKind names the kind of build action.
+type StepKind string
+
+const (
+	// BuildScriptRun is Cargo's RunCustomBuild unit: one execution of build.rs with its OUT_DIR.
+	BuildScriptRun StepKind = "build-script-run"
+	// BuildScriptCompile is the rustc unit that compiles build.rs into an executable.
+	BuildScriptCompile StepKind = "build-script-compile"
+	// Rustc is any other rustc unit (lib, bin, test, example, proc-macro).
+	Rustc StepKind = "rustc"
+)
+
+// FileInfo is a file as seen on disk when the graph was read.
+type FileInfo struct {
+	Path    string
+	Size    int64 // bytes
+	MTimeNS int64 // nanoseconds since the epoch; 0 when Exists is false
+	Exists  bool
+}
+
+// Input is one input file of a step and the clues that tie it to the step.
+type Input struct {
+	File FileInfo
+	// How lists every clue, strongest first is not implied; see Strong.
+	How []How
+	// Detail says where each clue came from (e.g. the depfile path or the `running:` line), parallel to How.
+	Detail []string
+	// Watched is true when the build system will rebuild the step if this file changes.
+	Watched bool
+	// WatchedBy names the declaration that watches it (e.g. `rerun-if-changed=cuda`).
+	WatchedBy string
+}
+
+// Has reports whether the input carries the clue h.
+func (in *Input) Has(h How) bool {
+	for _, x := range in.How {
+		if x == h {
+			return true
+		}
+	}
+	return false
+}
+
+// Strong reports whether the step really read the file by some record (depfile, DWARF, command line,
+// declaration) or a package-folder candidate has a second clue (archive member, build-script source).
+func (in *Input) Strong() bool {
+	for _, x := range in.How {
+		if x != PackageFolder {
+			return true
+		}
+	}
+	return false
+}
+
+// Config is the configuration a unit was built in, as recorded in its fingerprint.
+type Config struct {
+	ProfileDir  string   // e.g. "release", "debug", "x86_64-unknown-linux-gnu/release"
+	Features    []string // enabled Cargo features
+	Rustflags   []string
+	CompileKind uint64 // 0 = host; else a hash of the target triple
+	Rustc       uint64 // hash of `rustc -vV`
+}
+
+// Link is a native library a build-script run tells rustc to link.
+type Link struct {
+	Kind string // "static", "dylib", "framework", "" (default)
+	Name string // as printed, e.g. "groth16_cuda"
+	// Path is the library file found in the step's link-search folders ("" when none was found).
+	Path string
+}
+
+// Step is one build action: a Cargo unit (build-script run or compile, rustc unit).
+type Step struct {
+	ID      string // stable within one graph: "<profile dir>/<pkg>-<hash>/<fingerprint file>"
+	Kind    StepKind
+	Package string // package name
+	Hash    string // unit hash (folder suffix), 16 hex digits
+	// Target is the fingerprint file name, e.g. "bin-gpu-prover", "run-build-script-build-script-build".
+	Target string
+	Config Config
+
+	FingerprintDir  string
+	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing
+	PackageRoot     string // "" when unknown
+	// PathPackage is true when the package is a path (workspace or [patch] path) package, whose files
+	// Cargo's dep-info tracks; false for registry, git and directory sources.
+	PathPackage bool
+
+	// Reference is the file whose mtime Cargo compares inputs against: the run folder's `output`
+	// for a build-script run, the fingerprint dep-info file for a rustc unit.
+	Reference FileInfo
+	// Outputs are the step's outputs: OUT_DIR files for a run, the deps/ file(s) for a rustc unit.
+	Outputs []FileInfo
+	Inputs  []*Input
+
+	// Build-script run details.
+	RunDir        string   // build/<pkg>-<hash>
+	OutDir        string   // build/<pkg>-<hash>/out
+	ScriptSource  string   // the build script's .rs file ("" when unknown)
+	RerunPaths    []string // declared rerun-if-changed paths, absolute
+	RerunEnv      []string // declared rerun-if-env-changed variable names
+	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
+	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
+	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
+	PrecalculatedNS   int64
+	PrecalculatedFile string
+	// PackageNewest is the newest file found in the package folder (live runs of path packages).
+	PackageNewest FileInfo
+	HasLocal      bool // the fingerprint JSON was read and its `local` list is known
+	Links         []Link
+	LinkSearch    []string // native link-search folders, absolute, in printed order
+	DirBytes      int64    // bytes under RunDir (or the compile folder)
+
+	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
+	Failed string
+
+	Deps       []*Step
+	Dependents []*Step
+	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
+	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
+	DanglingDeps []string
+	// Roots are the roots that reach this step through the deps chain (filled by MarkLive).
+	Roots []*Root
+}
+
+// Live reports whether any root reaches the step.
+func (s *Step) Live() bool { return len(s.Roots) > 0 }
+
+// Root is an artifact users run or link: an uplifted binary or library, an example, a test binary.
+type Root struct {
+	File FileInfo
+	Kind string // "bin", "lib", "example", "test"
+	Unit *Step  // the rustc unit that produced it (nil when it could not be tied)
+	// TiedBy says how the root was tied to its unit: "inode", "content", "name".
+	TiedBy string
+}
+
+// BuildDir is one folder under a profile's build/ (a build-script run or compile folder).
+type BuildDir struct {
+	Path       string
+	ProfileDir string
+	Package    string
+	Hash       string
+	Bytes      int64
+	Steps      []*Step
+}
+
+// Problem is a record that could not be read or parsed. The check goes on without it.
+type Problem struct {
+	Path string
+	Err  string
+}
+
+// Graph is everything one adapter read about one build tree.
+type Graph struct {
+	System      string // "cargo"
+	Workspace   string
+	TargetDir   string
+	BuildDir    string
+	ProfileDirs []string // relative to BuildDir
+	Steps       []*Step
+	Roots       []*Root
+	BuildDirs   []*BuildDir
+	Problems    []Problem
+	// Notes are facts about how the graph was read that a user should know (e.g. a tie left unresolved).
+	Notes []string
+}
+
+// AddProblem records an unreadable record.
+func (g *Graph) AddProblem(path string, err error) {
+	g.Problems = append(g.Problems, Problem{Path: path, Err: err.Error()})
+}
+
+// MarkLive walks the deps chain from every root and records, on each step, the roots that reach it.
+func (g *Graph) MarkLive() {
+	for _, r := range g.Roots {
+		if r.Unit == nil {
+			continue
+		}
+		seen := map[*Step]bool{}
+		var walk func(s *Step)
+		walk = func(s *Step) {
+			if seen[s] {
+				return
+			}
+			seen[s] = true
+			s.Roots = append(s.Roots, r)
+			for _, d := range s.Deps {
+				walk(d)
+			}
+		}
+		walk(r.Unit)
+	}
+}
+
+// Reach returns the steps a root reaches, in a stable order (the root's unit first, then depth first).
+func (r *Root) Reach() []*Step {
+	var out []*Step
+	seen := map[*Step]bool{}
+	var walk func(s *Step)
+	walk = func(s *Step) {
+		if s == nil || seen[s] {
+			return
+		}
+		seen[s] = true
+		out = append(out, s)
+		for _, d := range s.Deps {
+			walk(d)
+		}
+	}
+	walk(r.Unit)
+	return out
+}
