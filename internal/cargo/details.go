@@ -383,7 +383,11 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			add(r.pkgPath(s, src), graph.CommandLine, "running: "+truncate(strings.Join(cmd, " "), 160))
 		}
 	}
-	stems := map[string]string{} // object stem -> "archive(member)"
+	type stemClue struct {
+		where string // "archive(member)"
+		m     memberInfo
+	}
+	stems := map[string][]stemClue{} // object stem -> members of that stem
 	for _, o := range s.Outputs {
 		switch {
 		case strings.HasSuffix(o.Path, ".d"):
@@ -402,7 +406,8 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				continue
 			}
 			for _, m := range members {
-				stems[objectStem(m)] = o.Path + "(" + m + ")"
+				st := objectStem(m.name)
+				stems[st] = append(stems[st], stemClue{o.Path + "(" + m.name + ")", m})
 			}
 			for _, cu := range cus {
 				for _, f := range cu.files {
@@ -429,8 +434,14 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			continue
 		}
 		base := filepath.Base(p)
-		if m, ok := stems[strings.TrimSuffix(base, filepath.Ext(base))]; ok {
-			add(p, graph.ArchiveMember, m)
+		for _, c := range stems[strings.TrimSuffix(base, filepath.Ext(base))] {
+			if isHeader(base) {
+				break // objects are compiled from sources, not headers
+			}
+			// A .cu and a .c of one stem: only the object whose language matches is a clue.
+			if c.m.sameLanguage(filepath.Ext(base)) {
+				add(p, graph.ArchiveMember, c.where)
+			}
 		}
 		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
 			add(p, graph.ScriptSource, s.ScriptSource)
@@ -617,4 +628,13 @@ func PrecalculatedTime(s string) (ns int64, file string, ok bool) {
 		return 0, "", false
 	}
 	return sv*1e9 + nv, strings.TrimSuffix(rest, ")"), true
+}
+
+// isHeader reports whether a native file is a header (never compiled on its own).
+func isHeader(name string) bool {
+	switch filepath.Ext(name) {
+	case ".h", ".hh", ".hpp", ".cuh":
+		return true
+	}
+	return false
 }

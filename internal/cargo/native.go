@@ -1,6 +1,8 @@
 package cargo
 
 import (
+	"debug/elf"
+
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 )
 
@@ -9,23 +11,37 @@ type cuSources struct {
 	files  []string
 }
 
+// memberInfo is what an archive member tells about the source it was compiled from.
+type memberInfo struct {
+	name string
+	// cuda is true when the object carries a CUDA fatbinary section (.nv_fatbin, __nv_relfatbin), i.e.
+	// nvcc compiled it from a .cu file.
+	cuda bool
+}
+
 // archiveEvidence lists an archive's members and, for ELF members that carry DWARF, the source files
 // of their compile units (CU name and line-table files). Members that are not ELF (lib.rmeta) or carry
 // no DWARF contribute only their names.
-func archiveEvidence(path string) (members []string, cus []cuSources, err error) {
+func archiveEvidence(path string) (members []memberInfo, cus []cuSources, err error) {
 	a, err := binfmt.OpenArchive(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	for _, m := range a.Members {
-		members = append(members, m.Name)
+		mi := memberInfo{name: m.Name}
 		if m.Size > 256<<20 {
+			members = append(members, mi)
 			continue
 		}
 		sr, closer, err := a.Open(m)
 		if err != nil {
+			members = append(members, mi)
 			continue
 		}
+		if ef, err := elf.NewFile(sr); err == nil {
+			mi.cuda = ef.Section(".nv_fatbin") != nil || ef.Section("__nv_relfatbin") != nil
+		}
+		members = append(members, mi)
 		units, err := binfmt.CompileUnits(sr)
 		closer.Close()
 		if err != nil || len(units) == 0 {
@@ -41,6 +57,12 @@ func archiveEvidence(path string) (members []string, cus []cuSources, err error)
 		cus = append(cus, c)
 	}
 	return members, cus, nil
+}
+
+// sameLanguage reports whether an object could have been compiled from a source with this extension:
+// an object with a CUDA fatbinary comes from .cu; one without comes from anything but .cu.
+func (m memberInfo) sameLanguage(ext string) bool {
+	return m.cuda == (ext == ".cu")
 }
 
 func absJoin(dir, name string) string {

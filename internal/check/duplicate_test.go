@@ -1,0 +1,87 @@
+package check_test
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/testutil"
+)
+
+// S02: two copies of libgroth16_cuda.a from two feature sets; which one does the binary link?
+func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
+	p := testutil.NewProject(t, testutil.SysCrate("seed-sys", "groth16_cuda",
+		map[string]string{"cuda/groth16.c": groth16V1}, nil, []string{"cargo:rerun-if-changed=build.rs"}))
+	p.Cargo("build", "--release")
+	fs, _ := p.Check()
+	none(t, fs, "duplicate-native-artifact")
+
+	p.Cargo("build", "--release", "--features", "timing")
+	linked := func() (check.Finding, map[string]string) {
+		fs, g := p.Check()
+		noErrors(t, fs)
+		f := one(t, fs, "duplicate-native-artifact")
+		// features of the run that made each copy, from the graph
+		feats := map[string]string{}
+		for _, s := range g.Steps {
+			if s.Kind == graph.BuildScriptRun && s.Package == "seed-sys" {
+				feats[filepath.Join(s.OutDir, "libgroth16_cuda.a")] = strings.Join(s.Config.Features, ",")
+			}
+		}
+		return f, feats
+	}
+	f, feats := linked()
+	if len(f.Subjects) != 2 {
+		t.Fatalf("want both copies as subjects, got %v", f.Subjects)
+	}
+	var gotFeats []string
+	linkedCopy := ""
+	for _, e := range f.Evidence {
+		if e.Kind != "copy" {
+			continue
+		}
+		gotFeats = append(gotFeats, feats[e.Path])
+		wantCfg := `features []`
+		if feats[e.Path] == "timing" {
+			wantCfg = `features ["timing"]`
+		}
+		if !strings.Contains(e.Detail, wantCfg) {
+			t.Errorf("copy %s: detail %q lacks %q", e.Path, e.Detail, wantCfg)
+		}
+		if strings.Contains(e.Detail, "linked by target/release/app") {
+			linkedCopy = e.Path
+		}
+	}
+	slices.Sort(gotFeats)
+	if d := cmp.Diff([]string{"", "timing"}, gotFeats); d != "" {
+		t.Fatalf("configurations of the copies (-want +got):\n%s", d)
+	}
+	if feats[linkedCopy] != "timing" {
+		t.Fatalf("after the --features timing build the binary should link the timing copy; evidence:\n%s", testutil.Dump([]check.Finding{f}))
+	}
+	if !strings.Contains(f.Message, "app links the copy in seed-sys-") {
+		t.Errorf("message does not say which copy the binary links: %s", f.Message)
+	}
+
+	// Switch the feature back: Cargo only re-links the uplift; no mtime in build/ changes, yet the answer flips.
+	before := mtimes(t, p.Path("target/release/build"))
+	p.Cargo("build", "--release")
+	if d := cmp.Diff(before, mtimes(t, p.Path("target/release/build"))); d != "" {
+		t.Fatalf("the premise fails: build/ changed:\n%s", d)
+	}
+	f, feats = linked()
+	linkedCopy = ""
+	for _, e := range f.Evidence {
+		if e.Kind == "copy" && strings.Contains(e.Detail, "linked by target/release/app") {
+			linkedCopy = e.Path
+		}
+	}
+	if linkedCopy == "" || feats[linkedCopy] != "" {
+		t.Fatalf("after switching back the binary should link the default copy; evidence:\n%s", testutil.Dump([]check.Finding{f}))
+	}
+}
