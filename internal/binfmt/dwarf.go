@@ -51,6 +51,9 @@ func (f *ELFFile) CompileUnits() (cus []CompileUnit, err error) {
 	defer func() {
 		// debug/dwarf is fuzzed upstream, but a corrupt section must
 		// never take the caller down with it.
+		if !catchPanics {
+			return
+		}
 		if p := recover(); p != nil {
 			cus, err = nil, formatErr(f.Name, 0, nil, "DWARF decoder failed: %v", p)
 		}

@@ -52,6 +52,9 @@ func NewELF(r io.ReaderAt, name string) (*ELFFile, error) {
 
 func newELF(r io.ReaderAt, name string) (ef *ELFFile, err error) {
 	defer func() {
+		if !catchPanics {
+			return
+		}
 		if p := recover(); p != nil {
 			ef, err = nil, formatErr(name, 0, nil, "ELF decoder failed: %v", p)
 		}
@@ -62,6 +65,11 @@ func newELF(r io.ReaderAt, name string) (ef *ELFFile, err error) {
 	}
 	return &ELFFile{File: f, Name: name, r: r}, nil
 }
+
+// catchPanics makes the public entry points turn a panic inside debug/elf or
+// debug/dwarf (on hostile input) into a *FormatError. The fuzz tests turn it
+// off so that any panic, ours or the standard library's, is reported.
+var catchPanics = true
 
 // Close closes the file opened by OpenELF; it does nothing for NewELF.
 func (f *ELFFile) Close() error {
@@ -354,6 +362,9 @@ func (f *ELFFile) PrintableStrings(section string, min int, fn func(off uint64, 
 // returned by the callback's fn pass through unchanged.
 func (f *ELFFile) scanSection(sec *elf.Section, scan func(*bufio.Reader) error) (err error) {
 	defer func() {
+		if !catchPanics {
+			return
+		}
 		if p := recover(); p != nil {
 			err = f.secErr(sec, nil, fmt.Sprintf("decoder failed: %v", p))
 		}
@@ -430,28 +441,34 @@ func (f *ELFFile) BuildID() ([]byte, error) {
 	return nil, nil
 }
 
-// findBuildID walks ELF notes (namesz, descsz, type, name, desc; name and
-// desc padded to 4 bytes, or 8 when the section is 8-aligned).
+// findBuildID walks ELF notes (namesz, descsz, type, name, desc). Name and
+// desc start at offsets aligned to 4 bytes, or to 8 in 8-aligned note
+// sections such as .note.gnu.property.
 func findBuildID(b []byte, bo binary.ByteOrder, align uint64) ([]byte, error) {
 	pad := uint64(4)
 	if align == 8 {
 		pad = 8
 	}
 	up := func(n uint64) uint64 { return (n + pad - 1) &^ (pad - 1) }
-	for p := uint64(0); p+12 <= uint64(len(b)); {
+	n := uint64(len(b))
+	for p := uint64(0); p+12 <= n; {
 		namesz := uint64(bo.Uint32(b[p:]))
 		descsz := uint64(bo.Uint32(b[p+4:]))
 		typ := bo.Uint32(b[p+8:])
 		q := p + 12
-		if namesz > uint64(len(b)) || descsz > uint64(len(b)) || q+up(namesz) > uint64(len(b)) || q+up(namesz)+descsz > uint64(len(b)) {
-			return nil, fmt.Errorf("note at offset %d runs past the end", p)
+		if namesz > n-q {
+			return nil, fmt.Errorf("note at offset %d: name of %d bytes runs past the end", p, namesz)
+		}
+		d := up(q + namesz)
+		if d > n || descsz > n-d {
+			return nil, fmt.Errorf("note at offset %d: descriptor of %d bytes runs past the end", p, descsz)
 		}
 		name := b[q : q+namesz]
-		desc := b[q+up(namesz) : q+up(namesz)+descsz]
+		desc := b[d : d+descsz]
 		if typ == ntGNUBuildID && string(bytes.TrimRight(name, "\x00")) == "GNU" {
 			return bytes.Clone(desc), nil
 		}
-		p = q + up(namesz) + up(descsz)
+		p = up(d + descsz)
 	}
 	return nil, nil
 }

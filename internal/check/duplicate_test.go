@@ -64,7 +64,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 	if feats[linkedCopy] != "timing" {
 		t.Fatalf("after the --features timing build the binary should link the timing copy; evidence:\n%s", testutil.Dump([]check.Finding{f}))
 	}
-	if !strings.Contains(f.Message, "app links the copy in seed-sys-") {
+	if !strings.Contains(f.Message, "target/release/app, target/release/libseed_sys.rlib link the copy in seed-sys-") {
 		t.Errorf("message does not say which copy the binary links: %s", f.Message)
 	}
 
