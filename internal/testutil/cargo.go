@@ -172,7 +172,7 @@ func SysCrate(name, lib string, sources map[string]string, ccArgs []string, dire
 		"Cargo.toml": "[workspace]\nmembers = [\"app\", \"" + name + "\"]\nresolver = \"2\"\n",
 		"app/Cargo.toml": "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\ntiming = [\"" + name + "/timing\"]\n\n[dependencies]\n" +
 			name + " = { path = \"../" + name + "\" }\n",
-		"app/src/main.rs": "fn main() { println!(\"{}\", " + crate + "::run()); }\n",
+		"app/src/main.rs":    "fn main() { println!(\"{}\", " + crate + "::run()); }\n",
 		name + "/Cargo.toml": "[package]\nname = \"" + name + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\ntiming = []\n",
 		name + "/src/lib.rs": "extern \"C\" { fn native_run() -> i32; }\npub fn run() -> i32 { unsafe { native_run() } }\n",
 	}
@@ -190,7 +190,7 @@ func SysCrate(name, lib string, sources map[string]string, ccArgs []string, dire
 	for _, src := range compile {
 		stem := strings.TrimSuffix(filepath.Base(src), filepath.Ext(src))
 		b.WriteString("    {\n        let obj = out.join(\"" + stem + ".o\");\n        let mut c = Command::new(\"cc\");\n")
-		b.WriteString("        c.args([\"-c\", \"-O2\", \"-fPIC\"");
+		b.WriteString("        c.args([\"-c\", \"-O2\", \"-fPIC\"")
 		for _, a := range ccArgs {
 			b.WriteString(", \"" + a + "\"")
 		}
