@@ -16,6 +16,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 	type agg struct {
 		s       *graph.Step
 		runs    []string
+		roots   map[string]bool
 		missing map[string]bool
 	}
 	byScript := map[string]*agg{}
@@ -36,11 +37,14 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		key := s.ScriptSource + "\x00" + s.PackageRoot
 		a := byScript[key]
 		if a == nil {
-			a = &agg{s: s, missing: map[string]bool{}}
+			a = &agg{s: s, missing: map[string]bool{}, roots: map[string]bool{}}
 			byScript[key] = a
 			order = append(order, key)
 		}
 		a.runs = append(a.runs, s.RunDir)
+		for _, r := range rootPaths(s) {
+			a.roots[r] = true
+		}
 		for _, m := range missing {
 			a.missing[m] = true
 		}
@@ -74,7 +78,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 			Message: fmt.Sprintf("the build script %s %s, which switches off Cargo's scan of package %s, while %d native source(s) there are not declared (%s): editing them will not rebuild",
 				display(g, s.ScriptSource), how, s.Package, len(missing), strings.Join(limit(rels, 5), ", ")),
 			Subjects: []string{s.ScriptSource},
-			Roots:    rootPaths(s),
+			Roots:    sortedKeys(a.roots),
 			Fix:      "add " + strings.Join(decl, " and ") + " to " + display(g, s.ScriptSource),
 		}
 		f.Evidence = append(f.Evidence, Evidence{Kind: "declared", Path: s.ScriptSource, Detail: declaredSummary(g, s)})
@@ -101,4 +105,13 @@ func limit(s []string, n int) []string {
 		return s
 	}
 	return append(s[:n:n], fmt.Sprintf("and %d more", len(s)-n))
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }
