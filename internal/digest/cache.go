@@ -1,0 +1,374 @@
+package digest
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/zeebo/blake3"
+)
+
+// CacheFile is the name of the cache file inside the state folder.
+const CacheFile = "digests.v1"
+
+// lockFileName is the advisory lock that serializes Save across processes.
+const lockFileName = "digests.lock"
+
+// RacyWindow is how recent a file's mtime may be for its digest still to be cached: a file modified less
+// than RacyWindow before it was hashed (or with an mtime in the future) is hashed on every call.
+const RacyWindow = 2 * time.Second
+
+// MaxEntries bounds the number of entries the cache file keeps (64 bytes each, so 64 MiB at most). When a
+// Save would exceed it, entries used or added by this process are kept first.
+const MaxEntries = 1 << 20
+
+// magic starts every cache file; the last byte is the format version.
+var magic = [8]byte{'S', 'C', 'D', 'I', 'G', 'S', 'T', 1}
+
+const (
+	headerSize = 16 // magic + uint64 entry count
+	entrySize  = 64 // dev, ino, size, mtime (8 bytes each, little endian) + digest
+	sumSize    = 32 // blake3 of header and entries
+)
+
+// Key identifies one version of a file: its device and inode numbers, its size in bytes and its
+// modification time in nanoseconds since the Unix epoch.
+type Key struct {
+	Dev     uint64
+	Ino     uint64
+	Size    int64
+	MtimeNS int64
+}
+
+type entry struct {
+	sum  Digest
+	used bool // looked up or added by this process
+}
+
+// Stats counts what a Cache did since it was opened.
+type Stats struct {
+	Hits     int64 // File calls answered from the cache, without reading the file
+	Misses   int64 // File calls that read and hashed the file
+	Uncached int64 // of the Misses, those whose digest was not stored (racy mtime, file changing, no inode)
+	Entries  int   // entries held now
+}
+
+// Cache is a persistent digest cache, safe for concurrent use by several goroutines. A nil *Cache is valid:
+// its File hashes every time and its Save does nothing.
+type Cache struct {
+	dir string
+
+	mu      sync.Mutex
+	m       map[Key]entry
+	dirty   bool
+	stats   Stats
+	loadErr error
+
+	now func() time.Time // the clock, replaced in tests
+}
+
+// DefaultDir returns the state folder: $XDG_STATE_HOME/stalecheck when XDG_STATE_HOME is an absolute path,
+// else $HOME/.local/state/stalecheck. It returns an error only when neither variable can be used.
+func DefaultDir() (string, error) {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "stalecheck"), nil
+	}
+	home, err := os.UserHomeDir()
+	if err != nil || home == "" {
+		return "", errors.New("no state folder: neither XDG_STATE_HOME (absolute) nor HOME is set")
+	}
+	return filepath.Join(home, ".local", "state", "stalecheck"), nil
+}
+
+// OpenCache loads the cache kept in the folder dir (which need not exist yet; Save creates it). A missing,
+// truncated or corrupt cache file, or one that cannot be read, gives an empty cache: the reason is kept for
+// diagnostics in LoadErr, and OpenCache still succeeds. The only error is an empty dir.
+func OpenCache(dir string) (*Cache, error) {
+	if dir == "" {
+		return nil, errors.New("digest: OpenCache: empty folder name")
+	}
+	c := &Cache{dir: dir, m: map[Key]entry{}, now: time.Now}
+	m, err := readCacheFile(filepath.Join(dir, CacheFile))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		c.loadErr = err
+	}
+	for k, d := range m {
+		c.m[k] = entry{sum: d}
+	}
+	return c, nil
+}
+
+// Dir returns the folder the cache is kept in.
+func (c *Cache) Dir() string {
+	if c == nil {
+		return ""
+	}
+	return c.dir
+}
+
+// LoadErr returns why the cache file could not be used when it was opened (corrupt, unreadable), or nil
+// when it was loaded or did not exist. It is informational: the cache works either way.
+func (c *Cache) LoadErr() error {
+	if c == nil {
+		return nil
+	}
+	return c.loadErr
+}
+
+// Stats returns the counters of c.
+func (c *Cache) Stats() Stats {
+	if c == nil {
+		return Stats{}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	s := c.stats
+	s.Entries = len(c.m)
+	return s
+}
+
+// File returns the digest of the content of the regular file at path, following symbolic links. It stats
+// the path (Lstat, then Stat when it is a link) and answers from the cache when the key (device, inode,
+// size, mtime) is known, without opening the file; otherwise it reads the file in fixed-size chunks,
+// hashes it and stores the digest (see the package comment for when it does not).
+//
+// Errors: those of os.Lstat, os.Stat, os.Open and reading (*fs.PathError naming path), and an error naming
+// path when it is not a regular file (a folder, a device, a FIFO).
+func (c *Cache) File(path string) (Digest, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return Digest{}, err
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		if fi, err = os.Stat(path); err != nil {
+			return Digest{}, err
+		}
+	}
+	if !fi.Mode().IsRegular() {
+		return Digest{}, notRegular(path, fi.Mode())
+	}
+	if c == nil {
+		return HashFile(path)
+	}
+	if k, ok := fileKey(fi); ok {
+		c.mu.Lock()
+		e, hit := c.m[k]
+		if hit {
+			c.stats.Hits++
+			if !e.used {
+				e.used = true
+				c.m[k] = e
+			}
+		}
+		c.mu.Unlock()
+		if hit {
+			return e.sum, nil
+		}
+	}
+	return c.hash(path)
+}
+
+func notRegular(path string, mode fs.FileMode) error {
+	return &fs.PathError{Op: "digest", Path: path, Err: fmt.Errorf("not a regular file (%v)", mode.Type())}
+}
+
+// hash reads and hashes path, and stores the digest when the file held still and its mtime is not racy.
+func (c *Cache) hash(path string) (Digest, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Digest{}, err
+	}
+	defer f.Close()
+	var d Digest
+	for attempt := 0; attempt < 3; attempt++ {
+		before, err := f.Stat()
+		if err != nil {
+			return Digest{}, err
+		}
+		if !before.Mode().IsRegular() {
+			return Digest{}, notRegular(path, before.Mode())
+		}
+		if attempt > 0 {
+			if _, err := f.Seek(0, io.SeekStart); err != nil {
+				return Digest{}, err
+			}
+		}
+		if d, err = Reader(f); err != nil {
+			return Digest{}, &fs.PathError{Op: "read", Path: path, Err: unwrapPathError(err)}
+		}
+		after, err := f.Stat()
+		if err != nil {
+			return Digest{}, err
+		}
+		kb, okb := fileKey(before)
+		ka, oka := fileKey(after)
+		if okb && oka && kb != ka {
+			continue // changed while we read it: read again
+		}
+		c.mu.Lock()
+		c.stats.Misses++
+		if oka && !c.racy(after.ModTime()) {
+			c.m[ka] = entry{sum: d, used: true}
+			c.dirty = true
+		} else {
+			c.stats.Uncached++
+		}
+		c.mu.Unlock()
+		return d, nil
+	}
+	// The file kept changing; return the last reading without caching it.
+	c.mu.Lock()
+	c.stats.Misses++
+	c.stats.Uncached++
+	c.mu.Unlock()
+	return d, nil
+}
+
+// racy reports whether a file with modification time mtime may still be written again within the same
+// timestamp tick. Called with c.mu held.
+func (c *Cache) racy(mtime time.Time) bool {
+	return !mtime.Before(c.now().Add(-RacyWindow))
+}
+
+// Save writes the cache to dir/digests.v1, creating dir (mode 0700) if needed. It does nothing when no
+// entry was added since the last Save. Under an advisory lock it merges the entries another process saved
+// meanwhile, writes a temporary file in dir, syncs it and renames it over the cache file: a crash or a
+// concurrent Save never leaves a torn file. Errors are those of creating the folder and writing, syncing or
+// renaming the file; a failed Save leaves the previous cache file in place.
+func (c *Cache) Save() error {
+	if c == nil {
+		return nil
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return nil
+	}
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return fmt.Errorf("digest cache: %w", err)
+	}
+	unlock := lockPath(filepath.Join(c.dir, lockFileName))
+	defer unlock()
+
+	path := filepath.Join(c.dir, CacheFile)
+	if disk, err := readCacheFile(path); err == nil {
+		for k, d := range disk {
+			if _, ok := c.m[k]; !ok {
+				c.m[k] = entry{sum: d}
+			}
+		}
+	}
+	if len(c.m) > MaxEntries {
+		c.prune()
+	}
+	if err := writeCacheFile(c.dir, path, c.m); err != nil {
+		return fmt.Errorf("digest cache: %w", err)
+	}
+	c.dirty = false
+	return nil
+}
+
+// prune drops entries until MaxEntries remain, entries not used by this process first. Called with c.mu held.
+func (c *Cache) prune() {
+	excess := len(c.m) - MaxEntries
+	for _, usedPass := range []bool{false, true} {
+		for k, e := range c.m {
+			if excess <= 0 {
+				return
+			}
+			if e.used == usedPass {
+				delete(c.m, k)
+				excess--
+			}
+		}
+	}
+}
+
+// readCacheFile reads and validates a cache file. It returns fs.ErrNotExist (wrapped) for a missing file
+// and a descriptive error for a corrupt one.
+func readCacheFile(path string) (map[Key]Digest, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	corrupt := func(why string) error { return fmt.Errorf("digest cache %s is corrupt: %s", path, why) }
+	if len(data) < headerSize+sumSize {
+		return nil, corrupt("too short")
+	}
+	if [8]byte(data[:8]) != magic {
+		return nil, corrupt("bad magic or unknown format version")
+	}
+	n := binary.LittleEndian.Uint64(data[8:16])
+	if n > uint64(len(data)-headerSize-sumSize)/entrySize || headerSize+int(n)*entrySize+sumSize != len(data) {
+		return nil, corrupt(fmt.Sprintf("%d bytes do not hold %d entries", len(data), n))
+	}
+	body, sum := data[:len(data)-sumSize], data[len(data)-sumSize:]
+	if blake3.Sum256(body) != [32]byte(sum) {
+		return nil, corrupt("checksum mismatch")
+	}
+	m := make(map[Key]Digest, min(int(n), MaxEntries))
+	for i := 0; i < int(n) && len(m) < MaxEntries; i++ {
+		b := body[headerSize+i*entrySize:]
+		k := Key{
+			Dev:     binary.LittleEndian.Uint64(b[0:]),
+			Ino:     binary.LittleEndian.Uint64(b[8:]),
+			Size:    int64(binary.LittleEndian.Uint64(b[16:])),
+			MtimeNS: int64(binary.LittleEndian.Uint64(b[24:])),
+		}
+		m[k] = Digest(b[32:64])
+	}
+	return m, nil
+}
+
+// writeCacheFile writes m to a temporary file in dir and renames it to path.
+func writeCacheFile(dir, path string, m map[Key]entry) (err error) {
+	tmp, err := os.CreateTemp(dir, CacheFile+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	h := blake3.New()
+	w := bufio.NewWriterSize(io.MultiWriter(tmp, h), 256<<10)
+	var hdr [headerSize]byte
+	copy(hdr[:], magic[:])
+	binary.LittleEndian.PutUint64(hdr[8:], uint64(len(m)))
+	w.Write(hdr[:])
+	var b [entrySize]byte
+	for k, e := range m {
+		binary.LittleEndian.PutUint64(b[0:], k.Dev)
+		binary.LittleEndian.PutUint64(b[8:], k.Ino)
+		binary.LittleEndian.PutUint64(b[16:], uint64(k.Size))
+		binary.LittleEndian.PutUint64(b[24:], uint64(k.MtimeNS))
+		copy(b[32:], e.sum[:])
+		w.Write(b[:])
+	}
+	if err = w.Flush(); err != nil {
+		return err
+	}
+	if _, err = tmp.Write(h.Sum(nil)); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}

@@ -1,0 +1,14 @@
+//go:build !unix
+
+package digest
+
+import "io/fs"
+
+// fileKey reports ok = false: without inode numbers nothing is cached on this system.
+func fileKey(fs.FileInfo) (Key, bool) { return Key{}, false }
+
+// lockPath does not lock on this system.
+func lockPath(string) func() { return func() {} }
+
+// syncDir does nothing on this system.
+func syncDir(string) {}

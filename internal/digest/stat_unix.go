@@ -1,0 +1,60 @@
+//go:build unix
+
+package digest
+
+import (
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// fileKey returns the cache key of fi; ok is false when fi carries no device and inode numbers.
+func fileKey(fi fs.FileInfo) (k Key, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return Key{}, false
+	}
+	return Key{
+		Dev:     uint64(st.Dev), //nolint:unconvert // int32 on some systems
+		Ino:     uint64(st.Ino), //nolint:unconvert
+		Size:    fi.Size(),
+		MtimeNS: fi.ModTime().UnixNano(),
+	}, true
+}
+
+// lockPath takes an exclusive advisory lock (flock) on the file at path, creating it, and returns the
+// function that releases it. It waits up to 5 s for another holder; after that, or when the lock file
+// cannot be created, it goes on unlocked (the rename in Save still keeps the cache file whole; only
+// entries saved concurrently may be lost).
+func lockPath(path string) (unlock func()) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return func() {}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() {
+				unix.Flock(int(f.Fd()), unix.LOCK_UN)
+				f.Close()
+			}
+		}
+		if err != unix.EWOULDBLOCK && err != unix.EINTR || time.Now().After(deadline) {
+			f.Close()
+			return func() {}
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// syncDir makes a rename in dir durable; errors are ignored (some file systems refuse to fsync folders).
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		d.Sync()
+		d.Close()
+	}
+}

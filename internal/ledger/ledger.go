@@ -1,0 +1,197 @@
+// Package ledger records benchmark runs: what was run (command, folder), how long it took and how it ended,
+// and the exact build identity it ran (binary digests and build-ids, the native libraries linked, source
+// digests, git state, toolchain versions, environment), so that two timings can be compared knowing
+// whether they timed the same code.
+//
+// # Backends
+//
+// A ledger is a SQLite file by default (modernc.org/sqlite, pure Go; WAL mode, a 10 s busy timeout,
+// synchronous=FULL, write transactions that take the write lock when they begin) or a PostgreSQL database
+// given by a postgres:// or postgresql:// URL (pgx; a 5 s connect timeout unless the URL sets
+// connect_timeout). Both hold the same schema, each with its own DDL:
+//
+//	schema_version(version, applied_ns)   one row per applied migration; the ledger's version is the highest
+//	records(id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale,
+//	        findings, git_head, git_dirty)
+//	args(record_id, ord, arg)                                   Record.Command, in order
+//	binaries(record_id, ord, path, size, digest, build_id)      Identity.Binaries, in order
+//	natives(record_id, ord, library, path, fingerprint, config) Identity.Natives, in order (config is JSON)
+//	sources(record_id, ord, path, digest)                       Identity.Sources, in order
+//	toolchain(record_id, tool, version)                         Identity.Toolchain
+//	env(record_id, name, value)                                 Identity.Env
+//
+// Times are integer nanoseconds (start_ns since the Unix epoch), sizes are bytes. Findings are stored as
+// the exact JSON text given. Opening a ledger applies the migrations it lacks, in one transaction, and
+// refuses a ledger written by a newer stalecheck (SchemaTooNewError). Insert writes a record and all its
+// rows in one transaction: a reader sees all of a record or none of it, also when the writer is killed.
+//
+// PostgreSQL TEXT holds only valid UTF-8 without NUL bytes; Insert into a PostgreSQL ledger refuses a
+// record with another string (naming the field) rather than store something else. SQLite stores strings
+// byte for byte. Tables go into the first schema of the search_path (a search_path parameter in the URL
+// selects another).
+package ledger
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// Record is one benchmark run.
+type Record struct {
+	// ID is assigned by Insert; it increases with each insert into a ledger.
+	ID int64 `json:"id"`
+	// Name labels the benchmark (e.g. "msm-2^20"); runs with the same name are comparable.
+	Name string `json:"name"`
+	// Start is when the command was started. It is stored with nanosecond precision and read back in the
+	// local time zone, without a monotonic clock reading. The zero Time is stored as 0 and read back as the
+	// zero Time.
+	Start time.Time `json:"start"`
+	// WallNS, UserNS and SysNS are the elapsed, user CPU and system CPU times in nanoseconds.
+	WallNS int64 `json:"wall_ns"`
+	UserNS int64 `json:"user_ns"`
+	SysNS  int64 `json:"sys_ns"`
+	// PeakRSSBytes is the peak resident set size in bytes (getrusage ru_maxrss × 1024 on Linux).
+	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// ExitStatus is the command's exit status; a command killed by signal N is 128+N.
+	ExitStatus int `json:"exit_status"`
+	// Command is the argument vector that was run, program first.
+	Command []string `json:"command"`
+	// WorkDir is the absolute folder the command ran in.
+	WorkDir string `json:"work_dir"`
+	// Stale says the check found the build stale and the run went ahead anyway (--allow-stale).
+	Stale bool `json:"stale"`
+	// Findings are the check findings when Stale (a JSON list, stored and returned byte for byte); nil
+	// otherwise. A JSON null is stored as nil.
+	Findings json.RawMessage `json:"findings"`
+	// Identity is what was run.
+	Identity Identity `json:"identity"`
+}
+
+// Identity is the build identity of a run: enough to tell whether two runs timed the same code.
+type Identity struct {
+	Binaries  []Binary          `json:"binaries"`
+	Natives   []Native          `json:"natives"`
+	Sources   []Source          `json:"sources"`
+	Git       Git               `json:"git"`
+	Toolchain map[string]string `json:"toolchain"` // "rustc", "cargo", "nvcc" -> the version line it prints
+	Env       map[string]string `json:"env"`       // the environment variables that affect the build or the run
+}
+
+// Binary is one executable or shared library the run executed or loaded.
+type Binary struct {
+	Path    string `json:"path"`     // absolute path
+	Size    int64  `json:"size"`     // bytes
+	Digest  string `json:"digest"`   // content digest, "blake3:<hex>"
+	BuildID string `json:"build_id"` // ELF build-id in hex, "" when the binary has none
+}
+
+// Native is one native library (C, C++, CUDA) linked into a binary of the run.
+type Native struct {
+	Library     string       `json:"library"`     // file name, e.g. "libgroth16_cuda.a"
+	Path        string       `json:"path"`        // the copy the binary's bytes match
+	Fingerprint string       `json:"fingerprint"` // section-content fingerprint of that copy
+	Config      NativeConfig `json:"config"`      // how that copy was built
+}
+
+// NativeConfig is the build configuration of a native library copy.
+type NativeConfig struct {
+	Features []string          `json:"features,omitempty"` // Cargo features of the package that built it, e.g. ["timing"]
+	Settings map[string]string `json:"settings,omitempty"` // other settings: "profile", "target", "rustflags", …
+}
+
+// Source is one source file of the build.
+type Source struct {
+	Path   string `json:"path"`   // absolute path
+	Digest string `json:"digest"` // content digest, "blake3:<hex>"
+}
+
+// Git is the state of the work tree.
+type Git struct {
+	Head  string `json:"head"`  // commit hash of HEAD, "" outside a repository
+	Dirty bool   `json:"dirty"` // tracked files differ from HEAD
+}
+
+// Filter selects records for List.
+type Filter struct {
+	Name  string // only records with this exact name; "" for all
+	Limit int    // at most this many records, newest first; 0 or less for no limit
+}
+
+// Ledger is a store of records. Implementations are safe for concurrent use by several goroutines, and
+// several processes may use one ledger at once.
+type Ledger interface {
+	// Insert stores r and all its identity rows in one transaction, sets r.ID and returns it. r.ID on
+	// entry is ignored. Errors: invalid Findings JSON, a string PostgreSQL cannot hold (naming the field),
+	// and database errors (the record is then not stored).
+	Insert(ctx context.Context, r *Record) (int64, error)
+	// Get returns the record with the given ID, identity included. A missing ID gives an error wrapping
+	// ErrNotFound.
+	Get(ctx context.Context, id int64) (*Record, error)
+	// List returns the records f selects, newest (highest ID) first, identities included.
+	List(ctx context.Context, f Filter) ([]Record, error)
+	// Close releases the connections.
+	Close() error
+}
+
+// ErrNotFound is wrapped by the error Get returns for an ID that is not in the ledger.
+var ErrNotFound = errors.New("no such record")
+
+// SchemaTooNewError is returned by Open for a ledger whose schema was written by a newer stalecheck.
+type SchemaTooNewError struct {
+	Ledger  string // the ledger's location: a file path, or a PostgreSQL URL without its password
+	Version int    // the ledger's schema version
+	Known   int    // the newest schema version this build knows
+}
+
+func (e *SchemaTooNewError) Error() string {
+	return fmt.Sprintf("ledger %s has schema version %d; this stalecheck knows up to %d; upgrade stalecheck",
+		e.Ledger, e.Version, e.Known)
+}
+
+// DefaultPath returns the default SQLite ledger: $XDG_STATE_HOME/stalecheck/ledger.db when XDG_STATE_HOME
+// is an absolute path, else $HOME/.local/state/stalecheck/ledger.db; "" when neither is set.
+func DefaultPath() string {
+	if x := os.Getenv("XDG_STATE_HOME"); x != "" && filepath.IsAbs(x) {
+		return filepath.Join(x, "stalecheck", "ledger.db")
+	}
+	if home, err := os.UserHomeDir(); err == nil && home != "" {
+		return filepath.Join(home, ".local", "state", "stalecheck", "ledger.db")
+	}
+	return ""
+}
+
+// IsPostgres reports whether dsn names a PostgreSQL ledger (it starts with postgres:// or postgresql://).
+func IsPostgres(dsn string) bool {
+	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
+}
+
+// Open opens (creating and migrating when needed) the ledger dsn names:
+//
+//   - "": the SQLite file DefaultPath, creating its folder (mode 0700);
+//   - "postgres://…" or "postgresql://…": a PostgreSQL database (pgx URL syntax); Open gives up on a server
+//     that does not answer within the connect timeout (connect_timeout in the URL, else 5 s) plus 1 s;
+//   - anything else: the path of a SQLite file (its folder must exist).
+//
+// Errors name the ledger: an unreachable PostgreSQL server (with its host and port), a file that is not a
+// SQLite database, a failed migration, and *SchemaTooNewError for a ledger written by a newer stalecheck.
+func Open(ctx context.Context, dsn string) (Ledger, error) {
+	if IsPostgres(dsn) {
+		return openPostgres(ctx, dsn)
+	}
+	if dsn == "" {
+		dsn = DefaultPath()
+		if dsn == "" {
+			return nil, errors.New("ledger: no default ledger path: neither XDG_STATE_HOME (absolute) nor HOME is set")
+		}
+		if err := os.MkdirAll(filepath.Dir(dsn), 0o700); err != nil {
+			return nil, fmt.Errorf("ledger: %w", err)
+		}
+	}
+	return openSQLite(ctx, dsn)
+}

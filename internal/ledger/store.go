@@ -1,0 +1,431 @@
+package ledger
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// sqlLedger is the Ledger of both backends, over database/sql.
+type sqlLedger struct {
+	db  *sql.DB
+	d   *dialect
+	loc string // the ledger's location, for messages
+}
+
+var _ Ledger = (*sqlLedger)(nil)
+
+func (l *sqlLedger) Close() error { return l.db.Close() }
+
+func (l *sqlLedger) errorf(format string, args ...any) error {
+	return fmt.Errorf("ledger %s: "+format, append([]any{l.loc}, args...)...)
+}
+
+// Insert implements Ledger.
+func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
+	findings, err := findingsText(r.Findings)
+	if err != nil {
+		return 0, l.errorf("insert %q: %w", r.Name, err)
+	}
+	if l.d.utf8Only {
+		if err := checkText(r); err != nil {
+			return 0, l.errorf("insert %q: %s cannot hold %w", r.Name, l.d.name, err)
+		}
+	}
+	configs := make([]string, len(r.Identity.Natives))
+	for i, n := range r.Identity.Natives {
+		b, err := json.Marshal(n.Config)
+		if err != nil {
+			return 0, l.errorf("insert %q: natives[%d].config: %w", r.Name, i, err)
+		}
+		configs[i] = string(b)
+	}
+
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, l.errorf("insert %q: begin: %w", r.Name, err)
+	}
+	defer tx.Rollback()
+
+	var id int64
+	err = tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
+		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		r.Name, startNS(r.Start), r.WallNS, r.UserNS, r.SysNS, r.PeakRSSBytes, r.ExitStatus, r.WorkDir,
+		r.Stale, findings, r.Identity.Git.Head, r.Identity.Git.Dirty).Scan(&id)
+	if err != nil {
+		return 0, l.errorf("insert %q: records: %w", r.Name, err)
+	}
+
+	ins := &rowInserter{ctx: ctx, tx: tx, d: l.d}
+	for i, a := range r.Command {
+		ins.exec("args", `INSERT INTO args (record_id, ord, arg) VALUES (?, ?, ?)`, id, i, a)
+	}
+	for i, b := range r.Identity.Binaries {
+		ins.exec("binaries", `INSERT INTO binaries (record_id, ord, path, size, digest, build_id) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, i, b.Path, b.Size, b.Digest, b.BuildID)
+	}
+	if ins.err == nil {
+		// Half of the record's rows are written: the point where a killed writer must leave no trace.
+		if err := failpoint(ctx, "ledger-insert-mid"); err != nil {
+			return 0, l.errorf("insert %q: %w", r.Name, err)
+		}
+	}
+	for i, n := range r.Identity.Natives {
+		ins.exec("natives", `INSERT INTO natives (record_id, ord, library, path, fingerprint, config) VALUES (?, ?, ?, ?, ?, ?)`,
+			id, i, n.Library, n.Path, n.Fingerprint, configs[i])
+	}
+	for i, s := range r.Identity.Sources {
+		ins.exec("sources", `INSERT INTO sources (record_id, ord, path, digest) VALUES (?, ?, ?, ?)`, id, i, s.Path, s.Digest)
+	}
+	for _, k := range sortedKeys(r.Identity.Toolchain) {
+		ins.exec("toolchain", `INSERT INTO toolchain (record_id, tool, version) VALUES (?, ?, ?)`, id, k, r.Identity.Toolchain[k])
+	}
+	for _, k := range sortedKeys(r.Identity.Env) {
+		ins.exec("env", `INSERT INTO env (record_id, name, value) VALUES (?, ?, ?)`, id, k, r.Identity.Env[k])
+	}
+	ins.close()
+	if ins.err != nil {
+		return 0, l.errorf("insert %q: %w", r.Name, ins.err)
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, l.errorf("insert %q: commit: %w", r.Name, err)
+	}
+	r.ID = id
+	return id, nil
+}
+
+// startNS is t in nanoseconds since the Unix epoch; the zero Time is stored as 0 (and 0 read back as the
+// zero Time).
+func startNS(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixNano()
+}
+
+// rowInserter runs INSERTs in a transaction through one prepared statement per table, keeping the first error.
+type rowInserter struct {
+	ctx   context.Context
+	tx    *sql.Tx
+	d     *dialect
+	query string
+	stmt  *sql.Stmt
+	err   error
+}
+
+func (w *rowInserter) exec(table, query string, args ...any) {
+	if w.err != nil {
+		return
+	}
+	if query != w.query {
+		w.close()
+		w.stmt, w.err = w.tx.PrepareContext(w.ctx, w.d.q(query))
+		if w.err != nil {
+			w.err = fmt.Errorf("%s: %w", table, w.err)
+			return
+		}
+		w.query = query
+	}
+	if _, err := w.stmt.ExecContext(w.ctx, args...); err != nil {
+		w.err = fmt.Errorf("%s: %w", table, err)
+	}
+}
+
+func (w *rowInserter) close() {
+	if w.stmt != nil {
+		w.stmt.Close()
+		w.stmt, w.query = nil, ""
+	}
+}
+
+// findingsText validates raw findings and returns them as a nullable string (nil and JSON null give NULL).
+func findingsText(f json.RawMessage) (any, error) {
+	t := strings.TrimSpace(string(f))
+	if t == "" || t == "null" {
+		return nil, nil
+	}
+	if !json.Valid(f) {
+		return nil, errors.New("findings are not valid JSON")
+	}
+	return string(f), nil
+}
+
+// checkText returns an error naming the first string of r that is not valid UTF-8 or holds a NUL byte.
+func checkText(r *Record) error {
+	bad := func(s string) string {
+		if !utf8.ValidString(s) {
+			return "is not valid UTF-8"
+		}
+		if strings.IndexByte(s, 0) >= 0 {
+			return "contains a NUL byte"
+		}
+		return ""
+	}
+	type field struct {
+		name string
+		val  string
+	}
+	fields := []field{{"name", r.Name}, {"work_dir", r.WorkDir}, {"findings", string(r.Findings)},
+		{"git.head", r.Identity.Git.Head}}
+	for i, a := range r.Command {
+		fields = append(fields, field{fmt.Sprintf("command[%d]", i), a})
+	}
+	for i, b := range r.Identity.Binaries {
+		fields = append(fields, field{fmt.Sprintf("binaries[%d].path", i), b.Path},
+			field{fmt.Sprintf("binaries[%d].digest", i), b.Digest}, field{fmt.Sprintf("binaries[%d].build_id", i), b.BuildID})
+	}
+	for i, n := range r.Identity.Natives {
+		fields = append(fields, field{fmt.Sprintf("natives[%d].library", i), n.Library},
+			field{fmt.Sprintf("natives[%d].path", i), n.Path}, field{fmt.Sprintf("natives[%d].fingerprint", i), n.Fingerprint})
+		for j, f := range n.Config.Features {
+			fields = append(fields, field{fmt.Sprintf("natives[%d].config.features[%d]", i, j), f})
+		}
+		for k, v := range n.Config.Settings {
+			fields = append(fields, field{fmt.Sprintf("natives[%d].config.settings key %q", i, k), k},
+				field{fmt.Sprintf("natives[%d].config.settings[%q]", i, k), v})
+		}
+	}
+	for i, s := range r.Identity.Sources {
+		fields = append(fields, field{fmt.Sprintf("sources[%d].path", i), s.Path}, field{fmt.Sprintf("sources[%d].digest", i), s.Digest})
+	}
+	for _, m := range []struct {
+		name string
+		m    map[string]string
+	}{{"toolchain", r.Identity.Toolchain}, {"env", r.Identity.Env}} {
+		for _, k := range sortedKeys(m.m) {
+			fields = append(fields, field{fmt.Sprintf("%s key %q", m.name, k), k}, field{fmt.Sprintf("%s[%q]", m.name, k), m.m[k]})
+		}
+	}
+	for _, f := range fields {
+		if why := bad(f.val); why != "" {
+			return fmt.Errorf("field %s: it %s", f.name, why)
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+const recordColumns = `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty`
+
+// Get implements Ledger.
+func (l *sqlLedger) Get(ctx context.Context, id int64) (*Record, error) {
+	recs, err := l.queryRecords(ctx, `SELECT `+recordColumns+` FROM records WHERE id = ?`, id)
+	if err != nil {
+		return nil, l.errorf("get record %d: %w", id, err)
+	}
+	if len(recs) == 0 {
+		return nil, l.errorf("record %d: %w", id, ErrNotFound)
+	}
+	return &recs[0], nil
+}
+
+// List implements Ledger.
+func (l *sqlLedger) List(ctx context.Context, f Filter) ([]Record, error) {
+	query := `SELECT ` + recordColumns + ` FROM records`
+	var args []any
+	if f.Name != "" {
+		query += ` WHERE name = ?`
+		args = append(args, f.Name)
+	}
+	query += ` ORDER BY id DESC`
+	if f.Limit > 0 {
+		query += ` LIMIT ?`
+		args = append(args, f.Limit)
+	}
+	recs, err := l.queryRecords(ctx, query, args...)
+	if err != nil {
+		return nil, l.errorf("list: %w", err)
+	}
+	return recs, nil
+}
+
+// queryRecords runs a query over records (selecting recordColumns) and loads the rows of each record's
+// child tables. Records are immutable once committed, so reading the children in separate statements sees
+// them whole.
+func (l *sqlLedger) queryRecords(ctx context.Context, query string, args ...any) ([]Record, error) {
+	rows, err := l.db.QueryContext(ctx, l.d.q(query), args...)
+	if err != nil {
+		return nil, err
+	}
+	var recs []Record
+	for rows.Next() {
+		var (
+			r        Record
+			start    int64
+			findings sql.NullString
+		)
+		if err := rows.Scan(&r.ID, &r.Name, &start, &r.WallNS, &r.UserNS, &r.SysNS, &r.PeakRSSBytes, &r.ExitStatus,
+			&r.WorkDir, &r.Stale, &findings, &r.Identity.Git.Head, &r.Identity.Git.Dirty); err != nil {
+			rows.Close()
+			return nil, err
+		}
+		if start != 0 {
+			r.Start = time.Unix(0, start)
+		}
+		if findings.Valid {
+			r.Findings = json.RawMessage(findings.String)
+		}
+		recs = append(recs, r)
+	}
+	if err := rows.Close(); err != nil {
+		return nil, err
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, nil
+	}
+	byID := make(map[int64]*Record, len(recs))
+	ids := make([]any, len(recs))
+	for i := range recs {
+		byID[recs[i].ID] = &recs[i]
+		ids[i] = recs[i].ID
+	}
+	// Bounded IN lists: SQLite and PostgreSQL both cap the number of parameters of a statement.
+	const chunk = 500
+	for start := 0; start < len(ids); start += chunk {
+		part := ids[start:min(start+chunk, len(ids))]
+		if err := l.loadChildren(ctx, byID, part); err != nil {
+			return nil, err
+		}
+	}
+	return recs, nil
+}
+
+// loadChildren reads the child-table rows of the records with the given IDs into byID.
+func (l *sqlLedger) loadChildren(ctx context.Context, byID map[int64]*Record, ids []any) error {
+	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
+	each := func(table, query string, scan func(rows *sql.Rows) error) error {
+		rows, err := l.db.QueryContext(ctx, l.d.q(query+` WHERE record_id IN `+in+` ORDER BY record_id, 2`), ids...)
+		if err != nil {
+			return fmt.Errorf("%s: %w", table, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return fmt.Errorf("%s: %w", table, err)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("%s: %w", table, err)
+		}
+		return nil
+	}
+	rec := func(id int64) (*Record, error) {
+		r, ok := byID[id]
+		if !ok {
+			return nil, fmt.Errorf("row for record %d, which was not asked for", id)
+		}
+		return r, nil
+	}
+	var id int64
+	var ord int
+	err := each("args", `SELECT record_id, ord, arg FROM args`, func(rows *sql.Rows) error {
+		var a string
+		if err := rows.Scan(&id, &ord, &a); err != nil {
+			return err
+		}
+		r, err := rec(id)
+		if err != nil {
+			return err
+		}
+		r.Command = append(r.Command, a)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = each("binaries", `SELECT record_id, ord, path, size, digest, build_id FROM binaries`, func(rows *sql.Rows) error {
+		var b Binary
+		if err := rows.Scan(&id, &ord, &b.Path, &b.Size, &b.Digest, &b.BuildID); err != nil {
+			return err
+		}
+		r, err := rec(id)
+		if err != nil {
+			return err
+		}
+		r.Identity.Binaries = append(r.Identity.Binaries, b)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = each("natives", `SELECT record_id, ord, library, path, fingerprint, config FROM natives`, func(rows *sql.Rows) error {
+		var n Native
+		var config string
+		if err := rows.Scan(&id, &ord, &n.Library, &n.Path, &n.Fingerprint, &config); err != nil {
+			return err
+		}
+		if err := json.Unmarshal([]byte(config), &n.Config); err != nil {
+			return fmt.Errorf("record %d native %d: config: %w", id, ord, err)
+		}
+		r, err := rec(id)
+		if err != nil {
+			return err
+		}
+		r.Identity.Natives = append(r.Identity.Natives, n)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	err = each("sources", `SELECT record_id, ord, path, digest FROM sources`, func(rows *sql.Rows) error {
+		var s Source
+		if err := rows.Scan(&id, &ord, &s.Path, &s.Digest); err != nil {
+			return err
+		}
+		r, err := rec(id)
+		if err != nil {
+			return err
+		}
+		r.Identity.Sources = append(r.Identity.Sources, s)
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	for _, m := range []struct{ table, query string }{
+		{"toolchain", `SELECT record_id, tool, version FROM toolchain`},
+		{"env", `SELECT record_id, name, value FROM env`},
+	} {
+		err = each(m.table, m.query, func(rows *sql.Rows) error {
+			var k, v string
+			if err := rows.Scan(&id, &k, &v); err != nil {
+				return err
+			}
+			r, err := rec(id)
+			if err != nil {
+				return err
+			}
+			dst := &r.Identity.Env
+			if m.table == "toolchain" {
+				dst = &r.Identity.Toolchain
+			}
+			if *dst == nil {
+				*dst = map[string]string{}
+			}
+			(*dst)[k] = v
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
