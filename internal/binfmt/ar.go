@@ -1,19 +1,3 @@
-// Package binfmt reads the native build artifacts stalecheck takes evidence
-// from: Unix ar archives (GNU, BSD and thin, including Rust .rlib files),
-// ELF objects and executables (symbols, strings, notes, sections with
-// relocation fields masked), DWARF compile units, and CUDA fatbinaries in the
-// .nv_fatbin and __nv_relfatbin sections.
-//
-// Every reader works from an io.ReaderAt and reads headers in place; it never
-// copies a whole archive or executable into memory. Errors about malformed
-// input are *FormatError values that name the file and the byte offset of the
-// bad structure. No input, however corrupt, makes a reader panic (the fuzz
-// targets in this package check that).
-//
-// Format sources: ar(5) as written by GNU ar 2.40 and llvm-ar 14; the ELF
-// gABI and the x86-64 psABI (through debug/elf); DWARF 4 and 5 (through
-// debug/dwarf); the CUDA fatbinary layout observed in nvcc 13.0.88 output
-// (see the fixtures under shared/fixtures/cuda and docs/binary-formats.md).
 package binfmt
 
 import (
@@ -145,11 +129,9 @@ func ReadArchive(r io.ReaderAt, size int64, path string) (*Archive, error) {
 	}
 
 	type symtab struct {
-		kind      string // "gnu32", "gnu64", "bsd32", "bsd64"
-		hdrOff    int64
-		dataOff   int64
-		size      int64
-		memberIdx int
+		kind    string // "gnu32", "gnu64", "bsd32", "bsd64"
+		dataOff int64
+		size    int64
 	}
 	var (
 		tables    []symtab
@@ -212,7 +194,7 @@ func ReadArchive(r io.ReaderAt, size int64, path string) (*Archive, error) {
 			// layout; only the first table of each kind is read.
 			if !seenTable[kind] {
 				seenTable[kind] = true
-				tables = append(tables, symtab{kind: kind, hdrOff: off, dataOff: dataOff, size: msize})
+				tables = append(tables, symtab{kind: kind, dataOff: dataOff, size: msize})
 			}
 		case "longnames":
 			if msize > 1<<30 {
@@ -280,7 +262,7 @@ func ReadArchive(r io.ReaderAt, size int64, path string) (*Archive, error) {
 				if strings.HasPrefix(m.Name, "__.SYMDEF_64") {
 					kind = "bsd64"
 				}
-				tables = append(tables, symtab{kind: kind, hdrOff: off, dataOff: m.Offset, size: m.Size})
+				tables = append(tables, symtab{kind: kind, dataOff: m.Offset, size: m.Size})
 				break
 			}
 			if m.Name == "" {

@@ -120,8 +120,10 @@ type ELFSection struct {
 	Compressed elf.CompressionType // 0 when not SHF_COMPRESSED
 }
 
-// Sections returns the section headers in index order, the null section 0 included.
-func (f *ELFFile) Sections() []ELFSection {
+// SectionList returns the section headers in index order, the null section
+// 0 included. (The embedded elf.File's Sections field, f.File.Sections, gives
+// debug/elf's own view.)
+func (f *ELFFile) SectionList() []ELFSection {
 	out := make([]ELFSection, 0, len(f.File.Sections))
 	for i, s := range f.File.Sections {
 		e := ELFSection{Index: i, Name: s.Name, Type: s.Type, Flags: s.Flags, Addr: s.Addr, Offset: s.Offset,
@@ -541,7 +543,7 @@ func ReadELFFeatures(r io.ReaderAt, name string) (*ELFFeatures, error) {
 
 // Features gathers the ELFFeatures of f.
 func (f *ELFFile) Features() (*ELFFeatures, error) {
-	ft := &ELFFeatures{Type: f.Type, Machine: f.Machine, Sections: f.Sections()}
+	ft := &ELFFeatures{Type: f.Type, Machine: f.Machine, Sections: f.SectionList()}
 	var err error
 	if ft.Symbols, ft.FromDynsym, err = f.DefinedSymbols(); err != nil {
 		return nil, err

@@ -54,11 +54,10 @@ type FatbinKind uint16
 
 // Entry kinds.
 const (
-	FatbinPTX     FatbinKind = 1 // PTX assembly text (cuobjdump "PTX file")
-	FatbinCubin   FatbinKind = 2 // cubin: an ELF with e_machine EM_CUDA (cuobjdump "ELF file")
-	FatbinOldELF  FatbinKind = 4 // old-style cubin
-	FatbinLTOIR   FatbinKind = 8 // NVVM IR for link-time optimisation (-dlto)
-	fatbinUnknown FatbinKind = 0
+	FatbinPTX    FatbinKind = 1 // PTX assembly text (cuobjdump "PTX file")
+	FatbinCubin  FatbinKind = 2 // cubin: an ELF with e_machine EM_CUDA (cuobjdump "ELF file")
+	FatbinOldELF FatbinKind = 4 // old-style cubin
+	FatbinLTOIR  FatbinKind = 8 // NVVM IR for link-time optimisation (-dlto)
 )
 
 func (k FatbinKind) String() string {
@@ -395,7 +394,7 @@ func (p *fatbinParser) digest(e *FatbinEntry, declared uint64) error {
 func (p *fatbinParser) decode(e *FatbinEntry, declared uint64, w io.Writer) (int64, error) {
 	limit := p.opts.maxOut()
 	if p.buf == nil {
-		p.buf = make([]byte, 256<<10)
+		p.buf = make([]byte, 64<<10)
 	}
 	switch e.Compression {
 	case CompressNone:
@@ -458,7 +457,7 @@ func (p *fatbinParser) decode(e *FatbinEntry, declared uint64, w io.Writer) (int
 func (p *fatbinParser) hashRange(off, n int64) ([32]byte, error) {
 	h := blake3.New()
 	if p.buf == nil {
-		p.buf = make([]byte, 256<<10)
+		p.buf = make([]byte, 64<<10)
 	}
 	var d [32]byte
 	m, err := io.CopyBuffer(h, io.NewSectionReader(p.r, off, n), p.buf)

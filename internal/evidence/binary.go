@@ -1,0 +1,219 @@
+package evidence
+
+import (
+	"bytes"
+	"debug/elf"
+	"fmt"
+	"os"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stalecheck/stalecheck/internal/binfmt"
+)
+
+// Binary is a linked file opened for matching. Its bytes are memory-mapped, never copied whole, so
+// memory stays bounded for binaries of any size.
+type Binary struct {
+	Path string
+	data []byte // the mmap
+	elf  *binfmt.ELFFile
+	// roSections are the loaded read-only data sections (SHF_ALLOC, not writable, not executable).
+	roSections []*elf.Section
+	symbols    map[string][]binfmt.ELFSymbol // nil until needed; empty when the file has no .symtab
+	hasSymtab  bool
+	fatbins    map[string]bool // fatbinKeyString → present
+	fatbinErr  error
+	fatbinDone bool
+	stringIdx  map[string][]string // last ≤8 bytes → candidate strings ending so; built per match
+}
+
+// OpenBinary maps the file and reads its ELF headers. Errors name the file.
+func OpenBinary(path string) (*Binary, error) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() == 0 {
+		return nil, fmt.Errorf("%s: empty file, not an ELF binary", path)
+	}
+	data, err := unix.Mmap(int(fh.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mmap: %w", path, err)
+	}
+	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
+	ef, err := binfmt.NewELF(bytes.NewReader(data), path)
+	if err != nil {
+		unix.Munmap(data)
+		return nil, err
+	}
+	b := &Binary{Path: path, data: data, elf: ef}
+	for _, s := range ef.File.Sections {
+		if s.Type != elf.SHT_NOBITS && s.Flags&elf.SHF_ALLOC != 0 && s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) == 0 && s.Flags&elf.SHF_COMPRESSED == 0 {
+			b.roSections = append(b.roSections, s)
+		}
+	}
+	b.hasSymtab = ef.Section(".symtab") != nil
+	return b, nil
+}
+
+// Close unmaps the file.
+func (b *Binary) Close() error {
+	if b.data == nil {
+		return nil
+	}
+	err := unix.Munmap(b.data)
+	b.data = nil
+	return err
+}
+
+// HasSymtab reports whether the binary keeps a .symtab (it is not stripped of symbols).
+func (b *Binary) HasSymtab() bool { return b.hasSymtab }
+
+// sectionBytes returns a section's bytes within the mapping (nil when out of range).
+func (b *Binary) sectionBytes(s *elf.Section) []byte {
+	end := s.Offset + s.FileSize
+	if s.Type == elf.SHT_NOBITS || end > uint64(len(b.data)) || s.Offset > end {
+		return nil
+	}
+	return b.data[s.Offset:end]
+}
+
+// Contains reports whether s occurs in the loaded read-only sections (`.rodata` and friends; never
+// debug info or `.comment`).
+func (b *Binary) Contains(s []byte) bool {
+	for _, sec := range b.roSections {
+		if bytes.Contains(b.sectionBytes(sec), s) {
+			return true
+		}
+	}
+	return false
+}
+
+// DefinesSymbol reports whether a symbol of that name is defined. known is false when the binary has
+// neither .symtab nor .dynsym, so the answer cannot be told.
+func (b *Binary) DefinesSymbol(name string) (found, known bool, err error) {
+	if err := b.loadSymbols(); err != nil {
+		return false, false, err
+	}
+	if len(b.symbols[name]) > 0 {
+		return true, true, nil
+	}
+	return false, b.hasSymtab || b.elf.Section(".dynsym") != nil, nil
+}
+
+func (b *Binary) loadSymbols() error {
+	if b.symbols != nil {
+		return nil
+	}
+	syms, _, err := b.elf.DefinedSymbols()
+	if err != nil {
+		return err
+	}
+	b.symbols = make(map[string][]binfmt.ELFSymbol, len(syms))
+	for _, s := range syms {
+		b.symbols[s.Name] = append(b.symbols[s.Name], s)
+	}
+	return nil
+}
+
+// presentStrings returns which of the wanted strings occur NUL-terminated in the read-only sections,
+// possibly as the tail of a longer string (linkers tail-merge string sections). One pass over the data:
+// at every NUL, the up to 8 bytes before it are looked up in an index of the wanted strings' tails.
+func (b *Binary) presentStrings(wanted []string) map[string]bool {
+	idx := map[string][]string{}
+	for _, w := range wanted {
+		k := w
+		if len(k) > 8 {
+			k = k[len(k)-8:]
+		}
+		idx[k] = append(idx[k], w)
+	}
+	found := map[string]bool{}
+	for _, sec := range b.roSections {
+		data := b.sectionBytes(sec)
+		for i := 0; i < len(data); {
+			j := bytes.IndexByte(data[i:], 0)
+			if j < 0 {
+				break
+			}
+			end := i + j
+			for n := 1; n <= 8 && n <= end; n++ {
+				for _, w := range idx[string(data[end-n:end])] {
+					if len(w) == n || len(w) > n && len(w) <= end && string(data[end-len(w):end]) == w {
+						found[w] = true
+					}
+				}
+			}
+			i = end + 1
+		}
+	}
+	return found
+}
+
+// hasFatbin reports whether the binary carries the fatbinary entry k.
+func (b *Binary) hasFatbin(k fatbinKey) (bool, error) {
+	if !b.fatbinDone {
+		b.fatbinDone = true
+		b.fatbins = map[string]bool{}
+		fb, err := b.elf.Fatbins(nil)
+		if err != nil {
+			b.fatbinErr = err
+		} else {
+			for _, s := range []*binfmt.FatbinSection{fb.NvFatbin, fb.RelFatbin} {
+				for _, e := range s.Entries() {
+					b.fatbins[fatbinKeyString(fatbinKey{s.Name, e.Kind, e.Arch, e.Digest})] = true
+				}
+			}
+		}
+	}
+	return b.fatbins[fatbinKeyString(k)], b.fatbinErr
+}
+
+// hasCode looks for a member's code section in the binary: every binary symbol of the anchor's name
+// gives a candidate placement (address − offset in section); the bytes there, masked the same way,
+// must equal the member's. known is false without a .symtab (a stripped binary).
+func (b *Binary) hasCode(c *codeSection) (found, known bool, err error) {
+	if err := b.loadSymbols(); err != nil {
+		return false, false, err
+	}
+	if !b.hasSymtab {
+		return false, false, nil
+	}
+	for _, s := range b.symbols[c.symbol] {
+		if s.Value < c.symOff {
+			continue
+		}
+		start := s.Value - c.symOff
+		got := b.bytesAt(start, uint64(len(c.data)))
+		if got == nil {
+			continue
+		}
+		buf := append([]byte(nil), got...)
+		binfmt.ApplyMask(buf, c.mask)
+		if bytes.Equal(buf, c.data) {
+			return true, true, nil
+		}
+	}
+	return false, true, nil
+}
+
+// bytesAt returns n bytes at virtual address addr from the section that holds them.
+func (b *Binary) bytesAt(addr, n uint64) []byte {
+	for _, s := range b.elf.File.Sections {
+		if s.Type == elf.SHT_NOBITS || s.Flags&elf.SHF_ALLOC == 0 || addr < s.Addr || addr+n > s.Addr+s.Size {
+			continue
+		}
+		data := b.sectionBytes(s)
+		off := addr - s.Addr
+		if off+n > uint64(len(data)) {
+			return nil
+		}
+		return data[off : off+n]
+	}
+	return nil
+}

@@ -1,0 +1,218 @@
+// Package evidence proves from a binary's own bytes which copy of a native library went into it.
+//
+// A candidate (a static archive, a single object, or a Rust rlib that bundles native objects) is
+// reduced to features: string literals of its merged string sections, defined symbols with their sizes,
+// CUDA fatbinary entries (kind, SM architecture, digest of the decompressed payload, per section) and
+// code sections with relocation fields masked (/work/shared/docs/binary-formats.md §2.4, §3.5). Match
+// keeps, for each candidate, only the features no other candidate has, and looks for each of them in
+// the binary. Whole-file digests are never compared: nvcc embeds a temporary file name, so two builds of
+// the same source differ byte-wise while their sections do not (§3.6).
+package evidence
+
+import (
+	"debug/elf"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/zeebo/blake3"
+
+	"github.com/stalecheck/stalecheck/internal/binfmt"
+)
+
+// FeatureKind names what a feature is.
+type FeatureKind string
+
+const (
+	String FeatureKind = "string" // a NUL-terminated literal of a merged string section
+	Symbol FeatureKind = "symbol" // a defined function or object symbol with its size
+	Fatbin FeatureKind = "fatbin" // one CUDA fatbinary entry, by section, kind, SM architecture and payload digest
+	Code   FeatureKind = "code"   // one executable section of one member, relocation fields masked
+)
+
+// Feature is one distinguishing fact about a candidate.
+type Feature struct {
+	Kind  FeatureKind
+	Key   string // identity used to compare candidates
+	Label string // for people: `string "CUZK_TIMING msm"`, `sm_90 cubin in .nv_fatbin, digest 1a2b…`
+	// Member is the archive member the feature comes from ("" for a single object).
+	Member string
+
+	value   string // string bytes or symbol name
+	size    uint64 // symbol size
+	fatbin  fatbinKey
+	code    *codeSection
+	Section string
+}
+
+type fatbinKey struct {
+	section string
+	kind    binfmt.FatbinKind
+	arch    uint32
+	digest  [32]byte
+}
+
+// codeSection is a member's executable section, masked, with a symbol that locates it in a linked file.
+type codeSection struct {
+	data   []byte
+	mask   []binfmt.ByteRange
+	symbol string // a defined symbol in the section
+	symOff uint64 // its offset in the section
+}
+
+// Candidate is one copy of a library and its features.
+type Candidate struct {
+	Path     string
+	Features []Feature
+	// LTO is true when a member carries LTO intermediate code (.gnu.lto_*, .llvmbc, bitcode members):
+	// its machine code is made at link time, so only strings and names can match.
+	LTO bool
+	// Members are the native object members read (rlibs: only the bundled native objects).
+	Members []string
+}
+
+// minString is the shortest string literal used as a feature (shorter ones collide by chance).
+const minString = 6
+
+// ReadCandidate reads the features of an archive, rlib or object. Errors name the file (and for
+// corrupt data the byte offset).
+func ReadCandidate(path string) (*Candidate, error) {
+	c := &Candidate{Path: path}
+	isAr, err := binfmt.IsArchive(path)
+	if err != nil {
+		return nil, err
+	}
+	if !isAr {
+		f, err := os.Open(path)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		if err := c.addObject(f, filepath.Base(path), path); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
+	a, err := binfmt.OpenArchive(path)
+	if err != nil {
+		return nil, err
+	}
+	rlib := strings.HasSuffix(path, ".rlib")
+	for _, m := range a.Members {
+		if rlib && (m.Name == "lib.rmeta" || strings.HasSuffix(m.Name, ".rcgu.o")) {
+			continue // the Rust code of the rlib: only the bundled native objects are the library's copy
+		}
+		sr, closer, err := a.Open(m)
+		if err != nil {
+			return nil, err
+		}
+		err = c.addObject(sr, m.Name, path+"("+m.Name+")")
+		closer.Close()
+		if err != nil {
+			if strings.HasPrefix(m.Name, "__.SYMDEF") {
+				continue
+			}
+			return nil, err
+		}
+	}
+	return c, nil
+}
+
+func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
+	var magic [4]byte
+	if _, err := r.ReadAt(magic[:], 0); err != nil {
+		return nil // an empty member carries nothing
+	}
+	if string(magic[:]) == "BC\xc0\xde" {
+		c.LTO = true
+		return nil
+	}
+	if string(magic[:]) != "\x7fELF" {
+		return nil // not an object (e.g. a text member)
+	}
+	f, err := binfmt.NewELF(r, name)
+	if err != nil {
+		return err
+	}
+	c.Members = append(c.Members, member)
+	seen := map[string]bool{}
+	err = f.MergedStrings(func(sec string, _ uint64, s []byte) error {
+		if len(s) < minString || seen[string(s)] {
+			return nil
+		}
+		seen[string(s)] = true
+		c.Features = append(c.Features, Feature{Kind: String, Key: "string:" + string(s), Label: fmt.Sprintf("string %q", s),
+			Member: member, value: string(s), Section: sec})
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	syms, _, err := f.DefinedSymbols()
+	if err != nil {
+		return err
+	}
+	for _, s := range syms {
+		if (s.Type == elf.STT_FUNC || s.Type == elf.STT_OBJECT) && s.Size > 0 && s.Bind != elf.STB_LOCAL {
+			c.Features = append(c.Features, Feature{Kind: Symbol, Key: fmt.Sprintf("symbol:%s:%d", s.Name, s.Size),
+				Label: fmt.Sprintf("symbol %s (%d bytes)", s.Name, s.Size), Member: member, value: s.Name, size: s.Size, Section: s.Section})
+		}
+	}
+	for _, sec := range f.File.Sections {
+		if strings.HasPrefix(sec.Name, ".gnu.lto_") || sec.Name == ".llvmbc" || sec.Name == ".llvm.lto" {
+			c.LTO = true
+		}
+	}
+	fb, err := f.Fatbins(nil)
+	if err != nil {
+		return err
+	}
+	for _, s := range []*binfmt.FatbinSection{fb.NvFatbin, fb.RelFatbin} {
+		for _, e := range s.Entries() {
+			k := fatbinKey{section: s.Name, kind: e.Kind, arch: e.Arch, digest: e.Digest}
+			c.Features = append(c.Features, Feature{Kind: Fatbin, Key: fatbinKeyString(k),
+				Label:  fmt.Sprintf("sm_%d %s in %s, payload digest %s", e.Arch, e.Kind, s.Name, hex.EncodeToString(e.Digest[:6])),
+				Member: member, fatbin: k, Section: s.Name})
+		}
+	}
+	return c.addCode(f, syms, member)
+}
+
+func fatbinKeyString(k fatbinKey) string {
+	return fmt.Sprintf("fatbin:%s:%s:%d:%x", k.section, k.kind, k.arch, k.digest)
+}
+
+// addCode adds one feature per executable section of at least 16 bytes that holds a global or local
+// function symbol to locate it by.
+func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member string) error {
+	for i, sec := range f.File.Sections {
+		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_ALLOC == 0 || sec.Flags&elf.SHF_EXECINSTR == 0 || sec.Size < 16 || sec.Size > 64<<20 {
+			continue
+		}
+		var anchor *binfmt.ELFSymbol
+		for j := range syms {
+			s := &syms[j]
+			if int(s.SectionIndex) == i && s.Type == elf.STT_FUNC && s.Name != "" {
+				if anchor == nil || s.Bind == elf.STB_GLOBAL && anchor.Bind != elf.STB_GLOBAL {
+					anchor = s
+				}
+			}
+		}
+		if anchor == nil {
+			continue
+		}
+		m, err := f.MaskedSection(i)
+		if err != nil {
+			return err
+		}
+		h := blake3.Sum256(m.Data)
+		c.Features = append(c.Features, Feature{Kind: Code, Key: fmt.Sprintf("code:%s:%x", sec.Name, h),
+			Label:  fmt.Sprintf("code section %s of %s (%d bytes, %d masked)", sec.Name, member, m.Size, m.MaskedBytes()),
+			Member: member, Section: sec.Name,
+			code:   &codeSection{data: m.Data, mask: m.Mask, symbol: anchor.Name, symOff: anchor.Value}})
+	}
+	return nil
+}

@@ -1,0 +1,252 @@
+package evidence
+
+import (
+	"fmt"
+	"sort"
+)
+
+// Outcome is Match's answer for one library.
+type Outcome string
+
+const (
+	Matched    Outcome = "matched"     // one candidate's distinguishing content is inside
+	Identical  Outcome = "identical"   // the candidates do not differ in content; their common content is inside
+	NoneInside Outcome = "none-inside" // no candidate's content is inside
+	Unprovable Outcome = "unprovable"  // the copies differ, but what tells them apart is not in the binary (LTO, gc)
+)
+
+// Presence is what the binary says about one feature.
+type Presence string
+
+const (
+	Present Presence = "present"
+	Absent  Presence = "absent"
+	Unknown Presence = "unknown" // cannot be told (a symbol or code feature in a binary without .symtab)
+)
+
+// FeatureResult is one feature and its presence in the binary.
+type FeatureResult struct {
+	Feature
+	Presence Presence
+}
+
+// CandidateResult is one candidate's evidence.
+type CandidateResult struct {
+	Path    string
+	Matched bool // true for the copy found inside; for every copy when the outcome is Identical
+	// Distinct are the features no other candidate has, with their presence in the binary.
+	Distinct []FeatureResult
+	// CommonPresent counts the features shared by all candidates that are present.
+	CommonPresent int
+	LTO           bool
+}
+
+// Result is Match's answer.
+type Result struct {
+	Outcome    Outcome
+	Confidence string // "certain", "likely", "weak"; "" for NoneInside
+	Candidates []CandidateResult
+	Notes      []string
+}
+
+// MatchedPaths returns the paths of the matched candidates.
+func (r *Result) MatchedPaths() []string {
+	var out []string
+	for _, c := range r.Candidates {
+		if c.Matched {
+			out = append(out, c.Path)
+		}
+	}
+	return out
+}
+
+// weight ranks how strongly one present feature proves a copy: device code and machine code are
+// proofs, a string literal nearly so, a symbol size a hint.
+func weight(k FeatureKind) int {
+	switch k {
+	case Fatbin, Code:
+		return 4
+	case String:
+		return 3
+	}
+	return 1
+}
+
+// Match decides which candidate copy's content is inside the binary. For each candidate it keeps the
+// features unique to it among the candidates and tests each in the binary; a missing section is never
+// counted against a copy (--gc-sections drops unused ones), only presence decides.
+func Match(b *Binary, cands []*Candidate) (*Result, error) {
+	count := map[string]int{}
+	for _, c := range cands {
+		seen := map[string]bool{}
+		for _, f := range c.Features {
+			if !seen[f.Key] {
+				seen[f.Key] = true
+				count[f.Key]++
+			}
+		}
+	}
+	// All strings to look for, in one pass over the binary.
+	var wanted []string
+	seenStr := map[string]bool{}
+	for _, c := range cands {
+		for _, f := range c.Features {
+			if f.Kind == String && !seenStr[f.value] {
+				seenStr[f.value] = true
+				wanted = append(wanted, f.value)
+			}
+		}
+	}
+	strs := b.presentStrings(wanted)
+	presence := func(f Feature) (Presence, error) {
+		switch f.Kind {
+		case String:
+			if strs[f.value] {
+				return Present, nil
+			}
+			return Absent, nil
+		case Symbol:
+			if err := b.loadSymbols(); err != nil {
+				return Unknown, err
+			}
+			if !b.hasSymtab {
+				return Unknown, nil
+			}
+			for _, s := range b.symbols[f.value] {
+				if s.Size == f.size {
+					return Present, nil
+				}
+			}
+			return Absent, nil
+		case Fatbin:
+			ok, err := b.hasFatbin(f.fatbin)
+			if err != nil {
+				return Unknown, err
+			}
+			if ok {
+				return Present, nil
+			}
+			return Absent, nil
+		case Code:
+			ok, known, err := b.hasCode(f.code)
+			if err != nil || !known {
+				return Unknown, err
+			}
+			if ok {
+				return Present, nil
+			}
+			return Absent, nil
+		}
+		return Unknown, nil
+	}
+	res := &Result{}
+	scores := make([]int, len(cands))
+	anyDistinct, anyLTO := false, false
+	for i, c := range cands {
+		cr := CandidateResult{Path: c.Path, LTO: c.LTO}
+		anyLTO = anyLTO || c.LTO
+		seen := map[string]bool{}
+		for _, f := range c.Features {
+			if seen[f.Key] {
+				continue
+			}
+			seen[f.Key] = true
+			p, err := presence(f)
+			if err != nil {
+				return nil, err
+			}
+			if count[f.Key] == len(cands) {
+				if p == Present {
+					cr.CommonPresent++
+				}
+				continue
+			}
+			if count[f.Key] == 1 {
+				anyDistinct = true
+				cr.Distinct = append(cr.Distinct, FeatureResult{f, p})
+				if p == Present {
+					scores[i] += weight(f.Kind)
+				}
+			}
+		}
+		sort.SliceStable(cr.Distinct, func(a, b int) bool { return weight(cr.Distinct[a].Kind) > weight(cr.Distinct[b].Kind) })
+		res.Candidates = append(res.Candidates, cr)
+	}
+	if !b.hasSymtab {
+		res.Notes = append(res.Notes, "the binary has no .symtab (stripped): strings and fatbinary entries decide; symbol and code features are unknown")
+	}
+	if anyLTO {
+		res.Notes = append(res.Notes, "a candidate carries LTO intermediate code: its machine code is made at link time, so only strings and names can match")
+	}
+	common := 0
+	for _, cr := range res.Candidates {
+		common += cr.CommonPresent
+	}
+	if !anyDistinct && len(cands) > 1 || len(cands) == 1 {
+		// Nothing tells the copies apart (or there is one copy): their shared content decides.
+		if common > 0 {
+			res.Outcome = Identical
+			if len(cands) == 1 {
+				res.Outcome = Matched
+			}
+			res.Confidence = confidenceOf(common * 3)
+			for i := range res.Candidates {
+				res.Candidates[i].Matched = true
+			}
+			return res, nil
+		}
+		res.Outcome = NoneInside
+		return res, nil
+	}
+	best, second := -1, 0
+	for i, s := range scores {
+		if s > 0 && (best < 0 || s > scores[best]) {
+			if best >= 0 {
+				second = scores[best]
+			}
+			best = i
+		} else if s > second {
+			second = s
+		}
+	}
+	switch {
+	case best >= 0:
+		res.Outcome = Matched
+		res.Candidates[best].Matched = true
+		res.Confidence = confidenceOf(scores[best])
+		if second > 0 {
+			res.Confidence = "weak"
+			res.Notes = append(res.Notes, fmt.Sprintf("distinguishing content of more than one copy is present (scores %v); the highest wins", scores))
+		}
+		var absentOwn, unknownOwn int
+		for _, f := range res.Candidates[best].Distinct {
+			switch f.Presence {
+			case Absent:
+				absentOwn++
+			case Unknown:
+				unknownOwn++
+			}
+		}
+		if absentOwn > 0 {
+			res.Notes = append(res.Notes, fmt.Sprintf("%d distinguishing feature(s) of the matched copy are absent (unused sections are dropped by --gc-sections; this is not evidence against it)", absentOwn))
+		}
+	case common > 0:
+		res.Outcome = Unprovable
+		res.Confidence = "weak"
+		res.Notes = append(res.Notes, "content shared by the copies is inside, but none of what tells them apart is (LTO, inlining or --gc-sections left too little)")
+	default:
+		res.Outcome = NoneInside
+	}
+	return res, nil
+}
+
+// confidenceOf turns a score (sum of present feature weights) into words.
+func confidenceOf(score int) string {
+	switch {
+	case score >= 4:
+		return "certain"
+	case score >= 3:
+		return "likely"
+	}
+	return "weak"
+}
