@@ -320,7 +320,7 @@ func (r *reader) runDetails(s *graph.Step) {
 		}
 	}
 	for _, ll := range bo.LinkLibs {
-		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
+		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
 	}
 	if s.Live() {
 		r.runInputs(s, bo)

@@ -52,6 +52,8 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.SetErr(st.Err)
 	chk := newCheckCmd(st)
 	root.AddCommand(chk)
+	root.AddCommand(newWhichCmd(st))
+	root.AddCommand(newVerifyCmd(st))
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
 	root.Flags().AddFlagSet(chk.Flags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return chk.RunE(cmd, args) }

@@ -217,3 +217,46 @@ func (b *Binary) bytesAt(addr, n uint64) []byte {
 	}
 	return nil
 }
+
+// presence tests one feature; strs holds the strings already found by presentStrings.
+func (b *Binary) presence(f Feature, strs map[string]bool) (Presence, error) {
+	switch f.Kind {
+	case String:
+		if strs[f.value] {
+			return Present, nil
+		}
+		return Absent, nil
+	case Symbol:
+		if err := b.loadSymbols(); err != nil {
+			return Unknown, err
+		}
+		if !b.hasSymtab {
+			return Unknown, nil
+		}
+		for _, s := range b.symbols[f.value] {
+			if s.Size == f.size {
+				return Present, nil
+			}
+		}
+		return Absent, nil
+	case Fatbin:
+		ok, err := b.hasFatbin(f.fatbin)
+		if err != nil {
+			return Unknown, err
+		}
+		if ok {
+			return Present, nil
+		}
+		return Absent, nil
+	case Code:
+		ok, known, err := b.hasCode(f.code)
+		if err != nil || !known {
+			return Unknown, err
+		}
+		if ok {
+			return Present, nil
+		}
+		return Absent, nil
+	}
+	return Unknown, nil
+}

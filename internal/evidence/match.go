@@ -3,6 +3,7 @@ package evidence
 import (
 	"fmt"
 	"sort"
+	"strings"
 )
 
 // Outcome is Match's answer for one library.
@@ -76,13 +77,42 @@ func weight(k FeatureKind) int {
 // features unique to it among the candidates and tests each in the binary; a missing section is never
 // counted against a copy (--gc-sections drops unused ones), only presence decides.
 func Match(b *Binary, cands []*Candidate) (*Result, error) {
-	count := map[string]int{}
-	for _, c := range cands {
-		seen := map[string]bool{}
+	// Copies with the same content (an OUT_DIR archive and the rlib that bundles it, two identical
+	// builds) form one group: features are distinctive between groups, never within one.
+	keysOf := make([]map[string]bool, len(cands))
+	groupOf := make([]int, len(cands))
+	var groupKeys []string
+	for i, c := range cands {
+		keysOf[i] = map[string]bool{}
+		var ks []string
 		for _, f := range c.Features {
-			if !seen[f.Key] {
-				seen[f.Key] = true
-				count[f.Key]++
+			if !keysOf[i][f.Key] {
+				keysOf[i][f.Key] = true
+				ks = append(ks, f.Key)
+			}
+		}
+		sort.Strings(ks)
+		id := strings.Join(ks, "\x00")
+		groupOf[i] = -1
+		for g, k := range groupKeys {
+			if k == id {
+				groupOf[i] = g
+			}
+		}
+		if groupOf[i] < 0 {
+			groupOf[i] = len(groupKeys)
+			groupKeys = append(groupKeys, id)
+		}
+	}
+	ngroups := len(groupKeys)
+	count := map[string]int{} // feature key → number of groups holding it
+	for g := range groupKeys {
+		for i := range cands {
+			if groupOf[i] == g {
+				for k := range keysOf[i] {
+					count[k]++
+				}
+				break
 			}
 		}
 	}
@@ -98,50 +128,20 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		}
 	}
 	strs := b.presentStrings(wanted)
+	memo := map[string]Presence{}
 	presence := func(f Feature) (Presence, error) {
-		switch f.Kind {
-		case String:
-			if strs[f.value] {
-				return Present, nil
-			}
-			return Absent, nil
-		case Symbol:
-			if err := b.loadSymbols(); err != nil {
-				return Unknown, err
-			}
-			if !b.hasSymtab {
-				return Unknown, nil
-			}
-			for _, s := range b.symbols[f.value] {
-				if s.Size == f.size {
-					return Present, nil
-				}
-			}
-			return Absent, nil
-		case Fatbin:
-			ok, err := b.hasFatbin(f.fatbin)
-			if err != nil {
-				return Unknown, err
-			}
-			if ok {
-				return Present, nil
-			}
-			return Absent, nil
-		case Code:
-			ok, known, err := b.hasCode(f.code)
-			if err != nil || !known {
-				return Unknown, err
-			}
-			if ok {
-				return Present, nil
-			}
-			return Absent, nil
+		if p, ok := memo[f.Key]; ok {
+			return p, nil
 		}
-		return Unknown, nil
+		p, err := b.presence(f, strs)
+		if err == nil {
+			memo[f.Key] = p
+		}
+		return p, err
 	}
 	res := &Result{}
-	scores := make([]int, len(cands))
-	anyDistinct, anyLTO := false, false
+	scores := make([]int, ngroups)
+	anyLTO := false
 	for i, c := range cands {
 		cr := CandidateResult{Path: c.Path, LTO: c.LTO}
 		anyLTO = anyLTO || c.LTO
@@ -155,17 +155,15 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			if err != nil {
 				return nil, err
 			}
-			if count[f.Key] == len(cands) {
+			switch count[f.Key] {
+			case ngroups:
 				if p == Present {
 					cr.CommonPresent++
 				}
-				continue
-			}
-			if count[f.Key] == 1 {
-				anyDistinct = true
+			case 1:
 				cr.Distinct = append(cr.Distinct, FeatureResult{f, p})
-				if p == Present {
-					scores[i] += weight(f.Kind)
+				if p == Present && (i == firstOf(groupOf, groupOf[i])) {
+					scores[groupOf[i]] += weight(f.Kind)
 				}
 			}
 		}
@@ -180,31 +178,33 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 	}
 	common := 0
 	for _, cr := range res.Candidates {
-		common += cr.CommonPresent
+		if cr.CommonPresent > common {
+			common = cr.CommonPresent
+		}
 	}
-	if !anyDistinct && len(cands) > 1 || len(cands) == 1 {
+	if ngroups == 1 {
 		// Nothing tells the copies apart (or there is one copy): their shared content decides.
-		if common > 0 {
-			res.Outcome = Identical
-			if len(cands) == 1 {
-				res.Outcome = Matched
-			}
-			res.Confidence = confidenceOf(common * 3)
-			for i := range res.Candidates {
-				res.Candidates[i].Matched = true
-			}
+		if common == 0 {
+			res.Outcome = NoneInside
 			return res, nil
 		}
-		res.Outcome = NoneInside
+		res.Outcome = Matched
+		if len(cands) > 1 {
+			res.Outcome = Identical
+		}
+		res.Confidence = confidenceOf(common * 3)
+		for i := range res.Candidates {
+			res.Candidates[i].Matched = true
+		}
 		return res, nil
 	}
 	best, second := -1, 0
-	for i, s := range scores {
+	for g, s := range scores {
 		if s > 0 && (best < 0 || s > scores[best]) {
 			if best >= 0 {
 				second = scores[best]
 			}
-			best = i
+			best = g
 		} else if s > second {
 			second = s
 		}
@@ -212,19 +212,18 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 	switch {
 	case best >= 0:
 		res.Outcome = Matched
-		res.Candidates[best].Matched = true
+		for i := range res.Candidates {
+			res.Candidates[i].Matched = groupOf[i] == best
+		}
 		res.Confidence = confidenceOf(scores[best])
 		if second > 0 {
 			res.Confidence = "weak"
 			res.Notes = append(res.Notes, fmt.Sprintf("distinguishing content of more than one copy is present (scores %v); the highest wins", scores))
 		}
-		var absentOwn, unknownOwn int
-		for _, f := range res.Candidates[best].Distinct {
-			switch f.Presence {
-			case Absent:
+		absentOwn := 0
+		for _, f := range res.Candidates[firstOf(groupOf, best)].Distinct {
+			if f.Presence == Absent {
 				absentOwn++
-			case Unknown:
-				unknownOwn++
 			}
 		}
 		if absentOwn > 0 {
@@ -238,6 +237,15 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		res.Outcome = NoneInside
 	}
 	return res, nil
+}
+
+func firstOf(groupOf []int, g int) int {
+	for i, x := range groupOf {
+		if x == g {
+			return i
+		}
+	}
+	return -1
 }
 
 // confidenceOf turns a score (sum of present feature weights) into words.

@@ -91,8 +91,9 @@ type Config struct {
 
 // Link is a native library a build-script run tells rustc to link.
 type Link struct {
-	Kind string // "static", "dylib", "framework", "" (default)
-	Name string // as printed, e.g. "groth16_cuda"
+	Kind      string // "static", "dylib", "framework", "" (default)
+	Modifiers string // e.g. "+whole-archive,-bundle"
+	Name      string // as printed, e.g. "groth16_cuda"
 	// Path is the library file found in the step's link-search folders ("" when none was found).
 	Path string
 }

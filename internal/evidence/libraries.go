@@ -1,0 +1,160 @@
+package evidence
+
+import (
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// Copy is one candidate copy of a native library found in a Cargo build folder.
+type Copy struct {
+	Path    string
+	Size    int64 // bytes
+	MTimeNS int64 // nanoseconds since the epoch
+	// Step is the unit that made the copy: the build-script run for an OUT_DIR archive, the lib unit
+	// for an rlib that bundles it.
+	Step *graph.Step
+	// Bundled is true for an rlib that carries the library's objects as members (rustc's default
+	// `+bundle` for static libraries of lib crates).
+	Bundled bool
+}
+
+// Library is one library name and its copies.
+type Library struct {
+	Name   string // as linked: "groth16_cuda" for libgroth16_cuda.a
+	Copies []Copy
+}
+
+// LibName turns "libgroth16_cuda.a", "groth16_cuda" or a path into the link name "groth16_cuda".
+func LibName(s string) string {
+	s = filepath.Base(s)
+	s = strings.TrimPrefix(s, "lib")
+	s = strings.TrimSuffix(s, ".a")
+	return s
+}
+
+// FindRoot returns the root (or the rustc unit's deps/ file) that is the binary at path: same path,
+// else same device and inode. nil when the binary is not in the graph (a copied or hand-linked file).
+func FindRoot(g *graph.Graph, path string) *graph.Root {
+	abs, _ := filepath.Abs(path)
+	st, err := os.Stat(abs)
+	for _, r := range g.Roots {
+		if r.File.Path == abs {
+			return r
+		}
+		if err == nil {
+			if rs, err2 := os.Stat(r.File.Path); err2 == nil && os.SameFile(st, rs) {
+				return r
+			}
+		}
+	}
+	// A deps/ file: its name carries the unit hash.
+	base := filepath.Base(abs)
+	if i := strings.LastIndexByte(base, '-'); i > 0 && len(base)-i-1 >= 16 {
+		h := base[i+1 : i+17]
+		for _, s := range g.Steps {
+			if s.Kind == graph.Rustc && s.Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.Config.ProfileDir)) {
+				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Unit: s, TiedBy: "name"}
+			}
+		}
+	}
+	return nil
+}
+
+// Libraries lists the native static libraries to examine for a binary and every copy of each in the
+// build folder: all `build/*/out/lib<name>.a` of every profile, and the rlibs that bundle one. only
+// (a link name or file name) limits it to one library; with a root, the libraries are those its
+// build-script runs link; without, every library name found in an OUT_DIR.
+func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
+	names := map[string]bool{}
+	switch {
+	case only != "":
+		names[LibName(only)] = true
+	case root != nil && root.Unit != nil:
+		for _, s := range root.Reach() {
+			for _, l := range s.Links {
+				if l.Kind == "static" || l.Kind == "" {
+					names[l.Name] = true
+				}
+			}
+		}
+	default:
+		for _, s := range g.Steps {
+			for _, o := range s.Outputs {
+				if b := filepath.Base(o.Path); s.Kind == graph.BuildScriptRun && strings.HasPrefix(b, "lib") && strings.HasSuffix(b, ".a") {
+					names[LibName(b)] = true
+				}
+			}
+		}
+	}
+	var out []Library
+	for n := range names {
+		lib := Library{Name: n}
+		for _, s := range g.Steps {
+			if s.Kind != graph.BuildScriptRun {
+				continue
+			}
+			for _, o := range s.Outputs {
+				if filepath.Base(o.Path) == "lib"+n+".a" {
+					lib.Copies = append(lib.Copies, Copy{Path: o.Path, Size: o.Size, MTimeNS: o.MTimeNS, Step: s})
+				}
+			}
+			if !linksStatic(s, n) {
+				continue
+			}
+			for _, d := range s.Dependents {
+				if d.Kind != graph.Rustc || !strings.HasPrefix(d.Target, "lib-") {
+					continue
+				}
+				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.Config.ProfileDir, "deps", "lib*-"+d.Hash+".rlib"))
+				for _, p := range m {
+					if st, err := os.Stat(p); err == nil {
+						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})
+					}
+				}
+			}
+		}
+		sort.Slice(lib.Copies, func(i, j int) bool { return lib.Copies[i].Path < lib.Copies[j].Path })
+		lib.Copies = dedupe(lib.Copies)
+		out = append(out, lib)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func linksStatic(s *graph.Step, name string) bool {
+	for _, l := range s.Links {
+		if l.Name == name && (l.Kind == "static" || l.Kind == "") && !strings.Contains(l.Modifiers, "-bundle") {
+			return true
+		}
+	}
+	return false
+}
+
+func dedupe(cs []Copy) []Copy {
+	var out []Copy
+	for i, c := range cs {
+		if i > 0 && cs[i-1].Path == c.Path {
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// FileKey identifies a file's content version for caches: device, inode, size and mtime.
+func FileKey(path string) (key [4]uint64, ok bool) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return key, false
+	}
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok {
+		return key, false
+	}
+	return [4]uint64{uint64(sys.Dev), sys.Ino, uint64(st.Size()), uint64(st.ModTime().UnixNano())}, true
+}
