@@ -73,6 +73,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	g.MarkLive()
 	r.readBuildDirs()
 	r.readDetails()
+	r.readSources()
 	sort.Slice(g.Problems, func(i, j int) bool { return g.Problems[i].Path < g.Problems[j].Path })
 	return g, nil
 }

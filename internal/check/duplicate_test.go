@@ -22,9 +22,10 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 	none(t, fs, "duplicate-native-artifact")
 
 	p.Cargo("build", "--release", "--features", "timing")
+	var lastFS []check.Finding
 	linked := func() (check.Finding, map[string]string) {
 		fs, g := p.Check()
-		noErrors(t, fs)
+		lastFS = fs
 		f := one(t, fs, "duplicate-native-artifact")
 		// features of the run that made each copy, from the graph
 		feats := map[string]string{}
@@ -36,6 +37,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		return f, feats
 	}
 	f, feats := linked()
+	noErrors(t, lastFS) // the binary links the newest copy
 	if len(f.Subjects) != 2 {
 		t.Fatalf("want both copies as subjects, got %v", f.Subjects)
 	}
@@ -83,5 +85,13 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 	}
 	if linkedCopy == "" || feats[linkedCopy] != "" {
 		t.Fatalf("after switching back the binary should link the default copy; evidence:\n%s", testutil.Dump([]check.Finding{f}))
+	}
+	// The bytes agree, and say the copy inside is older than the timing copy: linked-copy-not-newest.
+	lc := one(t, lastFS, "linked-copy-not-newest")
+	if lc.Subjects[0] != p.Path("target/release/app") || lc.Subjects[1] != linkedCopy || feats[lc.Subjects[2]] != "timing" {
+		t.Fatalf("unexpected linked-copy-not-newest:\n%s", testutil.Dump([]check.Finding{lc}))
+	}
+	if !strings.Contains(lc.Message, "proven by content") {
+		t.Errorf("message lacks the content proof: %s", lc.Message)
 	}
 }

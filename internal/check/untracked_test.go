@@ -10,7 +10,8 @@ import (
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
 
-const groth16V1 = "#include <stdio.h>\nint native_run(void) { return 1; }\n"
+// groth16V1 is the C stand-in of the story's CUDA source; the timing feature passes -DTIMING.
+const groth16V1 = "#include <stdio.h>\nint native_run(void) {\n#ifdef TIMING\n  fputs(\"CUZK_TIMING msm\\n\", stderr);\n#endif\n  return 1;\n}\n"
 const groth16V2 = "#include <stdio.h>\nint native_run(void) { fputs(\"TIMING_V2 msm split\\n\", stderr); return 1; }\n"
 
 // S01: an edited GPU source (a C stand-in) that Cargo never rebuilds because build.rs declares only itself.

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/report"
 )
 
@@ -63,6 +65,11 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 			return &ExitError{2, err}
 		}
 		return &ExitError{2, err}
+	}
+	if !fl.noNative {
+		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
+		stateDir, _ := digest.DefaultDir()
+		evidence.Annotate(g, stateDir)
 	}
 	findings := check.Run(g, check.Options{})
 	tool := report.Tool{Name: "stalecheck", Version: Version}

@@ -212,7 +212,7 @@ func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member s
 		c.Features = append(c.Features, Feature{Kind: Code, Key: fmt.Sprintf("code:%s:%x", sec.Name, h),
 			Label:  fmt.Sprintf("code section %s of %s (%d bytes, %d masked)", sec.Name, member, m.Size, m.MaskedBytes()),
 			Member: member, Section: sec.Name,
-			code:   &codeSection{data: m.Data, mask: m.Mask, symbol: anchor.Name, symOff: anchor.Value}})
+			code: &codeSection{data: m.Data, mask: m.Mask, symbol: anchor.Name, symOff: anchor.Value}})
 	}
 	return nil
 }

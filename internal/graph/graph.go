@@ -150,6 +150,13 @@ type Step struct {
 	DanglingDeps []string
 	// Roots are the roots that reach this step through the deps chain (filled by MarkLive).
 	Roots []*Root
+
+	// Where Cargo takes the package from (internal/cargo/source.go).
+	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
+	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored
+	// source replacing a registry), "git" or "" when unknown.
+	Source   string
+	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
 }
 
 // Live reports whether any root reaches the step.
@@ -180,6 +187,20 @@ type Problem struct {
 	Err  string
 }
 
+// ContentMatch is what a binary's own bytes say about the copies of one library (filled by
+// internal/evidence.Annotate where copies are duplicated or shadow each other).
+type ContentMatch struct {
+	Root    *Root
+	Library string   // link name, e.g. "groth16_cuda"
+	Copies  []string // the candidate copies compared (OUT_DIR archives)
+	Matched []string // the copies whose distinguishing content is inside
+	// Outcome is "matched", "identical", "none-inside" or "unprovable"; Confidence "certain", "likely", "weak".
+	Outcome, Confidence string
+	// Evidence names the distinguishing features found inside (for messages).
+	Evidence []string
+	Cached   bool // the answer came from the cache (same inodes, sizes and mtimes)
+}
+
 // Graph is everything one adapter read about one build tree.
 type Graph struct {
 	System      string // "cargo"
@@ -193,6 +214,37 @@ type Graph struct {
 	Problems    []Problem
 	// Notes are facts about how the graph was read that a user should know (e.g. a tie left unresolved).
 	Notes []string
+	// Content holds content evidence about linked copies (see ContentMatch).
+	Content []ContentMatch
+
+	// CargoHome is the $CARGO_HOME the graph was read with (rerun-if-changed paths under its registry/
+	// and git/ folders are not watched by Cargo).
+	CargoHome string
+	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
+	// live units and every [patch] path (internal/cargo/source.go).
+	Copies []*PackageCopy
+}
+
+// PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
+// (registry, directory source, git checkout), or a [patch] path of the workspace.
+type PackageCopy struct {
+	Name    string
+	Version string // from the folder's Cargo.toml
+	Root    string
+	// Source is "registry", "directory", "git" for a copy Cargo builds from, "patch" for a [patch] path.
+	Source   string
+	SourceID string // Cargo.lock's source ("" for a patch path)
+	// Patch is the [patch] table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
+	Patch string
+	// Used is true when some unit on disk was built from this folder.
+	Used bool
+	// UnusedPatch is true when Cargo.lock lists the package and version under [[patch.unused]].
+	UnusedPatch bool
+	// Since is the earliest last build (reference mtime, ns) of the live units of package Name;
+	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
+	Since       int64
+	Edited      []FileInfo
+	EditedCount int
 }
 
 // AddProblem records an unreadable record.

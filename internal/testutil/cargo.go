@@ -13,6 +13,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -116,6 +117,7 @@ func (p *Project) Check() ([]check.Finding, *graph.Graph) {
 	if err != nil {
 		p.T.Fatal(err)
 	}
+	evidence.Annotate(g, "") // as the CLI does, without the cache
 	return check.Run(g, check.Options{}), g
 }
 

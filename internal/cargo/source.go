@@ -1,0 +1,363 @@
+package cargo
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// Where Cargo takes each package from, read offline (no Cargo run):
+//   - the package root of each unit: build-script units know it from rustc's `.d` of the script; live
+//     rustc units from their rustc `.d` in deps/ (its first input is the crate root file);
+//   - the version from the root's Cargo.toml;
+//   - the source from where the root lies ($CARGO_HOME/registry, $CARGO_HOME/git) and Cargo.lock's
+//     `source` of that name and version (absent: a path package; `registry+`: a registry, which a root
+//     outside $CARGO_HOME means is replaced by a directory or vendored source; `git+`: a git checkout);
+//   - the workspace's [patch] paths (Cargo.toml and .cargo/config.toml) and Cargo.lock's
+//     [[patch.unused]] list.
+// Then every folder a live package may be built from (and every [patch] path) is scanned for files
+// modified after the package's live units were last built (graph.PackageCopy).
+
+// lockFile is the part of Cargo.lock this reads.
+type lockFile struct {
+	Package []struct {
+		Name    string `toml:"name"`
+		Version string `toml:"version"`
+		Source  string `toml:"source"`
+	} `toml:"package"`
+	Patch struct {
+		Unused []struct {
+			Name    string `toml:"name"`
+			Version string `toml:"version"`
+		} `toml:"unused"`
+	} `toml:"patch"`
+}
+
+type patchPath struct {
+	table string // "[patch.crates-io] in /ws/Cargo.toml"
+	name  string // the package name (the `package` key when renamed, else the key)
+	path  string
+}
+
+// readSources fills Step.Version, Source and SourceID, Graph.CargoHome and Graph.Copies.
+func (r *reader) readSources() {
+	g := r.g
+	g.CargoHome = r.opt.CargoHome
+	var lock lockFile
+	if r.l.Workspace != "" {
+		lp := filepath.Join(r.l.Workspace, "Cargo.lock")
+		if _, err := toml.DecodeFile(lp, &lock); err != nil && !os.IsNotExist(err) {
+			r.problem(lp, err)
+		}
+	}
+	lockSrc := map[string]string{} // "name version" -> source
+	for _, p := range lock.Package {
+		lockSrc[p.Name+" "+p.Version] = p.Source
+	}
+	unused := map[string]bool{}
+	for _, u := range lock.Patch.Unused {
+		unused[u.Name+" "+u.Version] = true
+	}
+
+	// Package roots of live rustc units that their Cargo dep-info did not give (registry, git, directory).
+	var need []*graph.Step
+	for _, s := range g.Steps {
+		if s.Kind == graph.Rustc && s.PackageRoot == "" && s.Live() {
+			need = append(need, s)
+		}
+	}
+	parallel(len(need), func(i int) { need[i].PackageRoot = r.rustcPackageRoot(need[i]) })
+
+	versions := map[string]string{}
+	version := func(root string) string {
+		v, ok := versions[root]
+		if !ok {
+			v = manifestVersion(root, r.l.Workspace)
+			versions[root] = v
+		}
+		return v
+	}
+	for _, s := range g.Steps {
+		if s.PackageRoot == "" {
+			continue
+		}
+		s.Version = version(s.PackageRoot)
+		s.SourceID = lockSrc[s.Package+" "+s.Version]
+		s.Source = classifySource(s.PackageRoot, s.SourceID, s.PathPackage, r.opt.CargoHome, r.l.Workspace)
+		if s.Source == "path" {
+			s.SourceID = ""
+		}
+	}
+
+	// The copies: non-path roots of live units, then the [patch] paths.
+	since := map[string]int64{} // package name -> earliest reference of its live units
+	byRoot := map[string]*graph.PackageCopy{}
+	usedRoots := map[string]bool{}
+	for _, s := range g.Steps {
+		if s.PackageRoot != "" {
+			usedRoots[s.PackageRoot] = true
+		}
+		if !s.Live() || s.Failed != "" || !s.Reference.Exists {
+			continue
+		}
+		if cur, ok := since[s.Package]; !ok || s.Reference.MTimeNS < cur {
+			since[s.Package] = s.Reference.MTimeNS
+		}
+		if s.PackageRoot == "" || s.Source == "path" || s.Source == "" || byRoot[s.PackageRoot] != nil {
+			continue
+		}
+		byRoot[s.PackageRoot] = &graph.PackageCopy{Name: s.Package, Version: s.Version, Root: s.PackageRoot,
+			Source: s.Source, SourceID: s.SourceID, Used: true}
+	}
+	var copies []*graph.PackageCopy
+	for _, c := range byRoot {
+		copies = append(copies, c)
+	}
+	for _, p := range r.patchPaths() {
+		c := &graph.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
+			Used: usedRoots[p.path]}
+		c.UnusedPatch = unused[c.Name+" "+c.Version]
+		if prev := byRoot[p.path]; prev != nil {
+			prev.Patch = p.table
+			continue
+		}
+		copies = append(copies, c)
+	}
+	sort.Slice(copies, func(i, j int) bool { return copies[i].Root < copies[j].Root })
+	parallel(len(copies), func(i int) {
+		c := copies[i]
+		ns, ok := since[c.Name]
+		if !ok {
+			return
+		}
+		c.Since = ns
+		c.Edited, c.EditedCount = editedFiles(c.Root, ns, []string{r.l.BuildDir, r.l.TargetDir})
+	})
+	g.Copies = copies
+}
+
+// rustcPackageRoot finds a rustc unit's package root from its rustc `.d` file in deps/: the first
+// input is the crate root file; the package root is the nearest folder above it with a Cargo.toml.
+func (r *reader) rustcPackageRoot(s *graph.Step) string {
+	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+		if !strings.HasSuffix(p, ".d") {
+			continue
+		}
+		ins, err := r.parseRustcDepfile(p)
+		if err != nil || len(ins) == 0 {
+			continue
+		}
+		if root := manifestDir(ins[0]); root != "" {
+			return root
+		}
+	}
+	return ""
+}
+
+// UnitPackageRoot returns a unit's package root: the one the graph holds, else (for a unit that is not
+// live, whose details were not read) the one its rustc `.d` file in deps/ gives. "" when unknown.
+func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
+	if s.PackageRoot != "" {
+		return s.PackageRoot
+	}
+	if s.Kind != graph.Rustc {
+		return ""
+	}
+	dir := filepath.Join(g.BuildDir, s.Config.ProfileDir, "deps")
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	r := &reader{g: g, l: &Layout{Workspace: g.Workspace, BuildDir: g.BuildDir, TargetDir: g.TargetDir}}
+	for _, e := range ents {
+		if strings.HasSuffix(e.Name(), "-"+s.Hash+".d") {
+			ins, err := r.parseRustcDepfile(filepath.Join(dir, e.Name()))
+			if err == nil && len(ins) > 0 {
+				return manifestDir(ins[0])
+			}
+		}
+	}
+	return ""
+}
+
+// ManifestVersion returns the version in a package folder's Cargo.toml ("" when unreadable);
+// `version.workspace = true` is taken from the workspace's [workspace.package].
+func ManifestVersion(root, workspace string) string { return manifestVersion(root, workspace) }
+
+func manifestDir(file string) string {
+	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return ""
+		}
+	}
+}
+
+func manifestVersion(root, workspace string) string {
+	var doc struct {
+		Package struct {
+			Version any `toml:"version"`
+		} `toml:"package"`
+	}
+	if _, err := toml.DecodeFile(filepath.Join(root, "Cargo.toml"), &doc); err != nil {
+		return ""
+	}
+	switch v := doc.Package.Version.(type) {
+	case string:
+		return v
+	case map[string]any:
+		if v["workspace"] == true && workspace != "" {
+			var ws struct {
+				Workspace struct {
+					Package struct {
+						Version string `toml:"version"`
+					} `toml:"package"`
+				} `toml:"workspace"`
+			}
+			if _, err := toml.DecodeFile(filepath.Join(workspace, "Cargo.toml"), &ws); err == nil {
+				return ws.Workspace.Package.Version
+			}
+		}
+	case nil:
+		return "0.0.0" // Cargo's default when a package states no version (1.75+)
+	}
+	return ""
+}
+
+// classifySource says where a package root lies for Cargo.
+func classifySource(root, lockSource string, pathPackage bool, cargoHome, workspace string) string {
+	if cargoHome != "" {
+		switch {
+		case under(root, filepath.Join(cargoHome, "registry")):
+			return "registry"
+		case under(root, filepath.Join(cargoHome, "git")):
+			return "git"
+		}
+	}
+	switch {
+	case strings.HasPrefix(lockSource, "registry+"), strings.HasPrefix(lockSource, "sparse+"):
+		return "directory" // a registry package taken from elsewhere: a directory or vendored source
+	case strings.HasPrefix(lockSource, "git+"):
+		return "directory" // a git package outside $CARGO_HOME/git: vendored
+	case lockSource != "":
+		return "directory"
+	case pathPackage, workspace != "" && (root == workspace || under(root, workspace)):
+		return "path"
+	}
+	if workspace != "" {
+		return "path" // Cargo.lock has no source for it: a path package outside the workspace
+	}
+	return ""
+}
+
+// patchPaths reads the [patch.<registry>] path entries of the workspace manifest and of the
+// workspace's .cargo/config.toml.
+func (r *reader) patchPaths() []patchPath {
+	ws := r.l.Workspace
+	if ws == "" {
+		return nil
+	}
+	var out []patchPath
+	for _, f := range []struct{ file, base string }{
+		{filepath.Join(ws, "Cargo.toml"), ws},
+		{filepath.Join(ws, ".cargo", "config.toml"), ws},
+	} {
+		var doc struct {
+			Patch map[string]map[string]any `toml:"patch"`
+		}
+		if _, err := toml.DecodeFile(f.file, &doc); err != nil {
+			continue
+		}
+		regs := make([]string, 0, len(doc.Patch))
+		for reg := range doc.Patch {
+			regs = append(regs, reg)
+		}
+		sort.Strings(regs)
+		for _, reg := range regs {
+			names := make([]string, 0, len(doc.Patch[reg]))
+			for n := range doc.Patch[reg] {
+				names = append(names, n)
+			}
+			sort.Strings(names)
+			for _, n := range names {
+				spec, ok := doc.Patch[reg][n].(map[string]any)
+				if !ok {
+					continue
+				}
+				p, ok := spec["path"].(string)
+				if !ok {
+					continue
+				}
+				if !filepath.IsAbs(p) {
+					p = filepath.Join(f.base, p)
+				}
+				name := n
+				if pk, ok := spec["package"].(string); ok {
+					name = pk
+				}
+				out = append(out, patchPath{table: "[patch." + reg + "] in " + f.file, name: name, path: filepath.Clean(p)})
+			}
+		}
+	}
+	return out
+}
+
+// cargoMetaFiles are files Cargo itself writes into a package copy; they say nothing about edits.
+var cargoMetaFiles = map[string]bool{".cargo-ok": true, ".cargo_vcs_info.json": true, ".cargo-checksum.json": true}
+
+// editedFiles lists the files under root modified after ns, newest first (at most 20) and their count.
+// Build outputs, VCS data and nested packages are skipped; symlinks are not followed.
+func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
+	var out []graph.FileInfo
+	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if e.IsDir() {
+			if p == root {
+				return nil
+			}
+			n := e.Name()
+			if n == "target" || n == ".git" {
+				return fs.SkipDir
+			}
+			for _, d := range skip {
+				if d != "" && p == d {
+					return fs.SkipDir
+				}
+			}
+			if _, err := os.Stat(filepath.Join(p, "Cargo.toml")); err == nil {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if !e.Type().IsRegular() || cargoMetaFiles[e.Name()] {
+			return nil
+		}
+		st, err := e.Info()
+		if err != nil || st.ModTime().UnixNano() <= ns {
+			return nil
+		}
+		out = append(out, graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
+		return nil
+	})
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].MTimeNS != out[j].MTimeNS {
+			return out[i].MTimeNS > out[j].MTimeNS
+		}
+		return out[i].Path < out[j].Path
+	})
+	n := len(out)
+	if len(out) > 20 {
+		out = out[:20]
+	}
+	return out, n
+}

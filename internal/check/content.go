@@ -1,0 +1,204 @@
+package check
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// runOf returns the build-script run whose OUT_DIR holds path.
+func runOf(g *graph.Graph, path string) *graph.Step {
+	for _, s := range g.Steps {
+		if s.Kind == graph.BuildScriptRun && s.OutDir != "" && strings.HasPrefix(path, s.OutDir+string(filepath.Separator)) {
+			return s
+		}
+	}
+	return nil
+}
+
+// linkedCopyNotNewest: content evidence shows the binary holds an older copy of a library than the
+// newest on disk (newest = the copy whose build-script run's `output` is latest), among the copies one
+// package's runs made in the root's profile folder. Checked only where duplicates exist.
+func linkedCopyNotNewest(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, cm := range g.Content {
+		if cm.Outcome != "matched" || len(cm.Matched) == 0 {
+			continue
+		}
+		matchedRun := runOf(g, cm.Matched[0])
+		if matchedRun == nil {
+			continue
+		}
+		var newest *graph.Step
+		newestPath := ""
+		for _, p := range cm.Copies {
+			s := runOf(g, p)
+			if s == nil || s.Package != matchedRun.Package || s.Failed != "" || !s.Reference.Exists {
+				continue
+			}
+			if newest == nil || s.Reference.MTimeNS > newest.Reference.MTimeNS {
+				newest, newestPath = s, p
+			}
+		}
+		if newest == nil || newest == matchedRun || newest.Reference.MTimeNS <= matchedRun.Reference.MTimeNS {
+			continue
+		}
+		root := cm.Root
+		f := Finding{
+			Rule: "linked-copy-not-newest", Severity: Error,
+			Message: fmt.Sprintf("%s holds the copy of lib%s.a made by the run at %s (%s, features %s), not the newest copy, made at %s (%s, features %s); proven by content (%s): %s",
+				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(matchedRun.Config.Features),
+				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Config.Features), cm.Confidence, strings.Join(cm.Evidence, "; ")),
+			Subjects: []string{root.File.Path, cm.Matched[0], newestPath},
+			Roots:    []string{root.File.Path},
+			Evidence: []Evidence{
+				{Kind: "root", Path: root.File.Path, MTimeNS: root.File.MTimeNS, Size: root.File.Size},
+				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s, %s", cm.Outcome, cm.Confidence, unitName(matchedRun), configString(matchedRun.Config))},
+				{Kind: "reference", Path: matchedRun.Reference.Path, MTimeNS: matchedRun.Reference.MTimeNS, Detail: "start of the run that made the copy inside"},
+				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s, %s", unitName(newest), configString(newest.Config))},
+				{Kind: "reference", Path: newest.Reference.Path, MTimeNS: newest.Reference.MTimeNS, Detail: "start of the run that made the newest copy"},
+			},
+			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.Config.ProfileDir, newest.Config.Features)),
+		}
+		for _, e := range cm.Evidence {
+			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: cm.Matched[0], How: "content-match", Detail: e})
+		}
+		if cm.Cached {
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Detail: "content answer from the cache (same inodes, sizes and mtimes)"})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// linkSearchShadowing: a library file name exists in several link-search folders of one root's
+// build-script runs, so the linker takes the first. Cargo's -L order is not on disk; it is
+// reconstructed from docs/cargo-target-dir.md §10 (cargo ≥ 1.88): the root's own package's scripts
+// first, then dependencies' sorted by package name; paths inside a script's OUT_DIR before others.
+func linkSearchShadowing(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, r := range g.Roots {
+		if r.Unit == nil || r.Kind == "lib" {
+			continue
+		}
+		order := searchOrder(r)
+		byName := map[string][]string{}
+		var names []string
+		for _, dir := range order {
+			for _, s := range r.Reach() {
+				for _, o := range s.Outputs {
+					if s.Kind == graph.BuildScriptRun && filepath.Dir(o.Path) == dir && isStaticLib(filepath.Base(o.Path)) {
+						n := filepath.Base(o.Path)
+						if len(byName[n]) == 0 {
+							names = append(names, n)
+						}
+						if !containsStr(byName[n], o.Path) {
+							byName[n] = append(byName[n], o.Path)
+						}
+					}
+				}
+			}
+		}
+		for _, n := range names {
+			paths := byName[n]
+			if len(paths) < 2 {
+				continue
+			}
+			lib := strings.TrimSuffix(strings.TrimPrefix(n, "lib"), ".a")
+			var cm *graph.ContentMatch
+			for i := range g.Content {
+				if g.Content[i].Root == r && g.Content[i].Library == lib {
+					cm = &g.Content[i]
+				}
+			}
+			if cm != nil && cm.Outcome == "none-inside" {
+				continue // the binary links none of them: nothing is shadowed in it
+			}
+			content := "content evidence was not gathered (--no-native)"
+			if cm != nil {
+				switch cm.Outcome {
+				case "matched":
+					content = fmt.Sprintf("by content the binary holds %s (%s: %s)", display(g, cm.Matched[0]), cm.Confidence, strings.Join(cm.Evidence, "; "))
+				default:
+					content = "content cannot tell the copies apart (" + cm.Outcome + ")"
+				}
+			}
+			disp := make([]string, len(paths))
+			for i, p := range paths {
+				disp[i] = display(g, p)
+			}
+			f := Finding{
+				Rule: "link-search-shadowing", Severity: Warning,
+				Message: fmt.Sprintf("%s is in %d link-search folders of %s: in Cargo's -L order (reconstructed) %s comes first, so a -l%s link takes it and the others are shadowed; %s",
+					n, len(paths), display(g, r.File.Path), disp[0], lib, content),
+				Subjects: append([]string{r.File.Path}, paths...),
+				Roots:    []string{r.File.Path},
+				Fix:      fmt.Sprintf("give the libraries distinct names (e.g. lib<crate>_%s.a) in the build scripts, or stop printing rustc-link-search for the copy that should not be linked", lib),
+			}
+			for i, p := range paths {
+				d := "shadowed"
+				if i == 0 {
+					d = "first in the reconstructed -L order: the linker takes this one"
+				}
+				if cm != nil && containsStr(cm.Matched, p) {
+					d += "; inside the binary by content"
+				}
+				if s := runOf(g, p); s != nil {
+					d += "; made by run " + unitName(s)
+				}
+				f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: p, Detail: d})
+			}
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Detail: "Cargo's -L order is not on disk: reconstructed (own package's build scripts first, then dependencies sorted by package name, OUT_DIR paths before others; cargo ≥ 1.88)"})
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// searchOrder reconstructs the -L native folders rustc gets for a root's link.
+func searchOrder(r *graph.Root) []string {
+	var runs []*graph.Step
+	for _, s := range r.Reach() {
+		if s.Kind == graph.BuildScriptRun {
+			runs = append(runs, s)
+		}
+	}
+	own := r.Unit.Package
+	sort.SliceStable(runs, func(i, j int) bool {
+		a, b := runs[i], runs[j]
+		if (a.Package == own) != (b.Package == own) {
+			return a.Package == own
+		}
+		return a.Package < b.Package
+	})
+	var inside, outside []string
+	seen := map[string]bool{}
+	for _, s := range runs {
+		for _, d := range s.LinkSearch {
+			if seen[d] {
+				continue
+			}
+			seen[d] = true
+			if d == s.OutDir || strings.HasPrefix(d, s.OutDir+string(filepath.Separator)) {
+				inside = append(inside, d)
+			} else {
+				outside = append(outside, d)
+			}
+		}
+	}
+	return append(inside, outside...)
+}
+
+func isStaticLib(n string) bool { return strings.HasPrefix(n, "lib") && strings.HasSuffix(n, ".a") }
+
+func containsStr(l []string, s string) bool {
+	for _, x := range l {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,228 @@
+package evidence
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// Annotate adds content evidence to the graph where it matters to the checks: for every root and
+// every library of which several OUT_DIR copies exist in its profile (duplicates) or in its link-search
+// folders (shadowing), it proves from the root's bytes which copy is inside. Answers are cached in
+// cacheDir ("" = no cache) keyed by device, inode, size and mtime of the binary and of every copy, so
+// `check` stays fast when nothing changed. Unreadable binaries or copies become graph problems.
+func Annotate(g *graph.Graph, cacheDir string) {
+	cache := loadCache(cacheDir)
+	defer cache.save()
+	for _, r := range g.Roots {
+		if r.Unit == nil || r.Kind == "lib" {
+			continue
+		}
+		for name, copies := range rootCopies(g, r) {
+			if len(copies) < 2 {
+				continue
+			}
+			cm := graph.ContentMatch{Root: r, Library: name, Copies: copies}
+			key, ok := cacheKey(r.File.Path, copies)
+			if hit, found := cache.Entries[key]; ok && found {
+				cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Cached = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence, true
+				g.Content = append(g.Content, cm)
+				continue
+			}
+			if err := matchCopies(&cm); err != nil {
+				g.AddProblem(r.File.Path, fmt.Errorf("proving which copy of lib%s.a is inside: %w", name, err))
+				continue
+			}
+			if ok {
+				cache.Entries[key] = cacheEntry{cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence}
+				cache.dirty = true
+			}
+			g.Content = append(g.Content, cm)
+		}
+	}
+	sort.SliceStable(g.Content, func(i, j int) bool {
+		return g.Content[i].Root.File.Path+g.Content[i].Library < g.Content[j].Root.File.Path+g.Content[j].Library
+	})
+}
+
+// rootCopies returns, per library name, the OUT_DIR copies that compete for a root: the copies of a
+// library its runs link that exist in other runs of the same profile folder, and libraries present in
+// several of its runs' link-search folders.
+func rootCopies(g *graph.Graph, r *graph.Root) map[string][]string {
+	out := map[string]map[string]bool{}
+	add := func(name, p string) {
+		if out[name] == nil {
+			out[name] = map[string]bool{}
+		}
+		out[name][p] = true
+	}
+	reach := r.Reach()
+	var runs []*graph.Step
+	for _, s := range reach {
+		if s.Kind == graph.BuildScriptRun {
+			runs = append(runs, s)
+		}
+	}
+	for _, s := range runs {
+		for _, l := range s.Links {
+			if l.Path == "" || !(l.Kind == "static" || l.Kind == "") {
+				continue
+			}
+			base := filepath.Base(l.Path)
+			for _, o := range g.Steps {
+				if o.Kind != graph.BuildScriptRun || o.Config.ProfileDir != s.Config.ProfileDir {
+					continue
+				}
+				for _, f := range o.Outputs {
+					if filepath.Base(f.Path) == base {
+						add(l.Name, f.Path)
+					}
+				}
+			}
+		}
+	}
+	// Shadowing: the same file name in several link-search folders of this root's runs.
+	byName := map[string][]string{}
+	for _, s := range runs {
+		for _, dir := range s.LinkSearch {
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				n := e.Name()
+				if strings.HasPrefix(n, "lib") && strings.HasSuffix(n, ".a") && e.Type().IsRegular() {
+					byName[n] = append(byName[n], filepath.Join(dir, n))
+				}
+			}
+		}
+	}
+	for n, ps := range byName {
+		if len(ps) > 1 {
+			for _, p := range ps {
+				add(LibName(n), p)
+			}
+		}
+	}
+	res := map[string][]string{}
+	for name, set := range out {
+		for p := range set {
+			res[name] = append(res[name], p)
+		}
+		sort.Strings(res[name])
+	}
+	return res
+}
+
+func matchCopies(cm *graph.ContentMatch) error {
+	b, err := OpenBinary(cm.Root.File.Path)
+	if err != nil {
+		return err
+	}
+	defer b.Close()
+	var cands []*Candidate
+	for _, p := range cm.Copies {
+		c, err := ReadCandidate(p)
+		if err != nil {
+			return err
+		}
+		cands = append(cands, c)
+	}
+	res, err := Match(b, cands)
+	if err != nil {
+		return err
+	}
+	cm.Outcome, cm.Confidence = string(res.Outcome), res.Confidence
+	for _, c := range res.Candidates {
+		if !c.Matched {
+			continue
+		}
+		cm.Matched = append(cm.Matched, c.Path)
+		for _, f := range c.Distinct {
+			if f.Presence == Present && len(cm.Evidence) < 4 {
+				cm.Evidence = append(cm.Evidence, f.Label+" is present")
+			}
+		}
+	}
+	return nil
+}
+
+type cacheEntry struct {
+	Matched    []string `json:"matched"`
+	Outcome    string   `json:"outcome"`
+	Confidence string   `json:"confidence"`
+	Evidence   []string `json:"evidence"`
+}
+
+type matchCache struct {
+	path    string
+	Version int                   `json:"version"`
+	Entries map[string]cacheEntry `json:"entries"`
+	dirty   bool
+}
+
+// CacheFile is the name of the content-match cache in the state folder.
+const CacheFile = "content-matches.v1.json"
+
+func loadCache(dir string) *matchCache {
+	c := &matchCache{Version: 1, Entries: map[string]cacheEntry{}}
+	if dir == "" {
+		return c
+	}
+	c.path = filepath.Join(dir, CacheFile)
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		return c
+	}
+	var disk matchCache
+	if json.Unmarshal(data, &disk) == nil && disk.Version == 1 && disk.Entries != nil {
+		c.Entries = disk.Entries
+	}
+	return c
+}
+
+// save writes the cache atomically (temp file and rename); failures only cost speed next time.
+func (c *matchCache) save() {
+	if c.path == "" || !c.dirty {
+		return
+	}
+	if len(c.Entries) > 10000 {
+		c.Entries = map[string]cacheEntry{} // bounded: start over rather than grow forever
+	}
+	data, err := json.Marshal(c)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".content-matches-*")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(data)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), c.path) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// cacheKey hashes the identity (path, device, inode, size, mtime) of the binary and of each copy.
+func cacheKey(binary string, copies []string) (string, bool) {
+	h := sha256.New()
+	for _, p := range append([]string{binary}, copies...) {
+		k, ok := FileKey(p)
+		if !ok {
+			return "", false
+		}
+		fmt.Fprintf(h, "%s\x00%d %d %d %d\n", p, k[0], k[1], k[2], k[3])
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
+}

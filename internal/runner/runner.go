@@ -1,0 +1,401 @@
+// Package runner is the logic behind `stalecheck run`: check the Cargo build first and refuse to time
+// stale code, run the command with its resource usage measured by the kernel (wait4/waitid rusage), and
+// describe the build that ran (its identity) so that two timings can be compared later (Diff).
+//
+// # Order of work
+//
+//  1. Resolve the program (Command[0]) the way env(1) does: a name without a slash is searched in PATH; not
+//     found is exit status 127, found but not executable 126 (*ExecError). Nothing else happens then.
+//  2. Find the Cargo workspace from the program's folder, else from the working folder, read its build
+//     folder (internal/cargo) and run every rule (internal/check).
+//  3. Choose the binaries that matter: those given with --binary; else the workspace binaries (graph roots)
+//     named in the command line, the program included, matched by file identity (device and inode), so a
+//     deps/ hard link or a symbolic link counts; else the workspace's release binaries (every binary root
+//     when there is no release one). An error finding whose Roots include one of them makes the build
+//     stale (Plan.Blocking).
+//  4. Compute the build identity (Plan.Identity) before the command starts, so that hashing never competes
+//     with the timed command for the CPU; file digests come from the persistent digest cache
+//     (internal/digest), native fingerprints and tool versions from a small cache in the state folder.
+//  5. Exec runs the command (as often as asked) and measures it.
+//
+// The identity never runs a compiler: rustc's version and sysroot come from the target folder's
+// .rustc_info.json (Cargo's own cache of `rustc -vV`); cargo's and nvcc's versions are asked once per
+// executable (path, size and mtime) and cached.
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/ledger"
+)
+
+// Config describes one `stalecheck run`.
+type Config struct {
+	// Dir is the working folder of the command (absolute); "" means the process's working folder.
+	Dir string
+	// Command is the argument vector, program first, as the user gave it.
+	Command []string
+	// Binaries are the binaries that matter, as given with --binary (relative to Dir); empty for the default
+	// choice (see the package comment).
+	Binaries []string
+	// TargetDir and BuildDir override the folders Cargo would use (as check's flags).
+	TargetDir, BuildDir string
+	// Environ is the command's environment; nil means os.Environ().
+	Environ []string
+	// StateDir holds the digest cache and the run cache; "" means digest.DefaultDir(). When no state folder
+	// can be found, nothing is cached.
+	StateDir string
+}
+
+// ExecError says the command could not be started: Code is 127 when the program was not found, 126 when
+// it was found but could not be executed (the convention of env(1) and timeout(1)).
+type ExecError struct {
+	Code    int
+	Program string
+	Err     error
+}
+
+func (e *ExecError) Error() string {
+	if e.Code == 127 {
+		return fmt.Sprintf("%s: command not found (%v)", e.Program, e.Err)
+	}
+	return fmt.Sprintf("%s: cannot execute: %v", e.Program, e.Err)
+}
+
+func (e *ExecError) Unwrap() error { return e.Err }
+
+// Plan is what Prepare found: the checked build, the binaries that matter, whether the build is stale for
+// them, and the identity of what is about to run.
+type Plan struct {
+	// Program is the absolute path of the executable that Command[0] names.
+	Program string
+	Dir     string
+	Command []string
+	Environ []string
+
+	Graph    *graph.Graph
+	Findings []check.Finding // every finding of the check
+	// Matter are the binaries that matter (absolute paths; a root's own path when the file is a root).
+	Matter []string
+	// MatterHow says how Matter was chosen: "--binary", "named in the command line", "release binaries",
+	// "binaries" (no release binary exists), or "none" (the workspace has no binary).
+	MatterHow string
+	// Blocking are the error findings whose Roots include a binary that matters: the build is stale.
+	Blocking []check.Finding
+	// Identity is the build identity recorded with every run of this plan.
+	Identity ledger.Identity
+	// Notes are things the identity could not establish (an unreadable file, a tool that did not answer).
+	Notes []string
+
+	state *stateCache
+	dig   *digest.Cache
+}
+
+// Stale reports whether an error finding touches a binary that matters.
+func (p *Plan) Stale() bool { return len(p.Blocking) > 0 }
+
+// Prepare resolves the program, checks the workspace, chooses the binaries that matter and computes the
+// build identity. Errors: *ExecError when the program cannot be found or executed; otherwise an error
+// naming what could not be read (no workspace, nothing built, an unreadable build folder).
+func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
+	if len(cfg.Command) == 0 || cfg.Command[0] == "" {
+		return nil, errors.New("no command to run")
+	}
+	if cfg.Dir == "" {
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Dir = wd
+	}
+	if cfg.Environ == nil {
+		cfg.Environ = os.Environ()
+	}
+	getenv := envLookup(cfg.Environ)
+	prog, err := resolveProgram(cfg.Command[0], cfg.Dir, getenv("PATH"))
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Program: prog, Dir: cfg.Dir, Command: cfg.Command, Environ: cfg.Environ}
+
+	// The workspace: from the first --binary or the program's folder, else the working folder.
+	var starts []string
+	if len(cfg.Binaries) > 0 {
+		starts = append(starts, filepath.Dir(absIn(cfg.Dir, cfg.Binaries[0])))
+	}
+	starts = append(starts, filepath.Dir(prog), cfg.Dir)
+	lopt := cargo.LocateOptions{TargetDir: cfg.TargetDir, BuildDir: cfg.BuildDir, Getenv: getenv, Cwd: cfg.Dir}
+	var layout *cargo.Layout
+	var firstErr error
+	for i, s := range starts {
+		l, err := cargo.Locate(s, lopt)
+		last := i == len(starts)-1
+		// A bare target folder (no Cargo.toml above) counts only as the working folder.
+		if err == nil && (l.Workspace != "" || last) {
+			layout = l
+			break
+		}
+		if err != nil && last {
+			firstErr = err
+		}
+	}
+	if layout == nil {
+		if firstErr == nil {
+			firstErr = fmt.Errorf("no Cargo workspace at or above %s", cfg.Dir)
+		}
+		return nil, fmt.Errorf("no Cargo workspace for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, firstErr)
+	}
+	g, err := cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME")})
+	if err != nil {
+		return nil, err
+	}
+	p.Graph = g
+	p.Findings = check.Run(g, check.Options{})
+	p.chooseMatter(cfg.Binaries)
+	matter := map[string]bool{}
+	for _, m := range p.Matter {
+		matter[m] = true
+	}
+	for _, f := range p.Findings {
+		if f.Severity < check.Error {
+			continue
+		}
+		for _, r := range f.Roots {
+			if matter[r] {
+				p.Blocking = append(p.Blocking, f)
+				break
+			}
+		}
+	}
+
+	stateDir := cfg.StateDir
+	if stateDir == "" {
+		stateDir, _ = digest.DefaultDir()
+	}
+	if stateDir != "" {
+		p.dig, _ = digest.OpenCache(stateDir)
+		p.state = openState(stateDir)
+	}
+	p.identity(ctx, getenv)
+	return p, nil
+}
+
+// SaveCaches writes the digest cache and the run cache when they changed. Errors are returned for
+// diagnostics only: a cache that cannot be saved costs time later, nothing else.
+func (p *Plan) SaveCaches() error {
+	err := p.dig.Save()
+	if serr := p.state.save(); err == nil {
+		err = serr
+	}
+	return err
+}
+
+// resolveProgram finds the executable the way execvp does (through PATH for a name without a slash).
+func resolveProgram(name, dir, path string) (string, error) {
+	if strings.ContainsRune(name, '/') {
+		p := absIn(dir, name)
+		fi, err := os.Stat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return "", &ExecError{127, name, fs.ErrNotExist}
+		case err != nil:
+			return "", &ExecError{126, name, err}
+		case fi.IsDir():
+			return "", &ExecError{126, name, errors.New("is a folder")}
+		case fi.Mode().Perm()&0o111 == 0:
+			return "", &ExecError{126, name, fs.ErrPermission}
+		}
+		return p, nil
+	}
+	var denied error
+	for _, d := range filepath.SplitList(path) {
+		if d == "" {
+			d = "."
+		}
+		c := absIn(dir, filepath.Join(d, name))
+		fi, err := os.Stat(c)
+		if err != nil || fi.IsDir() {
+			continue
+		}
+		if fi.Mode().Perm()&0o111 == 0 {
+			if denied == nil {
+				denied = fmt.Errorf("%s: %w", c, fs.ErrPermission)
+			}
+			continue
+		}
+		return c, nil
+	}
+	if denied != nil {
+		return "", &ExecError{126, name, denied}
+	}
+	return "", &ExecError{127, name, exec.ErrNotFound}
+}
+
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// envLookup returns a getenv over an environment list (the last setting of a name wins, as in exec).
+func envLookup(env []string) func(string) string {
+	m := make(map[string]string, len(env))
+	for _, e := range env {
+		if k, v, ok := strings.Cut(e, "="); ok {
+			m[k] = v
+		}
+	}
+	return func(k string) string { return m[k] }
+}
+
+// chooseMatter picks the binaries that matter (see the package comment).
+func (p *Plan) chooseMatter(given []string) {
+	g := p.Graph
+	type rootStat struct {
+		r  *graph.Root
+		fi os.FileInfo
+	}
+	var roots []rootStat
+	for _, r := range g.Roots {
+		if fi, err := os.Stat(r.File.Path); err == nil {
+			roots = append(roots, rootStat{r, fi})
+		}
+	}
+	rootOf := func(path string) (string, bool) {
+		fi, err := os.Stat(path)
+		if err != nil {
+			return "", false
+		}
+		for _, rs := range roots {
+			if os.SameFile(fi, rs.fi) {
+				return rs.r.File.Path, true
+			}
+		}
+		return "", false
+	}
+	seen := map[string]bool{}
+	add := func(path string) {
+		if !seen[path] {
+			seen[path] = true
+			p.Matter = append(p.Matter, path)
+		}
+	}
+	if len(given) > 0 {
+		p.MatterHow = "--binary"
+		for _, b := range given {
+			abs := absIn(p.Dir, b)
+			if r, ok := rootOf(abs); ok {
+				abs = r
+			}
+			add(abs)
+		}
+		return
+	}
+	cands := []string{p.Program}
+	for _, a := range p.Command[1:] {
+		if strings.HasPrefix(a, "-") {
+			if _, v, ok := strings.Cut(a, "="); ok {
+				cands = append(cands, v)
+			}
+			continue
+		}
+		cands = append(cands, a)
+	}
+	for _, c := range cands {
+		if c == "" {
+			continue
+		}
+		if r, ok := rootOf(absIn(p.Dir, c)); ok {
+			add(r)
+		}
+	}
+	if len(p.Matter) > 0 {
+		p.MatterHow = "named in the command line"
+		return
+	}
+	for _, r := range g.Roots {
+		if r.Kind == "bin" && isRelease(g, r) {
+			add(r.File.Path)
+		}
+	}
+	if len(p.Matter) > 0 {
+		p.MatterHow = "release binaries"
+		return
+	}
+	for _, r := range g.Roots {
+		if r.Kind == "bin" {
+			add(r.File.Path)
+		}
+	}
+	p.MatterHow = "binaries"
+	if len(p.Matter) == 0 {
+		p.MatterHow = "none"
+	}
+}
+
+// isRelease reports whether a root was built in the release profile (`release` or `<triple>/release`).
+func isRelease(g *graph.Graph, r *graph.Root) bool {
+	prof := ""
+	if r.Unit != nil {
+		prof = r.Unit.Config.ProfileDir
+	} else if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
+		prof = filepath.ToSlash(rel)
+	}
+	return prof == "release" || strings.HasSuffix(prof, "/release")
+}
+
+// root returns the graph root at path, or nil.
+func (p *Plan) root(path string) *graph.Root {
+	for _, r := range p.Graph.Roots {
+		if r.File.Path == path {
+			return r
+		}
+	}
+	return nil
+}
+
+// StaleInputs returns the inputs the blocking findings name (sources and libraries newer than the
+// build, or missing), in the order first named, without repeats.
+func (p *Plan) StaleInputs() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range p.Blocking {
+		for _, e := range f.Evidence {
+			if e.Kind == "input" && e.Path != "" && !seen[e.Path] {
+				seen[e.Path] = true
+				out = append(out, e.Path)
+			}
+		}
+	}
+	return out
+}
+
+// Display shortens a path for messages: relative to the workspace (or the folder above the build
+// folder) when inside it.
+func (p *Plan) Display(path string) string {
+	return displayPath(path, p.Graph.Workspace, filepath.Dir(p.Graph.BuildDir))
+}
+
+func displayPath(path string, bases ...string) string {
+	for _, base := range bases {
+		if base == "" || base == "/" {
+			continue
+		}
+		if rel, err := filepath.Rel(base, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return path
+}
