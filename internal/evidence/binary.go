@@ -94,8 +94,8 @@ func (b *Binary) Contains(s []byte) bool {
 	return false
 }
 
-// DefinesSymbol reports whether a symbol of that name is defined. known is false when the binary has
-// neither .symtab nor .dynsym, so the answer cannot be told.
+// DefinesSymbol reports whether a symbol of that name is defined (.symtab, else .dynsym). known is
+// false when it is not found and the binary has no .symtab (stripped), so the answer cannot be told.
 func (b *Binary) DefinesSymbol(name string) (found, known bool, err error) {
 	if err := b.loadSymbols(); err != nil {
 		return false, false, err
@@ -103,7 +103,8 @@ func (b *Binary) DefinesSymbol(name string) (found, known bool, err error) {
 	if len(b.symbols[name]) > 0 {
 		return true, true, nil
 	}
-	return false, b.hasSymtab || b.elf.Section(".dynsym") != nil, nil
+	// Without .symtab only exported symbols remain (.dynsym): absence there proves nothing.
+	return false, b.hasSymtab, nil
 }
 
 func (b *Binary) loadSymbols() error {

@@ -188,6 +188,13 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			res.Outcome = NoneInside
 			return res, nil
 		}
+		if kind, ok := missingKind(b, cands[0], memo); ok {
+			// Some content matches by chance (common strings, names), but the copy's device code or
+			// machine code is not inside: the binary holds other code.
+			res.Outcome = NoneInside
+			res.Notes = append(res.Notes, "none of the copy's "+kind+" is inside, although some strings or names are: the binary holds other code")
+			return res, nil
+		}
 		res.Outcome = Matched
 		if len(cands) > 1 {
 			res.Outcome = Identical
@@ -237,6 +244,35 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		res.Outcome = NoneInside
 	}
 	return res, nil
+}
+
+// missingKind reports a feature kind (fatbin entries, code sections) of which the candidate has some,
+// the binary can be checked for, and none is present. Unused sections may be dropped by --gc-sections,
+// so one present feature of a kind clears it.
+func missingKind(b *Binary, c *Candidate, memo map[string]Presence) (string, bool) {
+	for _, k := range []FeatureKind{Fatbin, Code} {
+		have, present, known := 0, 0, 0
+		for _, f := range c.Features {
+			if f.Kind != k {
+				continue
+			}
+			have++
+			switch memo[f.Key] {
+			case Present:
+				present++
+				known++
+			case Absent:
+				known++
+			}
+		}
+		if have > 0 && known > 0 && present == 0 {
+			if k == Fatbin {
+				return "CUDA fatbinary entries", true
+			}
+			return "code sections", true
+		}
+	}
+	return "", false
 }
 
 func firstOf(groupOf []int, g int) int {
