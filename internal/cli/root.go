@@ -52,6 +52,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.SetErr(st.Err)
 	chk := newCheckCmd(st)
 	root.AddCommand(chk)
+	root.AddCommand(newRunCmd(st), newRunsCmd(st), newDiffCmd(st))
 	root.AddCommand(newWhichCmd(st))
 	root.AddCommand(newVerifyCmd(st))
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.

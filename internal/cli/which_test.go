@@ -9,9 +9,8 @@ import (
 	"testing"
 
 	"github.com/stalecheck/stalecheck/internal/testutil"
+	"github.com/stalecheck/stalecheck/internal/testutil/fixtures"
 )
-
-var fixtures, _ = filepath.Abs("../../../shared/fixtures/cuda")
 
 type whichJSON struct {
 	SchemaVersion int    `json:"schema_version"`
@@ -59,6 +58,7 @@ func matchedPaths(doc whichJSON) []string {
 
 // S15: the link-order fixtures; run_*.txt is the truth (app_a_first prints v1, app_b_first v2).
 func TestWhichS15LinkOrder(t *testing.T) {
+	fixtures := fixtures.CUDA(t)
 	a := filepath.Join(fixtures, "linkorder/a/libgroth16_cuda.a")
 	b := filepath.Join(fixtures, "linkorder/b/libgroth16_cuda.a")
 	for app, want := range map[string]string{"app_a_first": a, "app_b_first": b} {
@@ -101,6 +101,7 @@ func TestWhichS15LinkOrder(t *testing.T) {
 }
 
 func TestVerifyContainsV1V2(t *testing.T) {
+	fixtures := fixtures.CUDA(t)
 	for app, want := range map[string]int{"v1/app": 1, "v2/app": 0} {
 		_, _, code := run(t, "verify", filepath.Join(fixtures, app), "--contains", "CUZK_TIMING")
 		if code != want {
@@ -124,6 +125,7 @@ func TestVerifyContainsV1V2(t *testing.T) {
 
 // A stripped binary: --symbol cannot tell (exit 2), yet strings and fatbin entries still decide which copy.
 func TestStrippedBinary(t *testing.T) {
+	fixtures := fixtures.CUDA(t)
 	dir := t.TempDir()
 	stripped := filepath.Join(dir, "app")
 	if out, err := exec.Command("strip", "-o", stripped, filepath.Join(fixtures, "linkorder/app_b_first")).CombinedOutput(); err != nil {
@@ -148,6 +150,7 @@ func TestStrippedBinary(t *testing.T) {
 
 // Relocatable device code (-rdc): the archive's __nv_relfatbin entries are found in the linked app.
 func TestWhichRDC(t *testing.T) {
+	fixtures := fixtures.CUDA(t)
 	rdc := filepath.Join(fixtures, "rdc/libgroth16_cuda.a")
 	other := filepath.Join(fixtures, "linkorder/a/libgroth16_cuda.a")
 	doc := whichRun(t, filepath.Join(fixtures, "rdc/app"), "--candidate", rdc, "--candidate", other)
@@ -196,6 +199,7 @@ func mustRun(t *testing.T, dir string, name string, args ...string) {
 // it links without CUDA): the fatbin carried into the Rust binary is found, and which finds the copy in
 // OUT_DIR on its own.
 func TestWhichRustBinaryLinksFixtureArchive(t *testing.T) {
+	fixtures := fixtures.CUDA(t)
 	p := testutil.NewProject(t, map[string]string{
 		"Cargo.toml":  "[package]\nname = \"rsgpu\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
 		"src/main.rs": "extern \"C\" { fn groth16_run(n: i32) -> i32; }\nfn main() { if std::env::args().count() > 5 { unsafe { groth16_run(1); } } }\n",

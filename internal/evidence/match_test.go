@@ -1,12 +1,11 @@
 package evidence
 
 import (
+	"github.com/stalecheck/stalecheck/internal/testutil/fixtures"
 	"os"
 	"path/filepath"
 	"testing"
 )
-
-const fixtures = "../../../shared/fixtures/cuda"
 
 func matchFiles(t *testing.T, bin string, cands ...string) *Result {
 	t.Helper()
@@ -33,6 +32,7 @@ func matchFiles(t *testing.T, bin string, cands ...string) *Result {
 // S15: the linkorder executables hold the copy the run_*.txt truth says: app_a_first v1 (linkorder/a),
 // app_b_first v2 (linkorder/b).
 func TestS15LinkOrderFixtures(t *testing.T) {
+	fixtures := fixtures.CUDA(t)
 	a := filepath.Join(fixtures, "linkorder/a/libgroth16_cuda.a")
 	b := filepath.Join(fixtures, "linkorder/b/libgroth16_cuda.a")
 	for bin, want := range map[string]string{"linkorder/app_a_first": a, "linkorder/app_b_first": b} {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -38,13 +39,11 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		}
 	}
 
-	// Steps reached from the binaries that matter (every live step when none is a root).
+	// Steps reached from the binaries that matter (every live step when the workspace has no binary).
 	var steps []*graph.Step
 	stepSeen := map[*graph.Step]bool{}
-	reached := false
 	for _, m := range p.Matter {
 		if r := p.root(m); r != nil && r.Unit != nil {
-			reached = true
 			for _, s := range r.Reach() {
 				if !stepSeen[s] {
 					stepSeen[s] = true
@@ -53,7 +52,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 			}
 		}
 	}
-	if !reached {
+	if len(p.Matter) == 0 {
 		for _, s := range p.Graph.Steps {
 			if s.Live() {
 				steps = append(steps, s)
@@ -77,21 +76,33 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 				continue
 			}
 			natSeen[l.Path] = true
-			id.Natives = append(id.Natives, p.native(s, l))
+			n := p.native(s, l)
+			p.contentVerdict(&n, l)
+			id.Natives = append(id.Natives, n)
 		}
 	}
 
-	// Sources: every existing input of those steps outside the target and build folders.
+	// Sources: every existing input of those steps outside the target and build folders; a declared
+	// folder (rerun-if-changed=cuda) stands for the files in it.
 	var srcs []string
 	srcSeen := map[string]bool{}
+	add := func(path string) {
+		if !srcSeen[path] && !p.generated(path) {
+			srcSeen[path] = true
+			srcs = append(srcs, path)
+		}
+	}
 	for _, s := range steps {
 		for _, in := range s.Inputs {
 			path := in.File.Path
-			if !in.File.Exists || srcSeen[path] || p.generated(path) {
+			if !in.File.Exists || srcSeen[path] {
 				continue
 			}
-			srcSeen[path] = true
-			srcs = append(srcs, path)
+			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+				p.folderSources(path, add)
+				continue
+			}
+			add(path)
 		}
 	}
 	sort.Strings(srcs)
@@ -108,6 +119,38 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	id.Git = gitState(ctx, p.Graph.Workspace, p.Environ)
 	p.toolchain(ctx, getenv)
 	id.Env = buildEnv(p.Environ, rerunEnv)
+}
+
+// maxFolderFiles bounds the files one declared folder contributes to the sources.
+const maxFolderFiles = 10000
+
+// folderSources calls add for each regular file under dir (symbolic links and hidden entries skipped,
+// at most maxFolderFiles).
+func (p *Plan) folderSources(dir string, add func(string)) {
+	n := 0
+	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if path != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() && p.generated(path) {
+			return filepath.SkipDir
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		if n++; n > maxFolderFiles {
+			p.note("folder %s: more than %d files; the sources list the first %d", dir, maxFolderFiles, maxFolderFiles)
+			return filepath.SkipAll
+		}
+		add(path)
+		return nil
+	})
 }
 
 // isMatterFile reports whether fi is one of the binaries that matter (the same file).
@@ -211,6 +254,31 @@ func (p *Plan) native(s *graph.Step, l graph.Link) ledger.Native {
 	n.Fingerprint = fp
 	p.state.setFingerprint(d.String(), fp)
 	return n
+}
+
+// contentVerdict adds what the binaries' own bytes say about the copy, where internal/evidence compared
+// competing copies for a binary that matters: Settings["content"] is the outcome and confidence
+// ("matched certain"), and Settings["content_matched"] the copy found inside when it is another one.
+func (p *Plan) contentVerdict(n *ledger.Native, l graph.Link) {
+	for _, cm := range p.Graph.Content {
+		if cm.Library != l.Name || !contains(p.Matter, cm.Root.File.Path) || !contains(cm.Copies, l.Path) {
+			continue
+		}
+		n.Config.Settings["content"] = strings.TrimSpace(cm.Outcome + " " + cm.Confidence)
+		if cm.Outcome == "matched" && len(cm.Matched) > 0 && !contains(cm.Matched, l.Path) {
+			n.Config.Settings["content_matched"] = strings.Join(cm.Matched, " ")
+		}
+		return
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // Environment variables recorded with every run, besides those build scripts declare with

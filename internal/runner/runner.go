@@ -7,7 +7,8 @@
 //  1. Resolve the program (Command[0]) the way env(1) does: a name without a slash is searched in PATH; not
 //     found is exit status 127, found but not executable 126 (*ExecError). Nothing else happens then.
 //  2. Find the Cargo workspace from the program's folder, else from the working folder, read its build
-//     folder (internal/cargo) and run every rule (internal/check).
+//     folder (internal/cargo), add content evidence where library copies compete (internal/evidence, as
+//     `check` does) and run every rule (internal/check).
 //  3. Choose the binaries that matter: those given with --binary; else the workspace binaries (graph roots)
 //     named in the command line, the program included, matched by file identity (device and inode), so a
 //     deps/ hard link or a symbolic link counts; else the workspace's release binaries (every binary root
@@ -36,6 +37,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 )
@@ -128,6 +130,13 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		return nil, err
 	}
 	p := &Plan{Program: prog, Dir: cfg.Dir, Command: cfg.Command, Environ: cfg.Environ}
+	for _, b := range cfg.Binaries {
+		if fi, err := os.Stat(absIn(cfg.Dir, b)); err != nil {
+			return nil, fmt.Errorf("--binary %s: %w", b, errors.Unwrap(err))
+		} else if !fi.Mode().IsRegular() {
+			return nil, fmt.Errorf("--binary %s: not a file", b)
+		}
+	}
 
 	// The workspace: from the first --binary or the program's folder, else the working folder.
 	var starts []string
@@ -137,7 +146,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	starts = append(starts, filepath.Dir(prog), cfg.Dir)
 	lopt := cargo.LocateOptions{TargetDir: cfg.TargetDir, BuildDir: cfg.BuildDir, Getenv: getenv, Cwd: cfg.Dir}
 	var layout *cargo.Layout
-	var firstErr error
+	var wdErr error
 	for i, s := range starts {
 		l, err := cargo.Locate(s, lopt)
 		last := i == len(starts)-1
@@ -147,19 +156,25 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 			break
 		}
 		if err != nil && last {
-			firstErr = err
+			wdErr = err
 		}
 	}
 	if layout == nil {
-		if firstErr == nil {
-			firstErr = fmt.Errorf("no Cargo workspace at or above %s", cfg.Dir)
+		if wdErr == nil {
+			wdErr = fmt.Errorf("no Cargo workspace at or above %s", cfg.Dir)
 		}
-		return nil, fmt.Errorf("no Cargo workspace for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, firstErr)
+		return nil, fmt.Errorf("no Cargo workspace for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, wdErr)
 	}
 	g, err := cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME")})
 	if err != nil {
 		return nil, err
 	}
+	stateDir := cfg.StateDir
+	if stateDir == "" {
+		stateDir, _ = digest.DefaultDir()
+	}
+	// Content evidence where copies compete, as `check` does (linked-copy-not-newest needs it).
+	evidence.Annotate(g, stateDir)
 	p.Graph = g
 	p.Findings = check.Run(g, check.Options{})
 	p.chooseMatter(cfg.Binaries)
@@ -179,10 +194,6 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		}
 	}
 
-	stateDir := cfg.StateDir
-	if stateDir == "" {
-		stateDir, _ = digest.DefaultDir()
-	}
 	if stateDir != "" {
 		p.dig, _ = digest.OpenCache(stateDir)
 		p.state = openState(stateDir)
@@ -366,14 +377,15 @@ func (p *Plan) root(path string) *graph.Root {
 	return nil
 }
 
-// StaleInputs returns the inputs the blocking findings name (sources and libraries newer than the
-// build, or missing), in the order first named, without repeats.
+// StaleInputs returns the changed inputs the blocking findings name (sources and libraries newer than
+// the build, or missing), in the order first named, without repeats. Content evidence (which copy a
+// binary holds) is not a changed input and is left out.
 func (p *Plan) StaleInputs() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range p.Blocking {
 		for _, e := range f.Evidence {
-			if e.Kind == "input" && e.Path != "" && !seen[e.Path] {
+			if e.Kind == "input" && e.How != "content-match" && e.Path != "" && !seen[e.Path] {
 				seen[e.Path] = true
 				out = append(out, e.Path)
 			}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/runner"
+)
+
+type diffFlags struct {
+	ledger, format string
+}
+
+func newDiffCmd(st Streams) *cobra.Command {
+	var fl diffFlags
+	cmd := &cobra.Command{
+		Use:   "diff A B",
+		Short: "Show what differs between the builds of two recorded runs, beside their timings",
+		Long: `diff compares two runs of the ledger (IDs as listed by stalecheck runs): their timings, and what differs
+between the builds they ran: binaries (digest, size, build-id), the native library copies linked (which
+copy, its content fingerprint, its features), source files (digest), toolchain versions, environment
+variables and git state. "Same build" means the two timings timed the same code.
+
+Exit status: 0 answered, 2 error (no such run, the ledger cannot be read).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(st, args, fl) },
+	}
+	f := cmd.Flags()
+	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
+	f.StringVar(&fl.format, "format", "text", "output format: text or json")
+	return cmd
+}
+
+// DiffDoc is the JSON document of `stalecheck diff`.
+type DiffDoc struct {
+	report.Envelope
+	Ledger    string           `json:"ledger"`
+	A         diffRun          `json:"a"`
+	B         diffRun          `json:"b"`
+	SameBuild bool             `json:"same_build"`
+	Changes   []runner.Change  `json:"changes"`
+	Summary   []string         `json:"summary"`
+	Timing    map[string]int64 `json:"timing_delta"` // B minus A: wall_ns, user_ns, sys_ns, peak_rss_bytes
+}
+
+type diffRun struct {
+	ID           int64     `json:"id"`
+	Name         string    `json:"name"`
+	Start        time.Time `json:"start"`
+	StartNS      int64     `json:"start_ns"`
+	WallNS       int64     `json:"wall_ns"`
+	UserNS       int64     `json:"user_ns"`
+	SysNS        int64     `json:"sys_ns"`
+	PeakRSSBytes int64     `json:"peak_rss_bytes"`
+	ExitStatus   int       `json:"exit_status"`
+	Stale        bool      `json:"stale"`
+	Build        string    `json:"build"`
+}
+
+func newDiffRun(r *ledger.Record) diffRun {
+	j := newRecordJSON(r)
+	return diffRun{ID: r.ID, Name: r.Name, Start: r.Start, StartNS: j.StartNS, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
+		PeakRSSBytes: r.PeakRSSBytes, ExitStatus: r.ExitStatus, Stale: r.Stale, Build: j.Build}
+}
+
+func runDiff(st Streams, args []string, fl diffFlags) error {
+	if fl.format != "text" && fl.format != "json" {
+		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
+	}
+	var ids [2]int64
+	for i, a := range args {
+		id, err := strconv.ParseInt(a, 10, 64)
+		if err != nil || id <= 0 {
+			return &ExitError{2, fmt.Errorf("%q is not a run ID (stalecheck runs lists them)", a)}
+		}
+		ids[i] = id
+	}
+	dsn := ledgerDSN(fl.ledger)
+	l, err := openLedger(dsn)
+	if err != nil {
+		return &ExitError{2, err}
+	}
+	defer l.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var recs [2]*ledger.Record
+	for i, id := range ids {
+		r, err := l.Get(ctx, id)
+		if errors.Is(err, ledger.ErrNotFound) {
+			return &ExitError{2, fmt.Errorf("no run %d in the ledger %s", id, ledger.Location(dsn))}
+		}
+		if err != nil {
+			return &ExitError{2, err}
+		}
+		recs[i] = r
+	}
+	a, b := recs[0], recs[1]
+	d := runner.Diff(a, b)
+	if fl.format == "json" {
+		doc := DiffDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "diff"},
+			Ledger: ledger.Location(dsn), A: newDiffRun(a), B: newDiffRun(b), SameBuild: d.SameBuild(),
+			Changes: d.Changes, Summary: d.Summary(),
+			Timing: map[string]int64{"wall_ns": b.WallNS - a.WallNS, "user_ns": b.UserNS - a.UserNS, "sys_ns": b.SysNS - a.SysNS, "peak_rss_bytes": b.PeakRSSBytes - a.PeakRSSBytes}}
+		if doc.Changes == nil {
+			doc.Changes = []runner.Change{}
+		}
+		if doc.Summary == nil {
+			doc.Summary = []string{}
+		}
+		if err := report.WriteJSON(st.Out, doc); err != nil {
+			return &ExitError{2, err}
+		}
+		return nil
+	}
+	for _, r := range []*ledger.Record{a, b} {
+		stale := ""
+		if r.Stale {
+			stale = "  (stale build)"
+		}
+		fmt.Fprintf(st.Out, "run %d  %s  %s  build %s  exit %d%s\n", r.ID, report.Escape(r.Name), r.Start.Local().Format("2006-01-02 15:04:05"),
+			runner.BuildKey(r.Identity), r.ExitStatus, stale)
+	}
+	fmt.Fprintf(st.Out, "timing: wall %s, user %s, sys %s, peak RSS %s\n",
+		change(a.WallNS, b.WallNS, seconds), change(a.UserNS, b.UserNS, seconds), change(a.SysNS, b.SysNS, seconds),
+		change(a.PeakRSSBytes, b.PeakRSSBytes, humanBytes))
+	if d.SameBuild() {
+		fmt.Fprintln(st.Out, "same build: binaries, linked copies, sources, toolchain and environment are identical")
+	} else {
+		fmt.Fprintln(st.Out, "build differences:")
+	}
+	for _, line := range d.Summary() {
+		fmt.Fprintf(st.Out, "  %s\n", report.Escape(line))
+	}
+	return nil
+}
+
+// change formats "a → b (+x.x%)".
+func change(a, b int64, f func(int64) string) string {
+	if a == b {
+		return f(a) + " (same)"
+	}
+	s := f(a) + " → " + f(b)
+	if a != 0 {
+		s += fmt.Sprintf(" (%+.1f%%)", 100*float64(b-a)/float64(a))
+	}
+	return s
+}

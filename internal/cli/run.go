@@ -1,0 +1,244 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/runner"
+)
+
+// exitRefused is run's own status: it refused to run stale code, or could not run the command at all
+// (usage, no workspace): the convention of env(1) and timeout(1).
+const exitRefused = 125
+
+// ledgerEnv names the ledger when --ledger is not given.
+const ledgerEnv = "STALECHECK_LEDGER"
+
+type runFlags struct {
+	ledger, name, targetDir, buildDir, color string
+	binaries                                 []string
+	repeat                                   int
+	allowStale, quiet                        bool
+}
+
+func newRunCmd(st Streams) *cobra.Command {
+	var fl runFlags
+	cmd := &cobra.Command{
+		Use:   "run [flags] [--] COMMAND [ARGS...]",
+		Short: "Check the build, refuse stale code, run COMMAND and record its timing with the build identity",
+		Long: `run checks the Cargo workspace of COMMAND (found from the program's folder, else the working folder).
+When an error finding touches a binary that matters (--binary; else the workspace binaries named in the
+command line; else the workspace's release binaries) it refuses, prints the findings on stderr and does not
+start COMMAND. Otherwise it runs COMMAND with stdin, stdout and stderr passed through, measures it (wall
+time, user and system CPU, peak RSS of the largest process) and records the run with the build identity
+(binaries, the native library copies they link, source digests, git state, toolchain, environment) in
+the ledger.
+
+Exit status: COMMAND's own (128+N when signal N killed it); 125 refused (stale build) or run failed
+before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return &ExitError{exitRefused, errors.New("run: no command given: stalecheck run [flags] -- COMMAND [ARGS...]")}
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runRun(st, args, fl)
+		},
+	}
+	// Everything after the command's name belongs to the command.
+	cmd.Flags().SetInterspersed(false)
+	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &ExitError{exitRefused, err} })
+	f := cmd.Flags()
+	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
+	f.StringVar(&fl.name, "name", "", "the benchmark's name in the ledger (default: the program's base name)")
+	f.IntVar(&fl.repeat, "repeat", 1, "check once, then run and record N times, stopping at the first non-zero exit")
+	f.BoolVar(&fl.allowStale, "allow-stale", false, "run a stale build anyway and mark the record stale with its findings")
+	f.StringArrayVar(&fl.binaries, "binary", nil, "a binary that matters (repeatable); default: workspace binaries named in the command, else the release binaries")
+	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
+	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
+	f.StringVar(&fl.color, "color", "auto", "colour the refusal report: auto, always or never")
+	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing on success (no summary line per run)")
+	return cmd
+}
+
+// ledgerDSN is the --ledger value, else $STALECHECK_LEDGER, else "" (the default SQLite file).
+func ledgerDSN(flag string) string {
+	if flag != "" {
+		return flag
+	}
+	return os.Getenv(ledgerEnv)
+}
+
+func runRun(st Streams, args []string, fl runFlags) error {
+	if fl.repeat < 1 {
+		return &ExitError{exitRefused, fmt.Errorf("--repeat %d: want 1 or more", fl.repeat)}
+	}
+	dsn := ledgerDSN(fl.ledger)
+	if dsn != "" && !ledger.IsPostgres(dsn) {
+		// Fail before a long benchmark rather than after it: the SQLite file's folder must exist.
+		if fi, err := os.Stat(filepath.Dir(dsn)); err != nil || !fi.IsDir() {
+			return &ExitError{exitRefused, fmt.Errorf("--ledger %s: the folder %s does not exist", dsn, filepath.Dir(dsn))}
+		}
+	}
+	ctx := context.Background()
+	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir})
+	if err != nil {
+		var ee *runner.ExecError
+		if errors.As(err, &ee) {
+			return &ExitError{ee.Code, ee}
+		}
+		return &ExitError{exitRefused, fmt.Errorf("run: %w", err)}
+	}
+	defer plan.SaveCaches() // also after a refusal: the next check reuses the digests
+	name := fl.name
+	if name == "" {
+		name = runner.DefaultName(args)
+	}
+	if plan.Stale() {
+		if !fl.allowStale {
+			report.WriteText(st.Err, plan.Graph, plan.Blocking, report.TextOptions{Color: useColor(st.Err, fl.color)})
+			fmt.Fprintf(st.Err, "stalecheck: refusing to run %s: %s\n", report.Escape(args[0]), staleSentence(plan))
+			fmt.Fprintln(st.Err, "stalecheck: rebuild, or pass --allow-stale to run it anyway and record the run as stale")
+			return &ExitError{Code: exitRefused}
+		}
+		fmt.Fprintf(st.Err, "stalecheck: warning: running a stale build (--allow-stale): %s; the record is marked stale\n", staleSentence(plan))
+	}
+
+	rec := &recorder{st: st, dsn: dsn}
+	defer rec.close()
+	status := 0
+	for i := 0; i < fl.repeat; i++ {
+		u, err := plan.Exec(runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
+		if err != nil {
+			var ee *runner.ExecError
+			if errors.As(err, &ee) {
+				return &ExitError{ee.Code, ee}
+			}
+			return &ExitError{exitRefused, err}
+		}
+		r := plan.Record(name, u)
+		if rec.store(ctx, r) && !fl.quiet {
+			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r))
+		}
+		status = u.ExitStatus
+		if status != 0 {
+			break
+		}
+	}
+	if status != 0 {
+		return &ExitError{Code: status}
+	}
+	return nil
+}
+
+// staleSentence says which binaries are stale and which inputs changed since they were built.
+func staleSentence(plan *runner.Plan) string {
+	var bins []string
+	touched := map[string]bool{}
+	for _, f := range plan.Blocking {
+		for _, r := range f.Roots {
+			touched[r] = true
+		}
+	}
+	for _, m := range plan.Matter {
+		if touched[m] {
+			bins = append(bins, report.Escape(plan.Display(m)))
+		}
+	}
+	var rules []string
+	for _, f := range plan.Blocking {
+		if !slices.Contains(rules, f.Rule) {
+			rules = append(rules, f.Rule)
+		}
+	}
+	s := fmt.Sprintf("%s (%s) %s stale: %d error finding(s) (%s)", strings.Join(bins, ", "), plan.MatterHow,
+		map[bool]string{true: "is", false: "are"}[len(bins) == 1], len(plan.Blocking), strings.Join(rules, ", "))
+	var ins []string
+	for _, in := range plan.StaleInputs() {
+		ins = append(ins, report.Escape(plan.Display(in)))
+	}
+	if len(ins) > 0 {
+		s += "; changed since the build: " + strings.Join(ins, ", ")
+	}
+	return s
+}
+
+// runSummary is the one-line description of a recorded run.
+func runSummary(r *ledger.Record) string {
+	s := fmt.Sprintf("wall %s, user %s, sys %s, peak RSS %s, exit %d, build %s",
+		seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanBytes(r.PeakRSSBytes), r.ExitStatus, runner.BuildKey(r.Identity))
+	if r.Stale {
+		s += " (stale)"
+	}
+	return s
+}
+
+func seconds(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// recorder opens the ledger at the first record (after the command ran, so that a slow or unreachable
+// server never delays the command) and stores each record. A record it cannot store is printed on stderr
+// as one line of JSON (the form `stalecheck runs --format json` uses), so the result is not lost.
+type recorder struct {
+	st      Streams
+	dsn     string
+	l       ledger.Ledger
+	openErr error
+	opened  bool
+}
+
+func (rc *recorder) store(ctx context.Context, r *ledger.Record) bool {
+	if !rc.opened {
+		rc.opened = true
+		octx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		rc.l, rc.openErr = ledger.Open(octx, rc.dsn)
+		cancel()
+	}
+	err := rc.openErr
+	if err == nil {
+		ictx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		_, err = rc.l.Insert(ictx, r)
+		cancel()
+	}
+	if err == nil {
+		return true
+	}
+	fmt.Fprintf(rc.st.Err, "stalecheck: cannot record the run in the ledger %s: %s\n", ledger.Location(rc.dsn), escapeErr(err.Error()))
+	fmt.Fprintln(rc.st.Err, "stalecheck: the record follows as JSON, so the result is not lost:")
+	b, jerr := json.Marshal(newRecordJSON(r))
+	if jerr != nil {
+		fmt.Fprintf(rc.st.Err, "stalecheck: cannot encode the record: %v\n", jerr)
+		return false
+	}
+	fmt.Fprintf(rc.st.Err, "%s\n", b)
+	return false
+}
+
+func (rc *recorder) close() {
+	if rc.l != nil {
+		rc.l.Close()
+	}
+}
