@@ -136,10 +136,11 @@ func (f *ELFFile) SectionList() []ELFSection {
 	return out
 }
 
-// compressionType reads the Chdr of a SHF_COMPRESSED section.
+// compressionType reads ch_type of a SHF_COMPRESSED section's Chdr from the
+// file itself (debug/elf leaves Section.ReaderAt nil for such sections).
 func compressionType(f *ELFFile, s *elf.Section) elf.CompressionType {
 	var b [4]byte
-	if s.Type == elf.SHT_NOBITS || readFullAt(s.ReaderAt, b[:], 0) != nil {
+	if s.Type == elf.SHT_NOBITS || s.FileSize < 4 || readFullAt(f.r, b[:], int64(s.Offset)) != nil {
 		return 0
 	}
 	return elf.CompressionType(f.ByteOrder.Uint32(b[:]))
