@@ -147,6 +147,12 @@ type FatbinOptions struct {
 	// NoDigest skips decompressing and hashing payloads (Digest, DigestLen
 	// stay zero and Size is taken from the header), and container digests.
 	NoDigest bool
+	// DigestEntry, when set, limits decompressing and hashing to the entries
+	// for which it returns true (the others keep a zero Digest); container
+	// digests are then skipped too. A matcher uses it to hash only the entries
+	// of a large binary that could equal a wanted one (same kind, architecture
+	// and size).
+	DigestEntry func(e *FatbinEntry) bool
 	// MaxDecompressed bounds one entry's decompressed bytes; larger
 	// entries are an error. 0 means 4 GiB.
 	MaxDecompressed int64
@@ -237,7 +243,7 @@ func (p *fatbinParser) parse() ([]FatbinContainer, error) {
 		if err := p.entries(&c); err != nil {
 			return out, err
 		}
-		if p.opts == nil || !p.opts.NoDigest {
+		if p.opts == nil || !p.opts.NoDigest && p.opts.DigestEntry == nil {
 			d, err := p.hashRange(off, c.Size)
 			if err != nil {
 				return out, p.errAt(off, err, "reading fatbin container")
@@ -339,7 +345,7 @@ func (p *fatbinParser) entries(c *FatbinContainer) error {
 		} else {
 			e.Size = e.StoredSize
 		}
-		if p.opts == nil || !p.opts.NoDigest {
+		if p.opts == nil || !p.opts.NoDigest && (p.opts.DigestEntry == nil || p.opts.DigestEntry(&e)) {
 			if err := p.digest(&e, decompressed); err != nil {
 				return err
 			}

@@ -24,6 +24,9 @@ type Binary struct {
 	fatbins    map[string]bool // fatbinKeyString → present
 	fatbinErr  error
 	fatbinDone bool
+	// wantFatbin are the (kind, architecture) pairs and hashed sizes of the entries looked for: only
+	// binary entries that could equal one are decompressed and hashed.
+	wantFatbin map[[2]uint32][]uint64
 	stringIdx  map[string][]string // last ≤8 bytes → candidate strings ending so; built per match
 }
 
@@ -124,33 +127,38 @@ func (b *Binary) loadSymbols() error {
 
 // presentStrings returns which of the wanted strings occur NUL-terminated in the read-only sections,
 // possibly as the tail of a longer string (linkers tail-merge string sections). One pass over the data:
-// at every NUL, the up to 8 bytes before it are looked up in an index of the wanted strings' tails.
+// for every NUL-terminated run at least minString bytes long, its last minString bytes are looked up in
+// an index of the wanted strings' tails, and only those candidates are compared in full. Runs shorter
+// than that, which dominate padding and binary data, cost one IndexByte step.
 func (b *Binary) presentStrings(wanted []string) map[string]bool {
+	found := map[string]bool{}
 	idx := map[string][]string{}
 	for _, w := range wanted {
-		k := w
-		if len(k) > 8 {
-			k = k[len(k)-8:]
+		if len(w) >= minString {
+			idx[w[len(w)-minString:]] = append(idx[w[len(w)-minString:]], w)
 		}
-		idx[k] = append(idx[k], w)
 	}
-	found := map[string]bool{}
+	if len(idx) == 0 {
+		return found
+	}
 	for _, sec := range b.roSections {
 		data := b.sectionBytes(sec)
-		for i := 0; i < len(data); {
-			j := bytes.IndexByte(data[i:], 0)
+		start := 0 // start of the current NUL-terminated run
+		for start < len(data) {
+			j := bytes.IndexByte(data[start:], 0)
 			if j < 0 {
 				break
 			}
-			end := i + j
-			for n := 1; n <= 8 && n <= end; n++ {
-				for _, w := range idx[string(data[end-n:end])] {
-					if len(w) == n || len(w) > n && len(w) <= end && string(data[end-len(w):end]) == w {
+			end := start + j
+			if j >= minString {
+				// string(bytes) in a map index does not allocate.
+				for _, w := range idx[string(data[end-minString:end])] {
+					if len(w) <= j && string(data[end-len(w):end]) == w {
 						found[w] = true
 					}
 				}
 			}
-			i = end + 1
+			start = end + 1
 		}
 	}
 	return found
@@ -161,13 +169,24 @@ func (b *Binary) hasFatbin(k fatbinKey) (bool, error) {
 	if !b.fatbinDone {
 		b.fatbinDone = true
 		b.fatbins = map[string]bool{}
-		fb, err := b.elf.Fatbins(nil)
+		opts := &binfmt.FatbinOptions{DigestEntry: func(e *binfmt.FatbinEntry) bool {
+			for _, n := range b.wantFatbin[[2]uint32{uint32(e.Kind), e.Arch}] {
+				// Stored payloads are padded to 8 bytes and the digest drops trailing NULs.
+				if e.Size >= n && e.Size <= n+64 {
+					return true
+				}
+			}
+			return false
+		}}
+		fb, err := b.elf.Fatbins(opts)
 		if err != nil {
 			b.fatbinErr = err
 		} else {
 			for _, s := range []*binfmt.FatbinSection{fb.NvFatbin, fb.RelFatbin} {
 				for _, e := range s.Entries() {
-					b.fatbins[fatbinKeyString(fatbinKey{s.Name, e.Kind, e.Arch, e.Digest})] = true
+					if e.DigestLen > 0 {
+						b.fatbins[fatbinKeyString(fatbinKey{section: s.Name, kind: e.Kind, arch: e.Arch, digest: e.Digest})] = true
+					}
 				}
 			}
 		}

@@ -53,6 +53,7 @@ type fatbinKey struct {
 	kind    binfmt.FatbinKind
 	arch    uint32
 	digest  [32]byte
+	size    uint64 // bytes hashed (decompressed, trailing NULs trimmed); not part of the identity
 }
 
 // codeSection is a member's executable section, masked, with a symbol that locates it in a linked file.
@@ -172,7 +173,7 @@ func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
 	}
 	for _, s := range []*binfmt.FatbinSection{fb.NvFatbin, fb.RelFatbin} {
 		for _, e := range s.Entries() {
-			k := fatbinKey{section: s.Name, kind: e.Kind, arch: e.Arch, digest: e.Digest}
+			k := fatbinKey{section: s.Name, kind: e.Kind, arch: e.Arch, digest: e.Digest, size: e.DigestLen}
 			c.Features = append(c.Features, Feature{Kind: Fatbin, Key: fatbinKeyString(k),
 				Label:  fmt.Sprintf("sm_%d %s in %s, payload digest %s", e.Arch, e.Kind, s.Name, hex.EncodeToString(e.Digest[:6])),
 				Member: member, fatbin: k, Section: s.Name})

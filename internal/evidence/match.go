@@ -128,6 +128,16 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		}
 	}
 	strs := b.presentStrings(wanted)
+	// Entries are hashed per Match (only those that could equal a wanted one), so reparse each time.
+	b.wantFatbin, b.fatbinDone = map[[2]uint32][]uint64{}, false
+	for _, c := range cands {
+		for _, f := range c.Features {
+			if f.Kind == Fatbin {
+				k := [2]uint32{uint32(f.fatbin.kind), f.fatbin.arch}
+				b.wantFatbin[k] = append(b.wantFatbin[k], f.fatbin.size)
+			}
+		}
+	}
 	memo := map[string]Presence{}
 	presence := func(f Feature) (Presence, error) {
 		if p, ok := memo[f.Key]; ok {
