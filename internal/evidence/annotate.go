@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -25,7 +26,12 @@ func Annotate(g *graph.Graph, cacheDir string) {
 		if r.Unit == nil || r.Kind == "lib" {
 			continue
 		}
-		for name, copies := range rootCopies(g, r) {
+		copiesByLib := rootCopies(g, r)
+		if len(copiesByLib) > 0 && !isELF(r.File.Path) {
+			g.Notes = append(g.Notes, fmt.Sprintf("%s is not an ELF file: no content evidence for its libraries", r.File.Path))
+			continue
+		}
+		for name, copies := range copiesByLib {
 			if len(copies) < 2 {
 				continue
 			}
@@ -225,4 +231,16 @@ func cacheKey(binary string, copies []string) (string, bool) {
 		fmt.Fprintf(h, "%s\x00%d %d %d %d\n", p, k[0], k[1], k[2], k[3])
 	}
 	return hex.EncodeToString(h.Sum(nil)), true
+}
+
+// isELF reports whether a file starts with the ELF magic.
+func isELF(path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var m [4]byte
+	_, err = io.ReadFull(f, m[:])
+	return err == nil && string(m[:]) == "\x7fELF"
 }
