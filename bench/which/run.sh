@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # Speed of `stalecheck which` on a generated ELF of at least 1 GiB with a symbol table (200,000
-# functions with distinct strings), a large .nv_fatbin section (real nvcc 13 containers from the
-# fixtures, repeated) and bulk read-only data; against the read floor `cat FILE >/dev/null`, warm.
+# functions with distinct strings), a large .nv_fatbin section (70%: real nvcc 13 containers relabelled
+# with other SM architectures, as a fat binary for many GPUs) and bulk read-only strings (15%); against
+# the read floor `cat FILE >/dev/null`, warm. The fixture archives' own kernel.o is linked in too.
 # The same binary stripped is measured too. Prints the ratios and peak RSS.
 # Usage: bench/which/run.sh [SIZE_MIB]   (default 1100)
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-fx=$(cd "$repo/../shared/fixtures/cuda" && pwd)
+fx="$repo/testdata/cuda"
 size_mib=${1:-1100}
 out="$repo/bench/out/which"
 mkdir -p "$out"
@@ -20,12 +21,10 @@ if [ ! -f big ] || [ "$(stat -c %s big)" -lt $((size_mib * 1024 * 1024)) ] || [ 
   # 200,000 functions, each with its own string literal.
   awk 'BEGIN { for (i = 0; i < 200000; i++) printf "const char *f%d(void) { return \"bench string %d of the symbol table\"; }\n", i, i }' > syms.c
   cc -c -O1 -ffunction-sections syms.c -o syms.o
-  # The fixture's fatbin containers, repeated to about a quarter of the size.
-  objcopy -O binary --only-section=.nv_fatbin "$fx/multi/kernel.o" one.fatbin
-  n=$(( size_mib * 1024 * 1024 / 4 / $(stat -c %s one.fatbin) ))
-  : > big.fatbin; for i in $(seq "$n"); do cat one.fatbin; done >> big.fatbin
-  # Bulk read-only data shaped like string tables: printable strings of 64 bytes on average, NUL-separated.
-  head -c $(( size_mib * 1024 * 1024 * 3 / 4 * 3 / 4 )) /dev/urandom | base64 -w 0 | tr '+' '\000' > bulk.bin
+  # A fat binary for many GPUs: real nvcc 13 containers relabelled with other SM architectures (70% of
+  # the file), plus bulk read-only data shaped like string tables (15%).
+  (cd "$repo" && go run ./bench/which/genfatbin -from "$fx/multi/kernel.o" -bytes $(( size_mib * 1024 * 1024 * 70 / 100 )) -o "$out/big.fatbin")
+  head -c $(( size_mib * 1024 * 1024 * 15 / 100 * 3 / 4 )) /dev/urandom | base64 -w 0 | tr '+' '\000' > bulk.bin
   cat > big.s <<ASM
 	.section .nv_fatbin,"a"
 	.balign 8
@@ -33,6 +32,7 @@ if [ ! -f big ] || [ "$(stat -c %s big)" -lt $((size_mib * 1024 * 1024)) ] || [ 
 	.section .rodata.bulk,"a"
 	.incbin "bulk.bin"
 ASM
+  printf '\t.section .note.GNU-stack,"",@progbits\n' >> big.s
   cc -c big.s -o big.o
   cat > main.c <<'C'
 #include <stdio.h>

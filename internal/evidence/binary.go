@@ -5,6 +5,8 @@ import (
 	"debug/elf"
 	"fmt"
 	"os"
+	"runtime"
+	"sync"
 
 	"golang.org/x/sys/unix"
 
@@ -24,6 +26,7 @@ type Binary struct {
 	fatbins    map[string]bool // fatbinKeyString → present
 	fatbinErr  error
 	fatbinDone bool
+	fatbinMu   sync.Mutex
 	// wantFatbin are the (kind, architecture) pairs and hashed sizes of the entries looked for: only
 	// binary entries that could equal one are decompressed and hashed.
 	wantFatbin map[[2]uint32][]uint64
@@ -126,10 +129,10 @@ func (b *Binary) loadSymbols() error {
 }
 
 // presentStrings returns which of the wanted strings occur NUL-terminated in the read-only sections,
-// possibly as the tail of a longer string (linkers tail-merge string sections). One pass over the data:
-// for every NUL-terminated run at least minString bytes long, its last minString bytes are looked up in
-// an index of the wanted strings' tails, and only those candidates are compared in full. Runs shorter
-// than that, which dominate padding and binary data, cost one IndexByte step.
+// possibly as the tail of a longer string (linkers tail-merge string sections). One pass over the data,
+// split at NUL boundaries over the available cores: for every NUL-terminated run at least minString
+// bytes long, its last minString bytes are looked up in an index of the wanted strings' tails, and only
+// those candidates are compared in full.
 func (b *Binary) presentStrings(wanted []string) map[string]bool {
 	found := map[string]bool{}
 	idx := map[string][]string{}
@@ -141,31 +144,73 @@ func (b *Binary) presentStrings(wanted []string) map[string]bool {
 	if len(idx) == 0 {
 		return found
 	}
+	const chunk = 32 << 20
+	var parts [][]byte
 	for _, sec := range b.roSections {
 		data := b.sectionBytes(sec)
-		start := 0 // start of the current NUL-terminated run
-		for start < len(data) {
-			j := bytes.IndexByte(data[start:], 0)
-			if j < 0 {
-				break
-			}
-			end := start + j
-			if j >= minString {
-				// string(bytes) in a map index does not allocate.
-				for _, w := range idx[string(data[end-minString:end])] {
-					if len(w) <= j && string(data[end-len(w):end]) == w {
-						found[w] = true
-					}
+		for len(data) > 0 {
+			n := min(chunk, len(data))
+			if n < len(data) {
+				// End the part just after a NUL so no run is split.
+				if k := bytes.IndexByte(data[n:], 0); k >= 0 {
+					n += k + 1
+				} else {
+					n = len(data)
 				}
 			}
-			start = end + 1
+			parts = append(parts, data[:n])
+			data = data[n:]
 		}
+	}
+	results := make([]map[string]bool, len(parts))
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, part := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			results[i] = scanStrings(part, idx)
+		}()
+	}
+	wg.Wait()
+	for _, r := range results {
+		for w := range r {
+			found[w] = true
+		}
+	}
+	return found
+}
+
+func scanStrings(data []byte, idx map[string][]string) map[string]bool {
+	var found map[string]bool
+	start := 0 // start of the current NUL-terminated run
+	for start < len(data) {
+		j := bytes.IndexByte(data[start:], 0)
+		if j < 0 {
+			break
+		}
+		end := start + j
+		if j >= minString {
+			// string(bytes) in a map index does not allocate.
+			for _, w := range idx[string(data[end-minString:end])] {
+				if len(w) <= j && string(data[end-len(w):end]) == w {
+					if found == nil {
+						found = map[string]bool{}
+					}
+					found[w] = true
+				}
+			}
+		}
+		start = end + 1
 	}
 	return found
 }
 
 // hasFatbin reports whether the binary carries the fatbinary entry k.
 func (b *Binary) hasFatbin(k fatbinKey) (bool, error) {
+	b.fatbinMu.Lock()
+	defer b.fatbinMu.Unlock()
 	if !b.fatbinDone {
 		b.fatbinDone = true
 		b.fatbins = map[string]bool{}

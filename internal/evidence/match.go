@@ -127,9 +127,11 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			}
 		}
 	}
-	strs := b.presentStrings(wanted)
-	// Entries are hashed per Match (only those that could equal a wanted one), so reparse each time.
+	// Entries are hashed per Match (only those that could equal a wanted one), so reparse each time;
+	// the fatbin parse runs beside the string scan.
+	b.fatbinMu.Lock()
 	b.wantFatbin, b.fatbinDone = map[[2]uint32][]uint64{}, false
+	b.fatbinMu.Unlock()
 	for _, c := range cands {
 		for _, f := range c.Features {
 			if f.Kind == Fatbin {
@@ -138,6 +140,10 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			}
 		}
 	}
+	fatbinDone := make(chan struct{})
+	go func() { b.hasFatbin(fatbinKey{}); close(fatbinDone) }()
+	strs := b.presentStrings(wanted)
+	<-fatbinDone
 	memo := map[string]Presence{}
 	presence := func(f Feature) (Presence, error) {
 		if p, ok := memo[f.Key]; ok {
