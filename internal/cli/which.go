@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -79,6 +80,8 @@ type whichDoc struct {
 }
 
 func runWhich(st Streams, binary string, fl whichFlags) error {
+	// Matching a large binary allocates many small fatbin entries; collect garbage less often.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
 	}

@@ -3,6 +3,7 @@ package evidence
 import (
 	"bytes"
 	"debug/elf"
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime"
@@ -27,6 +28,7 @@ type Binary struct {
 	fatbinErr  error
 	fatbinDone bool
 	fatbinMu   sync.Mutex
+	symMu      sync.Mutex
 	// wantFatbin are the (kind, architecture) pairs and hashed sizes of the entries looked for: only
 	// binary entries that could equal one are decompressed and hashed.
 	wantFatbin map[[2]uint32][]uint64
@@ -114,6 +116,8 @@ func (b *Binary) DefinesSymbol(name string) (found, known bool, err error) {
 }
 
 func (b *Binary) loadSymbols() error {
+	b.symMu.Lock()
+	defer b.symMu.Unlock()
 	if b.symbols != nil {
 		return nil
 	}
@@ -147,6 +151,9 @@ func (b *Binary) presentStrings(wanted []string) map[string]bool {
 	const chunk = 32 << 20
 	var parts [][]byte
 	for _, sec := range b.roSections {
+		if !holdsHostStrings(sec) {
+			continue
+		}
 		data := b.sectionBytes(sec)
 		for len(data) > 0 {
 			n := min(chunk, len(data))
@@ -213,30 +220,97 @@ func (b *Binary) hasFatbin(k fatbinKey) (bool, error) {
 	defer b.fatbinMu.Unlock()
 	if !b.fatbinDone {
 		b.fatbinDone = true
-		b.fatbins = map[string]bool{}
-		opts := &binfmt.FatbinOptions{DigestEntry: func(e *binfmt.FatbinEntry) bool {
-			for _, n := range b.wantFatbin[[2]uint32{uint32(e.Kind), e.Arch}] {
-				// Stored payloads are padded to 8 bytes and the digest drops trailing NULs.
-				if e.Size >= n && e.Size <= n+64 {
-					return true
-				}
-			}
-			return false
-		}}
-		fb, err := b.elf.Fatbins(opts)
-		if err != nil {
-			b.fatbinErr = err
-		} else {
-			for _, s := range []*binfmt.FatbinSection{fb.NvFatbin, fb.RelFatbin} {
-				for _, e := range s.Entries() {
-					if e.DigestLen > 0 {
-						b.fatbins[fatbinKeyString(fatbinKey{section: s.Name, kind: e.Kind, arch: e.Arch, digest: e.Digest})] = true
-					}
-				}
-			}
-		}
+		b.fatbins, b.fatbinErr = b.readFatbins()
 	}
 	return b.fatbins[fatbinKeyString(k)], b.fatbinErr
+}
+
+// readFatbins indexes the binary's fatbinary entries that could equal a wanted one (same kind, SM
+// architecture and size): only those are decompressed and hashed. A large section is cut at container
+// boundaries (the 16-byte container headers give each container's size) and the parts are parsed on
+// all cores.
+func (b *Binary) readFatbins() (map[string]bool, error) {
+	found := map[string]bool{}
+	opts := &binfmt.FatbinOptions{DigestEntry: func(e *binfmt.FatbinEntry) bool {
+		for _, n := range b.wantFatbin[[2]uint32{uint32(e.Kind), e.Arch}] {
+			// Stored payloads are padded to 8 bytes and the digest drops trailing NULs.
+			if e.Size >= n && e.Size <= n+64 {
+				return true
+			}
+		}
+		return false
+	}}
+	var mu sync.Mutex
+	var firstErr error
+	for _, name := range []string{binfmt.SectionNvFatbin, binfmt.SectionRelFatbin} {
+		sec := b.elf.Section(name)
+		if sec == nil || sec.Type == elf.SHT_NOBITS || sec.Flags&elf.SHF_COMPRESSED != 0 {
+			continue
+		}
+		data := b.sectionBytes(sec)
+		if data == nil {
+			return nil, fmt.Errorf("%s: section %s lies outside the file", b.Path, name)
+		}
+		parts := splitContainers(data, 64<<20)
+		var wg sync.WaitGroup
+		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+		for _, p := range parts {
+			wg.Add(1)
+			sem <- struct{}{}
+			go func() {
+				defer func() { <-sem; wg.Done() }()
+				cs, err := binfmt.ParseFatbin(bytes.NewReader(data[p[0]:p[1]]), int64(p[1]-p[0]), b.Path, opts)
+				mu.Lock()
+				defer mu.Unlock()
+				if err != nil {
+					if firstErr == nil {
+						firstErr = fmt.Errorf("%s at byte %d of section %s: %w", b.Path, p[0], name, err)
+					}
+					return
+				}
+				for i := range cs {
+					for _, e := range cs[i].Entries {
+						if e.DigestLen > 0 {
+							found[fatbinKeyString(fatbinKey{section: name, kind: e.Kind, arch: e.Arch, digest: e.Digest})] = true
+						}
+					}
+				}
+			}()
+		}
+		wg.Wait()
+	}
+	return found, firstErr
+}
+
+// splitContainers cuts fatbinary section data into parts of about size bytes at container starts. A
+// container header is u32 magic 0xBA55ED50, u16 version, u16 header size, u64 payload size (fatbinary
+// layout in docs/binary-formats.md §3.2); zero padding between containers is skipped. Where the walk
+// cannot go on (bad magic), the rest is one part and the parser reports the error.
+func splitContainers(data []byte, size int) [][2]int {
+	var parts [][2]int
+	start, off := 0, 0
+	for off+16 <= len(data) {
+		if binary.LittleEndian.Uint32(data[off:]) != binfmt.FatbinMagic {
+			if data[off] == 0 {
+				off += 8
+				continue
+			}
+			break
+		}
+		n := int(binary.LittleEndian.Uint16(data[off+6:])) + int(binary.LittleEndian.Uint64(data[off+8:]))
+		if n <= 0 || off+n > len(data) || n < 16 {
+			break
+		}
+		off += n
+		if off-start >= size {
+			parts = append(parts, [2]int{start, off})
+			start = off
+		}
+	}
+	if start < len(data) {
+		parts = append(parts, [2]int{start, len(data)})
+	}
+	return parts
 }
 
 // hasCode looks for a member's code section in the binary: every binary symbol of the anchor's name
@@ -324,4 +398,17 @@ func (b *Binary) presence(f Feature, strs map[string]bool) (Presence, error) {
 		return Absent, nil
 	}
 	return Unknown, nil
+}
+
+// holdsHostStrings reports whether a read-only section can hold a host object's string literals:
+// PROGBITS data, not device code (fatbinaries), unwind tables or the dynamic linker's tables.
+func holdsHostStrings(s *elf.Section) bool {
+	if s.Type != elf.SHT_PROGBITS {
+		return false
+	}
+	switch s.Name {
+	case binfmt.SectionNvFatbin, binfmt.SectionRelFatbin, ".nvFatBinSegment", ".eh_frame", ".eh_frame_hdr", ".gcc_except_table", ".interp", ".note.gnu.property":
+		return false
+	}
+	return true
 }

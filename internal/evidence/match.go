@@ -140,10 +140,12 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			}
 		}
 	}
-	fatbinDone := make(chan struct{})
+	fatbinDone, symsDone := make(chan struct{}), make(chan struct{})
 	go func() { b.hasFatbin(fatbinKey{}); close(fatbinDone) }()
+	go func() { b.loadSymbols(); close(symsDone) }() // errors are seen again by presence
 	strs := b.presentStrings(wanted)
 	<-fatbinDone
+	<-symsDone
 	memo := map[string]Presence{}
 	presence := func(f Feature) (Presence, error) {
 		if p, ok := memo[f.Key]; ok {
