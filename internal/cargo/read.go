@@ -26,6 +26,9 @@ type ReadOptions struct {
 	CargoHome string
 	// SkipNative skips opening archives and objects (members, DWARF) of live build-script runs.
 	SkipNative bool
+	// LivenessOnly reads units, roots, liveness and build folders only (what clean needs): no inputs,
+	// build-script output, dep-info or sources.
+	LivenessOnly bool
 }
 
 // Read builds the provenance graph of a Cargo build folder without running Cargo, following
@@ -72,8 +75,10 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g.MarkLive()
 	r.readBuildDirs()
-	r.readDetails()
-	r.readSources()
+	if !opt.LivenessOnly {
+		r.readDetails()
+		r.readSources()
+	}
 	sort.Slice(g.Problems, func(i, j int) bool { return g.Problems[i].Path < g.Problems[j].Path })
 	return g, nil
 }

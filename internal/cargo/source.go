@@ -1,6 +1,8 @@
 package cargo
 
 import (
+	"bufio"
+	"bytes"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +11,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -149,15 +152,46 @@ func (r *reader) rustcPackageRoot(s *graph.Step) string {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
-		ins, err := r.parseRustcDepfile(p)
-		if err != nil || len(ins) == 0 {
-			continue
-		}
-		if root := manifestDir(ins[0]); root != "" {
-			return root
+		if first := firstDepfileInput(p, r.l.Workspace); first != "" {
+			if root := manifestDir(first); root != "" {
+				return root
+			}
 		}
 	}
 	return ""
+}
+
+// firstDepfileInput returns the first input of a rustc `.d` file (the crate root file), reading only
+// its first rule; relative paths are made absolute against the workspace root (rustc runs there).
+func firstDepfileInput(path, workspace string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var line []byte
+	br := bufio.NewReader(f)
+	for {
+		part, err := br.ReadSlice('\n')
+		line = append(line, part...)
+		// A rule continues on the next line after a backslash-newline.
+		if err != nil || !bytes.HasSuffix(bytes.TrimRight(line, "\r\n"), []byte("\\")) {
+			break
+		}
+	}
+	df, err := depfile.Parse(bytes.NewReader(line))
+	if err != nil {
+		return ""
+	}
+	ins := df.Inputs()
+	if len(ins) == 0 {
+		return ""
+	}
+	in := ins[0]
+	if !filepath.IsAbs(in) && workspace != "" {
+		in = filepath.Join(workspace, in)
+	}
+	return in
 }
 
 // UnitPackageRoot returns a unit's package root: the one the graph holds, else (for a unit that is not

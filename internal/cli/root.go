@@ -55,6 +55,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.AddCommand(newRunCmd(st), newRunsCmd(st), newDiffCmd(st))
 	root.AddCommand(newWhichCmd(st))
 	root.AddCommand(newVerifyCmd(st))
+	root.AddCommand(newExplainCmd(st), newCleanCmd(st))
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
 	root.Flags().AddFlagSet(chk.Flags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return chk.RunE(cmd, args) }

@@ -113,7 +113,7 @@ func (p *Project) Check() ([]check.Finding, *graph.Graph) {
 	if err != nil {
 		p.T.Fatal(err)
 	}
-	g, err := cargo.Read(l, cargo.ReadOptions{})
+	g, err := cargo.Read(l, cargo.ReadOptions{CargoHome: p.EnvValue("CARGO_HOME")})
 	if err != nil {
 		p.T.Fatal(err)
 	}

@@ -1,0 +1,424 @@
+package clean
+
+import (
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/report"
+)
+
+// Item kinds.
+const (
+	KindBuildDir    = "build-dir"   // <profile>/build/<pkg>-<hash>: a build-script run or compile folder
+	KindFingerprint = "fingerprint" // <profile>/.fingerprint/<pkg>-<hash>
+	KindDepsFile    = "deps-file"   // <profile>/deps/<crate>-<hash>[.ext] (and examples/)
+	KindIncremental = "incremental" // <profile>/incremental/<entry>
+)
+
+// Item statuses.
+const (
+	Planned = "planned"
+	Removed = "removed"
+	Skipped = "skipped"
+)
+
+// Item is one thing a clean removes.
+type Item struct {
+	Kind string `json:"kind"`
+	// Rel is the path relative to the build folder (what is opened through os.Root); RelBytes carries
+	// its raw bytes in base64 when it is not valid UTF-8 (JSON cannot hold them).
+	Rel      string `json:"rel"`
+	RelBytes string `json:"rel_bytes,omitempty"`
+	Path     string `json:"path"`
+	Profile  string `json:"profile"`
+	Package  string `json:"package,omitempty"`
+	Hash     string `json:"hash,omitempty"`
+	What     string `json:"what"`
+	Bytes    int64  `json:"bytes"`
+	Dev      uint64 `json:"dev"`
+	Ino      uint64 `json:"ino"`
+	Dir      bool   `json:"dir"`
+	Status   string `json:"status"`
+	Reason   string `json:"reason,omitempty"`
+}
+
+// RelPath returns the item's relative path with its exact bytes.
+func (it *Item) RelPath() (string, error) {
+	if it.RelBytes != "" {
+		b, err := base64.StdEncoding.DecodeString(it.RelBytes)
+		if err != nil {
+			return "", fmt.Errorf("rel_bytes of %q: %w", it.Rel, err)
+		}
+		return string(b), nil
+	}
+	return it.Rel, nil
+}
+
+// Plan is what a clean removes; its JSON form (`--format json`) is what `clean --plan FILE --yes`
+// executes.
+type Plan struct {
+	report.Envelope
+	Workspace   string   `json:"workspace"`
+	TargetDir   string   `json:"target_dir"`
+	BuildDir    string   `json:"build_dir"`
+	Profile     string   `json:"profile,omitempty"` // --profile, "" for all
+	Incremental bool     `json:"incremental"`
+	Profiles    []string `json:"profiles"` // the profile folders judged
+	Locks       []string `json:"locks"`
+	Items       []Item   `json:"items"`
+	TotalBytes  int64    `json:"total_bytes"`
+	Executed    bool     `json:"executed"`
+	FreedBytes  int64    `json:"freed_bytes"`
+	Notes       []string `json:"notes"`
+}
+
+// Options select what a plan covers.
+type Options struct {
+	Profile     string // a profile name or folder; "" for every profile folder
+	Incremental bool   // also remove the incremental caches
+}
+
+// MakePlan computes what is not live in the graph. A profile folder is judged only when a root ties
+// liveness there: a profile with no tied root (e.g. after only `cargo check`), with a root that could
+// not be tied to its unit, or with a live unit whose fingerprint could not be read is left alone and
+// said so in Notes. A unit whose hash-file content equals a live unit's is kept (Cargo resolves
+// dependencies by that content; a tie could hide a live unit).
+func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
+	touched, _, err := SelectProfiles(g.ProfileDirs, opt.Profile)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{Workspace: g.Workspace, TargetDir: g.TargetDir, BuildDir: g.BuildDir, Profile: opt.Profile,
+		Incremental: opt.Incremental, Items: []Item{}, Notes: []string{}, Locks: []string{}}
+	anchored := map[string]bool{}
+	unsafe := map[string]string{}
+	for _, r := range g.Roots {
+		if r.Unit == nil {
+			prof := rootProfile(g, r.File.Path)
+			unsafe[prof] = fmt.Sprintf("root %s could not be tied to its unit", r.File.Path)
+			continue
+		}
+		anchored[r.Unit.Config.ProfileDir] = true
+		if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
+			anchored[hp] = true
+		}
+	}
+	live := map[string]bool{} // hash-file contents of live units
+	for _, s := range g.Steps {
+		if !s.Live() {
+			continue
+		}
+		if s.FingerprintHash != "" {
+			live[s.FingerprintHash] = true
+		}
+		if !s.HasLocal {
+			why := fmt.Sprintf("live unit %s has an unreadable fingerprint, so what it depends on is unknown", s.ID)
+			unsafe[s.Config.ProfileDir] = why
+			if hp := hostOf(s.Config.ProfileDir); hp != "" {
+				unsafe[hp] = why
+			}
+		}
+	}
+	kept := func(s *graph.Step) bool { return s.Live() || s.FingerprintHash != "" && live[s.FingerprintHash] }
+	judged := map[string]bool{}
+	for _, prof := range touched {
+		switch {
+		case unsafe[prof] != "":
+			p.Notes = append(p.Notes, fmt.Sprintf("profile %s is not cleaned: %s", prof, unsafe[prof]))
+		case !anchored[prof]:
+			p.Notes = append(p.Notes, fmt.Sprintf("profile %s is not cleaned: no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged", prof))
+		default:
+			judged[prof] = true
+			p.Profiles = append(p.Profiles, prof)
+		}
+	}
+	if p.Profiles == nil {
+		p.Profiles = []string{}
+	}
+	// Units by folder (profile, <pkg>-<hash>): a folder goes only when every unit in it goes.
+	type unitDir struct {
+		prof, pkg, hash string
+		steps           []*graph.Step
+		keep            bool
+	}
+	dirs := map[string]*unitDir{}
+	var keys []string
+	for _, s := range g.Steps {
+		k := s.Config.ProfileDir + "\x00" + s.Package + "-" + s.Hash
+		d := dirs[k]
+		if d == nil {
+			d = &unitDir{prof: s.Config.ProfileDir, pkg: s.Package, hash: s.Hash}
+			dirs[k] = d
+			keys = append(keys, k)
+		}
+		d.steps = append(d.steps, s)
+		if kept(s) {
+			d.keep = true
+		}
+	}
+	sort.Strings(keys)
+	var items []Item
+	// build/ folders.
+	for _, bd := range g.BuildDirs {
+		if !judged[bd.ProfileDir] {
+			continue
+		}
+		d := dirs[bd.ProfileDir+"\x00"+bd.Package+"-"+bd.Hash]
+		if d != nil && d.keep {
+			continue
+		}
+		what := "a build folder no fingerprint names"
+		if d != nil {
+			what = describe(d.steps)
+		}
+		items = append(items, Item{Kind: KindBuildDir, Path: bd.Path, Profile: bd.ProfileDir, Package: bd.Package, Hash: bd.Hash,
+			What: what, Bytes: bd.Bytes, Dir: true})
+	}
+	// .fingerprint/ folders and deps/ files of units no root reaches.
+	keptHash := map[string]bool{} // profile \x00 hash of kept units
+	for _, k := range keys {
+		if d := dirs[k]; d.keep {
+			keptHash[d.prof+"\x00"+d.hash] = true
+		}
+	}
+	deps := map[string]map[string][]string{}
+	for _, k := range keys {
+		d := dirs[k]
+		if d.keep || !judged[d.prof] {
+			continue
+		}
+		items = append(items, Item{Kind: KindFingerprint, Path: d.steps[0].FingerprintDir, Profile: d.prof, Package: d.pkg, Hash: d.hash,
+			What: "fingerprint of " + describe(d.steps), Dir: true})
+		if keptHash[d.prof+"\x00"+d.hash] {
+			continue
+		}
+		rustc := false
+		for _, s := range d.steps {
+			if s.Kind == graph.Rustc {
+				rustc = true
+			}
+		}
+		if !rustc {
+			continue
+		}
+		if deps[d.prof] == nil {
+			deps[d.prof] = listDeps(filepath.Join(g.BuildDir, d.prof))
+		}
+		for _, f := range deps[d.prof][d.hash] {
+			items = append(items, Item{Kind: KindDepsFile, Path: f, Profile: d.prof, Package: d.pkg, Hash: d.hash,
+				What: "output of " + describe(d.steps)})
+		}
+	}
+	if opt.Incremental {
+		for _, prof := range p.Profiles {
+			dir := filepath.Join(g.BuildDir, prof, "incremental")
+			ents, err := os.ReadDir(dir)
+			if err != nil {
+				continue
+			}
+			for _, e := range ents {
+				items = append(items, Item{Kind: KindIncremental, Path: filepath.Join(dir, e.Name()), Profile: prof,
+					What: "incremental cache (Cargo does not fingerprint it; the next compile of its crate starts afresh)"})
+			}
+		}
+	}
+	// Measure each item (lstat, never following a symlink) and record its identity.
+	parallel(len(items), func(i int) { measure(g.BuildDir, &items[i]) })
+	sort.SliceStable(items, func(i, j int) bool { return items[i].Path < items[j].Path })
+	for _, it := range items {
+		if it.Status == Planned {
+			p.TotalBytes += it.Bytes
+		}
+	}
+	p.Items = items
+	return p, nil
+}
+
+// measure fills an item's relative path, identity, size and file count; a symlink or a folder that
+// is gone is marked skipped.
+func measure(base string, it *Item) {
+	rel, err := filepath.Rel(base, it.Path)
+	if err != nil || !filepath.IsLocal(rel) {
+		it.Status, it.Reason = Skipped, "not inside the build folder"
+		return
+	}
+	it.Rel = rel
+	if !utf8.ValidString(rel) {
+		it.RelBytes = base64.StdEncoding.EncodeToString([]byte(rel))
+	}
+	st, err := os.Lstat(it.Path)
+	if err != nil {
+		it.Status, it.Reason = Skipped, "gone: "+errString(err)
+		return
+	}
+	if st.Mode()&fs.ModeSymlink != 0 {
+		it.Status, it.Reason = Skipped, "a symlink (never followed or removed)"
+		return
+	}
+	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
+		it.Dev, it.Ino = uint64(sys.Dev), sys.Ino
+	}
+	it.Dir = st.IsDir()
+	it.Status = Planned
+	if it.Dir {
+		it.Bytes = treeBytes(it.Path)
+	} else {
+		it.Bytes = st.Size()
+	}
+}
+
+// treeBytes sums the sizes of everything under a folder (lstat: symlinks count as themselves), each
+// hard-linked file once (a compile folder holds the build script twice: build-script-build is a hard
+// link of build_script_build-<hash>).
+func treeBytes(dir string) int64 {
+	var n int64
+	var seen map[[2]uint64]bool
+	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return nil
+		}
+		info, err := e.Info()
+		if err != nil {
+			return nil
+		}
+		if sys, ok := info.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+			k := [2]uint64{uint64(sys.Dev), sys.Ino}
+			if seen[k] {
+				return nil
+			}
+			if seen == nil {
+				seen = map[[2]uint64]bool{}
+			}
+			seen[k] = true
+		}
+		n += info.Size()
+		return nil
+	})
+	return n
+}
+
+// listDeps indexes a profile's deps/ and examples/ files by the unit hash in their names.
+func listDeps(prof string) map[string][]string {
+	out := map[string][]string{}
+	for _, sub := range []string{"deps", "examples"} {
+		dir := filepath.Join(prof, sub)
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			n := e.Name()
+			base := n
+			if i := strings.IndexByte(base, '.'); i >= 0 {
+				base = base[:i]
+			}
+			if _, h, ok := cargo.SplitUnitName(base); ok {
+				out[h] = append(out[h], filepath.Join(dir, n))
+			}
+		}
+	}
+	return out
+}
+
+// describe names the units of one folder for people.
+func describe(steps []*graph.Step) string {
+	var parts []string
+	for _, s := range steps {
+		var w string
+		switch s.Kind {
+		case graph.BuildScriptRun:
+			w = "build-script run of " + s.Package
+		case graph.BuildScriptCompile:
+			w = "build-script compile of " + s.Package
+		default:
+			w = s.Package + " " + s.Target
+		}
+		w += " (" + configWords(s) + ")"
+		if s.Failed != "" {
+			w += ", last build failed"
+		}
+		parts = append(parts, w)
+	}
+	return strings.Join(parts, "; ") + "; no current binary reaches it"
+}
+
+func configWords(s *graph.Step) string {
+	feats := s.Config.Features
+	if s.Kind == graph.BuildScriptRun {
+		// A run's fingerprint records no features; its compile unit's does (read without details).
+		for _, d := range s.Deps {
+			if d.Kind == graph.BuildScriptCompile {
+				feats = d.Config.Features
+			}
+		}
+	}
+	f := make([]string, len(feats))
+	for i, x := range feats {
+		f[i] = fmt.Sprintf("%q", x)
+	}
+	w := "features [" + strings.Join(f, ", ") + "]"
+	if len(s.Config.Rustflags) > 0 {
+		w += ", rustflags " + strings.Join(s.Config.Rustflags, " ")
+	}
+	return w
+}
+
+func hostOf(prof string) string {
+	if i := strings.IndexByte(prof, '/'); i >= 0 {
+		return prof[i+1:]
+	}
+	return ""
+}
+
+// rootProfile returns the profile folder of an uplifted root (its folder relative to the target
+// folder, without examples/).
+func rootProfile(g *graph.Graph, path string) string {
+	rel, err := filepath.Rel(g.TargetDir, filepath.Dir(path))
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSuffix(rel, "/examples")
+}
+
+func errString(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
+}
+
+// parallel runs f(0..n-1) on a few goroutines (the work is file-system calls).
+func parallel(n int, f func(i int)) {
+	workers := 8
+	if n < workers {
+		workers = n
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				f(i)
+			}
+		}()
+	}
+	for i := 0; i < n; i++ {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+}

@@ -1,0 +1,88 @@
+package clean
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/stalecheck/stalecheck/internal/report"
+)
+
+// WriteText writes a plan (or what an execution did) for people: one line per item with its bytes,
+// then the total. Every path goes through report.Escape.
+func WriteText(w io.Writer, p *Plan) error {
+	var err error
+	line := func(format string, args ...any) {
+		if err != nil {
+			return
+		}
+		for i, a := range args {
+			if s, ok := a.(string); ok {
+				args[i] = report.Escape(s)
+			}
+		}
+		_, err = fmt.Fprintf(w, format+"\n", args...)
+	}
+	prof := "none"
+	if len(p.Profiles) > 0 {
+		prof = fmt.Sprint(p.Profiles)
+	}
+	line("stalecheck clean: build folder %s (profiles cleaned: %s)", p.BuildDir, prof)
+	for _, n := range p.Notes {
+		line("  note: %s", n)
+	}
+	var n, skipped int
+	for _, it := range p.Items {
+		verb := map[string]string{Planned: "remove ", Removed: "removed", Skipped: "skip   "}[it.Status]
+		if p.Executed && it.Status == Planned {
+			verb = "kept   "
+		}
+		rel := it.Rel
+		if it.RelBytes != "" {
+			if r, e := it.RelPath(); e == nil {
+				rel = r
+			}
+		}
+		suffix := ""
+		if it.Kind == KindBuildDir || it.Kind == KindFingerprint || it.Kind == KindIncremental {
+			suffix = "/"
+		}
+		if it.Status == Skipped {
+			skipped++
+			line("  %s %s%s: %s", verb, rel, suffix, it.Reason)
+			continue
+		}
+		n++
+		line("  %s %12d  %s%s  (%s)", verb, it.Bytes, rel, suffix, it.What)
+	}
+	switch {
+	case len(p.Items) == 0:
+		line("nothing to remove: every folder is reached by a current binary")
+	case p.Executed:
+		line("removed %d item(s), %d bytes (%s); %d skipped", countStatus(p, Removed), p.FreedBytes, human(p.FreedBytes), skipped)
+	default:
+		line("total: %d item(s), %d bytes (%s); %d skipped; dry run, nothing removed: pass --yes to remove", n, p.TotalBytes, human(p.TotalBytes), skipped)
+	}
+	return err
+}
+
+func countStatus(p *Plan, st string) int {
+	n := 0
+	for _, it := range p.Items {
+		if it.Status == st {
+			n++
+		}
+	}
+	return n
+}
+
+func human(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d bytes", n)
+}

@@ -1,0 +1,337 @@
+package explain
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// PackageReport explains the build folders of one package.
+type PackageReport struct {
+	Name     string   `json:"package"`
+	Version  string   `json:"version,omitempty"` // the version asked for (pkg@version); "" for all
+	Versions []string `json:"versions"`          // every version found on disk
+	// Sources says where Cargo takes the package from, per package folder, as the records show.
+	Sources []Source `json:"sources"`
+	// Metadata is `cargo metadata`'s answer (AskCargo); MetadataErr when it failed.
+	Metadata    []MetaPackage `json:"cargo_metadata,omitempty"`
+	MetadataErr string        `json:"cargo_metadata_error,omitempty"`
+	Roles       []Role        `json:"roles"`
+}
+
+// Source is one folder a package is built from.
+type Source struct {
+	Root     string `json:"root"`
+	Version  string `json:"version"`
+	Kind     string `json:"kind"`      // path, registry, directory, git ("" unknown)
+	SourceID string `json:"source_id"` // Cargo.lock's source
+	Patch    string `json:"patch,omitempty"`
+}
+
+// Role groups the units of one target of the package (e.g. its lib, its build-script run): several
+// units of one role are several configurations.
+type Role struct {
+	Target   string    `json:"target"` // the fingerprint file name, e.g. "lib-seed_sys"
+	Kind     string    `json:"kind"`
+	Variants []Variant `json:"variants"`
+	// Differ lists the fields whose values are not the same in every variant; Same the others.
+	Differ []Field `json:"differ"`
+	Same   []Field `json:"same"`
+}
+
+// Variant is one unit (one build folder or fingerprint folder) of a role.
+type Variant struct {
+	Unit    string      `json:"unit"` // <pkg>-<hash>
+	Profile string      `json:"profile"`
+	Version string      `json:"version"`
+	Dir     string      `json:"dir"` // build/<pkg>-<hash> for build-script units, else the fingerprint folder
+	Bytes   int64       `json:"bytes,omitempty"`
+	Fields  []Field     `json:"fields"`
+	UsedBy  []RootUse   `json:"used_by"`
+	Failed  string      `json:"failed,omitempty"`
+	Step    *graph.Step `json:"-"`
+}
+
+// Field is one configuration value read from a fingerprint. In Role.Differ, Values holds one value per
+// variant (in Variants order); elsewhere Value holds the value.
+type Field struct {
+	Name   string   `json:"name"`
+	Value  string   `json:"value,omitempty"`
+	Values []string `json:"values,omitempty"`
+}
+
+// Package explains the units of a package: name or name@version.
+func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
+	name, version, _ := strings.Cut(spec, "@")
+	l := newLoader(g)
+	var steps []*graph.Step
+	versions := map[string]bool{}
+	for _, s := range g.Steps {
+		if s.Package != name {
+			continue
+		}
+		v := stepVersion(g, s)
+		if v != "" {
+			versions[v] = true
+		}
+		if version != "" && v != version {
+			continue
+		}
+		steps = append(steps, s)
+	}
+	rep := &PackageReport{Name: name, Version: version, Versions: sortedKeys(versions)}
+	if len(rep.Versions) == 0 && len(steps) == 0 {
+		return nil, fmt.Errorf("no unit of package %q in %s (packages with units there: %s)", name, g.BuildDir, strings.Join(packageNames(g), ", "))
+	}
+	if len(steps) == 0 {
+		return nil, fmt.Errorf("no unit of %s version %s in %s; versions on disk: %s", name, version, g.BuildDir, strings.Join(rep.Versions, ", "))
+	}
+	// Where from.
+	seen := map[string]bool{}
+	for _, s := range steps {
+		root := cargo.UnitPackageRoot(g, s)
+		if root == "" || seen[root] {
+			continue
+		}
+		seen[root] = true
+		src := Source{Root: root, Version: stepVersion(g, s), Kind: s.Source, SourceID: s.SourceID}
+		for _, c := range g.Copies {
+			if c.Root == root && c.Patch != "" {
+				src.Patch = c.Patch
+			}
+		}
+		rep.Sources = append(rep.Sources, src)
+	}
+	sort.Slice(rep.Sources, func(i, j int) bool { return rep.Sources[i].Root < rep.Sources[j].Root })
+	if opt.AskCargo {
+		pkgs, err := cargoMetadata(g.Workspace, opt.Env)
+		if err != nil {
+			rep.MetadataErr = err.Error()
+		}
+		for _, p := range pkgs {
+			if p.Name == name && (version == "" || p.Version == version) {
+				rep.Metadata = append(rep.Metadata, p)
+			}
+		}
+	}
+	// Roles.
+	byRole := map[string][]*graph.Step{}
+	var roles []string
+	for _, s := range steps {
+		if _, ok := byRole[s.Target]; !ok {
+			roles = append(roles, s.Target)
+		}
+		byRole[s.Target] = append(byRole[s.Target], s)
+	}
+	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
+	for _, target := range roles {
+		units := byRole[target]
+		sort.Slice(units, func(i, j int) bool {
+			if units[i].Config.ProfileDir != units[j].Config.ProfileDir {
+				return units[i].Config.ProfileDir < units[j].Config.ProfileDir
+			}
+			if units[i].Live() != units[j].Live() {
+				return units[i].Live()
+			}
+			return units[i].Hash < units[j].Hash
+		})
+		role := Role{Target: target, Kind: string(units[0].Kind)}
+		for _, s := range units {
+			v := Variant{Unit: unitName(s), Profile: s.Config.ProfileDir, Version: stepVersion(g, s), Dir: s.FingerprintDir,
+				Fields: l.fields(s), UsedBy: rootUses(s), Failed: s.Failed, Step: s}
+			if v.UsedBy == nil {
+				v.UsedBy = []RootUse{}
+			}
+			for _, d := range g.BuildDirs {
+				if d.ProfileDir == s.Config.ProfileDir && d.Hash == s.Hash && d.Package == s.Package {
+					v.Dir, v.Bytes = d.Path, d.Bytes
+				}
+			}
+			role.Variants = append(role.Variants, v)
+		}
+		role.Differ, role.Same = compare(role.Variants)
+		rep.Roles = append(rep.Roles, role)
+	}
+	return rep, nil
+}
+
+func stepVersion(g *graph.Graph, s *graph.Step) string {
+	if s.Version != "" {
+		return s.Version
+	}
+	if root := cargo.UnitPackageRoot(g, s); root != "" {
+		return cargo.ManifestVersion(root, g.Workspace)
+	}
+	return ""
+}
+
+func packageNames(g *graph.Graph) []string {
+	m := map[string]bool{}
+	for _, s := range g.Steps {
+		m[s.Package] = true
+	}
+	return sortedKeys(m)
+}
+
+func roleOrder(target string) string {
+	switch {
+	case strings.HasPrefix(target, "lib-"):
+		return "0" + target
+	case strings.HasPrefix(target, "run-build-script-"):
+		return "1" + target
+	case strings.HasPrefix(target, "build-script-"):
+		return "2" + target
+	}
+	return "3" + target
+}
+
+// fields reads a unit's configuration from its fingerprint JSON. A build-script run's own record holds
+// only its rustflags, deps and local list (Cargo writes "" and 0 for the rest); its configuration
+// (features, profile settings, compile kind) is its compile unit's, which the run depends on.
+func (l *loader) fields(s *graph.Step) []Field {
+	fp := l.fingerprint(s)
+	out := []Field{{Name: "profile folder", Value: s.Config.ProfileDir}}
+	if fp == nil {
+		return append(out, Field{Name: "fingerprint", Value: "unreadable"})
+	}
+	cfg := fp
+	if s.Kind == graph.BuildScriptRun {
+		for _, d := range s.Deps {
+			if d.Kind == graph.BuildScriptCompile {
+				if c := l.fingerprint(d); c != nil {
+					cfg = c
+				}
+			}
+		}
+	}
+	kind := "host"
+	if cfg.CompileKind != 0 {
+		kind = fmt.Sprintf("target %d", cfg.CompileKind)
+		if i := strings.IndexByte(s.Config.ProfileDir, '/'); i > 0 {
+			kind = fmt.Sprintf("target %s (%d)", s.Config.ProfileDir[:i], cfg.CompileKind)
+		}
+	}
+	out = append(out,
+		Field{Name: "features", Value: orEmptyList(cfg.Features)},
+		Field{Name: "declared features", Value: orEmptyList(cfg.DeclaredFeatures)},
+		Field{Name: "profile settings", Value: strconv.FormatUint(cfg.Profile, 10)},
+		Field{Name: "rustflags", Value: quoteList(fp.Rustflags)},
+		Field{Name: "compile kind", Value: kind},
+		Field{Name: "rustc", Value: strconv.FormatUint(pick(fp.Rustc, cfg.Rustc), 10)},
+		Field{Name: "target settings", Value: strconv.FormatUint(cfg.Target, 10)},
+		Field{Name: "source path", Value: strconv.FormatUint(cfg.Path, 10)},
+		Field{Name: "config", Value: strconv.FormatUint(cfg.Config, 10)},
+	)
+	// Dependencies: the hash each was built against, and the unit on disk that holds it.
+	resolved := map[string]string{}
+	for _, d := range s.Deps {
+		if d.FingerprintHash != "" {
+			resolved[d.FingerprintHash] = unitName(d)
+		}
+	}
+	count := map[string]int{}
+	for _, d := range fp.Deps {
+		count[d.Name]++
+	}
+	for _, d := range fp.Deps {
+		hx := cargo.HashHex(d.Hash)
+		unit := resolved[hx]
+		if unit == "" {
+			unit = "no unit on disk"
+		}
+		name := "dep " + d.Name
+		if count[d.Name] > 1 {
+			name += fmt.Sprintf(" (%d)", d.PkgID)
+		}
+		out = append(out, Field{Name: name, Value: hx + " → " + unit})
+	}
+	var watch []string
+	for _, lf := range fp.Local {
+		switch {
+		case lf.RerunIfChanged != nil:
+			watch = append(watch, "rerun-if-changed="+strings.Join(lf.RerunIfChanged.Paths, ","))
+		case lf.RerunIfEnvChanged != nil:
+			v := "unset"
+			if lf.RerunIfEnvChanged.Val != nil {
+				v = strconv.Quote(*lf.RerunIfEnvChanged.Val)
+			}
+			watch = append(watch, "rerun-if-env-changed="+lf.RerunIfEnvChanged.Var+" ("+v+")")
+		case lf.Precalculated != nil:
+			watch = append(watch, "Precalculated("+strconv.Quote(*lf.Precalculated)+")")
+		}
+	}
+	if len(watch) > 0 {
+		out = append(out, Field{Name: "watches", Value: strings.Join(watch, "; ")})
+	}
+	return out
+}
+
+func pick(a, b uint64) uint64 {
+	if a != 0 {
+		return a
+	}
+	return b
+}
+
+func orEmptyList(s string) string {
+	if s == "" {
+		return "[]"
+	}
+	return s
+}
+
+func quoteList(l []string) string {
+	q := make([]string, len(l))
+	for i, x := range l {
+		q[i] = strconv.Quote(x)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
+}
+
+// compare splits the fields of a role's variants into those that differ and those that are the same.
+func compare(vs []Variant) (differ, same []Field) {
+	var names []string
+	seen := map[string]bool{}
+	for _, v := range vs {
+		for _, f := range v.Fields {
+			if !seen[f.Name] {
+				seen[f.Name] = true
+				names = append(names, f.Name)
+			}
+		}
+	}
+	for _, n := range names {
+		vals := make([]string, len(vs))
+		all := true
+		for i, v := range vs {
+			vals[i] = "(none)"
+			for _, f := range v.Fields {
+				if f.Name == n {
+					vals[i] = f.Value
+				}
+			}
+			if vals[i] != vals[0] {
+				all = false
+			}
+		}
+		if all {
+			same = append(same, Field{Name: n, Value: vals[0]})
+		} else {
+			differ = append(differ, Field{Name: n, Values: vals})
+		}
+	}
+	return differ, same
+}
+
+func sortedKeys(m map[string]bool) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -1,0 +1,210 @@
+package explain
+
+import (
+	"fmt"
+	"io"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/report"
+)
+
+type printer struct {
+	w   io.Writer
+	g   *graph.Graph
+	err error
+}
+
+// line prints one line; every string argument goes through report.Escape (paths may hold control
+// characters).
+func (p *printer) line(format string, args ...any) {
+	if p.err != nil {
+		return
+	}
+	for i, a := range args {
+		if s, ok := a.(string); ok {
+			args[i] = report.Escape(s)
+		}
+	}
+	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+}
+
+func (p *printer) rel(path string) string {
+	for _, base := range []string{p.g.Workspace, filepath.Dir(p.g.BuildDir)} {
+		if base == "" {
+			continue
+		}
+		if r, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+	}
+	return path
+}
+
+func (p *printer) uses(us []RootUse) string {
+	if len(us) == 0 {
+		return "no current binary"
+	}
+	parts := make([]string, len(us))
+	for i, u := range us {
+		parts[i] = fmt.Sprintf("%s (%s, %s)", p.rel(u.Path), u.Kind, u.Profile)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// WritePackageText writes a package explanation for people.
+func WritePackageText(w io.Writer, g *graph.Graph, r *PackageReport) error {
+	p := &printer{w: w, g: g}
+	title := r.Name
+	if r.Version != "" {
+		title += "@" + r.Version
+	}
+	p.line("stalecheck explain %s: build folder %s", title, g.BuildDir)
+	if len(r.Versions) > 1 && r.Version == "" {
+		p.line("  %d versions on disk (%s); name one as %s@VERSION to see only it", len(r.Versions), strings.Join(r.Versions, ", "), r.Name)
+	}
+	p.line("")
+	p.line("Where Cargo takes it from (records on disk):")
+	if len(r.Sources) == 0 {
+		p.line("  unknown: no unit records its package folder")
+	}
+	for _, s := range r.Sources {
+		extra := ""
+		if s.SourceID != "" {
+			extra = ", Cargo.lock source " + s.SourceID
+		}
+		if s.Patch != "" {
+			extra += ", named by " + s.Patch
+		}
+		p.line("  %s %s: %s%s", r.Name, orQ(s.Version), sourceDescr(s.Kind, s.Root), extra)
+	}
+	if r.MetadataErr != "" {
+		p.line("  cargo metadata failed: %s", r.MetadataErr)
+	}
+	for _, m := range r.Metadata {
+		p.line("  cargo metadata: %s %s: %s", m.Name, m.Version, m.Where())
+	}
+	for _, role := range r.Roles {
+		p.line("")
+		n := len(role.Variants)
+		p.line("%s (%s): %d unit(s)", role.Target, strings.ReplaceAll(role.Kind, "-", " "), n)
+		for i, v := range role.Variants {
+			size := ""
+			if v.Bytes > 0 {
+				size = fmt.Sprintf(", %d bytes", v.Bytes)
+			}
+			p.line("  %s %s  %s, version %s, %s%s", letter(i), v.Unit, v.Profile, orQ(v.Version), p.rel(v.Dir), size)
+			p.line("      used by %s", p.uses(v.UsedBy))
+			if v.Failed != "" {
+				p.line("      last build failed: %s", v.Failed)
+			}
+		}
+		if n > 1 {
+			if len(role.Differ) == 0 {
+				p.line("  differ: nothing the fingerprints record (same configuration; different hashes come from inputs Cargo does not serialize)")
+			} else {
+				p.line("  differ:")
+				for _, f := range role.Differ {
+					vals := make([]string, len(f.Values))
+					for i, x := range f.Values {
+						vals[i] = letter(i) + " " + x
+					}
+					p.line("    %-18s %s", f.Name, strings.Join(vals, " | "))
+				}
+			}
+			same := make([]string, len(role.Same))
+			for i, f := range role.Same {
+				same[i] = f.Name + " " + f.Value
+			}
+			p.line("  same: %s", strings.Join(same, "; "))
+		} else {
+			for _, f := range role.Variants[0].Fields {
+				p.line("    %-18s %s", f.Name, f.Value)
+			}
+		}
+	}
+	return p.err
+}
+
+func letter(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return fmt.Sprintf("#%d", i+1)
+}
+
+func orQ(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+func sourceDescr(kind, root string) string {
+	switch kind {
+	case "path":
+		return "path package at " + root
+	case "registry":
+		return "registry source at " + root
+	case "directory":
+		return "directory (vendored) source at " + root + ", replacing a registry"
+	case "git":
+		return "git checkout at " + root
+	}
+	return "source unknown, folder " + root
+}
+
+// WritePathText writes a path explanation for people.
+func WritePathText(w io.Writer, g *graph.Graph, r *PathReport) error {
+	p := &printer{w: w, g: g}
+	if r.Exists {
+		p.line("stalecheck explain %s: modified %s, %d bytes", r.Path, FmtTime(r.MTimeNS), r.Size)
+	} else {
+		p.line("stalecheck explain %s: the file does not exist", r.Path)
+	}
+	if len(r.Steps) == 0 {
+		p.line("  %s", r.Note)
+		return p.err
+	}
+	rerun := 0
+	for _, v := range r.Steps {
+		if v.WillRerun {
+			rerun++
+		}
+	}
+	p.line("  %d step(s) compile or read it; Cargo will rerun %d of them on the next build of their configuration", len(r.Steps), rerun)
+	for _, v := range r.Steps {
+		p.line("")
+		live := "used by " + p.uses(v.UsedBy)
+		p.line("%s %s (%s; %s)", v.Kind, v.Unit, v.Config, live)
+		var how []string
+		for _, c := range v.Reads {
+			how = append(how, c.How+": "+c.Detail)
+		}
+		p.line("  reads it:  %s", strings.Join(how, "; "))
+		decl := "no"
+		if v.Declared {
+			decl = "yes, " + v.DeclaredBy
+		} else if v.DeclaredBy != "" {
+			decl = "no (" + v.DeclaredBy + ")"
+		}
+		p.line("  declared:  %s", decl)
+		if v.LastRun != "" {
+			p.line("  last run:  %s (%s)", FmtTime(v.LastRunNS), p.rel(v.LastRun))
+		}
+		verdict := "no: Cargo will not rerun it for this file"
+		if v.WillRerun {
+			verdict = "yes: Cargo reruns it on the next build of its configuration"
+		}
+		p.line("  rerun:     %s", verdict)
+		for _, rs := range v.Reasons {
+			tag := string(rs.Code)
+			if rs.Case != 0 {
+				tag = fmt.Sprintf("%s, §11.5 case %d", rs.Code, rs.Case)
+			}
+			p.line("  why (%s): %s", tag, rs.Message)
+		}
+	}
+	return p.err
+}
