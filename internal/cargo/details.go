@@ -40,7 +40,7 @@ func (r *reader) readBuildDirs() {
 		}
 	}
 	outs := make([][]graph.FileInfo, len(dirs))
-	parallel(len(dirs), func(i int) {
+	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		outDir := filepath.Join(d.Path, "out")
 		err := filepath.WalkDir(d.Path, func(p string, e fs.DirEntry, err error) error {
@@ -97,7 +97,7 @@ func (r *reader) readDetails() {
 			}
 		}
 	}
-	parallel(len(compile), func(i int) { r.compileDetails(compile[i]) })
+	Parallel(len(compile), func(i int) { r.compileDetails(compile[i]) })
 	// Package scans are shared by runs of one package: do them once, before the runs fan out.
 	for _, s := range runs {
 		r.inheritFromCompile(s)
@@ -107,8 +107,8 @@ func (r *reader) readDetails() {
 			}
 		}
 	}
-	parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
-	parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
+	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
 }
 
 func (r *reader) fingerprint(s *graph.Step) *Fingerprint { return r.fps[s] }

@@ -56,7 +56,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	if !st.IsDir() {
 		return nil, fmt.Errorf("the build folder %s is not a folder", l.BuildDir)
 	}
-	profiles, err := findProfiles(l.BuildDir)
+	profiles, err := FindProfiles(l.BuildDir)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read the build folder: %w", err)
 	}
@@ -102,9 +102,9 @@ func (r *reader) problem(path string, err error) {
 	r.g.AddProblem(path, err)
 }
 
-// findProfiles returns the profile folders (relative to the build folder) that hold .fingerprint:
-// `debug`, `release`, custom profiles, and `<triple>/<profile>`.
-func findProfiles(buildDir string) ([]string, error) {
+// FindProfiles returns the profile folders (relative to the build folder) that hold .fingerprint:
+// `debug`, `release`, custom profiles, and `<triple>/<profile>`. Symlinked folders are not followed.
+func FindProfiles(buildDir string) ([]string, error) {
 	ents, err := os.ReadDir(buildDir)
 	if err != nil {
 		return nil, err
@@ -114,7 +114,7 @@ func findProfiles(buildDir string) ([]string, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if isDir(filepath.Join(buildDir, e.Name(), ".fingerprint")) {
+		if isRealDir(filepath.Join(buildDir, e.Name(), ".fingerprint")) {
 			out = append(out, e.Name())
 			continue
 		}
@@ -123,13 +123,19 @@ func findProfiles(buildDir string) ([]string, error) {
 			continue
 		}
 		for _, s := range subs {
-			if s.IsDir() && isDir(filepath.Join(buildDir, e.Name(), s.Name(), ".fingerprint")) {
+			if s.IsDir() && isRealDir(filepath.Join(buildDir, e.Name(), s.Name(), ".fingerprint")) {
 				out = append(out, e.Name()+"/"+s.Name())
 			}
 		}
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// isRealDir reports whether p is a folder itself, not a symlink to one.
+func isRealDir(p string) bool {
+	st, err := os.Lstat(p)
+	return err == nil && st.IsDir()
 }
 
 func isDir(p string) bool {
@@ -174,7 +180,7 @@ func (r *reader) readFingerprints(prof string) {
 		fps   []*Fingerprint
 	}
 	results := make([]result, len(dirs))
-	parallel(len(dirs), func(i int) {
+	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		pkg, hash, ok := SplitUnitName(d.Name())
 		if !ok || !d.IsDir() {
@@ -517,8 +523,8 @@ func unhashedUnit(steps map[string][]*graph.Step, all []*graph.Step, prof, name 
 	return found
 }
 
-// parallel runs f(0..n-1) on a few goroutines; the machine has few cores and the work is I/O.
-func parallel(n int, f func(i int)) {
+// Parallel runs f(0..n-1) on a few goroutines: the work it is used for is file-system calls.
+func Parallel(n int, f func(i int)) {
 	workers := 8
 	if n < workers {
 		workers = n

@@ -75,7 +75,7 @@ func (r *reader) readSources() {
 			need = append(need, s)
 		}
 	}
-	parallel(len(need), func(i int) { need[i].PackageRoot = r.rustcPackageRoot(need[i]) })
+	Parallel(len(need), func(i int) { need[i].PackageRoot = r.rustcPackageRoot(need[i]) })
 
 	versions := map[string]string{}
 	version := func(root string) string {
@@ -133,7 +133,7 @@ func (r *reader) readSources() {
 		copies = append(copies, c)
 	}
 	sort.Slice(copies, func(i, j int) bool { return copies[i].Root < copies[j].Root })
-	parallel(len(copies), func(i int) {
+	Parallel(len(copies), func(i int) {
 		c := copies[i]
 		ns, ok := since[c.Name]
 		if !ok {

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/humanize"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -83,7 +84,7 @@ func orphanedBuildDir(g *graph.Graph) []Finding {
 		}
 		out = append(out, Finding{
 			Rule: "orphaned-build-dir", Severity: Info,
-			Message:  fmt.Sprintf("%s is reached by no current root (%s); it holds %s", display(g, d.Path), detail, humanBytes(d.Bytes)),
+			Message:  fmt.Sprintf("%s is reached by no current root (%s); it holds %s", display(g, d.Path), detail, humanize.Bytes(d.Bytes)),
 			Subjects: []string{d.Path},
 			Evidence: []Evidence{{Kind: "artifact", Path: d.Path, Size: d.Bytes, Detail: detail}},
 			Fix:      "if no configuration you build needs it any more: rm -r " + display(g, d.Path),

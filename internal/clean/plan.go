@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"syscall"
 	"unicode/utf8"
 
@@ -234,7 +233,7 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 		}
 	}
 	// Measure each item (lstat, never following a symlink) and record its identity.
-	parallel(len(items), func(i int) { measure(g.BuildDir, &items[i]) })
+	cargo.Parallel(len(items), func(i int) { measure(g.BuildDir, &items[i]) })
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Path < items[j].Path })
 	for _, it := range items {
 		if it.Status == Planned {
@@ -397,28 +396,4 @@ func errString(err error) string {
 		return pe.Err.Error()
 	}
 	return err.Error()
-}
-
-// parallel runs f(0..n-1) on a few goroutines (the work is file-system calls).
-func parallel(n int, f func(i int)) {
-	workers := 8
-	if n < workers {
-		workers = n
-	}
-	var wg sync.WaitGroup
-	next := make(chan int)
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				f(i)
-			}
-		}()
-	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
-	wg.Wait()
 }

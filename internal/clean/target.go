@@ -78,37 +78,7 @@ func Validate(l *cargo.Layout) error {
 
 // ProfileDirs lists the profile folders of a build folder (relative: `debug`, `release`,
 // `<triple>/<profile>`): folders that hold a .fingerprint folder. Symlinked folders are not followed.
-func ProfileDirs(buildDir string) ([]string, error) {
-	ents, err := os.ReadDir(buildDir)
-	if err != nil {
-		return nil, err
-	}
-	isDir := func(p string) bool {
-		st, err := os.Lstat(p)
-		return err == nil && st.IsDir()
-	}
-	var out []string
-	for _, e := range ents {
-		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
-			continue
-		}
-		if isDir(filepath.Join(buildDir, e.Name(), ".fingerprint")) {
-			out = append(out, e.Name())
-			continue
-		}
-		subs, err := os.ReadDir(filepath.Join(buildDir, e.Name()))
-		if err != nil {
-			continue
-		}
-		for _, s := range subs {
-			if s.IsDir() && isDir(filepath.Join(buildDir, e.Name(), s.Name(), ".fingerprint")) {
-				out = append(out, e.Name()+"/"+s.Name())
-			}
-		}
-	}
-	sort.Strings(out)
-	return out, nil
-}
+func ProfileDirs(buildDir string) ([]string, error) { return cargo.FindProfiles(buildDir) }
 
 // profileDirName maps a Cargo profile name to its folder: dev and test build into debug, bench into
 // release, any other profile into a folder of its own name.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stalecheck/stalecheck/internal/humanize"
 	"github.com/stalecheck/stalecheck/internal/report"
 )
 
@@ -58,9 +59,9 @@ func WriteText(w io.Writer, p *Plan) error {
 	case len(p.Items) == 0:
 		line("nothing to remove: every folder is reached by a current binary")
 	case p.Executed:
-		line("removed %d item(s), %d bytes (%s); %d skipped", countStatus(p, Removed), p.FreedBytes, human(p.FreedBytes), skipped)
+		line("removed %d item(s), %d bytes (%s); %d skipped", countStatus(p, Removed), p.FreedBytes, humanize.Bytes(p.FreedBytes), skipped)
 	default:
-		line("total: %d item(s), %d bytes (%s); %d skipped; dry run, nothing removed: pass --yes to remove", n, p.TotalBytes, human(p.TotalBytes), skipped)
+		line("total: %d item(s), %d bytes (%s); %d skipped; dry run, nothing removed: pass --yes to remove", n, p.TotalBytes, humanize.Bytes(p.TotalBytes), skipped)
 	}
 	return err
 }
@@ -73,16 +74,4 @@ func countStatus(p *Plan, st string) int {
 		}
 	}
 	return n
-}
-
-func human(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/humanize"
 	"strconv"
 	"time"
 
@@ -129,7 +130,7 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	}
 	fmt.Fprintf(st.Out, "timing: wall %s, user %s, sys %s, peak RSS %s\n",
 		change(a.WallNS, b.WallNS, seconds), change(a.UserNS, b.UserNS, seconds), change(a.SysNS, b.SysNS, seconds),
-		change(a.PeakRSSBytes, b.PeakRSSBytes, humanBytes))
+		change(a.PeakRSSBytes, b.PeakRSSBytes, humanize.Bytes))
 	if d.SameBuild() {
 		fmt.Fprintln(st.Out, "same build: binaries, linked copies, sources, toolchain and environment are identical")
 	} else {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/report"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/stalecheck/stalecheck/internal/humanize"
 	"github.com/stalecheck/stalecheck/internal/ledger"
-	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
 )
 
@@ -178,7 +179,7 @@ func staleSentence(plan *runner.Plan) string {
 // runSummary is the one-line description of a recorded run.
 func runSummary(r *ledger.Record) string {
 	s := fmt.Sprintf("wall %s, user %s, sys %s, peak RSS %s, exit %d, build %s",
-		seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanBytes(r.PeakRSSBytes), r.ExitStatus, runner.BuildKey(r.Identity))
+		seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanize.Bytes(r.PeakRSSBytes), r.ExitStatus, runner.BuildKey(r.Identity))
 	if r.Stale {
 		s += " (stale)"
 	}
@@ -186,18 +187,6 @@ func runSummary(r *ledger.Record) string {
 }
 
 func seconds(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
-
-func humanBytes(n int64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
-}
 
 // recorder opens the ledger at the first record (after the command ran, so that a slow or unreachable
 // server never delays the command) and stores each record. A record it cannot store is printed on stderr

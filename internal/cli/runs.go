@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/humanize"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -105,7 +106,7 @@ func runRuns(st Streams, fl runsFlags) error {
 	for i := range recs {
 		r := &recs[i]
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04:05"),
-			report.Escape(r.Name), seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanBytes(r.PeakRSSBytes), r.ExitStatus,
+			report.Escape(r.Name), seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanize.Bytes(r.PeakRSSBytes), r.ExitStatus,
 			map[bool]string{true: "stale", false: "no"}[r.Stale], runner.BuildKey(r.Identity), gitShort(r.Identity.Git), commandLine(r.Command))
 	}
 	return tw.Flush()
