@@ -63,10 +63,13 @@ func TestWriteArMatchesBinutils(t *testing.T) {
 func generate(t testing.TB, opt Options) *Result {
 	t.Helper()
 	if opt.Units == 0 {
-		opt.Units = 300
+		opt.Units = 250
 	}
 	if opt.Files == 0 {
-		opt.Files = 8000
+		opt.Files = 6000
+	}
+	if opt.BinRodataKB == 0 {
+		opt.BinRodataKB = 256
 	}
 	res, err := Run(filepath.Join(t.TempDir(), "tree"), opt)
 	if err != nil {
@@ -95,7 +98,7 @@ func readGraph(t testing.TB, res *Result) *graph.Graph {
 // a dep-info or rerun-if-changed list names exist and are not newer than the reference.
 func TestRecordsAreFaithful(t *testing.T) {
 	res := generate(t, Options{})
-	if res.Files < 8000 || res.Units < 300 {
+	if res.Files < 6000 || res.Units < 250 {
 		t.Fatalf("files %d units %d", res.Files, res.Units)
 	}
 	rel := filepath.Join(res.TargetDir, profile)
@@ -305,6 +308,9 @@ func compareEdges(t *testing.T, res *Result, g *graph.Graph, soft bool) int {
 // adds a false edge (and, through it, false binary-older-than-input errors). Logged unless
 // STALECHECK_STRICT=1.
 func TestTieAcrossLinksDependencies(t *testing.T) {
+	if testing.Short() {
+		t.Skip("informative (logs a known stalecheck issue)")
+	}
 	res := generate(t, Options{TieLinks: true})
 	if res.Tie[0] == "" {
 		t.Skip("no tie in this tree")
@@ -333,6 +339,9 @@ func TestTieAcrossLinksDependencies(t *testing.T) {
 // stalecheck's linked-copy-not-newest reports that as an error; logged here (fails with
 // STALECHECK_STRICT=1) so that the lead can decide whether it is one.
 func TestToggleAfterDefaultBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("informative (logs findings for the lead to judge)")
+	}
 	res := generate(t, Options{ToggleAfter: true})
 	g := readGraph(t, res)
 	compareEdges(t, res, g, false)

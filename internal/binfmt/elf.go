@@ -376,7 +376,11 @@ func (f *ELFFile) scanSection(sec *elf.Section, scan func(*bufio.Reader) error) 
 		return nil
 	}
 	rd := &trackReader{r: sec.Open()}
-	err = scan(bufio.NewReaderSize(rd, stringsBufSize))
+	size := stringsBufSize
+	if sec.Size < uint64(size) {
+		size = int(sec.Size) + 16
+	}
+	err = scan(bufio.NewReaderSize(rd, size))
 	if err != nil && rd.err != nil && errors.Is(err, rd.err) {
 		return f.secErr(sec, err, "reading section data")
 	}

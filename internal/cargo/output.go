@@ -44,7 +44,7 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 		return v
 	}
 	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(make([]byte, 64*1024), 16<<20)
+	sc.Buffer(nil, 16<<20)
 	for sc.Scan() {
 		line := strings.TrimRight(sc.Text(), "\r")
 		if rest, ok := strings.CutPrefix(line, "running: "); ok {

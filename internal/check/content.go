@@ -87,18 +87,27 @@ func linkSearchShadowing(g *graph.Graph) []Finding {
 		order := searchOrder(r)
 		byName := map[string][]string{}
 		var names []string
+		// Static libraries of the reached runs, by folder, in reach order (one pass over the outputs).
+		libsIn := map[string][]string{}
+		for _, s := range r.Reach() {
+			if s.Kind != graph.BuildScriptRun {
+				continue
+			}
+			for _, o := range s.Outputs {
+				if isStaticLib(filepath.Base(o.Path)) {
+					d := filepath.Dir(o.Path)
+					libsIn[d] = append(libsIn[d], o.Path)
+				}
+			}
+		}
 		for _, dir := range order {
-			for _, s := range r.Reach() {
-				for _, o := range s.Outputs {
-					if s.Kind == graph.BuildScriptRun && filepath.Dir(o.Path) == dir && isStaticLib(filepath.Base(o.Path)) {
-						n := filepath.Base(o.Path)
-						if len(byName[n]) == 0 {
-							names = append(names, n)
-						}
-						if !containsStr(byName[n], o.Path) {
-							byName[n] = append(byName[n], o.Path)
-						}
-					}
+			for _, p := range libsIn[dir] {
+				n := filepath.Base(p)
+				if len(byName[n]) == 0 {
+					names = append(names, n)
+				}
+				if !containsStr(byName[n], p) {
+					byName[n] = append(byName[n], p)
 				}
 			}
 		}

@@ -61,7 +61,7 @@ func ParseFile(path string) (*File, error) {
 func Parse(r io.Reader) (*File, error) {
 	f := &File{Env: map[string]string{}}
 	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64*1024), 64<<20)
+	sc.Buffer(nil, 64<<20)
 	var logical strings.Builder
 	lineNo, startLine := 0, 0
 	flush := func() error {

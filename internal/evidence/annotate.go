@@ -22,11 +22,12 @@ import (
 func Annotate(g *graph.Graph, cacheDir string) {
 	cache := loadCache(cacheDir)
 	defer cache.save()
+	idx := outputIndex(g)
 	for _, r := range g.Roots {
 		if r.Unit == nil || r.Kind == "lib" {
 			continue
 		}
-		copiesByLib := rootCopies(g, r)
+		copiesByLib := rootCopies(g, r, idx)
 		if len(copiesByLib) > 0 && !isELF(r.File.Path) {
 			g.Notes = append(g.Notes, fmt.Sprintf("%s is not an ELF file: no content evidence for its libraries", r.File.Path))
 			continue
@@ -58,10 +59,25 @@ func Annotate(g *graph.Graph, cacheDir string) {
 	})
 }
 
+// outputIndex maps "<profile dir>\x00<file name>" to the build-script run outputs of that name.
+func outputIndex(g *graph.Graph) map[string][]string {
+	idx := map[string][]string{}
+	for _, o := range g.Steps {
+		if o.Kind != graph.BuildScriptRun {
+			continue
+		}
+		for _, f := range o.Outputs {
+			k := o.Config.ProfileDir + "\x00" + filepath.Base(f.Path)
+			idx[k] = append(idx[k], f.Path)
+		}
+	}
+	return idx
+}
+
 // rootCopies returns, per library name, the OUT_DIR copies that compete for a root: the copies of a
-// library its runs link that exist in other runs of the same profile folder, and libraries present in
-// several of its runs' link-search folders.
-func rootCopies(g *graph.Graph, r *graph.Root) map[string][]string {
+// library its runs link that exist in other runs of the same profile folder (looked up in idx), and
+// libraries present in several of its runs' link-search folders.
+func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[string][]string {
 	out := map[string]map[string]bool{}
 	add := func(name, p string) {
 		if out[name] == nil {
@@ -81,16 +97,8 @@ func rootCopies(g *graph.Graph, r *graph.Root) map[string][]string {
 			if l.Path == "" || !(l.Kind == "static" || l.Kind == "") {
 				continue
 			}
-			base := filepath.Base(l.Path)
-			for _, o := range g.Steps {
-				if o.Kind != graph.BuildScriptRun || o.Config.ProfileDir != s.Config.ProfileDir {
-					continue
-				}
-				for _, f := range o.Outputs {
-					if filepath.Base(f.Path) == base {
-						add(l.Name, f.Path)
-					}
-				}
+			for _, p := range idx[s.Config.ProfileDir+"\x00"+filepath.Base(l.Path)] {
+				add(l.Name, p)
 			}
 		}
 	}
