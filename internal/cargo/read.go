@@ -253,6 +253,25 @@ func hostProfile(prof string) string {
 // resolveDeps ties each unit to the units its fingerprint `deps` name, by hash file content, looking in
 // its own profile folder and, for a target-triple folder, the host one (build scripts are host units).
 func (r *reader) resolveDeps() {
+	// Fingerprint hashes are not unique (two units can share one). Each deps entry also carries the
+	// dependency's package-id hash: learn every unit's package id from the edges that name it without a
+	// tie, and from a unit's edge to its own build script (same package), then break ties with it.
+	pkgID := map[*graph.Step]uint64{}
+	for _, s := range r.g.Steps {
+		fp := r.fps[s]
+		if fp == nil {
+			continue
+		}
+		for _, d := range fp.Deps {
+			cands := r.depCandidates(s, d)
+			if len(cands) == 1 {
+				pkgID[cands[0]] = d.PkgID
+			}
+			if strings.HasPrefix(d.Name, "build_script_") && (s.Kind == graph.Rustc || s.Kind == graph.BuildScriptRun && len(cands) > 0 && cands[0].Kind == graph.BuildScriptCompile) {
+				pkgID[s] = d.PkgID
+			}
+		}
+	}
 	for _, s := range r.g.Steps {
 		fp := r.fps[s]
 		if fp == nil {
@@ -260,43 +279,61 @@ func (r *reader) resolveDeps() {
 		}
 		for _, d := range fp.Deps {
 			hx := HashHex(d.Hash)
-			cands := append([]*graph.Step(nil), r.index[s.Config.ProfileDir][hx]...)
-			if hp := hostProfile(s.Config.ProfileDir); hp != "" {
-				cands = append(cands, r.index[hp][hx]...)
-			}
-			var named []*graph.Step
-			for _, c := range cands {
-				if depNameMatches(d.Name, c) {
-					named = append(named, c)
-				}
-			}
-			if len(named) == 0 {
-				named = cands // a renamed dependency: the extern name differs from the target name
-			}
+			named := r.depCandidates(s, d)
 			switch {
 			case len(named) == 0:
 				s.DanglingDeps = append(s.DanglingDeps, d.Name+" "+hx)
 				continue
 			case len(named) > 1:
-				// Ties happen (identical hashes of two units); prefer the same package name for build
-				// scripts, then say that a tie remained.
-				best := named[:1]
+				var same []*graph.Step
+				for _, c := range named {
+					if id, ok := pkgID[c]; ok && id == d.PkgID {
+						same = append(same, c)
+					}
+				}
+				if len(same) == 1 {
+					named = same
+					break
+				}
+				// Still tied: prefer the same package name (a unit's own build script), and say so.
+				best := named[0]
 				for _, c := range named {
 					if c.Package == s.Package {
-						best = []*graph.Step{c}
+						best = c
 						break
 					}
 				}
-				if len(named) > 1 && best[0].Package != s.Package {
-					r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s: dependency %s hash %s matches %d units; took %s", s.ID, d.Name, hx, len(named), best[0].ID))
+				if best.Package != s.Package {
+					r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s: dependency %s hash %s matches %d units; took %s", s.ID, d.Name, hx, len(named), best.ID))
 				}
-				named = best
+				named = []*graph.Step{best}
 			}
 			dep := named[0]
 			s.Deps = append(s.Deps, dep)
 			dep.Dependents = append(dep.Dependents, s)
 		}
 	}
+}
+
+// depCandidates returns the units a deps entry can name: the same hash in the unit's profile folder or,
+// for a `<triple>/<profile>` folder, the host one (build scripts are host units), filtered by the
+// entry's name (all of them when none matches: a renamed dependency's extern name differs).
+func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
+	hx := HashHex(d.Hash)
+	cands := append([]*graph.Step(nil), r.index[s.Config.ProfileDir][hx]...)
+	if hp := hostProfile(s.Config.ProfileDir); hp != "" {
+		cands = append(cands, r.index[hp][hx]...)
+	}
+	var named []*graph.Step
+	for _, c := range cands {
+		if depNameMatches(d.Name, c) {
+			named = append(named, c)
+		}
+	}
+	if len(named) == 0 {
+		return cands
+	}
+	return named
 }
 
 func depNameMatches(name string, c *graph.Step) bool {

@@ -206,8 +206,14 @@ func buildCmd(prof string, features []string) string {
 	if f := cargoFlags(prof); f != "" {
 		cmd += " " + f
 	}
-	if len(features) > 0 {
-		cmd += " --features " + strings.Join(features, ",")
+	var named []string
+	for _, f := range features {
+		if f != "default" { // on unless --no-default-features: never needs naming
+			named = append(named, f)
+		}
+	}
+	if len(named) > 0 {
+		cmd += " --features " + strings.Join(named, ",")
 	}
 	return cmd
 }

@@ -21,7 +21,9 @@ func runOf(g *graph.Graph, path string) *graph.Step {
 
 // linkedCopyNotNewest: content evidence shows the binary holds an older copy of a library than the
 // newest on disk (newest = the copy whose build-script run's `output` is latest), among the copies one
-// package's runs made in the root's profile folder. Checked only where duplicates exist.
+// package's runs made in the root's profile folder. Checked only where duplicates exist. An error when the
+// bytes contradict the binary's own build records; a warning when the copy inside is the one its own
+// configuration makes and the newer copy belongs to another configuration.
 func linkedCopyNotNewest(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, cm := range g.Content {
@@ -47,11 +49,20 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 			continue
 		}
 		root := cm.Root
+		// When the fingerprint chain reaches the run that made the copy inside, records and bytes agree:
+		// the binary holds its own configuration's copy and the newer one was made for another
+		// configuration (a feature toggle). That is a warning; bytes that contradict the records are an error.
+		sev, why := Error, "its records name another copy: the binary is not what its own build records say"
+		for _, s := range root.Reach() {
+			if s == matchedRun {
+				sev, why = Warning, fmt.Sprintf("it is the copy of the binary's own configuration (%s); the newer copy was made for %s", configString(matchedRun.Config), configString(newest.Config))
+			}
+		}
 		f := Finding{
-			Rule: "linked-copy-not-newest", Severity: Error,
-			Message: fmt.Sprintf("%s holds the copy of lib%s.a made by the run at %s (%s, features %s), not the newest copy, made at %s (%s, features %s); proven by content (%s): %s",
+			Rule: "linked-copy-not-newest", Severity: sev,
+			Message: fmt.Sprintf("%s holds the copy of lib%s.a made by the run at %s (%s, features %s), not the newest copy, made at %s (%s, features %s); proven by content (%s): %s; %s",
 				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(matchedRun.Config.Features),
-				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Config.Features), cm.Confidence, strings.Join(cm.Evidence, "; ")),
+				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Config.Features), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
 			Subjects: []string{root.File.Path, cm.Matched[0], newestPath},
 			Roots:    []string{root.File.Path},
 			Evidence: []Evidence{
