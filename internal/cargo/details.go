@@ -117,21 +117,7 @@ func (r *reader) fingerprint(s *graph.Step) *Fingerprint { return r.fps[s] }
 // dep-info, or nil.
 func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
 	fp := r.fingerprint(s)
-	rel := ""
-	if fp != nil {
-		for _, l := range fp.Local {
-			if l.CheckDepInfo != nil {
-				rel = l.CheckDepInfo.DepInfo
-			}
-		}
-	}
-	if rel == "" {
-		rel = filepath.Join(s.Config.ProfileDir, ".fingerprint", s.Package+"-"+s.Hash, "dep-"+s.Target)
-	}
-	p := rel
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(r.l.BuildDir, rel)
-	}
+	p := DepInfoFile(r.l.BuildDir, s, fp)
 	s.Reference = fileInfo(p)
 	if !s.Reference.Exists {
 		if s.Failed == "" && fp != nil {
@@ -155,6 +141,27 @@ func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
 		}
 	}
 	return di
+}
+
+// DepInfoFile returns the absolute path of a compile unit's fingerprint dep-info file: the
+// CheckDepInfo entry of its fingerprint (relative to the build folder), else the name Cargo gives it
+// (`.fingerprint/<pkg>-<hash>/dep-<target>`). Its mtime is the reference Cargo compares inputs against.
+func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
+	rel := ""
+	if fp != nil {
+		for _, l := range fp.Local {
+			if l.CheckDepInfo != nil {
+				rel = l.CheckDepInfo.DepInfo
+			}
+		}
+	}
+	if rel == "" {
+		rel = filepath.Join(s.Config.ProfileDir, ".fingerprint", s.Package+"-"+s.Hash, "dep-"+s.Target)
+	}
+	if filepath.IsAbs(rel) {
+		return rel
+	}
+	return filepath.Join(buildDir, rel)
 }
 
 // compileDetails finds the build script's source and its package root from rustc's `.d` file in the

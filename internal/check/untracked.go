@@ -72,17 +72,7 @@ func linkedArchives(s *graph.Step) []string {
 
 // declaredSummary says what the script declared, e.g. "declared: rerun-if-changed=build.rs".
 func declaredSummary(g *graph.Graph, s *graph.Step) string {
-	var parts []string
-	for _, p := range s.RerunPaths {
-		rel, err := filepath.Rel(s.PackageRoot, p)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = p
-		}
-		parts = append(parts, "rerun-if-changed="+rel)
-	}
-	for _, e := range s.RerunEnv {
-		parts = append(parts, "rerun-if-env-changed="+e)
-	}
+	parts := s.Declarations()
 	switch {
 	case len(parts) > 0:
 		return "declared: " + strings.Join(parts, ", ")

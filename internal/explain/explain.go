@@ -145,21 +145,7 @@ func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 // depInfo returns the files Cargo's fingerprint dep-info of a compile unit lists (the files Cargo
 // checks), absolute, and the dep-info file (the reference whose mtime Cargo compares against).
 func (l *loader) depInfo(s *graph.Step) ([]string, graph.FileInfo, bool) {
-	rel := ""
-	if fp := l.fingerprint(s); fp != nil {
-		for _, lf := range fp.Local {
-			if lf.CheckDepInfo != nil {
-				rel = lf.CheckDepInfo.DepInfo
-			}
-		}
-	}
-	if rel == "" {
-		rel = filepath.Join(s.Config.ProfileDir, ".fingerprint", s.Package+"-"+s.Hash, "dep-"+s.Target)
-	}
-	p := rel
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(l.g.BuildDir, rel)
-	}
+	p := cargo.DepInfoFile(l.g.BuildDir, s, l.fingerprint(s))
 	ref := stat(p)
 	data, err := os.ReadFile(p)
 	if err != nil {

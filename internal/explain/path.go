@@ -551,17 +551,7 @@ func (e *pathExplainer) cargoHomeSkip(p string) bool {
 }
 
 func declaredList(s *graph.Step) string {
-	var parts []string
-	for _, p := range s.RerunPaths {
-		rel, err := filepath.Rel(s.PackageRoot, p)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = p
-		}
-		parts = append(parts, "rerun-if-changed="+rel)
-	}
-	for _, v := range s.RerunEnv {
-		parts = append(parts, "rerun-if-env-changed="+v)
-	}
+	parts := s.Declarations()
 	if len(parts) == 0 {
 		return "it declares none"
 	}

@@ -6,6 +6,11 @@
 // Times are nanoseconds since the Unix epoch; sizes are bytes; paths are absolute.
 package graph
 
+import (
+	"path/filepath"
+	"strings"
+)
+
 // How says how we know that a file is an input of a step. Findings quote it as evidence.
 type How string
 
@@ -157,6 +162,23 @@ type Step struct {
 	// source replacing a registry), "git" or "" when unknown.
 	Source   string
 	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
+}
+
+// Declarations lists what a build-script run declared to Cargo, as the script printed it:
+// "rerun-if-changed=<path relative to the package root>" then "rerun-if-env-changed=<VAR>".
+func (s *Step) Declarations() []string {
+	var out []string
+	for _, p := range s.RerunPaths {
+		rel, err := filepath.Rel(s.PackageRoot, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = p
+		}
+		out = append(out, "rerun-if-changed="+rel)
+	}
+	for _, e := range s.RerunEnv {
+		out = append(out, "rerun-if-env-changed="+e)
+	}
+	return out
 }
 
 // Live reports whether any root reaches the step.
