@@ -5,8 +5,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -76,7 +76,7 @@ type Archive struct {
 // "!<arch>\n" or the thin-archive magic "!<thin>\n". A file shorter than 8
 // bytes is not an archive. The error is only for failures to open or read.
 func IsArchive(path string) (bool, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return false, err
 	}
@@ -100,7 +100,7 @@ func IsArchive(path string) (bool, error) {
 // Malformed input yields a *FormatError naming path and the byte offset of
 // the bad header; I/O failures are returned wrapped with the path.
 func OpenArchive(path string) (*Archive, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -422,7 +422,7 @@ func (a *Archive) Open(m Member) (*io.SectionReader, io.Closer, error) {
 		if m.Path == "" {
 			return nil, nil, fmt.Errorf("%s: thin archive member %q has no path", a.Path, m.Name)
 		}
-		f, err := os.Open(m.Path)
+		f, err := safeio.Open(m.Path)
 		if err != nil {
 			return nil, nil, fmt.Errorf("%s: thin archive member %q: %w", a.Path, m.Name, err)
 		}
@@ -436,7 +436,7 @@ func (a *Archive) Open(m Member) (*io.SectionReader, io.Closer, error) {
 	if m.Offset < arHeaderLen || m.Size < 0 {
 		return nil, nil, fmt.Errorf("%s: member %q has an invalid offset %d or size %d", a.Path, m.Name, m.Offset, m.Size)
 	}
-	f, err := os.Open(a.Path)
+	f, err := safeio.Open(a.Path)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,8 +7,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
-	"os"
 	"regexp"
 	"sort"
 	"strconv"
@@ -30,7 +30,7 @@ type ELFFile struct {
 
 // OpenELF opens the ELF file at path. Close releases it.
 func OpenELF(path string) (*ELFFile, error) {
-	fh, err := os.Open(path)
+	fh, err := safeio.Open(path)
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cargo
 
 import (
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -125,7 +126,7 @@ func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
 		}
 		return nil
 	}
-	data, err := os.ReadFile(p)
+	data, err := safeio.ReadFile(p, safeio.MaxRecord)
 	if err != nil {
 		r.problem(p, err)
 		return nil
@@ -291,12 +292,12 @@ func (r *reader) runDetails(s *graph.Step) {
 	if !s.Reference.Exists {
 		return
 	}
-	data, err := os.ReadFile(outFile)
+	data, err := safeio.ReadFile(outFile, safeio.MaxRecord)
 	if err != nil {
 		r.problem(outFile, err)
 		return
 	}
-	rootOut, _ := os.ReadFile(filepath.Join(s.RunDir, "root-output"))
+	rootOut, _ := safeio.ReadFile(filepath.Join(s.RunDir, "root-output"), safeio.MaxRecord)
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
 
 	declared := bo.RerunIfChanged
@@ -425,7 +426,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	}
 	var script []byte
 	if s.ScriptSource != "" {
-		script, _ = os.ReadFile(s.ScriptSource)
+		script, _ = safeio.ReadFile(s.ScriptSource, safeio.MaxRecord)
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {

@@ -3,6 +3,7 @@ package cargo
 import (
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,7 +81,10 @@ func Locate(path string, opt LocateOptions) (*Layout, error) {
 		return nil, fmt.Errorf("no Cargo.toml at or above %s, and it is not a Cargo target folder", abs)
 	}
 	l.Workspace = ws
-	cfg := readConfigs(start, getenv)
+	cfg, err := readConfigs(start, getenv)
+	if err != nil {
+		return nil, err
+	}
 
 	relEnv := func(p string) string {
 		if filepath.IsAbs(p) {
@@ -158,7 +162,7 @@ func findWorkspace(start string) (string, error) {
 	pkg := ""
 	for dir := start; ; dir = filepath.Dir(dir) {
 		m := filepath.Join(dir, "Cargo.toml")
-		if data, err := os.ReadFile(m); err == nil {
+		if data, err := safeio.ReadFile(m, safeio.MaxRecord); err == nil {
 			if pkg == "" {
 				pkg = dir
 			}
@@ -196,8 +200,8 @@ type cargoConfig struct {
 }
 
 // readConfigs merges build.target-dir and build.build-dir from the config files Cargo reads, the
-// nearest file winning. Unreadable config files are skipped (Cargo would stop; we only locate).
-func readConfigs(start string, getenv func(string) string) cargoConfig {
+// nearest file winning. A config file that cannot be read or parsed is an error naming it, as in Cargo.
+func readConfigs(start string, getenv func(string) string) (cargoConfig, error) {
 	var files []string
 	seen := map[string]bool{}
 	for dir := start; ; dir = filepath.Dir(dir) {
@@ -231,19 +235,40 @@ func readConfigs(start string, getenv func(string) string) cargoConfig {
 	for _, f := range files {
 		var doc struct {
 			Build struct {
-				TargetDir string `toml:"target-dir"`
-				BuildDir  string `toml:"build-dir"`
+				TargetDir any `toml:"target-dir"`
+				BuildDir  any `toml:"build-dir"`
 			} `toml:"build"`
 		}
-		if _, err := toml.DecodeFile(f, &doc); err != nil {
-			continue
+		if err := decodeTOML(f, &doc); err != nil {
+			// Cargo refuses to build with a broken config; say so rather than guess around it.
+			return c, fmt.Errorf("%s: %w", f, err)
 		}
-		if c.targetDir.value == "" && doc.Build.TargetDir != "" {
-			c.targetDir = cfgValue{doc.Build.TargetDir, f}
-		}
-		if c.buildDir.value == "" && doc.Build.BuildDir != "" {
-			c.buildDir = cfgValue{doc.Build.BuildDir, f}
+		for _, kv := range []struct {
+			key string
+			val any
+			dst *cfgValue
+		}{{"build.target-dir", doc.Build.TargetDir, &c.targetDir}, {"build.build-dir", doc.Build.BuildDir, &c.buildDir}} {
+			if kv.val == nil {
+				continue
+			}
+			v, ok := kv.val.(string)
+			if !ok {
+				return c, fmt.Errorf("%s: %s must be a string, not %T", f, kv.key, kv.val)
+			}
+			if kv.dst.value == "" && v != "" {
+				*kv.dst = cfgValue{v, f}
+			}
 		}
 	}
-	return c
+	return c, nil
+}
+
+// decodeTOML reads a TOML file (a regular file of bounded size) into v.
+func decodeTOML(path string, v any) error {
+	data, err := safeio.ReadFile(path, safeio.MaxRecord)
+	if err != nil {
+		return err
+	}
+	_, err = toml.Decode(string(data), v)
+	return err
 }

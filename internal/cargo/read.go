@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -212,7 +213,7 @@ func (r *reader) readFingerprints(prof string) {
 			s.FingerprintHash = h
 			var fp *Fingerprint
 			jf := hf + ".json"
-			if data, err := os.ReadFile(jf); err != nil {
+			if data, err := safeio.ReadFile(jf, safeio.MaxRecord); err != nil {
 				r.problem(jf, err)
 			} else if fp, err = ParseFingerprint(data); err != nil {
 				r.problem(jf, err)
@@ -530,11 +531,11 @@ func sameContent(p string, size int64, dl *depsDir, name string) string {
 				continue
 			}
 			if want == nil {
-				if want, err = os.ReadFile(p); err != nil {
+				if want, err = safeio.ReadFile(p, 1<<40); err != nil {
 					return ""
 				}
 			}
-			if got, err := os.ReadFile(c); err == nil && bytes.Equal(got, want) {
+			if got, err := safeio.ReadFile(c, 1<<40); err == nil && bytes.Equal(got, want) {
 				return c
 			}
 		}

@@ -3,6 +3,7 @@ package cargo
 import (
 	"bufio"
 	"bytes"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -55,7 +56,7 @@ func (r *reader) readSources() {
 	var lock lockFile
 	if r.l.Workspace != "" {
 		lp := filepath.Join(r.l.Workspace, "Cargo.lock")
-		if _, err := toml.DecodeFile(lp, &lock); err != nil && !os.IsNotExist(err) {
+		if _, err := decodeTOMLMeta(lp, &lock); err != nil && !os.IsNotExist(err) {
 			r.problem(lp, err)
 		}
 	}
@@ -164,7 +165,7 @@ func (r *reader) rustcPackageRoot(s *graph.Step) string {
 // firstDepfileInput returns the first input of a rustc `.d` file (the crate root file), reading only
 // its first rule; relative paths are made absolute against the workspace root (rustc runs there).
 func firstDepfileInput(path, workspace string) string {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return ""
 	}
@@ -307,7 +308,7 @@ func (r *reader) patchPaths() []patchPath {
 		var doc struct {
 			Patch map[string]map[string]any `toml:"patch"`
 		}
-		if _, err := toml.DecodeFile(f.file, &doc); err != nil {
+		if _, err := decodeTOMLMeta(f.file, &doc); err != nil {
 			continue
 		}
 		regs := make([]string, 0, len(doc.Patch))
@@ -394,4 +395,13 @@ func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
 		out = out[:20]
 	}
 	return out, n
+}
+
+// decodeTOMLMeta is toml.DecodeFile over a bounded read of a regular file.
+func decodeTOMLMeta(path string, v any) (toml.MetaData, error) {
+	data, err := safeio.ReadFile(path, safeio.MaxRecord)
+	if err != nil {
+		return toml.MetaData{}, err
+	}
+	return toml.Decode(string(data), v)
 }

@@ -10,8 +10,8 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -45,7 +45,7 @@ func (f *File) Inputs() []string {
 
 // ParseFile reads and parses the dependency file at path. Errors name the file.
 func ParseFile(path string) (*File, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, safeio.MaxRecord)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
 	"os"
 	"path/filepath"
@@ -191,7 +192,7 @@ func loadCache(dir string) *matchCache {
 		return c
 	}
 	c.path = filepath.Join(dir, CacheFile)
-	data, err := os.ReadFile(c.path)
+	data, err := safeio.ReadFile(c.path, safeio.MaxCache)
 	if err != nil {
 		return c
 	}
@@ -243,7 +244,7 @@ func cacheKey(binary string, copies []string) (string, bool) {
 
 // isELF reports whether a file starts with the ELF magic.
 func isELF(path string) bool {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return false
 	}

@@ -5,7 +5,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"os"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"runtime"
 	"sync"
 
@@ -37,7 +37,7 @@ type Binary struct {
 
 // OpenBinary maps the file and reads its ELF headers. Errors name the file.
 func OpenBinary(path string) (*Binary, error) {
-	fh, err := os.Open(path)
+	fh, err := safeio.Open(path)
 	if err != nil {
 		return nil, err
 	}

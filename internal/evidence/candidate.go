@@ -13,8 +13,8 @@ import (
 	"debug/elf"
 	"encoding/hex"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -87,7 +87,7 @@ func ReadCandidate(path string) (*Candidate, error) {
 		return nil, err
 	}
 	if !isAr {
-		f, err := os.Open(path)
+		f, err := safeio.Open(path)
 		if err != nil {
 			return nil, err
 		}
