@@ -120,6 +120,11 @@ func FindProfiles(buildDir string) ([]string, error) {
 			continue
 		}
 		subs, err := os.ReadDir(filepath.Join(buildDir, e.Name()))
+		if errors.Is(err, fs.ErrPermission) {
+			// An unreadable folder may be a profile: keep it, so reading it reports the problem.
+			out = append(out, e.Name())
+			continue
+		}
 		if err != nil {
 			continue
 		}
@@ -469,6 +474,10 @@ func (r *reader) findRoots(prof string) {
 				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
 			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
 				root.Unit, root.TiedBy = u, "name"
+			} else if u := r.unitWithoutOutput(prof, kind, n); u != nil {
+				// rustc deletes its output when a compile fails, so the uplifted copy is alone.
+				root.Unit, root.TiedBy = u, "name"
+				r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s is tied to %s by name: its deps/ file is gone (rustc deletes it when a compile fails)", p, u.ID))
 			}
 			r.g.Roots = append(r.g.Roots, root)
 		}
@@ -498,6 +507,35 @@ func (r *reader) findRoots(prof string) {
 	for _, k := range keys {
 		r.g.Roots = append(r.g.Roots, newest[k])
 	}
+}
+
+// unitWithoutOutput returns the single bin (or example) unit of that name in a profile whose deps/ file
+// no longer exists; nil when there is none or more than one.
+func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
+	want := "bin-" + name
+	if kind == "example" {
+		want = "example-" + name
+	}
+	var found *graph.Step
+	for _, s := range r.g.Steps {
+		if s.Config.ProfileDir != prof || s.Target != want {
+			continue
+		}
+		alive := false
+		for _, p := range r.depsListing(prof).byHash[s.Hash] {
+			if !strings.HasSuffix(p, ".d") {
+				alive = true
+			}
+		}
+		if alive {
+			continue
+		}
+		if found != nil {
+			return nil
+		}
+		found = s
+	}
+	return found
 }
 
 func pickUnit(cands []*graph.Step, kind string) *graph.Step {

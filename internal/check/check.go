@@ -138,9 +138,10 @@ func first(s []string) string {
 	return s[0]
 }
 
-// fmtTime formats nanoseconds since the epoch for messages (UTC, with nanoseconds: Cargo compares them).
+// fmtTime formats nanoseconds since the epoch for messages: RFC 3339 in UTC with all nine digits
+// (Cargo compares nanoseconds, so two times a few ns apart must print apart).
 func fmtTime(ns int64) string {
-	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000000000Z")
+	return time.Unix(0, ns).UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
 }
 
 // display shortens a path for a sentence: relative to the workspace or the build folder when inside.

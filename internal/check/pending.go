@@ -14,7 +14,7 @@ import (
 func pendingRebuild(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if !s.Live() || s.Failed != "" || !s.Reference.Exists {
+		if !s.Live() || !s.Reference.Exists {
 			continue
 		}
 		what := "the build script of " + s.Package
@@ -22,6 +22,13 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			what = fmt.Sprintf("%s (%s)", s.Package, s.Target)
 		}
 		build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
+		if s.Failed != "" {
+			// The last attempt failed, so Cargo retries the unit on the next build whatever changed; what
+			// is on disk is from the last success. An input newer than that success means the binary
+			// you have predates it: that is staleness, whatever made the retry fail.
+			out = append(out, failedButStale(g, s, what, build)...)
+			continue
+		}
 		for _, in := range s.Inputs {
 			if !in.Watched {
 				continue
@@ -72,13 +79,13 @@ func pendingRebuild(g *graph.Graph) []Finding {
 	return out
 }
 
-func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, ev Evidence) Finding {
+func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, ev ...Evidence) Finding {
 	f := Finding{
 		Rule: "pending-rebuild", Severity: Error, Message: msg,
 		Subjects: []string{subject, unitDir(s)},
 		Roots:    rootPaths(s),
-		Evidence: []Evidence{ev, {Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
-			Detail: "the file whose mtime Cargo compares inputs against"}},
+		Evidence: append(ev, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
+			Detail: "the file whose mtime Cargo compares inputs against"}),
 		Fix: build,
 	}
 	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
@@ -124,4 +131,21 @@ func outputPath(s *graph.Step) string {
 		}
 	}
 	return best.Path
+}
+
+// failedButStale reports the inputs of a unit whose last build failed that are newer than its last
+// successful build (the reference file is only rewritten on success).
+func failedButStale(g *graph.Graph, s *graph.Step, what, build string) []Finding {
+	var out []Finding
+	for _, in := range s.Inputs {
+		if !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS {
+			continue
+		}
+		msg := fmt.Sprintf("%s was modified at %s, after %s was last built successfully at %s (%s); the build after it failed, so the binary you have is still the old one",
+			display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path))
+		out = append(out, pendingFinding(g, s, msg, in.File.Path, build+" (and fix the error it reports)",
+			Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy},
+			Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed}))
+	}
+	return out
 }

@@ -83,3 +83,29 @@ func TestLastBuildFailed(t *testing.T) {
 	none(t, fs, "last-build-failed")
 	noErrors(t, fs)
 }
+
+// A source edit that breaks the build: the last build failed, and the binary on disk predates the edit.
+// That is staleness (pending-rebuild, an error), reported beside last-build-failed, so `run` refuses it.
+func TestFailedBuildAfterEditIsStale(t *testing.T) {
+	p := testutil.NewProject(t, testutil.SysCrate("seed-sys", "groth16_cuda",
+		map[string]string{"cuda/groth16.c": groth16V1}, nil, []string{"cargo:rerun-if-changed=build.rs", "cargo:rerun-if-changed=cuda"}))
+	p.Cargo("build", "--release")
+	p.Write("app/src/main.rs", "fn main() { this does not compile }\n")
+	if out, err := p.CargoErr("build", "--release"); err == nil {
+		t.Fatalf("the premise fails: the build succeeded:\n%s", out)
+	}
+	fs, _ := p.Check()
+	if len(testutil.Rule(fs, "last-build-failed")) == 0 {
+		t.Fatalf("want last-build-failed:\n%s", testutil.Dump(fs))
+	}
+	var stale bool
+	for _, f := range testutil.Rule(fs, "pending-rebuild") {
+		if f.Severity == check.Error && f.Subjects[0] == p.Path("app/src/main.rs") && strings.Contains(f.Message, "failed") &&
+			testutil.HasSubject(check.Finding{Subjects: f.Roots}, p.Path("target/release/app")) {
+			stale = true
+		}
+	}
+	if !stale {
+		t.Fatalf("want pending-rebuild naming app/src/main.rs for target/release/app:\n%s", testutil.Dump(fs))
+	}
+}

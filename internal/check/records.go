@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"github.com/stalecheck/stalecheck/internal/humanize"
+	"path/filepath"
+	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -62,9 +64,20 @@ func orphanedBuildDir(g *graph.Graph) []Finding {
 			}
 		}
 	}
+	// A profile whose fingerprint records could not all be read cannot be judged: an unreadable
+	// record may be the one that ties a folder to a root (unreadable-record says which).
+	blind := map[string]bool{}
+	for _, p := range g.Problems {
+		for _, prof := range g.ProfileDirs {
+			if strings.HasPrefix(p.Path, filepath.Join(g.BuildDir, prof, ".fingerprint")+string(filepath.Separator)) ||
+				p.Path == filepath.Join(g.BuildDir, prof, ".fingerprint") {
+				blind[prof] = true
+			}
+		}
+	}
 	var out []Finding
 	for _, d := range g.BuildDirs {
-		if !hasRoot[d.ProfileDir] {
+		if !hasRoot[d.ProfileDir] || blind[d.ProfileDir] || blind[hostOf(d.ProfileDir)] {
 			continue
 		}
 		live := false

@@ -18,7 +18,7 @@ func msgTime(t *testing.T, path string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return st.ModTime().UTC().Format("2006-01-02 15:04:05.000000000Z")
+	return st.ModTime().UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
 }
 
 // one returns the single finding of a rule, failing the test otherwise.
