@@ -215,7 +215,7 @@ func TestCorruptRecords(t *testing.T) {
 			os.Remove(p)
 			os.Mkdir(p, 0o755)
 			return p
-		}, "unreadable-record", "is a directory"},
+		}, "unreadable-record", "not a regular file (a folder)"},
 		{"corrupt dep-info", func(t *testing.T, ws string) string {
 			p := one(t, ws+"/target/release/.fingerprint/app-*/dep-bin-app")
 			os.WriteFile(p, []byte{1, 0, 0, 0, 0xff, 1, 9, 0, 0, 0, 0}, 0o644)
