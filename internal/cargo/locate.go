@@ -73,12 +73,21 @@ func Locate(path string, opt LocateOptions) (*Layout, error) {
 		return nil, err
 	}
 	if ws == "" {
-		if isTargetDir(start) {
+		switch {
+		case opt.TargetDir != "":
+			// No workspace, but the folders were named: read them as they are.
+			l.TargetDir, l.TargetDirSrc = absFrom(cwd, opt.TargetDir), "--target-dir"
+			l.BuildDir, l.BuildDirSrc = l.TargetDir, "the target folder"
+			if opt.BuildDir != "" {
+				l.BuildDir, l.BuildDirSrc = absFrom(cwd, opt.BuildDir), "--build-dir"
+			}
+			return l, nil
+		case isTargetDir(start):
 			l.TargetDir, l.BuildDir = start, start
 			l.TargetDirSrc, l.BuildDirSrc = "the path given", "the path given"
 			return l, nil
 		}
-		return nil, fmt.Errorf("no Cargo.toml at or above %s, and it is not a Cargo target folder", abs)
+		return nil, fmt.Errorf("no Cargo.toml at or above %s, and it is not a Cargo target folder (name one with --target-dir)", abs)
 	}
 	l.Workspace = ws
 	cfg, err := readConfigs(start, getenv)
@@ -271,4 +280,11 @@ func decodeTOML(path string, v any) error {
 	}
 	_, err = toml.Decode(string(data), v)
 	return err
+}
+
+func absFrom(cwd, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(cwd, p)
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 
 	"github.com/spf13/cobra"
@@ -26,7 +27,14 @@ func newVerifyCmd(st Streams) *cobra.Command {
 
 Exit status: 0 holds, 1 does not hold, 2 cannot tell (e.g. --symbol on a stripped binary) or error.`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runVerify(st, args[0], fl) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, name := range []string{"contains", "symbol", "matches"} {
+				if cmd.Flags().Changed(name) && cmd.Flags().Lookup(name).Value.String() == "" {
+					return &ExitError{2, fmt.Errorf("--%s needs a non-empty value", name)}
+				}
+			}
+			return runVerify(st, args[0], fl)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.contains, "contains", "", "a string the binary must hold")
@@ -74,7 +82,14 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 	}
 	target, _ := filepath.Abs(fl.matches)
 	wf := whichFlags{lib: evidence.LibName(target), targetDir: fl.targetDir, buildDir: fl.buildDir}
+	if _, err := os.Stat(target); err != nil {
+		return &ExitError{2, fmt.Errorf("--matches: %w", err)}
+	}
 	libs, err := whichLibraries(abs, wf)
+	if err != nil && (fl.targetDir != "" || fl.buildDir != "") {
+		// The folders were named: not finding the other copies there is an error, not "no other copy".
+		return &ExitError{2, err}
+	}
 	if err != nil || len(libs) == 0 {
 		libs = []evidence.Library{{Name: wf.lib}}
 	}
@@ -102,12 +117,18 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 	}
 	switch {
 	case len(copies) == 1 || len(own.Distinct) == 0:
-		// Nothing tells it apart from the others (or there are none): its content decides.
+		// No other copy to tell it apart from: its own content decides. Every string literal and CUDA
+		// fatbinary entry it carries must be inside (code and symbols may be dropped per function by
+		// --gc-sections, so they only need to be present somewhere).
 		switch wl.Outcome {
 		case evidence.Matched, evidence.Identical:
 			return holds(true, fmt.Sprintf("the content of %s is inside %s (%s; no other copy differs)", target, abs, wl.Confidence), "")
-		case evidence.NoneInside:
-			return holds(false, "", fmt.Sprintf("none of the content of %s is inside %s", target, abs))
+		case evidence.NoneInside, evidence.Unprovable:
+			reason := "none of its content is inside"
+			if len(wl.Notes) > 0 {
+				reason = wl.Notes[len(wl.Notes)-1]
+			}
+			return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: %s", target, abs, reason))
 		}
 		return &ExitError{2, fmt.Errorf("cannot tell whether %s holds %s", abs, target)}
 	case absent == 0 && present > 0:

@@ -89,6 +89,9 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
+	if _, err := os.Stat(abs); err != nil {
+		return &ExitError{2, err}
+	}
 	libs, err := whichLibraries(abs, fl)
 	if err != nil {
 		return &ExitError{2, err}
@@ -151,6 +154,11 @@ func whichLibraries(binary string, fl whichFlags) ([]evidence.Library, error) {
 	libs := evidence.Libraries(g, evidence.FindRoot(g, binary), fl.lib)
 	if len(libs) == 0 {
 		return nil, fmt.Errorf("no native static library found for %s in %s; give --lib or --candidate", binary, layout.BuildDir)
+	}
+	for _, l := range libs {
+		if len(l.Copies) == 0 {
+			return nil, fmt.Errorf("no copy of lib%s.a in %s (build-script OUT_DIRs and rlibs); give --candidate", l.Name, layout.BuildDir)
+		}
 	}
 	return libs, nil
 }

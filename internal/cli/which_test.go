@@ -6,7 +6,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/testutil"
 	"github.com/stalecheck/stalecheck/internal/testutil/fixtures"
@@ -266,5 +268,62 @@ func TestWhichS16BundledIntoRlib(t *testing.T) {
 	got := matchedPaths(doc)
 	if doc.Libraries[0].Outcome != "matched" || len(got) != 1 || !strings.HasSuffix(got[0], ".rlib") {
 		t.Fatalf("want the rlib's copy, got %+v", doc.Libraries[0])
+	}
+}
+
+// Two builds of one library that differ only in a string literal (same code): with one candidate,
+// which must not call the wrong copy "matched", and verify --matches must not hold; bad arguments are
+// errors (exit 2), never a hang.
+func TestWhichSingleCandidateAndBadArguments(t *testing.T) {
+	dir := t.TempDir()
+	for _, v := range []string{"V1", "V2"} {
+		os.MkdirAll(filepath.Join(dir, v), 0o755)
+		src := filepath.Join(dir, v, "kern.c")
+		os.WriteFile(src, []byte("const char *kern_tag(void) { return \"KERN_TAG_"+v+"\"; }\n"), 0o644)
+		mustRun(t, dir, "cc", "-c", "-O2", src, "-o", filepath.Join(dir, v, "kern.o"))
+		mustRun(t, dir, "ar", "rcs", filepath.Join(dir, v, "libkern.a"), filepath.Join(dir, v, "kern.o"))
+	}
+	os.WriteFile(filepath.Join(dir, "main.c"), []byte("#include <stdio.h>\nconst char *kern_tag(void);\nint main(void) { puts(kern_tag()); return 0; }\n"), 0o644)
+	mustRun(t, dir, "cc", "main.c", "V2/libkern.a", "-o", "app")
+	app, v1, v2 := filepath.Join(dir, "app"), filepath.Join(dir, "V1/libkern.a"), filepath.Join(dir, "V2/libkern.a")
+
+	if doc := whichRun(t, app, "--candidate", v1); doc.Libraries[0].Outcome == "matched" {
+		t.Fatalf("V1 alone called matched for a V2 binary: %+v", doc.Libraries[0])
+	}
+	if doc := whichRun(t, app, "--candidate", v2); doc.Libraries[0].Outcome != "matched" {
+		t.Fatalf("V2 alone: %+v", doc.Libraries[0])
+	}
+	if _, _, code := run(t, "verify", app, "--matches", v1); code != 1 {
+		t.Errorf("verify --matches V1 on a V2 binary: exit %d, want 1", code)
+	}
+	if _, _, code := run(t, "verify", app, "--matches", v2); code != 0 {
+		t.Errorf("verify --matches V2: exit %d, want 0", code)
+	}
+
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"verify", app, "--contains", ""},
+		{"verify", app, "--symbol", ""},
+		{"verify", app, "--matches", "/etc/passwd"},
+		{"verify", fifo, "--contains", "x"},
+		{"verify", app, "--matches", fifo},
+		{"which", fifo, "--candidate", v1},
+		{"which", app, "--candidate", fifo, "--candidate", v1},
+		{"which", dir, "--candidate", v1},
+		{"which", filepath.Join(dir, "missing"), "--candidate", v1},
+	} {
+		done := make(chan int, 1)
+		go func() { _, _, code := run(t, args...); done <- code }()
+		select {
+		case code := <-done:
+			if code != 2 {
+				t.Errorf("%v: exit %d, want 2", args, code)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%v: hangs", args)
+		}
 	}
 }

@@ -95,6 +95,9 @@ func ReadCandidate(path string) (*Candidate, error) {
 		if err := c.addObject(f, filepath.Base(path), path); err != nil {
 			return nil, err
 		}
+		if len(c.Members) == 0 && !c.LTO {
+			return nil, fmt.Errorf("%s: not an archive, rlib or ELF object", path)
+		}
 		return c, nil
 	}
 	a, err := binfmt.OpenArchive(path)
@@ -118,6 +121,9 @@ func ReadCandidate(path string) (*Candidate, error) {
 			}
 			return nil, err
 		}
+	}
+	if len(c.Members) == 0 && !c.LTO {
+		return nil, fmt.Errorf("%s: the archive holds no ELF object", path)
 	}
 	return c, nil
 }

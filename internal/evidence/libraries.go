@@ -29,11 +29,14 @@ type Library struct {
 	Copies []Copy
 }
 
-// LibName turns "libgroth16_cuda.a", "groth16_cuda" or a path into the link name "groth16_cuda".
+// LibName turns "libgroth16_cuda.a", "groth16_cuda", an object "kern.o" or a path into the link name
+// ("groth16_cuda", "kern").
 func LibName(s string) string {
 	s = filepath.Base(s)
 	s = strings.TrimPrefix(s, "lib")
-	s = strings.TrimSuffix(s, ".a")
+	for _, ext := range []string{".a", ".o", ".obj", ".rlib", ".so"} {
+		s = strings.TrimSuffix(s, ext)
+	}
 	return s
 }
 

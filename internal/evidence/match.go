@@ -213,6 +213,14 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			res.Notes = append(res.Notes, "none of the copy's "+kind+" is inside, although some strings or names are: the binary holds other code")
 			return res, nil
 		}
+		if missing := absentStrings(cands[0], memo); len(missing) > 0 {
+			// Nothing to compare against, so every string literal the copy carries must be inside: a
+			// version that differs only in a literal (a log line, a version tag) has identical code.
+			res.Outcome = Unprovable
+			res.Confidence = "weak"
+			res.Notes = append(res.Notes, fmt.Sprintf("%d of the copy's string literals are not inside (e.g. %s): another version of this library, or strings dropped with unused sections; give the other copies as candidates to decide", len(missing), missing[0]))
+			return res, nil
+		}
 		res.Outcome = Matched
 		if len(cands) > 1 {
 			res.Outcome = Identical
@@ -291,6 +299,19 @@ func missingKind(b *Binary, c *Candidate, memo map[string]Presence) (string, boo
 		}
 	}
 	return "", false
+}
+
+// absentStrings returns the labels of a candidate's string features known to be absent.
+func absentStrings(c *Candidate, memo map[string]Presence) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, f := range c.Features {
+		if f.Kind == String && memo[f.Key] == Absent && !seen[f.Key] {
+			seen[f.Key] = true
+			out = append(out, f.Label)
+		}
+	}
+	return out
 }
 
 func firstOf(groupOf []int, g int) int {
