@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -44,6 +45,7 @@ func (r *reader) readBuildDirs() {
 	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		outDir := filepath.Join(d.Path, "out")
+		linked := map[[2]uint64]bool{} // hard-linked files (build-script-build) count once
 		err := filepath.WalkDir(d.Path, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				r.problem(p, err)
@@ -58,6 +60,13 @@ func (r *reader) readBuildDirs() {
 			st, err := e.Info() // lstat: a symlink counts as itself and is never followed
 			if err != nil {
 				return nil
+			}
+			if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+				k := [2]uint64{uint64(sys.Dev), sys.Ino}
+				if linked[k] {
+					return nil
+				}
+				linked[k] = true
 			}
 			d.Bytes += st.Size()
 			if e.Type().IsRegular() && strings.HasPrefix(p, outDir+string(filepath.Separator)) {
@@ -299,6 +308,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	}
 	rootOut, _ := safeio.ReadFile(filepath.Join(s.RunDir, "root-output"), safeio.MaxRecord)
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
+	s.MovedFrom, s.MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.OutDir)
 
 	declared := bo.RerunIfChanged
 	if fp := r.fingerprint(s); fp != nil {
@@ -369,6 +379,10 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	var order []string
 	add := func(p string, how graph.How, detail string) {
 		p = filepath.Clean(p)
+		if s.MovedFrom != "" && (p == s.MovedFrom || strings.HasPrefix(p, s.MovedFrom+string(filepath.Separator))) {
+			// Depfiles and DWARF keep the paths of where the tree was built; map them to where it is now.
+			p = s.MovedTo + strings.TrimPrefix(p, s.MovedFrom)
+		}
 		in := ins[p]
 		if in == nil {
 			in = &graph.Input{File: graph.FileInfo{Path: p}}
@@ -645,4 +659,22 @@ func isHeader(name string) bool {
 		return true
 	}
 	return false
+}
+
+// movedPrefix compares the OUT_DIR a run wrote with (root-output) and where it is now: when the tree was
+// copied or moved, it returns the old and new prefixes above their common tail (e.g. /tmp/base and
+// /tmp/myp for …/target/release/build/x-…/out), as Cargo rewrites root-output paths in directives.
+func movedPrefix(oldOut, newOut string) (from, to string) {
+	if oldOut == "" || oldOut == newOut {
+		return "", ""
+	}
+	a, b := strings.Split(oldOut, "/"), strings.Split(newOut, "/")
+	for len(a) > 0 && len(b) > 0 && a[len(a)-1] == b[len(b)-1] {
+		a, b = a[:len(a)-1], b[:len(b)-1]
+	}
+	from, to = strings.Join(a, "/"), strings.Join(b, "/")
+	if from == "" || to == "" {
+		return "", ""
+	}
+	return from, to
 }

@@ -57,19 +57,15 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 		for _, c := range copies {
 			f.Subjects = append(f.Subjects, c.file.Path)
 			users := rootPaths(c.run)
-			use := "linked by no current root"
+			use := "used by no current binary"
 			if len(users) > 0 {
 				names := make([]string, len(users))
 				for i, u := range users {
 					names[i] = display(g, u)
 					roots[u] = true
 				}
-				use = "linked by " + strings.Join(names, ", ")
-				verb := "links"
-				if len(names) > 1 {
-					verb = "link"
-				}
-				linked = append(linked, fmt.Sprintf("%s %s the copy in %s", strings.Join(names, ", "), verb, unitName(c.run)))
+				use = "used by " + strings.Join(names, ", ")
+				linked = append(linked, fmt.Sprintf("%s built from the copy in %s", strings.Join(names, ", "), unitName(c.run)))
 			}
 			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Config.Features)))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
@@ -79,13 +75,13 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 			f.Roots = append(f.Roots, r)
 		}
 		sort.Strings(f.Roots)
-		which := "no current root links any of them"
+		which := "no current binary uses any of them"
 		if len(linked) > 0 {
 			which = strings.Join(linked, "; ")
 		}
 		f.Message = fmt.Sprintf("%s exists in %d build-script OUT_DIRs of profile %s: %s; %s",
 			name, len(copies), prof, strings.Join(descr, " and "), which)
-		f.Fix = fmt.Sprintf("build the configuration you mean to run (e.g. %s) and remove the copies no root links; `stalecheck check --format json` lists which configuration made each",
+		f.Fix = fmt.Sprintf("build the configuration you mean to run (e.g. %s); `stalecheck which <binary>` proves from its bytes which copy is inside; `stalecheck clean` removes the copies no binary uses",
 			buildCmd(prof, nil))
 		out = append(out, f)
 	}

@@ -55,7 +55,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		if !strings.Contains(e.Detail, wantCfg) {
 			t.Errorf("copy %s: detail %q lacks %q", e.Path, e.Detail, wantCfg)
 		}
-		if strings.Contains(e.Detail, "linked by target/release/app") {
+		if strings.Contains(e.Detail, "used by target/release/app") {
 			linkedCopy = e.Path
 		}
 	}
@@ -66,7 +66,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 	if feats[linkedCopy] != "timing" {
 		t.Fatalf("after the --features timing build the binary should link the timing copy; evidence:\n%s", testutil.Dump([]check.Finding{f}))
 	}
-	if !strings.Contains(f.Message, "target/release/app, target/release/libseed_sys.rlib link the copy in seed-sys-") {
+	if !strings.Contains(f.Message, "target/release/app, target/release/libseed_sys.rlib built from the copy in seed-sys-") {
 		t.Errorf("message does not say which copy the binary links: %s", f.Message)
 	}
 
@@ -79,7 +79,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 	f, feats = linked()
 	linkedCopy = ""
 	for _, e := range f.Evidence {
-		if e.Kind == "copy" && strings.Contains(e.Detail, "linked by target/release/app") {
+		if e.Kind == "copy" && strings.Contains(e.Detail, "used by target/release/app") {
 			linkedCopy = e.Path
 		}
 	}

@@ -2,6 +2,7 @@ package check_test
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -114,4 +115,27 @@ func TestS04UndeclaredHeader(t *testing.T) {
 
 func qHeader(k int) string {
 	return fmt.Sprintf("struct q_cfg { int k; };\nstatic inline int q_val(void) { return %d; }\n", k)
+}
+
+// A built workspace copied elsewhere (cp -a keeps mtimes): its depfiles still name the old folder. Cargo
+// rewrites root-output paths; so does stalecheck, so an edit in the copy is reported once, under the
+// copy's path, and the original is not looked at.
+func TestCopiedWorkspaceDepfilePaths(t *testing.T) {
+	orig := testutil.NewProject(t, testutil.SysCrate("q-sys", "q", map[string]string{
+		"csrc/q.c": "#include \"q.h\"\nint native_run(void) { struct q_cfg c = {q_val()}; return c.k; }\n",
+		"csrc/q.h": qHeader(7),
+	}, []string{"-MD"}, []string{"cargo:rerun-if-changed=csrc/q.c", "cargo:rerun-if-changed=build.rs"}))
+	orig.Cargo("build", "--release")
+	cp := testutil.NewProject(t, nil)
+	if out, err := exec.Command("cp", "-a", orig.Dir+"/.", cp.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp: %v\n%s", err, out)
+	}
+	fs, _ := cp.Check()
+	noErrors(t, fs)
+	cp.Write("q-sys/csrc/q.h", qHeader(8))
+	fs, _ = cp.Check()
+	f := one(t, fs, "untracked-input-changed")
+	if f.Subjects[0] != cp.Path("q-sys/csrc/q.h") || !strings.Contains(evidenceHow(f, "input"), "depfile") {
+		t.Fatalf("want the copy's q.h known by its depfile:\n%s", testutil.Dump(fs))
+	}
 }

@@ -230,6 +230,7 @@ func writeWhichText(w io.Writer, binary string, libs []whichLibrary) {
 		fmt.Fprintf(w, format+"\n", args...)
 	}
 	p("%s", binary)
+	p("  (← marks the copy inside; under each copy, the features that tell it apart from the others and whether the binary holds each)")
 	for _, l := range libs {
 		head := fmt.Sprintf("lib%s.a: %s", l.Name, l.Outcome)
 		if l.Confidence != "" {
@@ -243,7 +244,10 @@ func writeWhichText(w io.Writer, binary string, libs []whichLibrary) {
 		}
 		switch l.Outcome {
 		case evidence.Matched:
-			head += ": inside is " + strings.Join(inside, " = ")
+			head += ": inside is " + inside[0]
+			if len(inside) > 1 {
+				head += fmt.Sprintf(" (and %d copies of the same content)", len(inside)-1)
+			}
 		case evidence.Identical:
 			head += ": the copies do not differ in content; that content is inside"
 		case evidence.NoneInside:

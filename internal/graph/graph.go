@@ -143,7 +143,10 @@ type Step struct {
 	HasLocal      bool // the fingerprint JSON was read and its `local` list is known
 	Links         []Link
 	LinkSearch    []string // native link-search folders, absolute, in printed order
-	DirBytes      int64    // bytes under RunDir (or the compile folder)
+	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
+	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
+	MovedFrom, MovedTo string
+	DirBytes           int64 // bytes under RunDir (or the compile folder)
 
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
