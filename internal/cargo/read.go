@@ -33,7 +33,7 @@ type ReadOptions struct {
 }
 
 // Read builds the provenance graph of a Cargo build folder without running Cargo, following
-// /work/shared/docs/cargo-target-dir.md (cargo 1.95, legacy layout): units from `.fingerprint/`,
+// docs/cargo-target-dir.md (cargo 1.95, legacy layout): units from `.fingerprint/`,
 // build-script runs from `build/<pkg>-<hash>/`, roots from the uplifted artifacts (tied to their
 // units by inode, else by content), the `deps` chain by fingerprint hash. It returns an error only
 // when the build folder itself cannot be read; a record that cannot be read becomes a graph.Problem.

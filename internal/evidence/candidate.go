@@ -3,7 +3,7 @@
 // A candidate (a static archive, a single object, or a Rust rlib that bundles native objects) is
 // reduced to features: string literals of its merged string sections, defined symbols with their sizes,
 // CUDA fatbinary entries (kind, SM architecture, digest of the decompressed payload, per section) and
-// code sections with relocation fields masked (/work/shared/docs/binary-formats.md §2.4, §3.5). Match
+// code sections with relocation fields masked (docs/binary-formats.md §2.4, §3.5). Match
 // keeps, for each candidate, only the features no other candidate has, and looks for each of them in
 // the binary. Whole-file digests are never compared: nvcc embeds a temporary file name, so two builds of
 // the same source differ byte-wise while their sections do not (§3.6).
