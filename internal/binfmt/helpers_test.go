@@ -2,35 +2,19 @@ package binfmt
 
 import (
 	"bytes"
+	"github.com/stalecheck/stalecheck/internal/testutil/fixtures"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 )
 
-// fixtureDir is the shared CUDA fixture folder (real nvcc 13.0 outputs).
+// fixtureDir is the CUDA fixture folder (real nvcc 13.0 outputs, vendored in testdata/cuda); a missing
+// folder fails the test.
 func fixtureDir(t testing.TB) string {
 	t.Helper()
-	_, file, _, _ := runtime.Caller(0)
-	// internal/binfmt -> repo root -> ../shared/fixtures/cuda
-	candidates := []string{
-		os.Getenv("STALECHECK_CUDA_FIXTURES"),
-		filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "fixtures", "cuda"),
-		filepath.Join(filepath.Dir(file), "..", "..", "shared", "fixtures", "cuda"),
-		"/work/shared/fixtures/cuda",
-	}
-	for _, c := range candidates {
-		if c == "" {
-			continue
-		}
-		if st, err := os.Stat(filepath.Join(c, "nvcc-version.txt")); err == nil && !st.IsDir() {
-			return c
-		}
-	}
-	t.Skip("CUDA fixtures not found (set STALECHECK_CUDA_FIXTURES)")
-	return ""
+	return fixtures.CUDA(t)
 }
 
 func need(t testing.TB, tools ...string) {
