@@ -51,6 +51,9 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
 	}
+	if fl.color != "auto" && fl.color != "always" && fl.color != "never" {
+		return &ExitError{2, fmt.Errorf("--color %q: want auto, always or never", fl.color)}
+	}
 	failOn, err := check.ParseSeverity(fl.failOn)
 	if err != nil {
 		return &ExitError{2, fmt.Errorf("--fail-on: %w", err)}
