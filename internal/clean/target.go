@@ -27,6 +27,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // ErrNotTarget says the folder is not a Cargo target (or build) folder.
@@ -59,7 +60,7 @@ func Validate(l *cargo.Layout) error {
 		if !st.IsDir() {
 			return fmt.Errorf("%w: %s is not a folder", ErrNotTarget, d)
 		}
-		tag, err := os.ReadFile(filepath.Join(d, "CACHEDIR.TAG"))
+		tag, err := safeio.ReadFile(filepath.Join(d, "CACHEDIR.TAG"), safeio.MaxRecord)
 		okTag := err == nil && bytes.HasPrefix(tag, []byte(cacheDirSignature))
 		_, err = os.Lstat(filepath.Join(d, ".rustc_info.json"))
 		if !okTag && err != nil {

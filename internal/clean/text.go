@@ -59,11 +59,21 @@ func WriteText(w io.Writer, p *Plan) error {
 	case len(p.Items) == 0:
 		line("nothing to remove: every folder is reached by a current binary")
 	case p.Executed:
-		line("removed %d item(s), %d bytes (%s); %d skipped", countStatus(p, Removed), p.FreedBytes, humanize.Bytes(p.FreedBytes), skipped)
+		line("removed %d item(s), %s; %d skipped", countStatus(p, Removed), bytesWords(p.FreedBytes), skipped)
 	default:
-		line("total: %d item(s), %d bytes (%s); %d skipped; dry run, nothing removed: pass --yes to remove", n, p.TotalBytes, humanize.Bytes(p.TotalBytes), skipped)
+		line("total: %d item(s), %s; %d skipped; dry run, nothing removed: pass --yes to remove", n, bytesWords(p.TotalBytes), skipped)
 	}
 	return err
+}
+
+// bytesWords writes a byte count, with its human form only when that says something else ("12 bytes",
+// "570891 bytes (557.5 KiB)").
+func bytesWords(n int64) string {
+	s := fmt.Sprintf("%d bytes", n)
+	if h := humanize.Bytes(n); h != s {
+		s += " (" + h + ")"
+	}
+	return s
 }
 
 func countStatus(p *Plan, st string) int {

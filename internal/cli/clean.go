@@ -4,13 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/clean"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 type cleanFlags struct {
@@ -65,9 +66,14 @@ func runClean(st Streams, path string, fl cleanFlags) error {
 		if fl.profile != "" || fl.incremental || fl.targetDir != "" || fl.buildDir != "" {
 			return &ExitError{2, errors.New("--plan takes the folders, --profile and --incremental from the plan; do not pass them")}
 		}
-		data, err := os.ReadFile(fl.plan)
+		// A plan is small JSON: a FIFO, a device (/dev/zero) or a huge file is refused, naming it.
+		data, err := safeio.ReadFile(fl.plan, safeio.MaxCache)
 		if err != nil {
-			return &ExitError{2, err}
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = fmt.Errorf("%s: %w", pe.Path, pe.Err)
+			}
+			return &ExitError{2, fmt.Errorf("--plan %w", err)}
 		}
 		var p clean.Plan
 		if err := json.Unmarshal(data, &p); err != nil {

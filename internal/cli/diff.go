@@ -4,8 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/humanize"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -27,7 +27,10 @@ func newDiffCmd(st Streams) *cobra.Command {
 		Long: `diff compares two runs of the ledger (IDs as listed by stalecheck runs): their timings, and what differs
 between the builds they ran: binaries (digest, size, build-id), the native library copies linked (which
 copy, its content fingerprint, its features), source files (digest), toolchain versions, environment
-variables and git state. "Same build" means the two timings timed the same code.
+variables and git state. Binaries and sources are compared by their path relative to each run's working
+folder, so runs of two copies of a workspace compare file by file. "Same build" means the two timings
+timed the same code. A peak RSS marked "≤ floor" is not above stalecheck's own resident set when it
+started the command, which Linux counts into the command's peak.
 
 Exit status: 0 answered, 2 error (no such run, the ledger cannot be read).`,
 		Args: cobra.ExactArgs(2),
@@ -125,15 +128,25 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		if r.Stale {
 			stale = "  (stale build)"
 		}
-		fmt.Fprintf(st.Out, "run %d  %s  %s  build %s  exit %d%s\n", r.ID, report.Escape(r.Name), r.Start.Local().Format("2006-01-02 15:04:05"),
+		fmt.Fprintf(st.Out, "run %d  %s  %s  build %s  exit %d%s\n", r.ID, report.Escape(r.Name), startTime(r.Start),
 			runner.BuildKey(r.Identity), r.ExitStatus, stale)
 	}
+	// The ledger holds no floor per run: this process's own peak stands in for it (the same program).
+	floor := runner.SelfPeakRSS()
+	rss := func(n int64) string { return peakRSS(n, floor) }
 	fmt.Fprintf(st.Out, "timing: wall %s, user %s, sys %s, peak RSS %s\n",
 		change(a.WallNS, b.WallNS, seconds), change(a.UserNS, b.UserNS, seconds), change(a.SysNS, b.SysNS, seconds),
-		change(a.PeakRSSBytes, b.PeakRSSBytes, humanize.Bytes))
-	if d.SameBuild() {
+		change(a.PeakRSSBytes, b.PeakRSSBytes, rss))
+	if strings.HasSuffix(rss(a.PeakRSSBytes), rssFloorMark) || strings.HasSuffix(rss(b.PeakRSSBytes), rssFloorMark) {
+		fmt.Fprintf(st.Out, "  %s\n", floorNote(floor, false))
+	}
+	switch {
+	case d.SameBuild() && d.KeyA != d.KeyB:
+		fmt.Fprintf(st.Out, "same build, in another folder: binaries, linked copies, sources, toolchain and environment are identical relative to each run's working folder (%s, %s); the build keys differ because they hold absolute paths\n",
+			report.Escape(a.WorkDir), report.Escape(b.WorkDir))
+	case d.SameBuild():
 		fmt.Fprintln(st.Out, "same build: binaries, linked copies, sources, toolchain and environment are identical")
-	} else {
+	default:
 		fmt.Fprintln(st.Out, "build differences:")
 	}
 	for _, line := range d.Summary() {

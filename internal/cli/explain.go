@@ -38,10 +38,11 @@ and where Cargo takes the package from. PACKAGE@VERSION picks one version.
 explain PATH lists every step that compiles or reads the file, whether the step declares it to Cargo,
 the step's last run against the file's mtime, and the reason Cargo will or will not rerun it.
 
-An argument is a PATH when it contains a slash or names an existing file. The build read is that of
-the workspace at or above --workspace (default: the working folder).
+An argument is a PATH when it contains a slash, names an existing file or cannot be a package name
+(main.c). The build read is that of the workspace at or above --workspace (default: the working folder).
 
-Exit status: 0 answered, 2 usage or I/O error (no workspace, nothing built, no such package).`,
+Exit status: 0 answered, 2 usage or I/O error (no workspace, nothing built, no such package, no such
+file).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runExplain(st, args[0], fl) },
 	}
@@ -50,7 +51,7 @@ Exit status: 0 answered, 2 usage or I/O error (no workspace, nothing built, no s
 	f.StringVarP(&fl.workspace, "workspace", "w", ".", "the workspace (or a folder in it) whose build folder to read")
 	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
-	f.BoolVar(&fl.askCargo, "ask-cargo", false, "also ask `cargo metadata --format-version 1` where Cargo takes the package from")
+	f.BoolVar(&fl.askCargo, "ask-cargo", false, "also ask Cargo (cargo metadata, offline) where it takes the package from")
 	return cmd
 }
 

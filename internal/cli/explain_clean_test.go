@@ -21,7 +21,7 @@ func TestExplainCommand(t *testing.T) {
 		t.Fatalf("explain seed-sys: exit %d: %s", code, stderr)
 	}
 	for _, want := range []string{"stalecheck explain seed-sys: build folder " + filepath.Join(ws, "target"),
-		"seed-sys 0.1.0: path package at " + filepath.Join(ws, "seed-sys"), "lib-seed_sys (rustc): 1 unit(s)", "used by target/release/app (bin, release)"} {
+		"seed-sys 0.1.0: path package at " + filepath.Join(ws, "seed-sys"), "lib (lib-seed_sys): 1 unit(s)", "used by target/release/app (bin, release)"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/report"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,8 +13,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/stalecheck/stalecheck/internal/humanize"
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
 )
 
@@ -86,7 +85,15 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	if fl.repeat < 1 {
 		return &ExitError{exitRefused, fmt.Errorf("--repeat %d: want 1 or more", fl.repeat)}
 	}
+	if err := checkColor(fl.color); err != nil {
+		return &ExitError{exitRefused, err}
+	}
 	dsn := ledgerDSN(fl.ledger)
+	// Fail before a long benchmark rather than after it: a URL of another database, or a ledger file
+	// that is not a regular file (a FIFO would hang SQLite).
+	if err := ledger.CheckDSN(dsn); err != nil {
+		return &ExitError{exitRefused, err}
+	}
 	if dsn != "" && !ledger.IsPostgres(dsn) {
 		// Fail before a long benchmark rather than after it: the SQLite file's folder must exist.
 		if fi, err := os.Stat(filepath.Dir(dsn)); err != nil || !fi.IsDir() {
@@ -120,6 +127,7 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	rec := &recorder{st: st, dsn: dsn}
 	defer rec.close()
 	status := 0
+	floorSaid := false
 	for i := 0; i < fl.repeat; i++ {
 		u, err := plan.Exec(runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
 		if err != nil {
@@ -131,7 +139,11 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		}
 		r := plan.Record(name, u)
 		if rec.store(ctx, r) && !fl.quiet {
-			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r))
+			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r, u.RSSFloorBytes))
+			if !floorSaid && strings.HasSuffix(peakRSS(r.PeakRSSBytes, u.RSSFloorBytes), rssFloorMark) {
+				floorSaid = true // once per invocation, not once per --repeat
+				fmt.Fprintf(st.Err, "stalecheck: %s\n", floorNote(u.RSSFloorBytes, true))
+			}
 		}
 		status = u.ExitStatus
 		if status != 0 {
@@ -176,10 +188,20 @@ func staleSentence(plan *runner.Plan) string {
 	return s
 }
 
-// runSummary is the one-line description of a recorded run.
-func runSummary(r *ledger.Record) string {
+// checkColor accepts the values of --color.
+func checkColor(mode string) error {
+	switch mode {
+	case "auto", "always", "never":
+		return nil
+	}
+	return fmt.Errorf("--color %q: want auto, always or never", mode)
+}
+
+// runSummary is the one-line description of a recorded run; floor is stalecheck's own peak RSS when it
+// started the command (0: unknown).
+func runSummary(r *ledger.Record, floor int64) string {
 	s := fmt.Sprintf("wall %s, user %s, sys %s, peak RSS %s, exit %d, build %s",
-		seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanize.Bytes(r.PeakRSSBytes), r.ExitStatus, runner.BuildKey(r.Identity))
+		seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), peakRSS(r.PeakRSSBytes, floor), r.ExitStatus, runner.BuildKey(r.Identity))
 	if r.Stale {
 		s += " (stale)"
 	}
@@ -215,7 +237,7 @@ func (rc *recorder) store(ctx context.Context, r *ledger.Record) bool {
 	if err == nil {
 		return true
 	}
-	fmt.Fprintf(rc.st.Err, "stalecheck: cannot record the run in the ledger %s: %s\n", ledger.Location(rc.dsn), escapeErr(err.Error()))
+	fmt.Fprintf(rc.st.Err, "stalecheck: cannot record the run in the ledger %s: %s\n", report.Escape(ledger.Location(rc.dsn)), escapeErr(err.Error()))
 	fmt.Fprintln(rc.st.Err, "stalecheck: the record follows as JSON, so the result is not lost:")
 	b, jerr := json.Marshal(newRecordJSON(r))
 	if jerr != nil {

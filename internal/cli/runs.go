@@ -2,14 +2,15 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/humanize"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stalecheck/stalecheck/internal/humanize"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
@@ -27,7 +28,9 @@ func newRunsCmd(st Streams) *cobra.Command {
 		Short: "List the runs recorded by stalecheck run, newest first",
 		Long: `runs lists the records of the ledger, newest first: when each run started, its name, wall and CPU
 time, peak RSS, exit status, whether the build was stale, and a short build identity (runs with the same
-build key timed the same code). --format json gives every record in full, each with a boolean "stale".
+build key timed the same code). A peak RSS marked "≤ floor" is not above stalecheck's own resident set
+when it starts a command, which Linux counts into the command's peak: the command's own peak was at most
+that much. --format json gives every record in full, each with a boolean "stale".
 
 Exit status: 0 answered, 2 error (the ledger cannot be opened or read).`,
 		Args: cobra.NoArgs,
@@ -42,11 +45,13 @@ Exit status: 0 answered, 2 error (the ledger cannot be opened or read).`,
 }
 
 // recordJSON is a ledger record as runs, diff and run (on a ledger failure) write it: the record's own
-// fields, the start in nanoseconds since the epoch and the short build key.
+// fields, the start in nanoseconds since the epoch and the short build key. Note says what could not be
+// written as it is in the ledger (findings that are not valid JSON are written as null).
 type recordJSON struct {
 	ledger.Record
 	StartNS int64  `json:"start_ns"`
 	Build   string `json:"build"`
+	Note    string `json:"note,omitempty"`
 }
 
 func newRecordJSON(r *ledger.Record) recordJSON {
@@ -54,7 +59,54 @@ func newRecordJSON(r *ledger.Record) recordJSON {
 	if !r.Start.IsZero() {
 		j.StartNS = r.Start.UnixNano()
 	}
+	if note := findingsProblem(r); note != "" {
+		j.Findings = nil
+		j.Note = note
+	}
 	return j
+}
+
+// findingsProblem says why a record's findings cannot be written as JSON ("" when they can): the ledger
+// holds them byte for byte, and a corrupt column must not keep the other records from being listed.
+func findingsProblem(r *ledger.Record) string {
+	if len(r.Findings) == 0 || json.Valid(r.Findings) {
+		return ""
+	}
+	return fmt.Sprintf("the findings column of record %d in the ledger is not valid JSON (%d bytes); written as null", r.ID, len(r.Findings))
+}
+
+// startTime formats a record's start for people (report.TimeLayout, UTC); "-" when it has none.
+func startTime(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return report.FormatTime(t)
+}
+
+// rssFloorMark follows a peak RSS that is not above the floor.
+const rssFloorMark = " (≤ floor)"
+
+// rssFloorSlack is the margin above the floor that still counts as the floor: it is read just before
+// the command starts (stalecheck may grow a little until exec), and Linux counts RSS approximately.
+const rssFloorSlack = 512 << 10
+
+// peakRSS formats a peak RSS, marked when it is at or below floor (0: floor unknown, no mark).
+func peakRSS(b, floor int64) string {
+	s := humanize.Bytes(b)
+	if floor > 0 && b > 0 && b <= floor+rssFloorSlack {
+		s += rssFloorMark
+	}
+	return s
+}
+
+// floorNote is the footnote of the "≤ floor" mark; exact says floor was measured for that run, else it is
+// this process's own peak, an estimate of what stalecheck run held when it started the command.
+func floorNote(floor int64, exact bool) string {
+	about := "about " + humanize.Bytes(floor) + ", estimated from this stalecheck process"
+	if exact {
+		about = humanize.Bytes(floor)
+	}
+	return fmt.Sprintf("≤ floor: the peak RSS is not above stalecheck's own resident set when it started the command (%s), which Linux counts into the command's peak at exec: the command's own peak was at most that much", about)
 }
 
 // RunsDoc is the JSON document of `stalecheck runs`.
@@ -73,6 +125,9 @@ func openLedger(dsn string) (ledger.Ledger, error) {
 func runRuns(st Streams, fl runsFlags) error {
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
+	}
+	if fl.limit < 0 {
+		return &ExitError{2, fmt.Errorf("--limit %d: want 0 (all runs) or a positive number", fl.limit)}
 	}
 	dsn := ledgerDSN(fl.ledger)
 	l, err := openLedger(dsn)
@@ -101,15 +156,33 @@ func runRuns(st Streams, fl runsFlags) error {
 		fmt.Fprintf(st.Out, "No runs in %s.\n", report.Escape(ledger.Location(dsn)))
 		return nil
 	}
+	// The ledger holds no floor per run: this process's own peak stands in for it (the same program).
+	floor := runner.SelfPeakRSS()
 	tw := tabwriter.NewWriter(st.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTART\tNAME\tWALL\tUSER\tSYS\tPEAK RSS\tEXIT\tSTALE\tBUILD\tGIT\tCOMMAND")
+	marked := false
+	var notes []string
 	for i := range recs {
 		r := &recs[i]
-		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, r.Start.Local().Format("2006-01-02 15:04:05"),
-			report.Escape(r.Name), seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), humanize.Bytes(r.PeakRSSBytes), r.ExitStatus,
-			map[bool]string{true: "stale", false: "no"}[r.Stale], runner.BuildKey(r.Identity), gitShort(r.Identity.Git), commandLine(r.Command))
+		rss := peakRSS(r.PeakRSSBytes, floor)
+		marked = marked || strings.HasSuffix(rss, rssFloorMark)
+		if p := findingsProblem(r); p != "" {
+			notes = append(notes, p)
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, startTime(r.Start),
+			report.Escape(r.Name), seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), rss, r.ExitStatus,
+			map[bool]string{true: "stale", false: "no"}[r.Stale], runner.BuildKey(r.Identity), report.Escape(gitShort(r.Identity.Git)), commandLine(r.Command))
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return &ExitError{2, err}
+	}
+	if marked {
+		fmt.Fprintln(st.Out, floorNote(floor, false))
+	}
+	for _, n := range notes {
+		fmt.Fprintf(st.Out, "note: %s\n", n)
+	}
+	return nil
 }
 
 func gitShort(g ledger.Git) string {

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // CacheFile is the name of the cache file inside the state folder.
@@ -181,7 +183,7 @@ func notRegular(path string, mode fs.FileMode) error {
 
 // hash reads and hashes path, and stores the digest when the file held still and its mtime is not racy.
 func (c *Cache) hash(path string) (Digest, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path) // the path may have been replaced by a FIFO since File's stat
 	if err != nil {
 		return Digest{}, err
 	}
@@ -291,12 +293,20 @@ func (c *Cache) prune() {
 	}
 }
 
+// maxCacheFileSize is the largest cache file Save writes (MaxEntries entries); a larger one is corrupt.
+const maxCacheFileSize = headerSize + MaxEntries*entrySize + sumSize
+
 // readCacheFile reads and validates a cache file. It returns fs.ErrNotExist (wrapped) for a missing file
-// and a descriptive error for a corrupt one.
+// and a descriptive error for a corrupt one, or for a path that is not a regular file (a FIFO, a device
+// such as a symlink to /dev/zero, a folder) or is larger than any cache Save writes: it never blocks and
+// never reads without bound.
 func readCacheFile(path string) (map[Key]Digest, error) {
-	data, err := os.ReadFile(path)
+	data, err := safeio.ReadFile(path, min(maxCacheFileSize, safeio.MaxCache))
 	if err != nil {
-		return nil, err
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("digest cache %s cannot be used: %w", path, unwrapPathError(err))
 	}
 	corrupt := func(why string) error { return fmt.Errorf("digest cache %s is corrupt: %s", path, why) }
 	if len(data) < headerSize+sumSize {

@@ -37,6 +37,8 @@ import (
 	"sync"
 
 	"github.com/zeebo/blake3"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Size is the length of a digest in bytes.
@@ -119,10 +121,11 @@ func Reader(r io.Reader) (Digest, error) {
 	return d, nil
 }
 
-// HashFile returns the digest of the content of the file at path, without any cache. Errors are those of
-// os.Open and of reading, and name the path.
+// HashFile returns the digest of the content of the regular file at path, without any cache. Errors are
+// those of opening (safeio.Open: a FIFO, a device or a folder is an error, never a hang) and of reading,
+// and name the path.
 func HashFile(path string) (Digest, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return Digest{}, err
 	}

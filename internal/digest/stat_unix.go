@@ -30,13 +30,13 @@ func fileKey(fi fs.FileInfo) (k Key, ok bool) {
 // cannot be created, it goes on unlocked (the rename in Save still keeps the cache file whole; only
 // entries saved concurrently may be lost).
 func lockPath(path string) (unlock func()) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
+	f := openLockFile(path)
+	if f == nil {
 		return func() {}
 	}
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			return func() {
 				unix.Flock(int(f.Fd()), unix.LOCK_UN)
@@ -49,6 +49,26 @@ func lockPath(path string) (unlock func()) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+}
+
+// openLockFile opens (creating) the regular lock file at path. O_NOFOLLOW and O_NONBLOCK: a symlink
+// (to /dev/zero, say) or a FIFO in its place is never followed nor waited on; it is removed and the lock
+// file made afresh, once. nil when that fails too.
+func openLockFile(path string) *os.File {
+	for attempt := 0; attempt < 2; attempt++ {
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+		if err == nil {
+			st, serr := f.Stat()
+			if serr == nil && st.Mode().IsRegular() {
+				return f
+			}
+			f.Close()
+		}
+		if st, lerr := os.Lstat(path); lerr != nil || st.Mode().IsRegular() || st.IsDir() || os.Remove(path) != nil {
+			return nil
+		}
+	}
+	return nil
 }
 
 // syncDir makes a rename in dir durable; errors are ignored (some file systems refuse to fsync folders).

@@ -20,10 +20,13 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Options tune explain.
@@ -37,11 +40,17 @@ type Options struct {
 	Cwd string
 }
 
-// IsPath reports whether an argument names a file rather than a package: it contains a slash or names
-// an existing file (relative to cwd). A bare name of a folder (a package folder in the workspace root)
-// is a package name.
+// IsPath reports whether an argument names a file rather than a package: it contains a slash, names
+// an existing file (relative to cwd), or cannot be a package name (Cargo's are letters, digits, - and _,
+// with an optional @VERSION), such as main.c. A bare name of a folder (a package folder in the workspace
+// root) is a package name.
 func IsPath(arg, cwd string) bool {
 	if strings.ContainsRune(arg, '/') {
+		return true
+	}
+	if name, _, _ := strings.Cut(arg, "@"); strings.ContainsFunc(name, func(r rune) bool {
+		return r != '-' && r != '_' && !unicode.IsLetter(r) && !unicode.IsDigit(r)
+	}) {
 		return true
 	}
 	if cwd != "" && !filepath.IsAbs(arg) {
@@ -71,7 +80,7 @@ func (l *loader) fingerprint(s *graph.Step) *cargo.Fingerprint {
 	if ok {
 		return fp
 	}
-	if data, err := os.ReadFile(filepath.Join(s.FingerprintDir, s.Target+".json")); err == nil {
+	if data, err := safeio.ReadFile(filepath.Join(s.FingerprintDir, s.Target+".json"), safeio.MaxRecord); err == nil {
 		fp, _ = cargo.ParseFingerprint(data)
 	}
 	l.mu.Lock()
@@ -147,7 +156,7 @@ func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 func (l *loader) depInfo(s *graph.Step) ([]string, graph.FileInfo, bool) {
 	p := cargo.DepInfoFile(l.g.BuildDir, s, l.fingerprint(s))
 	ref := stat(p)
-	data, err := os.ReadFile(p)
+	data, err := safeio.ReadFile(p, safeio.MaxRecord)
 	if err != nil {
 		return nil, ref, false
 	}
@@ -210,12 +219,13 @@ func within(p, dir string) bool {
 	return dir != "" && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)))
 }
 
-// FmtTime formats nanoseconds since the epoch as the checks do (UTC, nanoseconds).
+// FmtTime formats nanoseconds since the epoch for people as every stalecheck report does
+// (report.TimeLayout: RFC 3339, UTC, nine digits of nanoseconds); 0 is "(none)".
 func FmtTime(ns int64) string {
 	if ns == 0 {
 		return "(none)"
 	}
-	return time.Unix(0, ns).UTC().Format("2006-01-02 15:04:05.000000000Z")
+	return report.Timestamp(ns)
 }
 
 func rfc3339(ns int64) string {

@@ -57,12 +57,45 @@ type Variant struct {
 }
 
 // Field is one configuration value read from a fingerprint. In Role.Differ, Values holds one value per
-// variant (in Variants order); elsewhere Value holds the value.
+// variant (in Variants order) and Meaning says in a line what such a difference means; elsewhere Value
+// holds the value. Fields Cargo keeps only as a u64 hash are written "hash <decimal>" (the number in the
+// fingerprint JSON).
 type Field struct {
-	Name   string   `json:"name"`
-	Value  string   `json:"value,omitempty"`
-	Values []string `json:"values,omitempty"`
+	Name    string   `json:"name"`
+	Value   string   `json:"value,omitempty"`
+	Values  []string `json:"values,omitempty"`
+	Meaning string   `json:"meaning,omitempty"`
 }
+
+// meanings says, per field, what a difference between two units means.
+var meanings = map[string]string{
+	"profile folder":    "built in another profile folder: another profile (dev, release, a custom one) or a --target triple",
+	"features":          "another set of Cargo features was enabled for the package: --features, a dependent's features, default features",
+	"declared features": "the package's [features] table was different when each was built",
+	"profile settings":  "a [profile] setting differs: opt-level, debug, lto, codegen-units, panic, overflow-checks, debug-assertions, strip, incremental…",
+	"rustflags":         "other RUSTFLAGS (or build.rustflags, target.<triple>.rustflags) were in effect",
+	"compile kind":      "built for the host or for a --target triple",
+	"rustc":             "built by another rustc: a toolchain update, override or RUSTC setting (the hash of rustc -vV)",
+	"target settings":   "the target itself differs: its name, kind, crate types, edition, source file or test/bench/doc settings",
+	"source path":       "the package came from another place: another folder, copy, registry or version of it",
+	"config":            "a Cargo setting that changes compilation differs, such as the linker (target.<triple>.linker)",
+	"watches":           "the build script printed other rerun-if-changed or rerun-if-env-changed lines",
+	"fingerprint":       "a unit's fingerprint could not be read, so its configuration is unknown",
+}
+
+// meaning returns what a difference in the named field means.
+func meaning(name string) string {
+	if m, ok := meanings[name]; ok {
+		return m
+	}
+	if strings.HasPrefix(name, "dep ") {
+		return "the dependency was built differently or from other sources: compare the units each names"
+	}
+	return ""
+}
+
+// hashValue writes a u64 that Cargo keeps only as a hash.
+func hashValue(v uint64) string { return "hash " + strconv.FormatUint(v, 10) }
 
 // Package explains the units of a package: name or name@version.
 func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
@@ -218,13 +251,13 @@ func (l *loader) fields(s *graph.Step) []Field {
 	out = append(out,
 		Field{Name: "features", Value: orEmptyList(cfg.Features)},
 		Field{Name: "declared features", Value: orEmptyList(cfg.DeclaredFeatures)},
-		Field{Name: "profile settings", Value: strconv.FormatUint(cfg.Profile, 10)},
+		Field{Name: "profile settings", Value: hashValue(cfg.Profile)},
 		Field{Name: "rustflags", Value: quoteList(fp.Rustflags)},
 		Field{Name: "compile kind", Value: kind},
-		Field{Name: "rustc", Value: strconv.FormatUint(pick(fp.Rustc, cfg.Rustc), 10)},
-		Field{Name: "target settings", Value: strconv.FormatUint(cfg.Target, 10)},
-		Field{Name: "source path", Value: strconv.FormatUint(cfg.Path, 10)},
-		Field{Name: "config", Value: strconv.FormatUint(cfg.Config, 10)},
+		Field{Name: "rustc", Value: hashValue(pick(fp.Rustc, cfg.Rustc))},
+		Field{Name: "target settings", Value: hashValue(cfg.Target)},
+		Field{Name: "source path", Value: hashValue(cfg.Path)},
+		Field{Name: "config", Value: hashValue(cfg.Config)},
 	)
 	// Dependencies: the hash each was built against, and the unit on disk that holds it.
 	resolved := map[string]string{}
@@ -247,7 +280,7 @@ func (l *loader) fields(s *graph.Step) []Field {
 		if count[d.Name] > 1 {
 			name += fmt.Sprintf(" (%d)", d.PkgID)
 		}
-		out = append(out, Field{Name: name, Value: hx + " → " + unit})
+		out = append(out, Field{Name: name, Value: "hash " + hx + " → " + unit})
 	}
 	var watch []string
 	for _, lf := range fp.Local {
@@ -321,7 +354,7 @@ func compare(vs []Variant) (differ, same []Field) {
 		if all {
 			same = append(same, Field{Name: n, Value: vals[0]})
 		} else {
-			differ = append(differ, Field{Name: n, Values: vals})
+			differ = append(differ, Field{Name: n, Values: vals, Meaning: meaning(n)})
 		}
 	}
 	return differ, same

@@ -2,6 +2,7 @@ package explain_test
 
 import (
 	"bytes"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -106,10 +107,22 @@ func TestPackageConfigurations(t *testing.T) {
 	if err := explain.WritePackageText(&b, g, r); err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"seed-sys 0.1.0: path package at " + p.Path("seed-sys"), "lib-seed_sys (rustc): 3 unit(s)",
-		`features           A [] | B ["timing"] | C []`, "used by no current binary", "used by target/release/app (bin, release)"} {
+	for _, want := range []string{"seed-sys 0.1.0: path package at " + p.Path("seed-sys"), "\nlib (lib-seed_sys): 3 unit(s)\n",
+		"\nbuild-script run (run-build-script-build-script-build): 3 unit(s)\n", "\nbuild-script compile (build-script-build-script-build): ",
+		`features           A [] | B ["timing"] | C []` + "\n                       (another set of Cargo features was enabled for the package",
+		"    profile settings   A hash ", "\n                       (a [profile] setting differs: opt-level, debug, lto, ",
+		"used by no current binary", "used by target/release/app (bin, release)", "; rustc hash "} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("text lacks %q:\n%s", want, b.String())
+		}
+	}
+	// Hashes are named as hashes: no bare u64 in the text.
+	if m := regexp.MustCompile(`(profile settings|rustc|target settings|source path|config) [0-9]{6,}`).FindString(b.String()); m != "" {
+		t.Errorf("text prints a bare hash %q:\n%s", m, b.String())
+	}
+	for _, f := range lib.Differ {
+		if f.Meaning == "" {
+			t.Errorf("differing field %q has no meaning", f.Name)
 		}
 	}
 

@@ -1,7 +1,9 @@
 package explain
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -11,6 +13,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Code names one reason why Cargo will or will not rerun a step for a file. The §11.5 reasons of
@@ -130,6 +133,13 @@ func Path(g *graph.Graph, arg string, opt Options) (*PathReport, error) {
 	}
 	p = filepath.Clean(p)
 	fi := stat(p)
+	if !fi.Exists {
+		// A deleted file the records still name is worth explaining (Cargo reruns what watched it);
+		// a name nothing knows is a typo.
+		if _, err := os.Lstat(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
 	rep := &PathReport{Path: p, Exists: fi.Exists, MTimeNS: fi.MTimeNS, MTime: rfc3339(fi.MTimeNS), Size: fi.Size, Steps: []StepVerdict{}}
 	e := &pathExplainer{g: g, l: newLoader(g), p: p, fi: fi}
 	steps := append([]*graph.Step(nil), g.Steps...)
@@ -152,6 +162,9 @@ func Path(g *graph.Graph, arg string, opt Options) (*PathReport, error) {
 		}
 	}
 	if len(rep.Steps) == 0 {
+		if !fi.Exists {
+			return nil, &fs.PathError{Op: "explain", Path: p, Err: errors.New("no such file, and no record of the build names it")}
+		}
 		rep.Note = e.noStep()
 	}
 	return rep, nil
@@ -203,7 +216,10 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 			break
 		}
 	}
-	precalcScan := s.Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
+	if !e.fi.Exists && decl != e.p {
+		decl = "" // a declared folder does not make a file that is not there one of its inputs
+	}
+	precalcScan := e.fi.Exists && s.Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
 	if len(clues) == 0 && decl == "" && !precalcScan {
 		return nil
 	}
@@ -341,13 +357,13 @@ func (e *pathExplainer) runClues(s *graph.Step) []Clue {
 		return out
 	}
 	for _, d := range s.RerunPaths {
-		if within(e.p, d) {
+		if within(e.p, d) && (e.fi.Exists || d == e.p) {
 			out = append(out, Clue{How: string(graph.Declared), Detail: "rerun-if-changed in " + s.Reference.Path})
 		}
 	}
 	if s.Reference.Exists {
-		if data, err := os.ReadFile(s.Reference.Path); err == nil {
-			rootOut, _ := os.ReadFile(filepath.Join(s.RunDir, "root-output"))
+		if data, err := safeio.ReadFile(s.Reference.Path, safeio.MaxRecord); err == nil {
+			rootOut, _ := safeio.ReadFile(filepath.Join(s.RunDir, "root-output"), safeio.MaxRecord)
 			bo := cargo.ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
 			for _, cmd := range bo.Commands {
 				for _, src := range cargo.CommandSources(cmd) {
@@ -370,7 +386,7 @@ func (e *pathExplainer) runClues(s *graph.Step) []Clue {
 			}
 		}
 	}
-	if s.PackageRoot != "" && within(e.p, s.PackageRoot) && cargo.IsNativeSource(e.p) && !within(e.p, e.g.BuildDir) {
+	if e.fi.Exists && s.PackageRoot != "" && within(e.p, s.PackageRoot) && cargo.IsNativeSource(e.p) && !within(e.p, e.g.BuildDir) {
 		out = append(out, Clue{How: string(graph.PackageFolder), Detail: s.PackageRoot})
 	}
 	return out
@@ -506,6 +522,9 @@ func (e *pathExplainer) bundled(s *graph.Step) Reason {
 }
 
 func archiveMembers(p string) []string {
+	if safeio.Regular(p) != nil {
+		return nil // a FIFO or a device is no archive: never open it
+	}
 	a, err := binfmt.OpenArchive(p)
 	if err != nil {
 		return nil

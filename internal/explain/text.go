@@ -88,7 +88,7 @@ func WritePackageText(w io.Writer, g *graph.Graph, r *PackageReport) error {
 	for _, role := range r.Roles {
 		p.line("")
 		n := len(role.Variants)
-		p.line("%s (%s): %d unit(s)", role.Target, strings.ReplaceAll(role.Kind, "-", " "), n)
+		p.line("%s (%s): %d unit(s)", RoleWords(role.Target), role.Target, n)
 		for i, v := range role.Variants {
 			size := ""
 			if v.Bytes > 0 {
@@ -111,6 +111,9 @@ func WritePackageText(w io.Writer, g *graph.Graph, r *PackageReport) error {
 						vals[i] = letter(i) + " " + x
 					}
 					p.line("    %-18s %s", f.Name, strings.Join(vals, " | "))
+					if f.Meaning != "" {
+						p.line("    %-18s (%s)", "", f.Meaning)
+					}
 				}
 			}
 			same := make([]string, len(role.Same))
@@ -125,6 +128,23 @@ func WritePackageText(w io.Writer, g *graph.Graph, r *PackageReport) error {
 		}
 	}
 	return p.err
+}
+
+// RoleWords names a role (a fingerprint file name such as run-build-script-build-script-build or
+// lib-seed_sys) for people: "build-script run", "build-script compile", "lib", "bin gpu-prover".
+func RoleWords(target string) string {
+	switch {
+	case strings.HasPrefix(target, "run-build-script-"):
+		return "build-script run"
+	case strings.HasPrefix(target, "build-script-"):
+		return "build-script compile"
+	case strings.HasPrefix(target, "lib-"):
+		return "lib"
+	}
+	if kind, name, ok := strings.Cut(target, "-"); ok {
+		return kind + " " + name
+	}
+	return target
 }
 
 func letter(i int) string {
@@ -161,7 +181,7 @@ func WritePathText(w io.Writer, g *graph.Graph, r *PathReport) error {
 	if r.Exists {
 		p.line("stalecheck explain %s: modified %s, %d bytes", r.Path, FmtTime(r.MTimeNS), r.Size)
 	} else {
-		p.line("stalecheck explain %s: the file does not exist", r.Path)
+		p.line("stalecheck explain %s: no such file, but records of the build name it", r.Path)
 	}
 	if len(r.Steps) == 0 {
 		p.line("  %s", r.Note)
@@ -201,7 +221,7 @@ func WritePathText(w io.Writer, g *graph.Graph, r *PathReport) error {
 		for _, rs := range v.Reasons {
 			tag := string(rs.Code)
 			if rs.Case != 0 {
-				tag = fmt.Sprintf("%s, §11.5 case %d", rs.Code, rs.Case)
+				tag = fmt.Sprintf("%s, docs/cargo-target-dir.md §11.5 case %d", rs.Code, rs.Case)
 			}
 			p.line("  why (%s): %s", tag, rs.Message)
 		}

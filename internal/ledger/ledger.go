@@ -36,10 +36,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Record is one benchmark run.
@@ -171,16 +175,56 @@ func IsPostgres(dsn string) bool {
 	return strings.HasPrefix(dsn, "postgres://") || strings.HasPrefix(dsn, "postgresql://")
 }
 
+// urlScheme matches the scheme of a URL ("mysql://…"); a SQLite path never starts like that.
+var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+
+// CheckDSN says whether dsn can name a ledger at all, without opening it: a URL of another scheme than
+// postgres:// or postgresql:// is refused (it is not a file path either), and an existing SQLite file,
+// or one of the journal files SQLite keeps beside it, must be a regular file (after symlinks): a FIFO
+// would hang SQLite's first read and a device would feed it garbage.
+func CheckDSN(dsn string) error {
+	if IsPostgres(dsn) {
+		return nil
+	}
+	if m := urlScheme.FindStringSubmatch(dsn); m != nil {
+		return fmt.Errorf("unsupported ledger URL scheme %s: use a file path or postgres://", m[1])
+	}
+	if dsn == "" {
+		dsn = DefaultPath()
+		if dsn == "" {
+			return nil
+		}
+	}
+	for _, suffix := range []string{"", "-wal", "-shm", "-journal"} {
+		err := safeio.Regular(dsn + suffix)
+		var pe *fs.PathError
+		switch {
+		case err == nil || errors.Is(err, fs.ErrNotExist):
+		case errors.As(err, &pe):
+			return fmt.Errorf("ledger %s: %w", pe.Path, pe.Err)
+		default:
+			return fmt.Errorf("ledger %s: %w", dsn+suffix, err)
+		}
+	}
+	return nil
+}
+
 // Open opens (creating and migrating when needed) the ledger dsn names:
 //
 //   - "": the SQLite file DefaultPath, creating its folder (mode 0700);
 //   - "postgres://…" or "postgresql://…": a PostgreSQL database (pgx URL syntax); Open gives up on a server
 //     that does not answer within the connect timeout (connect_timeout in the URL, else 5 s) plus 1 s;
-//   - anything else: the path of a SQLite file (its folder must exist).
+//   - another URL ("mysql://…"): an error (CheckDSN);
+//   - anything else: the path of a SQLite file (its folder must exist; the file, when it exists, must be
+//     a regular file).
 //
 // Errors name the ledger: an unreachable PostgreSQL server (with its host and port), a file that is not a
-// SQLite database, a failed migration, and *SchemaTooNewError for a ledger written by a newer stalecheck.
+// SQLite database (or not a regular file), a failed migration, and *SchemaTooNewError for a ledger written
+// by a newer stalecheck.
 func Open(ctx context.Context, dsn string) (Ledger, error) {
+	if err := CheckDSN(dsn); err != nil {
+		return nil, err
+	}
 	if IsPostgres(dsn) {
 		return openPostgres(ctx, dsn)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
 )
@@ -28,17 +29,45 @@ func openSQLite(ctx context.Context, path string) (Ledger, error) {
 	if err != nil {
 		return nil, fmt.Errorf("ledger %s: %w", path, err)
 	}
-	db, err := sql.Open("sqlite", sqliteURI(abs))
-	if err != nil {
-		return nil, fmt.Errorf("ledger %s: %w", abs, err)
+	// Switching a new database to WAL takes an exclusive lock, and SQLite can report "database is
+	// locked" at once, without waiting on the busy timeout, when several processes open a new ledger
+	// together. Such an open is retried, with a growing pause, for up to about 10 s.
+	var lastErr error
+	for attempt := 0; attempt < 40; attempt++ {
+		if attempt > 0 {
+			select {
+			case <-ctx.Done():
+				return nil, lastErr
+			case <-time.After(time.Duration(10+attempt*10) * time.Millisecond):
+			}
+		}
+		db, err := sql.Open("sqlite", sqliteURI(abs))
+		if err != nil {
+			return nil, fmt.Errorf("ledger %s: %w", abs, err)
+		}
+		if err := db.PingContext(ctx); err != nil {
+			db.Close()
+			lastErr = fmt.Errorf("ledger %s: open SQLite database: %w", abs, err)
+			if isBusy(err) {
+				continue
+			}
+			return nil, lastErr
+		}
+		if err := migrate(ctx, db, sqliteDialect, abs); err != nil {
+			db.Close()
+			lastErr = err
+			if isBusy(err) {
+				continue
+			}
+			return nil, err
+		}
+		return &sqlLedger{db: db, d: sqliteDialect, loc: abs}, nil
 	}
-	if err := db.PingContext(ctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("ledger %s: open SQLite database: %w", abs, err)
-	}
-	if err := migrate(ctx, db, sqliteDialect, abs); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return &sqlLedger{db: db, d: sqliteDialect, loc: abs}, nil
+	return nil, lastErr
+}
+
+// isBusy reports an SQLite lock conflict (SQLITE_BUSY, SQLITE_LOCKED).
+func isBusy(err error) bool {
+	s := err.Error()
+	return strings.Contains(s, "database is locked") || strings.Contains(s, "SQLITE_BUSY") || strings.Contains(s, "database table is locked")
 }

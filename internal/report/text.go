@@ -54,13 +54,13 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 	for _, k := range keys {
 		p.line("")
 		if k == "" {
-			p.line("%s", p.bold("Not tied to a current binary:"))
+			p.raw(p.bold("Not tied to a current binary:"))
 		} else {
 			var names []string
 			for _, r := range strings.Split(k, "\x00") {
 				names = append(names, p.rootLabel(r))
 			}
-			p.line("%s", p.bold(strings.Join(names, ", ")))
+			p.raw(p.bold(strings.Join(names, ", ")))
 		}
 		for _, f := range groups[k] {
 			p.finding(f)
@@ -98,9 +98,19 @@ func (p *printer) line(format string, args ...any) {
 	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
 }
 
+// raw prints one line as it is: only for text built from our own codes and Escape'd strings (bold, sev).
+func (p *printer) raw(s string) {
+	if p.err != nil {
+		return
+	}
+	_, p.err = io.WriteString(p.w, s+"\n")
+}
+
+// bold escapes s and, with colour on, wraps it in the ANSI bold codes, which stay raw: print the result
+// with raw, never as an argument of line (which would escape the codes again).
 func (p *printer) bold(s string) string {
 	if !p.color {
-		return s
+		return Escape(s)
 	}
 	return "\x1b[1m" + Escape(s) + "\x1b[0m"
 }
@@ -129,7 +139,7 @@ func (p *printer) rel(path string) string {
 func (p *printer) rootLabel(path string) string {
 	for _, r := range p.g.Roots {
 		if r.File.Path == path {
-			return fmt.Sprintf("%s (%s, built %s)", p.rel(path), r.Kind, time.Unix(0, r.File.MTimeNS).UTC().Format(time.RFC3339))
+			return fmt.Sprintf("%s (%s, built %s)", p.rel(path), r.Kind, Timestamp(r.File.MTimeNS))
 		}
 	}
 	return p.rel(path)
@@ -148,7 +158,7 @@ func (p *printer) finding(f check.Finding) {
 			parts = append(parts, p.rel(e.Path))
 		}
 		if e.MTimeNS != 0 {
-			parts = append(parts, "mtime "+time.Unix(0, e.MTimeNS).UTC().Format("2006-01-02T15:04:05.000000000Z"))
+			parts = append(parts, "mtime "+Timestamp(e.MTimeNS))
 		}
 		if e.Size != 0 {
 			parts = append(parts, fmt.Sprintf("%d bytes", e.Size))
@@ -165,6 +175,17 @@ func (p *printer) finding(f check.Finding) {
 		p.line("    fix: %s", f.Fix)
 	}
 }
+
+// TimeLayout is how every time stalecheck prints for people is written: RFC 3339 in UTC with all nine
+// digits of the nanoseconds (2026-11-30T08:51:36.947357198Z), so times of one report line up and compare
+// as text.
+const TimeLayout = "2006-01-02T15:04:05.000000000Z07:00"
+
+// Timestamp formats nanoseconds since the Unix epoch with TimeLayout, in UTC.
+func Timestamp(ns int64) string { return FormatTime(time.Unix(0, ns)) }
+
+// FormatTime formats t with TimeLayout, in UTC.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
 
 func orNone(s string) string {
 	if s == "" {

@@ -123,6 +123,9 @@ func (d *Delta) sourceSummary() []string {
 			continue
 		}
 		name := d.short(c.Name)
+		if c.Change == "added" {
+			name = d.shortB(c.Name)
+		}
 		switch c.Change {
 		case "changed":
 			changed = append(changed, name)
@@ -164,26 +167,48 @@ func (d *Delta) short(p string) string {
 	return displayPath(p, d.A.WorkDir, d.B.WorkDir)
 }
 
-// Diff compares the build identities of two records. Binaries and sources are matched by path, native
-// copies by library file name (and by path among copies of one name), tools and variables by name.
+// shortB displays a path of B relative to B's (else A's) working folder when inside it.
+func (d *Delta) shortB(p string) string {
+	return displayPath(p, d.B.WorkDir, d.A.WorkDir)
+}
+
+// relKey is how a path of a record is matched with a path of another record: relative to the record's
+// working folder when it lies inside it (so the same file in two copies of a workspace, each run from its
+// own copy, is one file), else the absolute path (a registry source, a system tool).
+func relKey(path, workDir string) string {
+	if workDir == "" || workDir == "/" || !filepath.IsAbs(path) {
+		return path
+	}
+	if rel, err := filepath.Rel(workDir, path); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+		return "./" + rel
+	}
+	return path
+}
+
+// Diff compares the build identities of two records. Binaries and sources are matched by path: the same
+// absolute path, else the same path relative to each record's working folder (runs of two copies of a
+// workspace, each run from its own copy); native copies by library file name (and by path, the same way,
+// among copies of one name); tools and variables by name.
 func Diff(a, b *ledger.Record) *Delta {
 	d := &Delta{A: a, B: b, KeyA: BuildKey(a.Identity), KeyB: BuildKey(b.Identity)}
 	ia, ib := a.Identity, b.Identity
 
 	// Binaries.
-	bb := map[string]ledger.Binary{}
-	for _, x := range ib.Binaries {
-		bb[x.Path] = x
+	pa, pb := make([]string, len(ia.Binaries)), make([]string, len(ib.Binaries))
+	for i, x := range ia.Binaries {
+		pa[i] = x.Path
 	}
-	ba := map[string]bool{}
-	for _, x := range ia.Binaries {
-		ba[x.Path] = true
-		y, ok := bb[x.Path]
-		if !ok {
+	for j, y := range ib.Binaries {
+		pb[j] = y.Path
+	}
+	pair, usedB := d.pairPaths(pa, pb, nil)
+	for i, x := range ia.Binaries {
+		if pair[i] < 0 {
 			d.add(Change{Kind: "binary", Change: "removed", Name: x.Path, PathA: x.Path, A: x.Digest,
 				Detail: fmt.Sprintf("binary %s only in run %d", d.short(x.Path), a.ID)})
 			continue
 		}
+		y := ib.Binaries[pair[i]]
 		if x.Digest == y.Digest && x.Size == y.Size && x.BuildID == y.BuildID {
 			continue
 		}
@@ -197,37 +222,39 @@ func Diff(a, b *ledger.Record) *Delta {
 		d.add(Change{Kind: "binary", Change: "changed", Name: x.Path, PathA: x.Path, PathB: y.Path, A: x.Digest, B: y.Digest,
 			Detail: fmt.Sprintf("%s changed: %s", d.short(x.Path), strings.Join(parts, ", "))})
 	}
-	for _, y := range ib.Binaries {
-		if !ba[y.Path] {
+	for j, y := range ib.Binaries {
+		if !usedB[j] {
 			d.add(Change{Kind: "binary", Change: "added", Name: y.Path, PathB: y.Path, B: y.Digest,
-				Detail: fmt.Sprintf("binary %s only in run %d", d.short(y.Path), b.ID)})
+				Detail: fmt.Sprintf("binary %s only in run %d", d.shortB(y.Path), b.ID)})
 		}
 	}
 
 	d.diffNatives(ia.Natives, ib.Natives)
 
 	// Sources.
-	sb := map[string]string{}
-	for _, s := range ib.Sources {
-		sb[s.Path] = s.Digest
+	pa, pb = make([]string, len(ia.Sources)), make([]string, len(ib.Sources))
+	for i, x := range ia.Sources {
+		pa[i] = x.Path
 	}
-	sa := map[string]bool{}
-	for _, s := range ia.Sources {
-		sa[s.Path] = true
-		y, ok := sb[s.Path]
-		switch {
-		case !ok:
+	for j, y := range ib.Sources {
+		pb[j] = y.Path
+	}
+	pair, usedB = d.pairPaths(pa, pb, nil)
+	for i, s := range ia.Sources {
+		if pair[i] < 0 {
 			d.add(Change{Kind: "source", Change: "removed", Name: s.Path, PathA: s.Path, A: s.Digest,
 				Detail: fmt.Sprintf("source %s only in run %d", d.short(s.Path), a.ID)})
-		case y != s.Digest:
-			d.add(Change{Kind: "source", Change: "changed", Name: s.Path, PathA: s.Path, PathB: s.Path, A: s.Digest, B: y,
-				Detail: fmt.Sprintf("%s changed: digest %s → %s", d.short(s.Path), shortHash(s.Digest), shortHash(y))})
+			continue
+		}
+		if y := ib.Sources[pair[i]]; y.Digest != s.Digest {
+			d.add(Change{Kind: "source", Change: "changed", Name: s.Path, PathA: s.Path, PathB: y.Path, A: s.Digest, B: y.Digest,
+				Detail: fmt.Sprintf("%s changed: digest %s → %s", d.short(s.Path), shortHash(s.Digest), shortHash(y.Digest))})
 		}
 	}
-	for _, s := range ib.Sources {
-		if !sa[s.Path] {
+	for j, s := range ib.Sources {
+		if !usedB[j] {
 			d.add(Change{Kind: "source", Change: "added", Name: s.Path, PathB: s.Path, B: s.Digest,
-				Detail: fmt.Sprintf("source %s only in run %d", d.short(s.Path), b.ID)})
+				Detail: fmt.Sprintf("source %s only in run %d", d.shortB(s.Path), b.ID)})
 		}
 	}
 
@@ -247,20 +274,53 @@ func Diff(a, b *ledger.Record) *Delta {
 
 func (d *Delta) add(c Change) { d.Changes = append(d.Changes, c) }
 
-// diffNatives pairs the copies of each library: same path first, then in order.
-func (d *Delta) diffNatives(na, nb []ledger.Native) {
-	usedB := make([]bool, len(nb))
-	pair := make([]int, len(na))
+// pairPaths pairs paths of A with paths of B: the same absolute path first, then the same path relative
+// to each record's working folder (relKey). ok, when not nil, says whether A's i and B's j may pair at
+// all. It returns B's index for each of A's (-1: none) and which of B's were paired.
+func (d *Delta) pairPaths(pa, pb []string, ok func(i, j int) bool) (pair []int, usedB []bool) {
+	pair, usedB = make([]int, len(pa)), make([]bool, len(pb))
 	for i := range pair {
 		pair[i] = -1
 	}
-	for i, x := range na {
-		for j, y := range nb {
-			if !usedB[j] && x.Library == y.Library && x.Path == y.Path {
-				pair[i], usedB[j] = j, true
-				break
+	for _, key := range []func(p, workDir string) string{
+		func(p, _ string) string { return p },
+		relKey,
+	} {
+		idx := map[string][]int{}
+		for j, p := range pb {
+			if !usedB[j] {
+				k := key(p, d.B.WorkDir)
+				idx[k] = append(idx[k], j)
 			}
 		}
+		for i, p := range pa {
+			if pair[i] >= 0 {
+				continue
+			}
+			for _, j := range idx[key(p, d.A.WorkDir)] {
+				if !usedB[j] && (ok == nil || ok(i, j)) {
+					pair[i], usedB[j] = j, true
+					break
+				}
+			}
+		}
+	}
+	return pair, usedB
+}
+
+// diffNatives pairs the copies of each library: the same path first (absolute, then relative to each
+// record's working folder), then in order.
+func (d *Delta) diffNatives(na, nb []ledger.Native) {
+	pa, pb := make([]string, len(na)), make([]string, len(nb))
+	for i, x := range na {
+		pa[i] = x.Path
+	}
+	for j, y := range nb {
+		pb[j] = y.Path
+	}
+	pair, usedB := d.pairPaths(pa, pb, func(i, j int) bool { return na[i].Library == nb[j].Library })
+	same := func(x, y ledger.Native) bool {
+		return x.Path == y.Path || relKey(x.Path, d.A.WorkDir) == relKey(y.Path, d.B.WorkDir)
 	}
 	for i, x := range na {
 		if pair[i] >= 0 {
@@ -280,12 +340,12 @@ func (d *Delta) diffNatives(na, nb []ledger.Native) {
 			continue
 		}
 		y := nb[pair[i]]
-		if x.Path == y.Path && x.Fingerprint == y.Fingerprint && sameFeatures(x.Config.Features, y.Config.Features) {
+		if same(x, y) && x.Fingerprint == y.Fingerprint && sameFeatures(x.Config.Features, y.Config.Features) {
 			continue
 		}
 		var parts []string
-		if x.Path != y.Path {
-			parts = append(parts, fmt.Sprintf("copy in %s → %s", d.short(filepath.Dir(x.Path)), d.short(filepath.Dir(y.Path))))
+		if !same(x, y) {
+			parts = append(parts, fmt.Sprintf("copy in %s → %s", d.short(filepath.Dir(x.Path)), d.shortB(filepath.Dir(y.Path))))
 		} else {
 			parts = append(parts, "copy in "+d.short(filepath.Dir(x.Path)))
 		}
@@ -303,7 +363,7 @@ func (d *Delta) diffNatives(na, nb []ledger.Native) {
 	for j, y := range nb {
 		if !usedB[j] {
 			d.add(Change{Kind: "native", Change: "added", Name: y.Library, PathB: y.Path, B: y.Fingerprint,
-				Detail: fmt.Sprintf("%s only in run %d (copy in %s)", y.Library, d.B.ID, d.short(filepath.Dir(y.Path)))})
+				Detail: fmt.Sprintf("%s only in run %d (copy in %s)", y.Library, d.B.ID, d.shortB(filepath.Dir(y.Path)))})
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -27,6 +29,10 @@ type Usage struct {
 	// folds the high-water mark of the address space a process leaves at exec into its ru_maxrss, and Go
 	// starts commands with vfork semantics, so that address space is stalecheck's.
 	PeakRSSBytes int64
+	// RSSFloorBytes is stalecheck's own peak resident set just before it started the command: the floor
+	// below which PeakRSSBytes cannot go (see PeakRSSBytes). A PeakRSSBytes at or below it says only that
+	// the command's own peak was at most that much. 0 when unknown.
+	RSSFloorBytes int64
 	// ExitStatus is the command's exit status; 128+N when signal N killed it.
 	ExitStatus int
 	// Signal is the signal that killed the command, 0 when it exited.
@@ -68,6 +74,7 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 	}
 
 	var u Usage
+	u.RSSFloorBytes = SelfPeakRSS()
 	u.Start = time.Now()
 	if err := cmd.Start(); err != nil {
 		stop()
@@ -109,6 +116,28 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 		u.ExitStatus = ps.ExitCode()
 	}
 	return u, nil
+}
+
+// SelfPeakRSS returns the high-water mark of this process's own resident set in bytes (VmHWM of
+// /proc/self/status), 0 when it cannot be read. Taken just before a command starts, it is the floor of
+// that command's peak RSS as wait4 reports it: at exec, Linux folds the high-water mark of the address
+// space the command leaves (stalecheck's, shared until exec) into the command's ru_maxrss. It is not
+// getrusage(RUSAGE_SELF): that one also carries what stalecheck's own parent passed on the same way.
+func SelfPeakRSS() int64 {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmHWM:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+			if err != nil {
+				return 0
+			}
+			return kb * 1024
+		}
+	}
+	return 0
 }
 
 func unwrapExec(err error) error {

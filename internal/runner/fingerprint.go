@@ -11,6 +11,7 @@ import (
 	"github.com/zeebo/blake3"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // FingerprintPrefix starts every content fingerprint Fingerprint returns.
@@ -30,7 +31,7 @@ const FingerprintPrefix = "sections:blake3:"
 // The result is FingerprintPrefix followed by 64 hex digits. Errors name the file: not an archive or ELF
 // file, or a malformed one.
 func Fingerprint(path string) (string, error) {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -68,7 +69,7 @@ func fingerprintMember(h *blake3.Hasher, f *os.File, ar *binfmt.Archive, m binfm
 	writeString(h, m.Name)
 	var r *io.SectionReader
 	if ar.Thin || m.Path != "" {
-		mf, err := os.Open(m.Path)
+		mf, err := safeio.Open(m.Path)
 		if err != nil {
 			return fmt.Errorf("%s: thin archive member %q: %w", ar.Path, m.Name, err)
 		}

@@ -14,6 +14,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // identity fills p.Identity: the binaries (the program and the binaries that matter), the native copies
@@ -214,7 +215,7 @@ func buildID(path string) string {
 }
 
 func hasMagic(path, magic string) bool {
-	f, err := os.Open(path)
+	f, err := safeio.Open(path)
 	if err != nil {
 		return false
 	}

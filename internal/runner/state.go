@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // StateFile is the run cache in the state folder: tool versions keyed by executable (path, size, mtime)
@@ -26,7 +28,9 @@ type stateData struct {
 }
 
 // stateCache is the run cache. A nil *stateCache caches nothing. A missing or unreadable file is an empty
-// cache; save writes a temporary file and renames it (a concurrent run may lose an entry, never the file).
+// cache, and so is anything that is not a regular file (a FIFO, a symlink to a device) or is larger than
+// safeio.MaxCache: it is never waited on nor read without bound. save writes a temporary file and renames
+// it over the old name (replacing whatever was there; a concurrent run may lose an entry, never the file).
 type stateCache struct {
 	dir   string
 	mu    sync.Mutex
@@ -37,7 +41,7 @@ type stateCache struct {
 
 func openState(dir string) *stateCache {
 	c := &stateCache{dir: dir, used: map[string]bool{}}
-	if b, err := os.ReadFile(filepath.Join(dir, StateFile)); err == nil {
+	if b, err := safeio.ReadFile(filepath.Join(dir, StateFile), safeio.MaxCache); err == nil {
 		json.Unmarshal(b, &c.d) // a corrupt file is an empty cache
 	}
 	if c.d.Tools == nil {

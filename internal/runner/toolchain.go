@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // toolTimeout bounds one `--version` or `git status` call.
@@ -57,7 +58,7 @@ func (p *Plan) toolchain(ctx context.Context, getenv func(string) string) {
 // version line of `rustc -vV` and the sysroot of `rustc --print sysroot`. It never runs rustc.
 func rustcInfo(dirs ...string) (version, sysroot string) {
 	for _, d := range dirs {
-		b, err := os.ReadFile(filepath.Join(d, ".rustc_info.json"))
+		b, err := safeio.ReadFile(filepath.Join(d, ".rustc_info.json"), safeio.MaxRecord)
 		if err != nil {
 			continue
 		}

@@ -1,0 +1,101 @@
+package runner
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// within runs f and fails the test when it does not return within d (a regression fails, never hangs).
+func within(t *testing.T, d time.Duration, what string, f func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); f() }()
+	select {
+	case <-done:
+	case <-time.After(d):
+		t.Fatalf("%s did not return within %v", what, d)
+	}
+}
+
+func plant(t *testing.T, path, kind string) {
+	t.Helper()
+	if kind == "fifo" {
+		if err := syscall.Mkfifo(path, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A FIFO or a /dev/zero symlink in place of the run cache: an empty cache at once, and save replaces it.
+func TestStateCacheSpecialFile(t *testing.T) {
+	for _, kind := range []string{"fifo", "devzero"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, StateFile)
+			plant(t, path, kind)
+			within(t, 10*time.Second, "openState and save", func() {
+				c := openState(dir)
+				if len(c.d.Tools) != 0 || len(c.d.Fingerprints) != 0 {
+					t.Errorf("cache from a %s: %+v", kind, c.d)
+				}
+				c.setFingerprint("blake3:00", "sections:blake3:11")
+				if err := c.save(); err != nil {
+					t.Errorf("save: %v", err)
+				}
+				if fp, ok := openState(dir).fingerprint("blake3:00"); !ok || fp != "sections:blake3:11" {
+					t.Errorf("reopened cache: %q %v", fp, ok)
+				}
+			})
+			if st, err := os.Lstat(path); err != nil || !st.Mode().IsRegular() {
+				t.Errorf("after save %s is %v (%v)", path, st.Mode(), err)
+			}
+		})
+	}
+}
+
+// .rustc_info.json, a native library or a binary replaced by a FIFO or a device: no hang, no endless read.
+func TestRecordsSpecialFiles(t *testing.T) {
+	for _, kind := range []string{"fifo", "devzero"} {
+		t.Run(kind, func(t *testing.T) {
+			dir := t.TempDir()
+			plant(t, filepath.Join(dir, ".rustc_info.json"), kind)
+			lib := filepath.Join(dir, "libk.a")
+			plant(t, lib, kind)
+			within(t, 10*time.Second, "rustcInfo, Fingerprint and hasMagic", func() {
+				if v, s := rustcInfo(dir); v != "" || s != "" {
+					t.Errorf("rustcInfo = %q, %q", v, s)
+				}
+				if _, err := Fingerprint(lib); err == nil || !strings.Contains(err.Error(), lib) {
+					t.Errorf("Fingerprint(%s) = %v; want an error naming it", lib, err)
+				}
+				if hasMagic(lib, "\x00\x00") {
+					t.Errorf("hasMagic read a %s", kind)
+				}
+			})
+		})
+	}
+}
+
+// The floor of a command's peak RSS is this process's own peak when it starts the command: `true`, which
+// touches almost nothing, reports about that floor (Linux folds it in at exec).
+func TestSelfPeakRSSFloor(t *testing.T) {
+	if n := SelfPeakRSS(); n < 1<<20 {
+		t.Errorf("SelfPeakRSS = %d bytes", n)
+	}
+	u, err := execPlan(t, t.TempDir(), "true").Exec(Stdio{})
+	if err != nil || u.ExitStatus != 0 {
+		t.Fatal(u, err)
+	}
+	// Linux reads its RSS counters approximately (per-CPU batches): about the floor, within 1 MiB.
+	if u.RSSFloorBytes < 1<<20 || u.PeakRSSBytes < u.RSSFloorBytes-1<<20 || u.PeakRSSBytes > u.RSSFloorBytes+1<<20 {
+		t.Errorf("true: peak RSS %d bytes, floor %d bytes; want the peak about the floor (some MiB)", u.PeakRSSBytes, u.RSSFloorBytes)
+	}
+}
