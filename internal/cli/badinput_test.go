@@ -293,3 +293,22 @@ func TestStrangeNames(t *testing.T) {
 		t.Fatalf("no path_bytes for the non-UTF-8 folder")
 	}
 }
+
+// A project whose only build ran `cargo check` has records but no binary: the report must not call it
+// fresh.
+func TestNoBinaryToJudge(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "Cargo.toml"), []byte("[package]\nname = \"onlycheck\"\nversion = \"0.1.0\"\nedition = \"2021\"\n"), 0o644)
+	os.MkdirAll(filepath.Join(dir, "src"), 0o755)
+	os.WriteFile(filepath.Join(dir, "src/main.rs"), []byte("fn main() {}\n"), 0o644)
+	cmd := exec.Command("cargo", "check")
+	cmd.Dir = dir
+	cmd.Env = append(withoutTargetDirs(os.Environ()), "CARGO_NET_OFFLINE=true")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("cargo check: %v\n%s", err, out)
+	}
+	out, _, code := run(t, "check", dir)
+	if code != 0 || !strings.Contains(out, "no binary to judge") || strings.Contains(out, "is built from the sources on disk") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

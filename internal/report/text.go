@@ -72,7 +72,18 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 	}
 	p.line("")
 	if len(fs) == 0 {
-		p.line("No findings: every binary in %s is built from the sources on disk, as far as the records show.", g.TargetDir)
+		tied := 0
+		for _, r := range g.Roots {
+			if r.Unit != nil {
+				tied++
+			}
+		}
+		if tied == 0 {
+			// Nothing to vouch for: say so rather than call an empty folder fresh.
+			p.line("No findings, but no binary to judge either: %s holds no uplifted binary or library tied to a build record (the first build failed before linking, or only cargo check ran).", g.TargetDir)
+		} else {
+			p.line("No findings: every binary in %s is built from the sources on disk, as far as the records show.", g.TargetDir)
+		}
 	} else {
 		p.line("%d error(s), %d warning(s), %d info", sum[check.Error], sum[check.Warning], sum[check.Info])
 	}
