@@ -100,7 +100,7 @@ func orphanedBuildDir(g *graph.Graph) []Finding {
 			Message:  fmt.Sprintf("%s is reached by no current root (%s); it holds %s", display(g, d.Path), detail, humanize.Bytes(d.Bytes)),
 			Subjects: []string{d.Path},
 			Evidence: []Evidence{{Kind: "artifact", Path: d.Path, Size: d.Bytes, Detail: detail}},
-			Fix:      "if no configuration you build needs it any more: rm -r " + display(g, d.Path),
+			Fix:      "if no configuration you build needs it any more: stalecheck clean (a dry run lists it; --yes removes it)",
 		})
 	}
 	return out
