@@ -80,7 +80,7 @@ for f in big big.stripped; do
   while kill -0 $pid 2>/dev/null; do
     v=$(awk '/RssAnon/ {print $2}' /proc/$pid/status 2>/dev/null || echo 0); [ "${v:-0}" -gt "$anon" ] && anon=$v; sleep 0.005
   done
-  answer=$(./stalecheck which "$f" --candidate "$a" --candidate "$b" | sed -n 2p)
+  answer=$(./stalecheck which "$f" --candidate "$a" --candidate "$b" | sed -n 3p)
   printf '%-13s size %5d MiB  cat %5d ms  which %5d ms  ratio %.2f  peak RSS %d MiB (mapped file included), peak anonymous %d MiB\n   %s\n' \
     "$f" $(( $(stat -c %s "$f") / 1048576 )) "$floor" "$which_ms" "$(echo "$which_ms / $floor" | bc -l)" $((rss / 1024)) $((anon / 1024)) "$answer"
 done
