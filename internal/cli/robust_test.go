@@ -4,11 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"github.com/stalecheck/stalecheck/internal/testutil/special"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -42,29 +42,12 @@ func runWithin(t *testing.T, d time.Duration, args ...string) (string, string, i
 	}
 }
 
-// special replaces (or creates) path as a FIFO or a symlink to /dev/zero.
-func special(t *testing.T, path, kind string) {
-	t.Helper()
-	os.Remove(path)
-	var err error
-	if kind == "fifo" {
-		err = syscall.Mkfifo(path, 0o600)
-	} else {
-		err = os.Symlink("/dev/zero", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-var specialKinds = []string{"fifo", "devzero"}
-
 // clean --plan with a FIFO or /dev/zero: exit 2 and an error naming the file, at once (it used to
 // block on the FIFO, or read /dev/zero until memory ran out).
 func TestCleanPlanSpecialFile(t *testing.T) {
-	for _, kind := range specialKinds {
+	for _, kind := range special.Kinds {
 		plan := filepath.Join(t.TempDir(), "plan.json")
-		special(t, plan, kind)
+		special.Plant(t, plan, kind)
 		_, stderr, code := runWithin(t, 10*time.Second, "clean", "--plan", plan, "--yes")
 		if code != 2 || !strings.Contains(stderr, plan) || !strings.Contains(stderr, "not a regular file") || strings.Contains(stderr, "goroutine") {
 			t.Errorf("clean --plan %s (%s): exit %d, %q", plan, kind, code, stderr)
@@ -77,14 +60,14 @@ func TestCleanPlanSpecialFile(t *testing.T) {
 // refuses before the command starts (125), naming it.
 func TestRunSpecialStateFiles(t *testing.T) {
 	ws := builtProject(t)
-	for _, kind := range specialKinds {
+	for _, kind := range special.Kinds {
 		t.Run(kind, func(t *testing.T) {
 			state := runEnv(t)
 			dir := filepath.Join(state, "stalecheck")
 			os.MkdirAll(dir, 0o700)
 			caches := []string{digest.CacheFile, runner.StateFile, evidence.CacheFile}
 			for _, f := range caches {
-				special(t, filepath.Join(dir, f), kind)
+				special.Plant(t, filepath.Join(dir, f), kind)
 			}
 			db := filepath.Join(t.TempDir(), "l.db")
 			t.Chdir(ws)
@@ -104,7 +87,7 @@ func TestRunSpecialStateFiles(t *testing.T) {
 
 			// The default ledger in the state folder, and a --ledger file, as a FIFO or /dev/zero.
 			marker := filepath.Join(t.TempDir(), "started")
-			special(t, filepath.Join(dir, "ledger.db"), kind)
+			special.Plant(t, filepath.Join(dir, "ledger.db"), kind)
 			for _, args := range [][]string{{"run", "--"}, {"run", "--ledger", filepath.Join(dir, "ledger.db"), "--"}} {
 				args = append(args, "sh", "-c", ": > "+marker)
 				_, stderr, code = runWithin(t, 60*time.Second, args...)

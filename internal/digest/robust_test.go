@@ -1,6 +1,7 @@
 package digest
 
 import (
+	"github.com/stalecheck/stalecheck/internal/testutil/special"
 	"os"
 	"path/filepath"
 	"strings"
@@ -9,19 +10,6 @@ import (
 	"time"
 )
 
-// within runs f and fails the test when it does not return within d: a regression (a blocking open of
-// a FIFO) fails instead of hanging the test binary.
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v", what, d)
-	}
-}
-
 // A FIFO or a symlink to /dev/zero in place of digests.v1 (or digests.lock): the cache is ignored (LoadErr
 // names the file), works, and Save replaces the intruder with a real cache file.
 func TestSpecialCacheFileIgnored(t *testing.T) {
@@ -29,25 +17,25 @@ func TestSpecialCacheFileIgnored(t *testing.T) {
 		for _, name := range []string{CacheFile, lockFileName} {
 			t.Run(kind+"-"+name, func(t *testing.T) {
 				state := t.TempDir()
-				special := filepath.Join(state, name)
+				planted := filepath.Join(state, name)
 				if kind == "fifo" {
-					if err := syscall.Mkfifo(special, 0o600); err != nil {
+					if err := syscall.Mkfifo(planted, 0o600); err != nil {
 						t.Fatal(err)
 					}
-				} else if err := os.Symlink("/dev/zero", special); err != nil {
+				} else if err := os.Symlink("/dev/zero", planted); err != nil {
 					t.Fatal(err)
 				}
 				src := filepath.Join(t.TempDir(), "a.c")
 				writeFile(t, src, "int a;\n", time.Now().Add(-time.Hour))
-				within(t, 10*time.Second, "OpenCache, File and Save", func() {
+				special.Within(t, 10*time.Second, "OpenCache, File and Save", func() {
 					c, err := OpenCache(state)
 					if err != nil {
 						t.Errorf("OpenCache: %v", err)
 						return
 					}
 					if name == CacheFile {
-						if le := c.LoadErr(); le == nil || !strings.Contains(le.Error(), special) || !strings.Contains(le.Error(), "not a regular file") {
-							t.Errorf("LoadErr = %v; want it to name %s as not a regular file", le, special)
+						if le := c.LoadErr(); le == nil || !strings.Contains(le.Error(), planted) || !strings.Contains(le.Error(), "not a regular file") {
+							t.Errorf("LoadErr = %v; want it to name %s as not a regular file", le, planted)
 						}
 					}
 					if d := mustFile(t, c, src); d != Bytes([]byte("int a;\n")) {
@@ -62,8 +50,8 @@ func TestSpecialCacheFileIgnored(t *testing.T) {
 					}
 				})
 				if name == CacheFile {
-					if st, err := os.Lstat(special); err != nil || !st.Mode().IsRegular() {
-						t.Errorf("after Save, %s is %v (%v); want a regular file", special, st.Mode(), err)
+					if st, err := os.Lstat(planted); err != nil || !st.Mode().IsRegular() {
+						t.Errorf("after Save, %s is %v (%v); want a regular file", planted, st.Mode(), err)
 					}
 				}
 			})
@@ -83,7 +71,7 @@ func TestHashSpecialFiles(t *testing.T) {
 	}
 	c, _ := OpenCache(t.TempDir())
 	for _, p := range []string{fifo, link} {
-		within(t, 10*time.Second, "hashing "+p, func() {
+		special.Within(t, 10*time.Second, "hashing "+p, func() {
 			if _, err := HashFile(p); err == nil || !strings.Contains(err.Error(), p) {
 				t.Errorf("HashFile(%s) = %v; want an error naming it", p, err)
 			}

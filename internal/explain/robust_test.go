@@ -3,47 +3,18 @@ package explain_test
 import (
 	"bytes"
 	"errors"
+	"github.com/stalecheck/stalecheck/internal/testutil/special"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/explain"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
-
-// within runs f and fails the test when it does not return within d (a FIFO would otherwise hang it).
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v", what, d)
-	}
-}
-
-// replaceSpecial replaces path with a FIFO or a symlink to /dev/zero.
-func replaceSpecial(t *testing.T, path, kind string) {
-	t.Helper()
-	if err := os.Remove(path); err != nil {
-		t.Fatal(err)
-	}
-	var err error
-	if kind == "fifo" {
-		err = syscall.Mkfifo(path, 0o600)
-	} else {
-		err = os.Symlink("/dev/zero", path)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-}
 
 // The text of a path explanation: RFC 3339 times with nanoseconds, the §11.5 citation with its document
 // first; a path nothing names and that does not exist is an error ("no such file").
@@ -115,7 +86,7 @@ func TestSpecialRecordFiles(t *testing.T) {
 					t.Fatal(err)
 				}
 				saved[f] = b
-				replaceSpecial(t, f, kind)
+				special.Plant(t, f, kind)
 			}
 			defer func() {
 				for f, b := range saved {
@@ -123,7 +94,7 @@ func TestSpecialRecordFiles(t *testing.T) {
 					os.WriteFile(f, b, 0o644)
 				}
 			}()
-			within(t, 15*time.Second, "explain with special files", func() {
+			special.Within(t, 15*time.Second, "explain with special files", func() {
 				r, err := explain.Package(g, "seed-sys", explain.Options{})
 				if err != nil {
 					t.Errorf("explain seed-sys: %v", err)

@@ -1,38 +1,13 @@
 package runner
 
 import (
+	"github.com/stalecheck/stalecheck/internal/testutil/special"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
-
-// within runs f and fails the test when it does not return within d (a regression fails, never hangs).
-func within(t *testing.T, d time.Duration, what string, f func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() { defer close(done); f() }()
-	select {
-	case <-done:
-	case <-time.After(d):
-		t.Fatalf("%s did not return within %v", what, d)
-	}
-}
-
-func plant(t *testing.T, path, kind string) {
-	t.Helper()
-	if kind == "fifo" {
-		if err := syscall.Mkfifo(path, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	if err := os.Symlink("/dev/zero", path); err != nil {
-		t.Fatal(err)
-	}
-}
 
 // A FIFO or a /dev/zero symlink in place of the run cache: an empty cache at once, and save replaces it.
 func TestStateCacheSpecialFile(t *testing.T) {
@@ -40,8 +15,8 @@ func TestStateCacheSpecialFile(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, StateFile)
-			plant(t, path, kind)
-			within(t, 10*time.Second, "openState and save", func() {
+			special.Plant(t, path, kind)
+			special.Within(t, 10*time.Second, "openState and save", func() {
 				c := openState(dir)
 				if len(c.d.Tools) != 0 || len(c.d.Fingerprints) != 0 {
 					t.Errorf("cache from a %s: %+v", kind, c.d)
@@ -66,10 +41,10 @@ func TestRecordsSpecialFiles(t *testing.T) {
 	for _, kind := range []string{"fifo", "devzero"} {
 		t.Run(kind, func(t *testing.T) {
 			dir := t.TempDir()
-			plant(t, filepath.Join(dir, ".rustc_info.json"), kind)
+			special.Plant(t, filepath.Join(dir, ".rustc_info.json"), kind)
 			lib := filepath.Join(dir, "libk.a")
-			plant(t, lib, kind)
-			within(t, 10*time.Second, "rustcInfo, Fingerprint and hasMagic", func() {
+			special.Plant(t, lib, kind)
+			special.Within(t, 10*time.Second, "rustcInfo, Fingerprint and hasMagic", func() {
 				if v, s := rustcInfo(dir); v != "" || s != "" {
 					t.Errorf("rustcInfo = %q, %q", v, s)
 				}
