@@ -2,11 +2,13 @@ package explain
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
 	"strings"
+	"time"
 )
 
 // MetaPackage is one package as `cargo metadata --format-version 1` reports it: Cargo's own answer to
@@ -25,13 +27,19 @@ func cargoMetadata(workspace string, env []string) ([]MetaPackage, error) {
 	if workspace == "" {
 		return nil, fmt.Errorf("cargo metadata needs a workspace; this build folder was read without one")
 	}
-	cmd := exec.Command("cargo", "metadata", "--format-version", "1", "--offline")
+	// Offline resolution is quick; a cargo blocked on a lock or a network must not hang explain.
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "cargo", "metadata", "--format-version", "1", "--offline")
 	cmd.Dir = workspace
 	cmd.Env = append(os.Environ(), env...)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("cargo metadata did not answer within 2 minutes (is another cargo holding the package cache lock?)")
+		}
 		return nil, fmt.Errorf("cargo metadata: %v: %s", err, strings.TrimSpace(stderr.String()))
 	}
 	var doc struct {
