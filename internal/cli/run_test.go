@@ -2,11 +2,10 @@ package cli
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
 	"encoding/hex"
 	"encoding/json"
-	"net/url"
+	"github.com/stalecheck/stalecheck/internal/testutil/pgtest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,8 +14,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -27,7 +24,7 @@ import (
 
 // The PostgreSQL half of the run tests uses the database this variable names, exactly like
 // internal/ledger's tests: skipped when unset, unless CI is set (then a missing DSN fails).
-const pgDSNEnv = "STALECHECK_TEST_PG_DSN"
+const pgDSNEnv = pgtest.Env
 
 // runEnv gives the test a private state folder (digest cache, run cache, default ledger) and no
 // inherited ledger setting.
@@ -211,42 +208,6 @@ func readFile(t *testing.T, path string) string {
 	return string(b)
 }
 
-func pgDSN(t *testing.T) string {
-	t.Helper()
-	base := os.Getenv(pgDSNEnv)
-	if base == "" {
-		if os.Getenv("CI") != "" {
-			t.Fatalf("CI is set but %s is not: the PostgreSQL tests must run in CI (see internal/ledger/PG_SETUP.md)", pgDSNEnv)
-		}
-		t.Skipf("%s is not set; skipping the PostgreSQL backend (see internal/ledger/PG_SETUP.md)", pgDSNEnv)
-	}
-	cfg, err := pgx.ParseConfig(base)
-	if err != nil {
-		t.Fatalf("%s: %v", pgDSNEnv, err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "stalecheck_test_" + hex.EncodeToString(b)
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatalf("PostgreSQL: create schema: %v", err)
-	}
-	t.Cleanup(func() {
-		db := stdlib.OpenDB(*cfg)
-		defer db.Close()
-		db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`)
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
-}
-
 // A fresh build is recorded with its whole identity, in the default SQLite ledger and in PostgreSQL.
 func TestRunRecordsIdentity(t *testing.T) {
 	p := hotProject(t)
@@ -299,7 +260,7 @@ func TestRunRecordsIdentity(t *testing.T) {
 			args := []string{"run", "--name", "msm-2^20"}
 			dsn := filepath.Join(state, "stalecheck", "ledger.db") // the default ledger
 			if backend == "postgres" {
-				dsn = pgDSN(t)
+				dsn = pgtest.DSN(t)
 				args = append(args, "--ledger", dsn)
 			}
 			args = append(args, "--", "target/release/app")

@@ -2,14 +2,12 @@ package ledger
 
 import (
 	"context"
-	"crypto/rand"
 	"database/sql"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/testutil/pgtest"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,13 +16,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
 )
 
 // The PostgreSQL half of the suite runs against the database named by this variable; it is skipped when
 // the variable is unset, unless CI is set, where a missing DSN fails.
-const pgDSNEnv = "STALECHECK_TEST_PG_DSN"
+const pgDSNEnv = pgtest.Env
 
 // backend is one ledger implementation under test; newDSN returns the DSN of a fresh, empty ledger.
 type backend struct {
@@ -37,49 +33,7 @@ func sqliteBackend() backend {
 }
 
 func postgresBackend() backend {
-	return backend{"postgres", func(t *testing.T) string {
-		base := os.Getenv(pgDSNEnv)
-		if base == "" {
-			if os.Getenv("CI") != "" {
-				t.Fatalf("CI is set but %s is not: the PostgreSQL ledger tests must run in CI (see internal/ledger/PG_SETUP.md)", pgDSNEnv)
-			}
-			t.Skipf("%s is not set; skipping the PostgreSQL backend (see internal/ledger/PG_SETUP.md)", pgDSNEnv)
-		}
-		return pgSchemaDSN(t, base)
-	}}
-}
-
-// pgSchemaDSN creates a schema of its own for the test (dropped at cleanup) and returns base with a
-// search_path that puts the ledger there.
-func pgSchemaDSN(t *testing.T, base string) string {
-	t.Helper()
-	cfg, err := pgx.ParseConfig(base)
-	if err != nil {
-		t.Fatalf("%s: %v", pgDSNEnv, err)
-	}
-	db := stdlib.OpenDB(*cfg)
-	defer db.Close()
-	b := make([]byte, 6)
-	rand.Read(b)
-	schema := "stalecheck_test_" + hex.EncodeToString(b)
-	if _, err := db.Exec(`CREATE SCHEMA ` + schema); err != nil {
-		t.Fatalf("PostgreSQL at %s: create schema: %v", pgLocation(cfg), err)
-	}
-	t.Cleanup(func() {
-		db := stdlib.OpenDB(*cfg)
-		defer db.Close()
-		if _, err := db.Exec(`DROP SCHEMA ` + schema + ` CASCADE`); err != nil {
-			t.Errorf("drop schema %s: %v", schema, err)
-		}
-	})
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatalf("%s must be a URL: %v", pgDSNEnv, err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	return u.String()
+	return backend{"postgres", func(t *testing.T) string { return pgtest.DSN(t) }}
 }
 
 // forEachBackend runs f as a subtest against each backend.
