@@ -2,7 +2,6 @@ package check_test
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,16 +48,7 @@ func TestCleanBuildDebianPsm(t *testing.T) {
 // The bundled example, built cleanly without and with its feature: no error findings, and the duplicate
 // is reported as a warning.
 func TestCleanBuildExample(t *testing.T) {
-	src, err := filepath.Abs("../../examples/seed-two-copies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := testutil.NewProject(t, nil)
-	if out, err := exec.Command("cp", "-r", src+"/.", p.Dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
-	os.RemoveAll(p.Path("target"))
-	p.Env = []string{"STALECHECK_DEMO_NO_NVCC=1"}
+	p := testutil.Example(t, "seed-two-copies")
 	p.Cargo("build", "--release")
 	fs, _ := p.Check()
 	noErrors(t, fs)

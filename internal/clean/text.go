@@ -16,12 +16,7 @@ func WriteText(w io.Writer, p *Plan) error {
 		if err != nil {
 			return
 		}
-		for i, a := range args {
-			if s, ok := a.(string); ok {
-				args[i] = report.Escape(s)
-			}
-		}
-		_, err = fmt.Fprintf(w, format+"\n", args...)
+		err = report.Line(w, format, args...)
 	}
 	prof := "none"
 	if len(p.Profiles) > 0 {

@@ -3,7 +3,6 @@ package cli
 import (
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -69,16 +68,7 @@ func TestExplainCommand(t *testing.T) {
 // executed by --plan FILE --yes, the orphaned folders go, and the next build of the live
 // configuration is Fresh. Exit 3 while cargo holds the lock, 2 on a folder that is not a target folder.
 func TestCleanCommandOnExample(t *testing.T) {
-	src, err := filepath.Abs("../../examples/seed-two-copies")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := testutil.NewProject(t, nil)
-	if out, err := exec.Command("cp", "-r", src+"/.", p.Dir).CombinedOutput(); err != nil {
-		t.Fatalf("cp: %v\n%s", err, out)
-	}
-	os.RemoveAll(p.Path("target"))
-	p.Env = []string{"STALECHECK_DEMO_NO_NVCC=1"}
+	p := testutil.Example(t, "seed-two-copies")
 	p.Cargo("build", "--release")
 	runs, _ := filepath.Glob(p.Path("target/release/build/prover-sys-*/output"))
 	p.Cargo("build", "--release", "--features", "timing")

@@ -14,7 +14,6 @@ import (
 	"testing"
 	"time"
 
-
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/ledger"
@@ -418,24 +417,8 @@ func TestRunExitStatuses(t *testing.T) {
 // other copy of libgroth16_cuda.a; an edit and a rebuild change a source digest and the copy's content.
 func TestDiffSeedTwoCopies(t *testing.T) {
 	runEnv(t)
-	files := map[string]string{}
-	src := filepath.Join("..", "..", "examples", "seed-two-copies")
-	filepath.Walk(src, func(path string, info os.FileInfo, err error) error {
-		if err != nil {
-			return err
-		}
-		rel, _ := filepath.Rel(src, path)
-		if info.IsDir() && rel == "target" {
-			return filepath.SkipDir
-		}
-		if !info.IsDir() {
-			files[rel] = readFile(t, path)
-		}
-		return nil
-	})
-	p := testutil.NewProject(t, files)
-	p.Env = []string{"STALECHECK_DEMO_NO_NVCC=1"} // the C stand-in, with or without nvcc
-	t.Setenv("STALECHECK_DEMO_NO_NVCC", "1")      // the same environment for the runs
+	p := testutil.Example(t, "seed-two-copies") // the C stand-in, with or without nvcc
+	t.Setenv("STALECHECK_DEMO_NO_NVCC", "1")    // the same environment for the runs
 	db := filepath.Join(t.TempDir(), "l.db")
 	runOK := func() {
 		t.Helper()

@@ -221,14 +221,7 @@ func quoteList(l []string) string {
 }
 
 func writeWhichText(w io.Writer, binary string, libs []whichLibrary) {
-	p := func(format string, args ...any) {
-		for i, a := range args {
-			if s, ok := a.(string); ok {
-				args[i] = report.Escape(s)
-			}
-		}
-		fmt.Fprintf(w, format+"\n", args...)
-	}
+	p := func(format string, args ...any) { report.Line(w, format, args...) }
 	p("%s", binary)
 	p("  (← marks the copy inside; under each copy, the features that tell it apart from the others and whether the binary holds each)")
 	for _, l := range libs {

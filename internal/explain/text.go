@@ -22,12 +22,7 @@ func (p *printer) line(format string, args ...any) {
 	if p.err != nil {
 		return
 	}
-	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = report.Escape(s)
-		}
-	}
-	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+	p.err = report.Line(p.w, format, args...)
 }
 
 func (p *printer) rel(path string) string {

@@ -101,12 +101,7 @@ func (p *printer) line(format string, args ...any) {
 	if p.err != nil {
 		return
 	}
-	for i, a := range args {
-		if s, ok := a.(string); ok {
-			args[i] = Escape(s)
-		}
-	}
-	_, p.err = fmt.Fprintf(p.w, format+"\n", args...)
+	p.err = Line(p.w, format, args...)
 }
 
 // raw prints one line as it is: only for text built from our own codes and Escape'd strings (bold, sev).

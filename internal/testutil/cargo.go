@@ -211,3 +211,47 @@ func SysCrate(name, lib string, sources map[string]string, ccArgs []string, dire
 	files[name+"/build.rs"] = b.String()
 	return files
 }
+
+// Example copies a runnable project of the repository's examples/ folder (without any target folder)
+// into a fresh temporary folder. Its builds use the C stand-ins even where nvcc is on PATH, so that
+// results do not depend on the machine.
+func Example(t testing.TB, name string) *Project {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ; ; dir = filepath.Dir(dir) {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			break
+		}
+		if filepath.Dir(dir) == dir {
+			t.Fatal("no go.mod above the test's folder")
+		}
+	}
+	src := filepath.Join(dir, "examples", name)
+	files := map[string]string{}
+	err = filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() && rel == "target" {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			data, err := os.ReadFile(path)
+			if err != nil {
+				return err
+			}
+			files[rel] = string(data)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("example %s: %v", name, err)
+	}
+	p := NewProject(t, files)
+	p.Env = []string{"STALECHECK_DEMO_NO_NVCC=1"}
+	return p
+}
