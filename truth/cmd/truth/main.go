@@ -1,0 +1,75 @@
+// Command truth runs stalecheck's ground-truth harness (package truth) and prints its table.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/stalecheck/stalecheck/truth"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "the fixed sequence of a few shapes only (a few minutes)")
+	seed := flag.Uint64("seed", 0, "seed of the random sequences (0: from the clock; printed)")
+	random := flag.Int("random", 18, "random edits per shape after the fixed sequence")
+	shapes := flag.String("shapes", "", "comma-separated shape names (default: all, or the quick ones)")
+	jobs := flag.Int("j", 1, "shapes run at once")
+	work := flag.String("work", filepath.Join(os.TempDir(), "stalecheck-truth"), "scratch folder")
+	bin := flag.String("stalecheck", "", "the stalecheck binary to judge (required)")
+	pure := flag.Bool("pure", false, "build every from-scratch oracle from nothing, registry crates included")
+	details := flag.String("details", "", "write every wrong verdict to this file")
+	smoke := flag.Bool("smoke", false, "only build each shape once and judge the clean build")
+	list := flag.Bool("list", false, "list the shapes and exit")
+	verbose := flag.Bool("v", false, "log each shape's progress on stderr")
+	flag.Parse()
+	if *list {
+		for _, s := range truth.Shapes() {
+			fmt.Printf("%-20s %s\n", s.Name, s.Why)
+		}
+		return
+	}
+	if *bin == "" {
+		fmt.Fprintln(os.Stderr, "truth: --stalecheck PATH is required")
+		os.Exit(2)
+	}
+	if *seed == 0 {
+		*seed = uint64(time.Now().UnixNano() % 1000000)
+	}
+	fmt.Printf("truth: seed %d (rerun with --seed %d)\n", *seed, *seed)
+	o := truth.Options{Work: *work, Stalecheck: *bin, Registry: "/usr/share/cargo/registry", Seed: *seed, Random: *random,
+		Quick: *quick, Jobs: *jobs, Pure: *pure, Smoke: *smoke}
+	if *shapes != "" {
+		o.Shapes = strings.Split(*shapes, ",")
+	}
+	if *verbose {
+		o.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := truth.Run(ctx, o)
+	if res != nil {
+		res.Write(os.Stdout)
+		if *details != "" {
+			f, ferr := os.Create(*details)
+			if ferr == nil {
+				n := res.WriteWrong(f)
+				f.Close()
+				fmt.Printf("%d wrong verdict(s) written to %s\n", n, *details)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "truth:", err)
+		os.Exit(2)
+	}
+	t := res.Table()
+	if all := t[len(t)-1]; all.FalseErrors > 0 || all.Missed > 0 || all.CargoAgree != all.Cargo {
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,952 @@
+// Package truth is stalecheck's ground-truth harness: real Cargo workspaces with native code (the
+// corpus, shapes.go) go through sequences of real edits and builds; after each edit and after each build
+// stalecheck's verdict is judged against two oracles:
+//
+//   - stale (ground truth): a from-scratch build of the same sources and configuration in a fresh target
+//     folder prints something else than the binary on disk (every content edit changes a printed value),
+//     or cannot be built at all;
+//   - Cargo's Dirty set: what `cargo build -v` reports Dirty (its own reasons, not the "dependency
+//     rebuilt" cascade) on a `cp -a` copy of the workspace, mtimes kept; after an edit the user's next
+//     build is that run itself.
+//
+// stalecheck is right on a state when its error findings name exactly the stale binaries and the units of
+// its pending-rebuild findings are exactly Cargo's Dirty ones (per profile).
+package truth
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Config is what the user's build command and environment select.
+type Config struct {
+	Release   bool
+	Fast      bool // --features app/fast
+	RustFlags bool // RUSTFLAGS=--cfg truth_rf
+	CFlags    bool // CFLAGS=-DTRUTH_CFLAG
+}
+
+// Profile is the profile folder the configuration builds into.
+func (c Config) Profile() string {
+	if c.Release {
+		return "release"
+	}
+	return "debug"
+}
+
+// Key names the configuration in caches and reports.
+func (c Config) Key() string {
+	return fmt.Sprintf("%s,fast=%v,rf=%v,cf=%v", c.Profile(), c.Fast, c.RustFlags, c.CFlags)
+}
+
+// Args are cargo's arguments after the subcommand.
+func (c Config) Args() []string {
+	var a []string
+	if c.Release {
+		a = append(a, "--release")
+	}
+	if c.Fast {
+		a = append(a, "--features", "app/fast")
+	}
+	return a
+}
+
+// Env is the environment of the build (and of stalecheck, which runs in the user's shell).
+func (c Config) Env() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch {
+		case k == "RUSTFLAGS" || k == "CFLAGS" || k == "CARGO_TARGET_DIR" || k == "CARGO_BUILD_TARGET_DIR" || k == "MAKEFLAGS" || k == "MFLAGS" || k == "CARGO_ENCODED_RUSTFLAGS":
+			continue
+		}
+		env = append(env, kv)
+	}
+	env = append(env, "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never", "CARGO_INCREMENTAL=0")
+	if c.RustFlags {
+		env = append(env, "RUSTFLAGS=--cfg truth_rf")
+	}
+	if c.CFlags {
+		env = append(env, "CFLAGS=-DTRUTH_CFLAG")
+	}
+	return env
+}
+
+// Options select what a run covers.
+type Options struct {
+	Work       string // scratch folder (emptied per shape)
+	Stalecheck string // the stalecheck binary under test
+	Registry   string // Debian's directory source
+	Shapes     []string
+	Seed       uint64
+	Random     int  // random steps per shape after the fixed sequence
+	Quick      bool // the fixed sequence only, on a few shapes
+	Jobs       int
+	Pure       bool // every from-scratch build from nothing (no registry snapshot)
+	Smoke      bool // the clean build only: checks that every shape builds
+	Log        io.Writer
+	Details    io.Writer // one block per wrong verdict
+}
+
+// QuickShapes are the shapes `--quick` runs.
+var QuickShapes = []string{"cc-include", "handmade-cc-ar", "declared-data"}
+
+// Verdict is stalecheck's answer and the oracles' for one root (binary) in one state.
+type Verdict struct {
+	Shape, Kind, State, Root string
+	Stale, Error             bool
+	Cargo                    *Cargo
+	Pending                  []string // package@profile of stalecheck's pending-rebuild findings
+	Agree                    bool
+	Findings                 []string // rule severity: message (errors and pending only)
+	BinaryOut, FreshOut      string
+}
+
+// Result is a whole run.
+type Result struct {
+	States   int // states judged (a state may judge several roots)
+	Verdicts []Verdict
+	Skipped  []string // shapes not run, and why
+	Elapsed  time.Duration
+}
+
+// Run runs the harness.
+func Run(ctx context.Context, o Options) (*Result, error) {
+	start := time.Now()
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Details == nil {
+		o.Details = io.Discard
+	}
+	if o.Jobs < 1 {
+		o.Jobs = 1
+	}
+	want := map[string]bool{}
+	for _, s := range o.Shapes {
+		want[s] = true
+	}
+	if o.Quick && len(want) == 0 {
+		for _, s := range QuickShapes {
+			want[s] = true
+		}
+	}
+	res := &Result{}
+	var todo []Shape
+	for _, s := range Shapes() {
+		if len(want) > 0 && !want[s.Name] {
+			continue
+		}
+		if miss := missingTools(s); miss != "" {
+			res.Skipped = append(res.Skipped, s.Name+": "+miss+" not on PATH")
+			continue
+		}
+		todo = append(todo, s)
+	}
+	var mu sync.Mutex
+	var firstErr error
+	sem := make(chan struct{}, o.Jobs)
+	var wg sync.WaitGroup
+	for i, s := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(i int, s Shape) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			r := &shapeRun{o: o, s: s, idx: i, ws: filepath.Join(o.Work, s.Name, "ws"), root: filepath.Join(o.Work, s.Name), fresh: map[string]freshOut{}}
+			vs, states, err := r.run(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Verdicts = append(res.Verdicts, vs...)
+			res.States += states
+			if err != nil {
+				res.Skipped = append(res.Skipped, s.Name+": "+err.Error())
+				if firstErr == nil {
+					firstErr = fmt.Errorf("shape %s: %w", s.Name, err)
+				}
+			}
+		}(i, s)
+	}
+	wg.Wait()
+	res.Elapsed = time.Since(start)
+	return res, firstErr
+}
+
+func missingTools(s Shape) string {
+	for _, n := range s.Needs {
+		if _, err := exec.LookPath(n); err != nil {
+			return n
+		}
+	}
+	return ""
+}
+
+type saved struct {
+	content []byte
+	mtime   time.Time
+}
+
+type freshOut struct {
+	out    string
+	failed bool
+}
+
+type shapeRun struct {
+	o        Options
+	s        Shape
+	idx      int
+	root, ws string
+	cfg      Config
+	built    map[string]Config // profile → configuration of its last build
+	counter  int
+	saved    map[string][]saved // knob file → earlier versions
+	failing  map[string]string  // knob file → content before the failing edit
+	branch   string
+	fresh    map[string]freshOut
+	snapshot map[string]string // config key → registry-only target folder
+	states   int
+	verdicts []Verdict
+	step     int
+}
+
+func (r *shapeRun) logf(format string, a ...any) {
+	fmt.Fprintf(r.o.Log, "[%s] "+format+"\n", append([]any{r.s.Name}, a...)...)
+}
+
+func (r *shapeRun) run(ctx context.Context) ([]Verdict, int, error) {
+	if err := os.RemoveAll(r.root); err != nil {
+		return nil, 0, err
+	}
+	if err := os.MkdirAll(r.ws, 0o755); err != nil {
+		return nil, 0, err
+	}
+	if err := r.s.Materialize(r.ws, r.o.Registry); err != nil {
+		return nil, 0, err
+	}
+	r.built = map[string]Config{}
+	r.saved = map[string][]saved{}
+	r.failing = map[string]string{}
+	r.snapshot = map[string]string{}
+	if err := r.gitInit(); err != nil {
+		return nil, 0, err
+	}
+	// The initial build from nothing: a clean build must draw no error.
+	if err := r.buildAndJudge(ctx, Edit{Kind: "clean-build"}); err != nil {
+		return r.verdicts, r.states, err
+	}
+	if r.o.Smoke {
+		return r.verdicts, r.states, nil
+	}
+	seq := r.fixedSequence()
+	rng := rand.New(rand.NewPCG(r.o.Seed, uint64(r.idx)+1))
+	if !r.o.Quick {
+		n := r.o.Random
+		if r.s.Heavy {
+			n /= 3
+		}
+		for i := 0; i < n; i++ {
+			seq = append(seq, r.randomEdit(rng))
+		}
+	}
+	for _, e := range seq {
+		if err := ctx.Err(); err != nil {
+			return r.verdicts, r.states, err
+		}
+		if err := r.apply(ctx, e); err != nil {
+			return r.verdicts, r.states, err
+		}
+	}
+	os.RemoveAll(filepath.Join(r.root, "fresh"))
+	return r.verdicts, r.states, nil
+}
+
+// Edit is one change the user makes.
+type Edit struct {
+	Kind string // c-body, header, declared, rust, asm, touch, restore, feature, profile, rustflags, cflags, fail, fix, clean-p, branch, clean-build
+	Knob *Knob
+	Arg  string
+}
+
+func (r *shapeRun) knobs(kinds ...string) []Knob {
+	var out []Knob
+	for _, k := range r.s.Knobs {
+		for _, want := range kinds {
+			if k.Kind == want {
+				out = append(out, k)
+			}
+		}
+	}
+	return out
+}
+
+func (r *shapeRun) fixedSequence() []Edit {
+	var seq []Edit
+	for i := range r.s.Knobs {
+		seq = append(seq, Edit{Kind: r.s.Knobs[i].Kind, Knob: &r.s.Knobs[i]})
+	}
+	native := r.knobs("c-body", "header", "asm", "declared")
+	if len(native) > 0 {
+		seq = append(seq, Edit{Kind: "touch", Knob: &native[0]}, Edit{Kind: "restore", Knob: &native[0]})
+		if len(native) > 1 {
+			seq = append(seq, Edit{Kind: "touch", Knob: &native[1]}, Edit{Kind: "restore", Knob: &native[1]})
+		}
+	}
+	rs := r.knobs("rust")
+	seq = append(seq, Edit{Kind: "touch", Knob: &rs[len(rs)-1]}, Edit{Kind: "restore", Knob: &rs[len(rs)-1]})
+	if len(r.s.Features) > 0 {
+		seq = append(seq, Edit{Kind: "feature"}, Edit{Kind: "feature"})
+	}
+	seq = append(seq, Edit{Kind: "profile"}, Edit{Kind: r.s.Knobs[0].Kind, Knob: &r.s.Knobs[0]}, Edit{Kind: "profile"})
+	seq = append(seq, Edit{Kind: "rustflags"}, Edit{Kind: "rustflags"})
+	if r.s.CFlags {
+		seq = append(seq, Edit{Kind: "cflags"}, Edit{Kind: "cflags"})
+	}
+	if f := r.knobs("c-body", "asm"); len(f) > 0 {
+		seq = append(seq, Edit{Kind: "fail", Knob: &f[0]}, Edit{Kind: "fix", Knob: &f[0]})
+	}
+	seq = append(seq, Edit{Kind: "fail", Knob: &rs[len(rs)-1]}, Edit{Kind: "fix", Knob: &rs[len(rs)-1]})
+	if len(r.s.SysPackages) > 0 {
+		seq = append(seq, Edit{Kind: "clean-p", Arg: r.s.SysPackages[0]})
+	}
+	seq = append(seq, Edit{Kind: "branch"}, Edit{Kind: "branch"})
+	return seq
+}
+
+func (r *shapeRun) randomEdit(rng *rand.Rand) Edit {
+	for {
+		switch x := rng.IntN(100); {
+		case x < 45:
+			k := &r.s.Knobs[rng.IntN(len(r.s.Knobs))]
+			return Edit{Kind: k.Kind, Knob: k}
+		case x < 55:
+			k := &r.s.Knobs[rng.IntN(len(r.s.Knobs))]
+			return Edit{Kind: "touch", Knob: k}
+		case x < 63:
+			k := &r.s.Knobs[rng.IntN(len(r.s.Knobs))]
+			if len(r.saved[k.File]) > 0 {
+				return Edit{Kind: "restore", Knob: k}
+			}
+		case x < 70:
+			if len(r.s.Features) > 0 {
+				return Edit{Kind: "feature"}
+			}
+		case x < 75:
+			return Edit{Kind: "profile"}
+		case x < 79:
+			return Edit{Kind: "rustflags"}
+		case x < 83:
+			if r.s.CFlags {
+				return Edit{Kind: "cflags"}
+			}
+		case x < 89:
+			f := r.knobs("c-body", "asm", "rust")
+			k := &f[rng.IntN(len(f))]
+			return Edit{Kind: "fail", Knob: k}
+		case x < 93:
+			if len(r.s.SysPackages) > 0 {
+				return Edit{Kind: "clean-p", Arg: r.s.SysPackages[rng.IntN(len(r.s.SysPackages))]}
+			}
+		default:
+			return Edit{Kind: "branch"}
+		}
+	}
+}
+
+var tokenRE = regexp.MustCompile(`TRUTHV_([A-Za-z0-9]+)_([0-9]+)`)
+
+// apply makes the edit, judges the edited state (content edits), builds, and judges the built state.
+func (r *shapeRun) apply(ctx context.Context, e Edit) error {
+	r.step++
+	content := true
+	switch e.Kind {
+	case "c-body", "header", "declared", "rust", "asm":
+		p := filepath.Join(r.ws, e.Knob.File)
+		if err := r.fixFailing(e.Knob.File); err != nil {
+			return err
+		}
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		st, _ := os.Stat(p)
+		r.saved[e.Knob.File] = append(r.saved[e.Knob.File], saved{old, st.ModTime()})
+		r.counter++
+		n := 0
+		nw := tokenRE.ReplaceAllFunc(old, func(m []byte) []byte {
+			sm := tokenRE.FindSubmatch(m)
+			if string(sm[1]) != e.Knob.Name {
+				return m
+			}
+			n++
+			return []byte(Token(e.Knob.Name, r.counter))
+		})
+		if n == 0 {
+			return fmt.Errorf("knob %s: no token in %s", e.Knob.Name, e.Knob.File)
+		}
+		if err := writeNewer(p, nw); err != nil {
+			return err
+		}
+	case "touch":
+		p := filepath.Join(r.ws, e.Knob.File)
+		now := time.Now()
+		if err := os.Chtimes(p, now, now); err != nil {
+			return err
+		}
+	case "restore":
+		sv := r.saved[e.Knob.File]
+		if len(sv) == 0 {
+			return nil
+		}
+		if err := r.fixFailing(e.Knob.File); err != nil {
+			return err
+		}
+		v := sv[len(sv)-1]
+		r.saved[e.Knob.File] = sv[:len(sv)-1]
+		p := filepath.Join(r.ws, e.Knob.File)
+		if err := os.WriteFile(p, v.content, 0o644); err != nil {
+			return err
+		}
+		if err := os.Chtimes(p, v.mtime, v.mtime); err != nil { // cp -p: the older content with its older mtime
+			return err
+		}
+	case "fail":
+		if _, ok := r.failing[e.Knob.File]; ok {
+			return nil
+		}
+		p := filepath.Join(r.ws, e.Knob.File)
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		r.failing[e.Knob.File] = string(old)
+		bad := "\n#error truth-fail\n"
+		if e.Knob.Kind == "rust" {
+			bad = "\ncompile_error!(\"truth-fail\");\n"
+		}
+		if err := writeNewer(p, append(old, bad...)); err != nil {
+			return err
+		}
+	case "fix":
+		if _, ok := r.failing[e.Knob.File]; !ok {
+			return nil
+		}
+		if err := r.fixFailing(e.Knob.File); err != nil {
+			return err
+		}
+	case "clean-p":
+		args := append([]string{"clean", "-p", e.Arg}, r.cfg.Args()...)
+		if out, err := r.cargo(ctx, r.ws, r.cfg, args...); err != nil {
+			return fmt.Errorf("cargo clean -p: %v\n%s", err, out)
+		}
+	case "branch":
+		if err := r.switchBranch(); err != nil {
+			return err
+		}
+	default:
+		content = false
+		switch e.Kind {
+		case "feature":
+			r.cfg.Fast = !r.cfg.Fast
+		case "profile":
+			r.cfg.Release = !r.cfg.Release
+		case "rustflags":
+			r.cfg.RustFlags = !r.cfg.RustFlags
+		case "cflags":
+			r.cfg.CFlags = !r.cfg.CFlags
+		}
+	}
+	if !content {
+		return r.buildAndJudge(ctx, e)
+	}
+	// The edited state, before the user builds: judged now, Cargo's answer comes from the build itself.
+	pending, err := r.judge(ctx, e, "edited", true)
+	if err != nil {
+		return err
+	}
+	dirty, err := r.build(ctx)
+	if err != nil {
+		return err
+	}
+	for i := range pending {
+		v := &r.verdicts[pending[i]]
+		if v.Cargo == nil && v.Root == "target/"+r.cfg.Profile()+"/app" {
+			v.Cargo = &dirty
+			v.Agree = agrees(dirty, v.Pending)
+		}
+	}
+	_, err = r.judge(ctx, e, "built", false)
+	return err
+}
+
+func (r *shapeRun) fixFailing(rel string) error {
+	old, ok := r.failing[rel]
+	if !ok {
+		return nil
+	}
+	delete(r.failing, rel)
+	return writeNewer(filepath.Join(r.ws, rel), []byte(old))
+}
+
+// writeNewer writes content so that its mtime is later than anything before it (Linux stamps files from
+// a coarse clock).
+func writeNewer(p string, content []byte) error {
+	time.Sleep(15 * time.Millisecond)
+	return os.WriteFile(p, content, 0o644)
+}
+
+func (r *shapeRun) buildAndJudge(ctx context.Context, e Edit) error {
+	if _, err := r.build(ctx); err != nil {
+		return err
+	}
+	_, err := r.judge(ctx, e, "built", false)
+	return err
+}
+
+// build runs the user's build (cargo build -v) in place and returns what Cargo did.
+func (r *shapeRun) build(ctx context.Context) (Cargo, error) {
+	out, err := r.cargo(ctx, r.ws, r.cfg, append([]string{"build", "-v"}, r.cfg.Args()...)...)
+	r.built[r.cfg.Profile()] = r.cfg
+	if err != nil && ctx.Err() != nil {
+		return Cargo{}, ctx.Err()
+	}
+	if err != nil && len(r.failing) == 0 {
+		return Cargo{}, fmt.Errorf("cargo build %s failed without a failing edit: %v\n%s", r.cfg.Key(), err, tail(out, 3000))
+	}
+	return parseCargo(out, r.cfg.Profile()), nil
+}
+
+func (r *shapeRun) cargo(ctx context.Context, dir string, c Config, args ...string) (string, error) {
+	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "cargo", args...)
+	cmd.Dir = dir
+	cmd.Env = c.Env()
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+var (
+	dirtyRE     = regexp.MustCompile(`(?m)^\s+Dirty (\S+) v\S+(?: \([^)]*\))?: (.*)$`)
+	compilingRE = regexp.MustCompile(`(?m)^\s+Compiling (\S+) v`)
+)
+
+// Cargo is what one cargo build -v did, as package@profile sets.
+type Cargo struct {
+	Own     []string // Dirty for a reason of the unit's own (not "the dependency … was rebuilt")
+	Rebuilt []string // every package it compiled or reran
+}
+
+// parseCargo reads cargo build -v's stderr. Cargo prints one reason per unit, the first it finds
+// (dependencies are compared before the unit's own files), so Own is a lower bound of what changed and
+// Rebuilt the upper bound.
+func parseCargo(out, profile string) Cargo {
+	own, all := map[string]bool{}, map[string]bool{}
+	for _, m := range dirtyRE.FindAllStringSubmatch(out, -1) {
+		all[m[1]+"@"+profile] = true
+		if !strings.HasPrefix(m[2], "the dependency ") {
+			own[m[1]+"@"+profile] = true
+		}
+	}
+	for _, m := range compilingRE.FindAllStringSubmatch(out, -1) {
+		all[m[1]+"@"+profile] = true
+	}
+	return Cargo{Own: keys(own), Rebuilt: keys(all)}
+}
+
+// agrees: stalecheck's pending-rebuild units include every unit Cargo calls Dirty for a reason of its
+// own, and name nothing Cargo does not rebuild.
+func agrees(c Cargo, pending []string) bool {
+	return subset(c.Own, pending) && subset(pending, c.Rebuilt)
+}
+
+func subset(a, b []string) bool {
+	in := map[string]bool{}
+	for _, x := range b {
+		in[x] = true
+	}
+	for _, x := range a {
+		if !in[x] {
+			return false
+		}
+	}
+	return true
+}
+
+func filterProfile(xs []string, profile string) []string {
+	out := []string{}
+	for _, x := range xs {
+		if strings.HasSuffix(x, "@"+profile) {
+			out = append(out, x)
+		}
+	}
+	return out
+}
+
+func keys(m map[string]bool) []string {
+	out := []string{}
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func tail(s string, n int) string {
+	if len(s) > n {
+		return s[len(s)-n:]
+	}
+	return s
+}
+
+// check is stalecheck's JSON answer, the parts the harness reads.
+type check struct {
+	Findings []struct {
+		Rule     string   `json:"rule"`
+		Severity string   `json:"severity"`
+		Message  string   `json:"message"`
+		Roots    []string `json:"roots"`
+		Evidence []struct {
+			Kind string `json:"kind"`
+			Path string `json:"path"`
+		} `json:"evidence"`
+	} `json:"findings"`
+}
+
+var unitRE = regexp.MustCompile(`/(debug|release)/(?:\.fingerprint|build)/([^/]+)-[0-9a-f]{16}(?:/|$)`)
+
+// judge runs stalecheck on the state and both oracles; deferCargo leaves Cargo's answer for the current
+// profile to the build that follows. It returns the indexes of the verdicts added.
+func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo bool) ([]int, error) {
+	r.states++
+	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+	cmd.Dir = r.ws
+	cmd.Env = append(r.cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var c check
+	if err != nil || json.Unmarshal(out, &c) != nil {
+		// An answer stalecheck cannot give is a wrong answer on every root: recorded, not fatal.
+		c.Findings = append(c.Findings, struct {
+			Rule     string   `json:"rule"`
+			Severity string   `json:"severity"`
+			Message  string   `json:"message"`
+			Roots    []string `json:"roots"`
+			Evidence []struct {
+				Kind string `json:"kind"`
+				Path string `json:"path"`
+			} `json:"evidence"`
+		}{Rule: "stalecheck-failed", Severity: "none", Message: fmt.Sprintf("%v: %s", err, tail(stderr.String(), 500))})
+	}
+	pendingSet := map[string]bool{}
+	errRoots := map[string][]string{}
+	var summary []string
+	for _, f := range c.Findings {
+		if f.Rule == "pending-rebuild" {
+			for _, ev := range f.Evidence {
+				if ev.Kind == "reference" {
+					if m := unitRE.FindStringSubmatch(ev.Path); m != nil {
+						pendingSet[m[2]+"@"+m[1]] = true
+					}
+				}
+			}
+		}
+		if f.Severity == "error" || f.Rule == "pending-rebuild" || f.Rule == "stalecheck-failed" {
+			summary = append(summary, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
+		}
+		if f.Severity == "error" {
+			for _, root := range f.Roots {
+				errRoots[root] = append(errRoots[root], f.Rule)
+			}
+		}
+	}
+	pending := keys(pendingSet)
+	var added []int
+	profiles := make([]string, 0, len(r.built))
+	for p := range r.built {
+		profiles = append(profiles, p)
+	}
+	sort.Strings(profiles)
+	for _, p := range profiles {
+		cfg := r.built[p]
+		bin := filepath.Join(r.ws, "target", p, "app")
+		if _, err := os.Stat(bin); err != nil {
+			continue
+		}
+		got := runBinary(ctx, bin)
+		want, err := r.freshBuild(ctx, cfg)
+		if err != nil {
+			return added, err
+		}
+		v := Verdict{Shape: r.s.Name, Kind: e.Kind, State: fmt.Sprintf("%d:%s", r.step, state), Root: "target/" + p + "/app",
+			Stale: want.failed || want.out != got, Error: len(errRoots[bin]) > 0, Findings: summary, BinaryOut: got, FreshOut: want.out,
+			Pending: filterProfile(pending, p)}
+		if want.failed {
+			v.FreshOut = "(the sources do not build)"
+		}
+		if !(deferCargo && p == r.cfg.Profile()) {
+			var d Cargo
+			var err error
+			if p == r.cfg.Profile() {
+				// Just built: the user's next build of this profile is a no-op unless Cargo disagrees
+				// with itself; running it in place is what the user would see.
+				d, err = r.build(ctx)
+			} else {
+				d, err = r.cargoOnCopy(ctx, cfg)
+			}
+			if err != nil {
+				return added, err
+			}
+			v.Cargo = &d
+			v.Agree = agrees(d, v.Pending)
+		}
+		r.verdicts = append(r.verdicts, v)
+		added = append(added, len(r.verdicts)-1)
+	}
+	return added, nil
+}
+
+func runBinary(ctx context.Context, bin string) string {
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, bin).CombinedOutput()
+	if err != nil {
+		return string(out) + "(exit: " + err.Error() + ")"
+	}
+	return string(out)
+}
+
+// cargoOnCopy asks Cargo what it would rebuild in a profile the user is not building now: cargo build -v
+// on a cp -a copy (mtimes kept) of the sources and of that profile's folder.
+func (r *shapeRun) cargoOnCopy(ctx context.Context, cfg Config) (Cargo, error) {
+	cp := filepath.Join(r.root, "oracle")
+	os.RemoveAll(cp)
+	if err := run("", nil, "sh", "-c", `mkdir -p "$2/target" && cd "$1" && tar --exclude=./target -cf - . | (cd "$2" && tar xf -) && cd target && cp -a "$3" .rustc_info.json CACHEDIR.TAG "$2/target/" 2>/dev/null; test -d "$2/target/$3"`, "sh", r.ws, cp, cfg.Profile()); err != nil {
+		return Cargo{}, err
+	}
+	defer os.RemoveAll(cp)
+	out, err := r.cargo(ctx, cp, cfg, append([]string{"build", "-v"}, cfg.Args()...)...)
+	if err != nil && ctx.Err() != nil {
+		return Cargo{}, ctx.Err()
+	}
+	return parseCargo(out, cfg.Profile()), nil
+}
+
+// treeDigest digests the workspace's sources (everything but target/ and .git/).
+func treeDigest(dir string) (string, error) {
+	h := sha256.New()
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, p)
+		if d.IsDir() && (rel == "target" || rel == ".git") {
+			return filepath.SkipDir
+		}
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+			h.Write(b)
+		}
+		return nil
+	})
+	return hex.EncodeToString(h.Sum(nil)), err
+}
+
+// freshBuild builds the current sources with cfg in a fresh target folder and returns what the binary
+// prints. The registry dependencies (read-only Debian sources) come from a from-scratch build of the
+// same configuration made once per shape, stripped of every workspace unit (unless Pure).
+func (r *shapeRun) freshBuild(ctx context.Context, cfg Config) (freshOut, error) {
+	dg, err := treeDigest(r.ws)
+	if err != nil {
+		return freshOut{}, err
+	}
+	key := dg + "|" + cfg.Key()
+	if f, ok := r.fresh[key]; ok {
+		return f, nil
+	}
+	dir := filepath.Join(r.root, "fresh", "ws")
+	os.RemoveAll(filepath.Dir(dir))
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return freshOut{}, err
+	}
+	if err := run("", nil, "sh", "-c", `cd "$1" && tar --exclude=./target --exclude=./.git -cf - . | (cd "$2" && tar xf -)`, "sh", r.ws, dir); err != nil {
+		return freshOut{}, err
+	}
+	snap, haveSnap := r.snapshot[cfg.Key()]
+	if haveSnap && !r.o.Pure {
+		if err := run("", nil, "cp", "-a", snap, filepath.Join(dir, "target")); err != nil {
+			return freshOut{}, err
+		}
+	}
+	out, err := r.cargo(ctx, dir, cfg, append([]string{"build"}, cfg.Args()...)...)
+	var f freshOut
+	if err != nil {
+		if ctx.Err() != nil {
+			return f, ctx.Err()
+		}
+		if len(r.failing) == 0 {
+			return f, fmt.Errorf("from-scratch build %s failed without a failing edit:\n%s", cfg.Key(), tail(out, 3000))
+		}
+		f.failed = true
+	} else {
+		f.out = runBinary(ctx, filepath.Join(dir, "target", cfg.Profile(), "app"))
+	}
+	if !haveSnap && !r.o.Pure && !f.failed {
+		snap = filepath.Join(r.root, "snap-"+sanitize(cfg.Key()))
+		os.RemoveAll(snap)
+		if err := os.Rename(filepath.Join(dir, "target"), snap); err != nil {
+			return f, err
+		}
+		if err := stripWorkspaceUnits(snap, dir); err != nil {
+			return f, err
+		}
+		r.snapshot[cfg.Key()] = snap
+	}
+	r.fresh[key] = f
+	return f, nil
+}
+
+func sanitize(s string) string { return regexp.MustCompile(`[^A-Za-z0-9]+`).ReplaceAllString(s, "_") }
+
+// stripWorkspaceUnits removes from a target folder everything a workspace (path) package made, leaving
+// the registry packages' units: the packages without a source in Cargo.lock.
+func stripWorkspaceUnits(target, ws string) error {
+	lock, err := os.ReadFile(filepath.Join(ws, "Cargo.lock"))
+	if err != nil {
+		return err
+	}
+	var names []string
+	for _, blk := range strings.Split(string(lock), "[[package]]") {
+		m := regexp.MustCompile(`(?m)^name = "([^"]+)"`).FindStringSubmatch(blk)
+		if m != nil && !strings.Contains(blk, "\nsource = ") {
+			names = append(names, m[1], strings.ReplaceAll(m[1], "-", "_"))
+		}
+	}
+	unit := regexp.MustCompile(`^(?:lib)?(` + strings.Join(quoteAll(names), "|") + `)-[0-9a-f]{16}(?:\..*)?$`)
+	profiles, _ := os.ReadDir(target)
+	for _, p := range profiles {
+		if !p.IsDir() {
+			continue
+		}
+		pd := filepath.Join(target, p.Name())
+		ents, _ := os.ReadDir(pd)
+		for _, e := range ents {
+			switch e.Name() {
+			case ".fingerprint", "build", "deps":
+				sub, _ := os.ReadDir(filepath.Join(pd, e.Name()))
+				for _, s := range sub {
+					if unit.MatchString(s.Name()) {
+						if err := os.RemoveAll(filepath.Join(pd, e.Name(), s.Name())); err != nil {
+							return err
+						}
+					}
+				}
+			default:
+				if !strings.HasPrefix(e.Name(), ".") || e.Name() == ".cargo-lock" {
+					if err := os.RemoveAll(filepath.Join(pd, e.Name())); err != nil {
+						return err
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func quoteAll(xs []string) []string {
+	out := make([]string, len(xs))
+	for i, x := range xs {
+		out[i] = regexp.QuoteMeta(x)
+	}
+	return out
+}
+
+func run(dir string, env []string, name string, args ...string) error {
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if env != nil {
+		cmd.Env = env
+	}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", name, strings.Join(args, " "), err, tail(string(out), 2000))
+	}
+	return nil
+}
+
+func (r *shapeRun) git(args ...string) error {
+	return run(r.ws, nil, "git", append([]string{"-c", "user.email=truth@stalecheck.invalid", "-c", "user.name=truth", "-c", "commit.gpgsign=false"}, args...)...)
+}
+
+// gitInit makes branch main (the sources as written) and branch alt (the first knob at another version).
+func (r *shapeRun) gitInit() error {
+	if err := r.git("init", "-q", "-b", "main"); err != nil {
+		return err
+	}
+	if err := r.git("add", "-A"); err != nil {
+		return err
+	}
+	if err := r.git("commit", "-qm", "main"); err != nil {
+		return err
+	}
+	if err := r.git("checkout", "-qb", "alt"); err != nil {
+		return err
+	}
+	k := r.s.Knobs[0]
+	p := filepath.Join(r.ws, k.File)
+	b, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(string(b), Token(k.Name, 0), Token(k.Name, 999))), 0o644); err != nil {
+		return err
+	}
+	if err := r.git("commit", "-qam", "alt"); err != nil {
+		return err
+	}
+	r.branch = "main"
+	return r.git("checkout", "-q", "main")
+}
+
+// switchBranch commits the work in progress on the current branch and checks out the other one, as a
+// developer does: git writes the files that differ with the current time as their mtime.
+func (r *shapeRun) switchBranch() error {
+	for rel := range r.failing {
+		if err := r.fixFailing(rel); err != nil {
+			return err
+		}
+	}
+	if err := r.git("add", "-A"); err != nil {
+		return err
+	}
+	_ = r.git("commit", "-qm", "wip") // nothing to commit is fine
+	other := "alt"
+	if r.branch == "alt" {
+		other = "main"
+	}
+	if err := r.git("checkout", "-q", other); err != nil {
+		return err
+	}
+	r.branch = other
+	r.saved = map[string][]saved{}
+	return nil
+}

@@ -1,0 +1,72 @@
+package truth
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// TestQuick is `truth/run.sh --quick`: the fixed edit sequence on the quick shapes, judged against a
+// from-scratch build and against Cargo. Any false error, miss or disagreement with Cargo fails it.
+func TestQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the truth harness builds real workspaces; not in -short")
+	}
+	for _, tool := range []string{"cargo", "cc", "ar", "git"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required (CI installs it): %v", tool, err)
+		}
+	}
+	if _, err := os.Stat("/usr/share/cargo/registry/cc-1.0.73"); err != nil {
+		t.Fatalf("Debian's librust-cc-dev is required (CI installs it): %v", err)
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "stalecheck")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/stalecheck").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var log bytes.Buffer
+	res, err := Run(context.Background(), Options{Work: filepath.Join(dir, "work"), Stalecheck: bin,
+		Registry: "/usr/share/cargo/registry", Quick: true, Seed: 1, Log: &log})
+	if err != nil {
+		t.Fatalf("harness: %v\n%s", err, log.String())
+	}
+	var table, wrong bytes.Buffer
+	res.Write(&table)
+	t.Log("\n" + table.String())
+	if n := res.WriteWrong(&wrong); n > 0 {
+		t.Errorf("%d wrong verdict(s):\n%s", n, wrong.String())
+	}
+	if len(res.Skipped) > 0 {
+		t.Errorf("shapes not run: %v", res.Skipped)
+	}
+	if res.States < 60 {
+		t.Errorf("only %d states judged", res.States)
+	}
+}
+
+// TestParseCargo reads real cargo build -v lines (cargo 1.95).
+func TestParseCargo(t *testing.T) {
+	out := `       Dirty ccinc-sys v0.1.0 (/w/ccinc-sys): the file ` + "`native/ccinc.c`" + ` has changed (1764.5s, 2s after last build at 1762.5s)
+   Compiling ccinc-sys v0.1.0 (/w/ccinc-sys)
+       Dirty app v0.1.0 (/w/app): the dependency ccinc_sys was rebuilt
+   Compiling app v0.1.0 (/w/app)
+       Fresh cc v1.0.73
+`
+	c := parseCargo(out, "debug")
+	if len(c.Own) != 1 || c.Own[0] != "ccinc-sys@debug" {
+		t.Errorf("own = %v", c.Own)
+	}
+	if len(c.Rebuilt) != 2 {
+		t.Errorf("rebuilt = %v", c.Rebuilt)
+	}
+	if !agrees(c, []string{"ccinc-sys@debug"}) || !agrees(c, []string{"app@debug", "ccinc-sys@debug"}) {
+		t.Error("a pending set between own and rebuilt must agree")
+	}
+	if agrees(c, nil) || agrees(c, []string{"ccinc-sys@debug", "cc@debug"}) {
+		t.Error("missing an own-dirty unit, or naming a fresh one, must disagree")
+	}
+}
