@@ -119,6 +119,16 @@ func (r *reader) readDetails() {
 	}
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
 	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+	// The environment now, for every variable a build script's tools looked up.
+	r.g.Env = map[string]graph.EnvRead{}
+	for _, s := range runs {
+		for _, e := range s.EnvReads {
+			if _, ok := r.g.Env[e.Name]; !ok {
+				v, set := os.LookupEnv(e.Name)
+				r.g.Env[e.Name] = graph.EnvRead{Name: e.Name, Value: v, Set: set}
+			}
+		}
+	}
 }
 
 func (r *reader) fingerprint(s *graph.Step) *Fingerprint { return r.fps[s] }
@@ -332,6 +342,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	for _, p := range declared {
 		s.RerunPaths = append(s.RerunPaths, r.pkgPath(s, p))
 	}
+	s.EnvReads = bo.EnvReads
 	for _, ls := range bo.LinkSearch {
 		if ls.Kind == "native" || ls.Kind == "all" || ls.Kind == "dependency" {
 			s.LinkSearch = append(s.LinkSearch, ls.Path)

@@ -4,8 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // BuildOutput is what a build script printed to stdout, as Cargo keeps it in the run folder's
@@ -20,6 +24,9 @@ type BuildOutput struct {
 	// Commands are the `running: ...` lines (cc-rs logs them in old versions or with
 	// CC_ENABLE_DEBUG_OUTPUT), split into words.
 	Commands [][]string
+	// EnvReads are the environment lookups cc-rs (and the cmake crate through it) logs as
+	// `NAME = None` or `NAME = Some("value")` (Rust's Debug form), in printed order.
+	EnvReads []graph.EnvRead
 }
 
 // LinkLib is a `rustc-link-lib=[KIND[:MODIFIERS]=]NAME[:RENAME]` directive.
@@ -53,6 +60,19 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 			}
 			continue
 		}
+		if m := envReadRE.FindStringSubmatch(line); m != nil {
+			er := graph.EnvRead{Name: m[1]}
+			if m[2] != "None" {
+				er.Set = true
+				if v, err := strconv.Unquote(m[3]); err == nil {
+					er.Value = v
+				} else {
+					er.Value = m[3][1 : len(m[3])-1]
+				}
+			}
+			bo.EnvReads = append(bo.EnvReads, er)
+			continue
+		}
 		var body string
 		if b, ok := strings.CutPrefix(line, "cargo::"); ok {
 			body = b
@@ -83,6 +103,10 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 	}
 	return bo
 }
+
+// envReadRE matches cc-rs's log of one environment lookup (cc-rs src/lib.rs, `getenv`: it prints
+// `{v} = {r:?}` of an Option<String>; observed with cc 1.0.73).
+var envReadRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*) = (None|Some\((".*")\))$`)
 
 func parseLinkLib(v string) LinkLib {
 	var l LinkLib

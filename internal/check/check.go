@@ -87,6 +87,7 @@ type Rule struct {
 var Rules = []Rule{
 	{"untracked-input-changed", Error, untrackedInputChanged},
 	{"pending-rebuild", Error, pendingRebuild},
+	{"untracked-env-changed", Error, untrackedEnvChanged},
 	{"binary-older-than-input", Error, binaryOlderThanInput},
 	{"linked-copy-not-newest", Error, linkedCopyNotNewest},
 	{"edited-copy-not-built", Error, editedCopyNotBuilt},

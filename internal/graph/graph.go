@@ -148,6 +148,10 @@ type Step struct {
 	MovedFrom, MovedTo string
 	DirBytes           int64 // bytes under RunDir (or the compile folder)
 
+	// EnvReads are the environment variables the step's tools looked up, with the values they saw
+	// (cc-rs logs each lookup in the build script's output).
+	EnvReads []EnvRead
+
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
 
@@ -186,6 +190,13 @@ func (s *Step) Declarations() []string {
 
 // Live reports whether any root reaches the step.
 func (s *Step) Live() bool { return len(s.Roots) > 0 }
+
+// EnvRead is one environment variable as a step saw it (Set false: unset), or as it is now.
+type EnvRead struct {
+	Name  string
+	Value string
+	Set   bool
+}
 
 // Root is an artifact users run or link: an uplifted binary or library, an example, a test binary.
 type Root struct {
@@ -241,6 +252,10 @@ type Graph struct {
 	Notes []string
 	// Content holds content evidence about linked copies (see ContentMatch).
 	Content []ContentMatch
+
+	// Env is the environment stalecheck runs in, for the variables some step read (EnvReads): the
+	// environment the user's next build will see when stalecheck runs in the same shell.
+	Env map[string]EnvRead
 
 	// CargoHome is the $CARGO_HOME the graph was read with (rerun-if-changed paths under its registry/
 	// and git/ folders are not watched by Cargo).

@@ -1,0 +1,100 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// cargoSetsForScripts are variables Cargo itself sets for a build script from the unit's own
+// configuration (Cargo's "Environment variables Cargo sets for build scripts"): a change in them makes a
+// new unit, so they are never a reason of this rule.
+var cargoSetsForScripts = map[string]bool{
+	"TARGET": true, "HOST": true, "OPT_LEVEL": true, "DEBUG": true, "PROFILE": true, "NUM_JOBS": true,
+	"OUT_DIR": true, "RUSTC": true, "RUSTDOC": true, "RUSTC_LINKER": true, "RUSTC_WRAPPER": true,
+	"RUSTC_WORKSPACE_WRAPPER": true,
+}
+
+func setByCargo(name string) bool {
+	return cargoSetsForScripts[name] || strings.HasPrefix(name, "CARGO_") || strings.HasPrefix(name, "DEP_")
+}
+
+// untrackedEnvChanged: a live build-script run's tools looked up an environment variable (cc-rs logs
+// each lookup: `CFLAGS = None`) that the script does not declare with rerun-if-env-changed, and the
+// environment stalecheck runs in gives it another value: Cargo will not rerun the script for it, so the
+// next build keeps what was compiled with the old value. One finding per run, naming every variable.
+func untrackedEnvChanged(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+		declared := map[string]bool{}
+		for _, e := range s.RerunEnv {
+			declared[e] = true
+		}
+		seen := map[string]bool{}
+		var changed []string
+		var ev []Evidence
+		for _, e := range s.EnvReads {
+			if seen[e.Name] || declared[e.Name] || setByCargo(e.Name) {
+				continue
+			}
+			seen[e.Name] = true
+			now, ok := g.Env[e.Name]
+			if !ok || (now.Set == e.Set && now.Value == e.Value) {
+				continue
+			}
+			changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", e.Name, envText(e), envText(now)))
+			ev = append(ev, Evidence{Kind: "env", Path: s.Reference.Path,
+				Detail: fmt.Sprintf("%s: the build script's output logs %s; this environment has %s; not declared with rerun-if-env-changed", e.Name, envText(e), envText(now))})
+		}
+		if len(changed) == 0 {
+			continue
+		}
+		var names []string
+		for _, c := range changed {
+			names = append(names, strings.SplitN(c, " ", 2)[0])
+		}
+		f := Finding{
+			Rule: "untracked-env-changed", Severity: Error,
+			Message: fmt.Sprintf("the build script of %s read %s; Cargo does not watch %s (no rerun-if-env-changed), so a build in this environment keeps what the script made with the old value",
+				s.Package, strings.Join(changed, ", "), plural(len(names), "it", "them")),
+			Subjects: []string{unitDir(s)},
+			Roots:    rootPaths(s),
+			Evidence: append(ev, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
+				Detail: "the build script's last successful run, whose output logs the lookups"}),
+			Fix: fmt.Sprintf("add %s to the build script of %s, then: touch %s && cargo build", rerunEnvLines(names), s.Package, displayScript(s)),
+		}
+		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+		out = append(out, f)
+	}
+	return out
+}
+
+func envText(e graph.EnvRead) string {
+	if !e.Set {
+		return "unset"
+	}
+	return fmt.Sprintf("%q", e.Value)
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func rerunEnvLines(names []string) string {
+	var out []string
+	for _, n := range names {
+		out = append(out, fmt.Sprintf("println!(\"cargo:rerun-if-env-changed=%s\")", n))
+	}
+	return strings.Join(out, " and ")
+}
+
+func displayScript(s *graph.Step) string {
+	if s.ScriptSource != "" {
+		return s.ScriptSource
+	}
+	return "build.rs"
+}

@@ -1,0 +1,67 @@
+package check_test
+
+import (
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/testutil"
+)
+
+// ccEnvProject is a -sys crate built with Debian's cc crate, whose C code prints a value only when
+// CFLAGS defines ENVTAG: cc-rs reads CFLAGS (and logs the lookup) but does not declare it.
+func ccEnvProject(t *testing.T) *testutil.Project {
+	return testutil.NewProject(t, map[string]string{
+		".cargo/config.toml": testutil.DirectorySourceConfig(testutil.DebianRegistry),
+		"Cargo.toml":         "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"e-sys\"]\n",
+		"app/Cargo.toml":     "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\ne-sys = { path = \"../e-sys\" }\n",
+		"app/src/main.rs":    "fn main() { println!(\"{}\", e_sys::tag()); }\n",
+		"e-sys/Cargo.toml":   "[package]\nname = \"e-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[build-dependencies]\ncc = \"1.0\"\n",
+		"e-sys/build.rs":     "fn main() {\n    println!(\"cargo:rerun-if-changed=native/e.c\");\n    cc::Build::new().file(\"native/e.c\").compile(\"e\");\n}\n",
+		"e-sys/native/e.c":   "int e_tag(void) {\n#ifdef ENVTAG\n    return ENVTAG;\n#else\n    return 1;\n#endif\n}\n",
+		"e-sys/src/lib.rs":   "extern \"C\" { fn e_tag() -> i32; }\npub fn tag() -> i32 { unsafe { e_tag() } }\n",
+	})
+}
+
+// CFLAGS set after a build: Cargo says Fresh, the binary lacks the flag; the rule names the variable
+// and both values. Back in the build's environment, nothing is reported.
+func TestUntrackedEnvChanged(t *testing.T) {
+	p := ccEnvProject(t)
+	t.Setenv("CFLAGS", "")
+	os.Unsetenv("CFLAGS")
+	p.Cargo("build")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	none(t, fs, "untracked-env-changed")
+
+	p.Env = append(p.Env, "CFLAGS=-DENVTAG=7")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh e-sys") {
+		t.Fatalf("the premise fails: cargo reran the build script for CFLAGS:\n%s", out)
+	}
+	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); strings.TrimSpace(string(out)) != "1" {
+		t.Fatalf("the premise fails: the binary prints %q, want 1 (built without the flag)", out)
+	}
+	t.Setenv("CFLAGS", "-DENVTAG=7")
+	fs, _ = p.Check()
+	f := one(t, fs, "untracked-env-changed")
+	if f.Severity != check.Error {
+		t.Errorf("severity %v, want error", f.Severity)
+	}
+	for _, want := range []string{"CFLAGS", "unset when it ran", `"-DENVTAG=7" now`, "e-sys"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message lacks %q: %s", want, f.Message)
+		}
+	}
+	if !testutil.HasSubject(check.Finding{Subjects: f.Roots}, p.Path("target/debug/app")) {
+		t.Errorf("roots %v do not name target/debug/app", f.Roots)
+	}
+	if !strings.Contains(f.Fix, "rerun-if-env-changed=CFLAGS") {
+		t.Errorf("fix %q does not declare CFLAGS", f.Fix)
+	}
+
+	os.Unsetenv("CFLAGS")
+	fs, _ = p.Check()
+	none(t, fs, "untracked-env-changed")
+}
