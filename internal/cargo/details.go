@@ -405,6 +405,12 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			add(r.pkgPath(s, src), graph.CommandLine, "running: "+truncate(strings.Join(cmd, " "), 160))
 		}
 	}
+	// Compiles whose headers the include scan resolves: cc-rs's running: lines, then the command lines
+	// cmake leaves in OUT_DIR and DWARF compile units (below). Compiles with a depfile need no scan.
+	var compiles []compileCmd
+	if s.PackageRoot != "" {
+		compiles = runningCompiles(bo.Commands, s.PackageRoot, s.Reference.Path)
+	}
 	type stemClue struct {
 		where string // "archive(member)"
 		m     memberInfo
@@ -412,6 +418,19 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	stems := map[string][]stemClue{} // object stem -> members of that stem
 	for _, o := range s.Outputs {
 		switch {
+		case filepath.Base(o.Path) == "compile_commands.json":
+			cs, err := compileDBCompiles(o.Path)
+			if err != nil {
+				r.problem(o.Path, err)
+			}
+			compiles = append(compiles, cs...)
+		case filepath.Base(o.Path) == "flags.make" && strings.HasSuffix(filepath.Dir(o.Path), ".dir") &&
+			filepath.Base(filepath.Dir(filepath.Dir(o.Path))) == "CMakeFiles":
+			cs, err := cmakeMakeCompiles(o.Path)
+			if err != nil && !os.IsNotExist(err) {
+				r.problem(o.Path, err)
+			}
+			compiles = append(compiles, cs...)
 		case strings.HasSuffix(o.Path, ".d"):
 			f, err := depfile.ParseFile(o.Path)
 			if err != nil {
@@ -434,6 +453,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			for _, cu := range cus {
 				for _, f := range cu.files {
 					add(f, graph.DWARF, o.Path+"("+cu.member+")")
+				}
+				for _, u := range cu.units {
+					compiles = append(compiles, dwarfCompile(u.source, u.files, "DWARF compile unit in "+o.Path+"("+cu.member+")"))
 				}
 			}
 		}
@@ -469,6 +491,18 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			add(p, graph.ScriptSource, s.ScriptSource)
 		}
 	}
+	// A compiled source known only by its object or build.rs (cc-rs ≥ 1.0.80 logs no command line):
+	// scanned with its own folder and the package folders the build script names (e.g. .include("native/include")).
+	scanned := map[string]bool{}
+	for _, c := range compiles {
+		scanned[c.source] = true
+	}
+	for _, p := range order {
+		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(graph.ScriptSource)) {
+			compiles = append(compiles, r.scriptCompile(s, p, script))
+		}
+	}
+	r.includeScan(s, r.movedCompiles(s, compiles), add)
 	for _, p := range order {
 		in := ins[p]
 		if r.generated(p) {

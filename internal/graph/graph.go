@@ -23,6 +23,9 @@ const (
 	DWARF How = "dwarf"
 	// CommandLine: a compiler command line the step logged (`running:` in a build script's output).
 	CommandLine How = "command-line"
+	// IncludeScan: a header reached by following the #include lines of a compiled source through the
+	// compile's -I/-iquote/-isystem/-idirafter folders and the source's own folder, transitively.
+	IncludeScan How = "include-scan"
 	// PackageFolder: a native source lying in the package's folder; a candidate, not a proof.
 	PackageFolder How = "package-folder"
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
