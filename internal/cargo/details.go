@@ -342,7 +342,62 @@ func (r *reader) runDetails(s *graph.Step) {
 	}
 	if s.Live() {
 		r.runInputs(s, bo)
+		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
 	}
+}
+
+// runWritten finds the OUT_DIR files the last run's records show it installed or rebuilt (see
+// graph.Step.Written): CMake's "-- Installing: P" and "-- Up-to-date: P" lines in `output`, the files
+// an install_manifest.txt lists when the last run wrote it (mtime not before `output`), and the files
+// under a folder where a running: line ran `cmake --build` or make. Paths recorded under root-output
+// are mapped to where OUT_DIR is now.
+func runWritten(s *graph.Step, output []byte, rootOut string, bo *BuildOutput) map[string]string {
+	w := map[string]string{}
+	mapOut := func(p string) string {
+		p = filepath.Clean(strings.TrimSpace(p))
+		if rootOut != "" && rootOut != s.OutDir && (p == rootOut || strings.HasPrefix(p, rootOut+"/")) {
+			return s.OutDir + strings.TrimPrefix(p, rootOut)
+		}
+		return p
+	}
+	for _, line := range strings.Split(string(output), "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, pre := range []string{"-- Installing: ", "-- Up-to-date: "} {
+			if p, ok := strings.CutPrefix(line, pre); ok {
+				w[mapOut(p)] = "CMake's install step of the last run (" + strings.TrimSuffix(pre, " ") + " in " + s.Reference.Path + ")"
+			}
+		}
+	}
+	var trees []string
+	for _, words := range bo.Commands {
+		if len(words) < 4 || words[0] != "cd" || words[2] != "&&" {
+			continue
+		}
+		if rest := strings.Join(words[3:], " "); strings.Contains(rest, "make") { // cmake (configure, --build) or make
+			trees = append(trees, mapOut(words[1]))
+		}
+	}
+	for _, o := range s.Outputs {
+		if filepath.Base(o.Path) == "install_manifest.txt" && o.MTimeNS >= s.Reference.MTimeNS {
+			if data, err := safeio.ReadFile(o.Path, safeio.MaxRecord); err == nil {
+				for _, p := range strings.Split(string(data), "\n") {
+					if strings.TrimSpace(p) != "" {
+						if _, ok := w[mapOut(p)]; !ok {
+							w[mapOut(p)] = "listed in " + o.Path + ", which the last run's install step wrote"
+						}
+					}
+				}
+			}
+		}
+		for _, t := range trees {
+			if under(o.Path, t) {
+				if _, ok := w[o.Path]; !ok {
+					w[o.Path] = "in the CMake build tree " + t + ", which the last run rebuilt (cmake --build judges what is current there)"
+				}
+			}
+		}
+	}
+	return w
 }
 
 // findLib returns the first link-search folder's lib<name>.a (static) or lib<name>.so (dylib).

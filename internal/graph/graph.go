@@ -151,6 +151,13 @@ type Step struct {
 	MovedFrom, MovedTo string
 	DirBytes           int64 // bytes under RunDir (or the compile folder)
 
+	// Written lists OUT_DIR files that the last run's records show it wrote or confirmed in place even
+	// though their mtime may predate the run: path → the record that says so. CMake's install step
+	// keeps the source's mtime (whole seconds) and skips identical files ("-- Installing:" and
+	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
+	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
+	Written map[string]string
+
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
 
