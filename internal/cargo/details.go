@@ -471,6 +471,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		m     memberInfo
 	}
 	stems := map[string][]stemClue{} // object stem -> members of that stem
+	depfiled := map[string]bool{}    // files a compiler depfile lists: their compiles need no scan
 	for _, o := range s.Outputs {
 		switch {
 		case filepath.Base(o.Path) == "compile_commands.json":
@@ -494,6 +495,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 			for _, in := range f.Inputs() {
 				add(r.pkgPath(s, in), graph.Depfile, o.Path)
+				depfiled[movedPath(s, filepath.Clean(r.pkgPath(s, in)))] = true
 			}
 		case strings.HasSuffix(o.Path, ".a") && !r.opt.SkipNative:
 			members, cus, err := archiveEvidence(o.Path)
@@ -557,7 +559,13 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			compiles = append(compiles, r.scriptCompile(s, p, script))
 		}
 	}
-	r.includeScan(s, r.movedCompiles(s, compiles), add)
+	var scan []compileCmd
+	for _, c := range r.movedCompiles(s, compiles) {
+		if !depfiled[c.source] {
+			scan = append(scan, c)
+		}
+	}
+	r.includeScan(s, scan, add)
 	for _, p := range order {
 		in := ins[p]
 		if r.generated(p) {

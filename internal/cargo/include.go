@@ -649,12 +649,7 @@ func (r *reader) movedCompiles(s *graph.Step, cs []compileCmd) []compileCmd {
 	if s.MovedFrom == "" {
 		return cs
 	}
-	mv := func(p string) string {
-		if p == s.MovedFrom || strings.HasPrefix(p, s.MovedFrom+string(filepath.Separator)) {
-			return s.MovedTo + strings.TrimPrefix(p, s.MovedFrom)
-		}
-		return p
-	}
+	mv := func(p string) string { return movedPath(s, p) }
 	mvAll := func(ps []string) []string {
 		out := make([]string, len(ps))
 		for i, p := range ps {
@@ -669,4 +664,12 @@ func (r *reader) movedCompiles(s *graph.Step, cs []compileCmd) []compileCmd {
 		out[i] = c
 	}
 	return out
+}
+
+// movedPath maps a path recorded before the tree was copied or moved to where it is now.
+func movedPath(s *graph.Step, p string) string {
+	if s.MovedFrom != "" && (p == s.MovedFrom || strings.HasPrefix(p, s.MovedFrom+string(filepath.Separator))) {
+		return s.MovedTo + strings.TrimPrefix(p, s.MovedFrom)
+	}
+	return p
 }

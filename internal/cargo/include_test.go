@@ -2,6 +2,7 @@ package cargo
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -84,5 +85,33 @@ running: "cc" "-O3" "-I" "native/include" "-Iother" "-o" "/ws/target/out/native/
 	cs := runningCompiles(bo.Commands, "/ws/pkg", "/ws/target/output")
 	if len(cs) != 1 || cs[0].source != "/ws/pkg/native/x.c" || !reflect.DeepEqual(cs[0].dirs, []string{"/ws/pkg/native/include", "/ws/pkg/other"}) {
 		t.Fatalf("compiles %+v", cs)
+	}
+}
+
+// CMake's Makefile generator leaves flags.make (C_INCLUDES) and build.make (object: source) for each
+// target: read from a real cmake configure, they give the compile with its -I folder.
+func TestCmakeMakeCompiles(t *testing.T) {
+	if _, err := exec.LookPath("cmake"); err != nil {
+		t.Fatalf("cmake is required (CI installs it): %v", err)
+	}
+	dir := t.TempDir()
+	src := filepath.Join(dir, "src")
+	os.MkdirAll(filepath.Join(src, "include"), 0o755)
+	os.WriteFile(filepath.Join(src, "CMakeLists.txt"), []byte("cmake_minimum_required(VERSION 3.10)\nproject(k C)\nadd_library(k STATIC k.c)\ntarget_include_directories(k PRIVATE include)\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "k.c"), []byte("#include \"k.h\"\nint k(void) { return K; }\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "include", "k.h"), []byte("#include \"k2.h\"\n#define K K2\n"), 0o644)
+	os.WriteFile(filepath.Join(src, "include", "k2.h"), []byte("#define K2 1\n"), 0o644)
+	build := filepath.Join(dir, "build")
+	if out, err := exec.Command("cmake", "-S", src, "-B", build, "-G", "Unix Makefiles").CombinedOutput(); err != nil {
+		t.Fatalf("cmake: %v\n%s", err, out)
+	}
+	cs, err := cmakeMakeCompiles(filepath.Join(build, "CMakeFiles", "k.dir", "flags.make"))
+	if err != nil || len(cs) != 1 || cs[0].source != filepath.Join(src, "k.c") || cs[0].dir != build ||
+		!reflect.DeepEqual(cs[0].dirs, []string{filepath.Join(src, "include")}) {
+		t.Fatalf("compiles %+v, %v", cs, err)
+	}
+	hits, truncated := newIncludeScanner().scanCompile(cs[0], func(p string) string { return p })
+	if truncated || len(hits) != 2 || hits[0].path != filepath.Join(src, "include", "k.h") || hits[1].path != filepath.Join(src, "include", "k2.h") {
+		t.Fatalf("scan %+v", hits)
 	}
 }

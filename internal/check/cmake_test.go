@@ -150,3 +150,31 @@ func TestCmakeCrateCleanBuildsHealthy(t *testing.T) {
 		t.Fatalf("want the header no run installs any more:\n%s", testutil.Dump(fs))
 	}
 }
+
+// CMake with Ninja: no depfile survives in OUT_DIR, and compile_commands.json holds the compile with
+// -I csrc/include. An edit of the undeclared header is found by the include scan (Cargo says Fresh).
+func TestCmakeNinjaCompileCommandsHeader(t *testing.T) {
+	testutil.NeedDebianCrates(t)
+	p := testutil.NewProject(t, testutil.CmakeNinjaWorkspace())
+	p.Cargo("build")
+	cargoSaysFresh(t, p)
+	fs, g := p.Check()
+	if bad := testutil.AtLeast(fs, check.Warning); len(bad) != 0 {
+		t.Fatalf("healthy build: want no warning or error, got:\n%s", testutil.Dump(bad))
+	}
+	hdr := p.Path("cm-sys/csrc/include/cmk.h")
+	in := runInput(g, "cm-sys", hdr)
+	if in == nil || !in.Has(graph.IncludeScan) || !strings.Contains(includeDetail(in), "compile_commands.json") {
+		t.Fatalf("want cmk.h known by an include scan of compile_commands.json, got %+v", in)
+	}
+	p.Edit("cm-sys/csrc/include/cmk.h", "42", "43")
+	out := p.Cargo("build", "-v")
+	if !strings.Contains(out, "Fresh cm-sys") {
+		t.Fatalf("the premise fails: cargo rebuilt cm-sys:\n%s", out)
+	}
+	fs, _ = p.Check()
+	f := one(t, fs, "untracked-input-changed")
+	if f.Severity != check.Error || f.Subjects[0] != hdr || !strings.Contains(evidenceHow(f, "input"), "include-scan") {
+		t.Fatalf("want an error naming cmk.h known by include-scan:\n%s", testutil.Dump(fs))
+	}
+}

@@ -105,3 +105,21 @@ install(FILES include/cmk.h DESTINATION include)
 		"app/src/main.rs": "fn main() { println!(\"{} {}\", cm_sys::val(), cm_sys::HEADER.len()); }\n",
 	}
 }
+
+// CmakeNinjaWorkspace is CmakeWorkspace with CMake's Ninja generator and
+// CMAKE_EXPORT_COMPILE_COMMANDS=ON (Ninja folds the compiler's depfiles into .ninja_deps, so
+// compile_commands.json is the only compile record in OUT_DIR), and a build script that declares
+// build.rs, csrc/cmk.c and csrc/CMakeLists.txt but not the header csrc/include/cmk.h.
+func CmakeNinjaWorkspace() map[string]string {
+	files := CmakeWorkspace()
+	files["cm-sys/build.rs"] = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=csrc/cmk.c");
+    println!("cargo:rerun-if-changed=csrc/CMakeLists.txt");
+    let dst = cmake::Config::new("csrc").generator("Ninja").define("CMAKE_EXPORT_COMPILE_COMMANDS", "ON").build();
+    println!("cargo:rustc-link-search=native={}/lib", dst.display());
+    println!("cargo:rustc-link-lib=static=cmk");
+}
+`
+	return files
+}
