@@ -353,7 +353,62 @@ func (r *reader) runDetails(s *graph.Step) {
 	}
 	if s.Live() {
 		r.runInputs(s, bo)
+		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
 	}
+}
+
+// runWritten finds the OUT_DIR files the last run's records show it installed or rebuilt (see
+// graph.Step.Written): CMake's "-- Installing: P" and "-- Up-to-date: P" lines in `output`, the files
+// an install_manifest.txt lists when the last run wrote it (mtime not before `output`), and the files
+// under a folder where a running: line ran `cmake --build` or make. Paths recorded under root-output
+// are mapped to where OUT_DIR is now.
+func runWritten(s *graph.Step, output []byte, rootOut string, bo *BuildOutput) map[string]string {
+	w := map[string]string{}
+	mapOut := func(p string) string {
+		p = filepath.Clean(strings.TrimSpace(p))
+		if rootOut != "" && rootOut != s.OutDir && (p == rootOut || strings.HasPrefix(p, rootOut+"/")) {
+			return s.OutDir + strings.TrimPrefix(p, rootOut)
+		}
+		return p
+	}
+	for _, line := range strings.Split(string(output), "\n") {
+		line = strings.TrimRight(line, "\r")
+		for _, pre := range []string{"-- Installing: ", "-- Up-to-date: "} {
+			if p, ok := strings.CutPrefix(line, pre); ok {
+				w[mapOut(p)] = "CMake's install step of the last run (" + strings.TrimSuffix(pre, " ") + " in " + s.Reference.Path + ")"
+			}
+		}
+	}
+	var trees []string
+	for _, words := range bo.Commands {
+		if len(words) < 4 || words[0] != "cd" || words[2] != "&&" {
+			continue
+		}
+		if rest := strings.Join(words[3:], " "); strings.Contains(rest, "make") { // cmake (configure, --build) or make
+			trees = append(trees, mapOut(words[1]))
+		}
+	}
+	for _, o := range s.Outputs {
+		if filepath.Base(o.Path) == "install_manifest.txt" && o.MTimeNS >= s.Reference.MTimeNS {
+			if data, err := safeio.ReadFile(o.Path, safeio.MaxRecord); err == nil {
+				for _, p := range strings.Split(string(data), "\n") {
+					if strings.TrimSpace(p) != "" {
+						if _, ok := w[mapOut(p)]; !ok {
+							w[mapOut(p)] = "listed in " + o.Path + ", which the last run's install step wrote"
+						}
+					}
+				}
+			}
+		}
+		for _, t := range trees {
+			if under(o.Path, t) {
+				if _, ok := w[o.Path]; !ok {
+					w[o.Path] = "in the CMake build tree " + t + ", which the last run rebuilt (cmake --build judges what is current there)"
+				}
+			}
+		}
+	}
+	return w
 }
 
 // findLib returns the first link-search folder's lib<name>.a (static) or lib<name>.so (dylib).
@@ -416,13 +471,33 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			add(r.pkgPath(s, src), graph.CommandLine, "running: "+truncate(strings.Join(cmd, " "), 160))
 		}
 	}
+	// Compiles whose headers the include scan resolves: cc-rs's running: lines, then the command lines
+	// cmake leaves in OUT_DIR and DWARF compile units (below). Compiles with a depfile need no scan.
+	var compiles []compileCmd
+	if s.PackageRoot != "" {
+		compiles = runningCompiles(bo.Commands, s.PackageRoot, s.Reference.Path)
+	}
 	type stemClue struct {
 		where string // "archive(member)"
 		m     memberInfo
 	}
 	stems := map[string][]stemClue{} // object stem -> members of that stem
+	depfiled := map[string]bool{}    // files a compiler depfile lists: their compiles need no scan
 	for _, o := range s.Outputs {
 		switch {
+		case filepath.Base(o.Path) == "compile_commands.json":
+			cs, err := compileDBCompiles(o.Path)
+			if err != nil {
+				r.problem(o.Path, err)
+			}
+			compiles = append(compiles, cs...)
+		case filepath.Base(o.Path) == "flags.make" && strings.HasSuffix(filepath.Dir(o.Path), ".dir") &&
+			filepath.Base(filepath.Dir(filepath.Dir(o.Path))) == "CMakeFiles":
+			cs, err := cmakeMakeCompiles(o.Path)
+			if err != nil && !os.IsNotExist(err) {
+				r.problem(o.Path, err)
+			}
+			compiles = append(compiles, cs...)
 		case strings.HasSuffix(o.Path, ".d"):
 			f, err := depfile.ParseFile(o.Path)
 			if err != nil {
@@ -431,6 +506,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 			for _, in := range f.Inputs() {
 				add(r.pkgPath(s, in), graph.Depfile, o.Path)
+				depfiled[movedPath(s, filepath.Clean(r.pkgPath(s, in)))] = true
 			}
 		case strings.HasSuffix(o.Path, ".a") && !r.opt.SkipNative:
 			members, cus, err := archiveEvidence(o.Path)
@@ -445,6 +521,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			for _, cu := range cus {
 				for _, f := range cu.files {
 					add(f, graph.DWARF, o.Path+"("+cu.member+")")
+				}
+				for _, u := range cu.units {
+					compiles = append(compiles, dwarfCompile(u.source, u.files, "DWARF compile unit in "+o.Path+"("+cu.member+")"))
 				}
 			}
 		}
@@ -480,6 +559,24 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			add(p, graph.ScriptSource, s.ScriptSource)
 		}
 	}
+	// A compiled source known only by its object or build.rs (cc-rs ≥ 1.0.80 logs no command line):
+	// scanned with its own folder and the package folders the build script names (e.g. .include("native/include")).
+	scanned := map[string]bool{}
+	for _, c := range compiles {
+		scanned[c.source] = true
+	}
+	for _, p := range order {
+		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(graph.ScriptSource)) {
+			compiles = append(compiles, r.scriptCompile(s, p, script))
+		}
+	}
+	var scan []compileCmd
+	for _, c := range r.movedCompiles(s, compiles) {
+		if !depfiled[c.source] {
+			scan = append(scan, c)
+		}
+	}
+	r.includeScan(s, scan, add)
 	for _, p := range order {
 		in := ins[p]
 		if r.generated(p) {

@@ -9,6 +9,13 @@ import (
 type cuSources struct {
 	member string
 	files  []string
+	// units are the compile units one by one: the main source (absolute) and its line-table files.
+	units []cuUnit
+}
+
+type cuUnit struct {
+	source string
+	files  []string
 }
 
 // memberInfo is what an archive member tells about the source it was compiled from.
@@ -51,6 +58,7 @@ func archiveEvidence(path string) (members []memberInfo, cus []cuSources, err er
 		for _, u := range units {
 			if u.Name != "" {
 				c.files = append(c.files, absJoin(u.CompDir, u.Name))
+				c.units = append(c.units, cuUnit{source: absJoin(u.CompDir, u.Name), files: u.Files})
 			}
 			c.files = append(c.files, u.Files...)
 		}

@@ -66,7 +66,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g.ProfileDirs = profiles
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
-		pkgScan: map[string]*pkgScan{}, fps: map[*graph.Step]*Fingerprint{}}
+		pkgScan: map[string]*pkgScan{}, inc: newIncludeScanner(), fps: map[*graph.Step]*Fingerprint{}}
 	for _, p := range profiles {
 		r.readFingerprints(p)
 	}
@@ -95,6 +95,7 @@ type reader struct {
 	// byDir maps "<profile>/<pkg>-<hash>" to its units.
 	byDir   map[string][]*graph.Step
 	pkgScan map[string]*pkgScan
+	inc     *includeScanner // #include lines read once per check, shared by every run
 }
 
 func (r *reader) problem(path string, err error) {

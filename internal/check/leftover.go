@@ -9,7 +9,9 @@ import (
 // outDirLeftover: a file in OUT_DIR that the last run of the build script did not rewrite (its mtime
 // is older than the run's start, the `output` mtime) and that the build still uses: a live unit's
 // dep-info names it, or it is a library the run links. Cargo never empties OUT_DIR before a rerun
-// (rust-lang/cargo#16332), so such a file is left from an earlier run.
+// (rust-lang/cargo#16332), so such a file is left from an earlier run. A file the last run's records
+// show it installed or rebuilt (graph.Step.Written: CMake's install step keeps old, whole-second
+// mtimes) is not a leftover: leftovers are judged by what the last run wrote, not by mtime alone.
 func outDirLeftover(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range liveSteps(g, graph.BuildScriptRun) {
@@ -29,8 +31,8 @@ func outDirLeftover(g *graph.Graph) []Finding {
 		}
 		for _, o := range s.Outputs {
 			why, ok := used[o.Path]
-			if !ok || o.MTimeNS >= s.Reference.MTimeNS {
-				continue
+			if !ok || o.MTimeNS >= s.Reference.MTimeNS || s.Written[o.Path] != "" {
+				continue // rewritten by the last run, or its records show it installed or rebuilt it
 			}
 			f := Finding{
 				Rule: "out-dir-leftover", Severity: Warning,

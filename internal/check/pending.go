@@ -65,14 +65,14 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if s.Kind == graph.Rustc {
 			own := newestOutput(s)
 			for _, d := range s.Deps {
-				dn := newestOutput(d)
+				dp, dn, which := depOutput(s, d)
 				if own == 0 || dn == 0 || dn <= own {
 					continue
 				}
 				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; Cargo will rebuild %s",
 					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), unitName(s))
 				out = append(out, pendingFinding(g, s, msg, d.FingerprintDir, build,
-					Evidence{Kind: "input", Path: outputPath(d), MTimeNS: dn, Detail: "newest output of the dependency"}))
+					Evidence{Kind: "input", Path: dp, MTimeNS: dn, Detail: which}))
 			}
 		}
 	}
@@ -118,6 +118,43 @@ func newestOutput(s *graph.Step) int64 {
 		}
 	}
 	return n
+}
+
+// depOutput returns the output of dependency d that Cargo compares against s's newest output, its
+// mtime, and why that one (Cargo's Fingerprint::check_filesystem, docs/cargo-target-dir.md §11.4 item 3):
+// when s builds only an rlib and d is a library built only as an rlib, the edge needs only d's
+// metadata (DepFingerprint.only_requires_rmeta) and Cargo looks at d's .rmeta alone. Pipelining
+// starts s as soon as that .rmeta is written, so d's .rlib is routinely newer than s on a clean build.
+// Otherwise it is d's newest output (`output` for a build-script run).
+func depOutput(s, d *graph.Step) (path string, ns int64, which string) {
+	if rlibOnly(s) && rlibOnly(d) {
+		for _, o := range d.Outputs {
+			if strings.HasSuffix(o.Path, ".rmeta") {
+				return o.Path, o.MTimeNS, "the dependency's .rmeta: " + unitName(s) + " builds an rlib, which needs only its dependencies' metadata, so Cargo compares this file (pipelining)"
+			}
+		}
+	}
+	return outputPath(d), newestOutput(d), "newest output of the dependency"
+}
+
+// rlibOnly reports whether a rustc unit builds a library as an rlib only (fingerprint `lib-<name>`,
+// every output a .rlib or .rmeta): Cargo's `!requires_upstream_objects()` in Build mode. Proc-macros,
+// dylibs, cdylibs, binaries and tests need their dependencies' objects.
+func rlibOnly(s *graph.Step) bool {
+	if s.Kind != graph.Rustc || !strings.HasPrefix(s.Target, "lib-") || len(s.Outputs) == 0 {
+		return false
+	}
+	rlib := false
+	for _, o := range s.Outputs {
+		switch {
+		case strings.HasSuffix(o.Path, ".rlib"):
+			rlib = true
+		case strings.HasSuffix(o.Path, ".rmeta"):
+		default:
+			return false
+		}
+	}
+	return rlib
 }
 
 func outputPath(s *graph.Step) string {

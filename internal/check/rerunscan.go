@@ -12,12 +12,18 @@ import (
 // rerunScanDisabled: a path package's build script printed only rerun-if-env-changed lines, or
 // rerun-if-changed lines that cover none of some native sources of its package, which switches off
 // Cargo's scan of the whole package while those sources exist. One finding per build script.
+//
+// Warning when some of those sources are only package-folder candidates (an edit to them would
+// itself be only a warning, so the stale binary could be timed); info when every one is tied to the
+// step by a record (command line, depfile, DWARF, include scan, archive member, build.rs): an edit to
+// them is an untracked-input-changed error, so nothing goes unnoticed and a healthy build gets no warning.
 func rerunScanDisabled(g *graph.Graph) []Finding {
 	type agg struct {
 		s       *graph.Step
 		runs    []string
 		roots   map[string]bool
 		missing map[string]bool
+		strong  map[string]bool // tied to the step by a record in every run that lists it
 	}
 	byScript := map[string]*agg{}
 	var order []string
@@ -26,9 +32,11 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 			continue
 		}
 		var missing []string
+		strong := map[string]bool{}
 		for _, in := range s.Inputs {
 			if in.Has(graph.PackageFolder) && !in.Watched {
 				missing = append(missing, in.File.Path)
+				strong[in.File.Path] = in.Strong()
 			}
 		}
 		if len(missing) == 0 {
@@ -37,7 +45,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		key := s.ScriptSource + "\x00" + s.PackageRoot
 		a := byScript[key]
 		if a == nil {
-			a = &agg{s: s, missing: map[string]bool{}, roots: map[string]bool{}}
+			a = &agg{s: s, missing: map[string]bool{}, roots: map[string]bool{}, strong: map[string]bool{}}
 			byScript[key] = a
 			order = append(order, key)
 		}
@@ -46,6 +54,10 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 			a.roots[r] = true
 		}
 		for _, m := range missing {
+			if !a.missing[m] {
+				a.strong[m] = true
+			}
+			a.strong[m] = a.strong[m] && strong[m]
 			a.missing[m] = true
 		}
 	}
@@ -73,10 +85,17 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 			decl = append(decl, fmt.Sprintf("println!(\"cargo:rerun-if-changed=%s\")", d))
 		}
 		sort.Strings(decl)
+		sev, tail := Info, "; the build's records tie each to the script's step, so check reports an edit to them as an untracked-input-changed error"
+		for _, m := range missing {
+			if !a.strong[m] {
+				sev, tail = Warning, ""
+				break
+			}
+		}
 		f := Finding{
-			Rule: "rerun-scan-disabled", Severity: Warning,
-			Message: fmt.Sprintf("the build script %s %s, which switches off Cargo's scan of package %s, while %d native source(s) there are not declared (%s): editing them will not rebuild",
-				display(g, s.ScriptSource), how, s.Package, len(missing), strings.Join(limit(rels, 5), ", ")),
+			Rule: "rerun-scan-disabled", Severity: sev,
+			Message: fmt.Sprintf("the build script %s %s, which switches off Cargo's scan of package %s, while %d native source(s) there are not declared (%s): editing them will not rebuild%s",
+				display(g, s.ScriptSource), how, s.Package, len(missing), strings.Join(limit(rels, 5), ", "), tail),
 			Subjects: []string{s.ScriptSource},
 			Roots:    sortedKeys(a.roots),
 			Fix:      "add " + strings.Join(decl, " and ") + " to " + display(g, s.ScriptSource),
@@ -86,7 +105,11 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: filepath.Join(r, "output"), Detail: "run folder whose fingerprint holds these declarations"})
 		}
 		for _, m := range missing {
-			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: m, How: string(graph.PackageFolder), Detail: "native source not covered by any rerun-if-changed path"})
+			detail := "native source not covered by any rerun-if-changed path"
+			if a.strong[m] {
+				detail += "; a record ties it to the step"
+			}
+			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: m, How: string(graph.PackageFolder), Detail: detail})
 		}
 		out = append(out, f)
 	}

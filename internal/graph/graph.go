@@ -23,6 +23,9 @@ const (
 	DWARF How = "dwarf"
 	// CommandLine: a compiler command line the step logged (`running:` in a build script's output).
 	CommandLine How = "command-line"
+	// IncludeScan: a header reached by following the #include lines of a compiled source through the
+	// compile's -I/-iquote/-isystem/-idirafter folders and the source's own folder, transitively.
+	IncludeScan How = "include-scan"
 	// PackageFolder: a native source lying in the package's folder; a candidate, not a proof.
 	PackageFolder How = "package-folder"
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
@@ -151,6 +154,13 @@ type Step struct {
 	// EnvReads are the environment variables the step's tools looked up, with the values they saw
 	// (cc-rs logs each lookup in the build script's output).
 	EnvReads []EnvRead
+
+	// Written lists OUT_DIR files that the last run's records show it wrote or confirmed in place even
+	// though their mtime may predate the run: path → the record that says so. CMake's install step
+	// keeps the source's mtime (whole seconds) and skips identical files ("-- Installing:" and
+	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
+	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
+	Written map[string]string
 
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
