@@ -391,3 +391,18 @@ func writeCacheFile(dir, path string, m map[Key]entry) (err error) {
 	syncDir(dir)
 	return nil
 }
+
+// StatKey returns the cache key of the file at path (following symbolic links): its device, inode, size,
+// mtime and ctime. ok is false on systems without inode numbers. Errors are those of os.Stat, and an error
+// naming path when it is not a regular file.
+func StatKey(path string) (k Key, ok bool, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Key{}, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Key{}, false, notRegular(path, fi.Mode())
+	}
+	k, ok = fileKey(fi)
+	return k, ok, nil
+}
