@@ -88,6 +88,7 @@ var Rules = []Rule{
 	{"untracked-input-changed", Error, untrackedInputChanged},
 	{"pending-rebuild", Error, pendingRebuild},
 	{"binary-older-than-input", Error, binaryOlderThanInput},
+	{"changed-with-older-mtime", Error, changedWithOlderMtime},
 	{"linked-copy-not-newest", Error, linkedCopyNotNewest},
 	{"edited-copy-not-built", Error, editedCopyNotBuilt},
 	{"duplicate-native-artifact", Warning, duplicateNativeArtifact},
