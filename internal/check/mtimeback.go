@@ -51,7 +51,8 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 // changedWithOlderMtime: an input of a live step whose mtime is not newer than the step's reference, so
 // Cargo calls it fresh, but whose content differs from the content baseline recorded for that run: it
 // was rewritten (its ctime is newer than the reference) and its mtime set back (cp -p of a saved copy,
-// rsync -t, tar). The binary was built from other content. Inputs whose ctime moved but for which no
+// rsync -t, tar). The binary was built from other content. A warning when the only clue tying the file to
+// the step is that it lies in the package folder (as untracked-input-changed). Inputs whose ctime moved but for which no
 // baseline was recorded are summed up per step as info: their content is unknown.
 func changedWithOlderMtime(g *graph.Graph) []Finding {
 	var out []Finding
@@ -81,8 +82,12 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if s.Kind != graph.BuildScriptRun {
 				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
 			}
+			sev := Error
+			if !in.Strong() {
+				sev = Warning // only a native source lying in the package folder: a candidate, as untracked-input-changed says
+			}
 			f := Finding{
-				Rule: "changed-with-older-mtime", Severity: Error,
+				Rule: "changed-with-older-mtime", Severity: sev,
 				Message: fmt.Sprintf("%s was rewritten at %s (its ctime), after %s last ran at %s, and its mtime was set back to %s: its content differs from what %s used; %s, so the next build will not redo it: the binary you have was built from other content",
 					display(g, in.File.Path), fmtTime(c.CTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), fmtTime(in.File.MTimeNS), unitName(s), watch),
 				Subjects: []string{in.File.Path, unitDir(s)},
