@@ -3,6 +3,7 @@ package content
 import (
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 
@@ -47,6 +48,7 @@ func baselineKey(s *graph.Step) string { return fmt.Sprintf("%s@%d", s.ID, s.Ref
 // stat, and a hash only the first time (through the digest cache). A touched input is hashed and compared
 // with the baseline when there is one.
 func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
+	runs := st.runsByStep()
 	for _, s := range g.Steps {
 		if !s.Live() || !s.PathPackage || !s.Reference.Exists || s.Failed != "" {
 			continue
@@ -101,7 +103,49 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 				b.RecordedNS = st.now().UnixNano()
 			}
 			st.c.put(key, b)
+			st.keepNewest(runs[s.ID], key)
 		}
+	}
+}
+
+// keepRuns is how many runs of one step keep their baselines: a step's reference only moves forward, so
+// older runs matter only to other clones of the workspace sharing the state folder (same step IDs,
+// other reference mtimes) and to copies made with their mtimes.
+const keepRuns = 4
+
+// runsByStep indexes the store's keys by step ID.
+func (st *Store) runsByStep() map[string][]string {
+	out := map[string][]string{}
+	for k := range st.c.m {
+		if i := strings.LastIndexByte(k, '@'); i > 0 {
+			out[k[:i]] = append(out[k[:i]], k)
+		}
+	}
+	return out
+}
+
+// keepNewest drops the baselines of all but the keepRuns newest runs (by reference mtime) among a step's
+// keys and the one just recorded.
+func (st *Store) keepNewest(keys []string, added string) {
+	all := append([]string{added}, keys...)
+	ns := func(k string) int64 {
+		var n int64
+		fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &n)
+		return n
+	}
+	sort.Slice(all, func(i, j int) bool { return ns(all[i]) > ns(all[j]) })
+	seen := map[string]bool{}
+	kept := 0
+	for _, k := range all {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if kept < keepRuns {
+			kept++
+			continue
+		}
+		st.c.del(k)
 	}
 }
 

@@ -18,6 +18,7 @@ type jsonCache[T any] struct {
 	path  string
 	m     map[string]T
 	used  map[string]bool
+	gone  map[string]bool // deleted by this process: not merged back from the file on save
 	dirty bool
 }
 
@@ -27,7 +28,7 @@ type jsonFile[T any] struct {
 }
 
 func loadJSON[T any](dir, name string) *jsonCache[T] {
-	c := &jsonCache[T]{m: map[string]T{}, used: map[string]bool{}}
+	c := &jsonCache[T]{m: map[string]T{}, used: map[string]bool{}, gone: map[string]bool{}}
 	if dir == "" {
 		return c
 	}
@@ -62,6 +63,12 @@ func (c *jsonCache[T]) put(k string, v T) {
 	c.dirty = true
 }
 
+func (c *jsonCache[T]) del(k string) {
+	delete(c.m, k)
+	c.gone[k] = true
+	c.dirty = true
+}
+
 // save merges the entries another process saved meanwhile, bounds the size and writes a temporary file
 // renamed over the old one (readers see the old or the new file, never a mix).
 func (c *jsonCache[T]) save() {
@@ -69,7 +76,7 @@ func (c *jsonCache[T]) save() {
 		return
 	}
 	for k, v := range readJSON[T](c.path) {
-		if _, ok := c.m[k]; !ok {
+		if _, ok := c.m[k]; !ok && !c.gone[k] {
 			c.m[k] = v
 		}
 	}
