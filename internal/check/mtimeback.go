@@ -2,8 +2,6 @@ package check
 
 import (
 	"fmt"
-	"sort"
-	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -60,14 +58,9 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 		if !s.Live() || !s.Reference.Exists || s.Failed != "" {
 			continue
 		}
-		var unknown []*graph.Input
 		for _, in := range s.Inputs {
 			c := in.Content
 			if c == nil || !in.File.Exists || in.File.MTimeNS > s.Reference.MTimeNS {
-				continue
-			}
-			if c.Verdict == graph.ContentUnknown {
-				unknown = append(unknown, in)
 				continue
 			}
 			if c.Verdict != graph.ContentDiffers {
@@ -102,33 +95,6 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 				Fix: fix,
 			}
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
-			out = append(out, f)
-		}
-		if len(unknown) > 0 {
-			sort.Slice(unknown, func(i, j int) bool { return unknown[i].File.Path < unknown[j].File.Path })
-			var names []string
-			for _, in := range unknown {
-				if len(names) < 5 {
-					names = append(names, display(g, in.File.Path))
-				}
-			}
-			more := ""
-			if len(unknown) > len(names) {
-				more = fmt.Sprintf(" and %d more", len(unknown)-len(names))
-			}
-			f := Finding{
-				Rule: "changed-with-older-mtime", Severity: Info,
-				Message: fmt.Sprintf("%d input(s) of %s changed status (ctime) after it last ran at %s while their mtimes are not newer: %s%s; %s, so stalecheck cannot tell whether their content is what it used (cp -p, rsync -t and tar restore old mtimes on new content; cp -a, chmod and hard links change only the ctime)",
-					len(unknown), stepWhat(s), fmtTime(s.Reference.MTimeNS), strings.Join(names, ", "), more, unknown[0].Content.Why),
-				Subjects: []string{unknown[0].File.Path, unitDir(s)},
-				Roots:    rootPaths(s),
-				Fix:      "if a file's content may have changed, touch it and rebuild: " + buildCmd(s.Config.ProfileDir, rootFeatures(s)),
-			}
-			for _, in := range unknown {
-				f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
-					Detail: "ctime " + fmtTime(in.Content.CTimeNS)})
-			}
-			f.Evidence = append(f.Evidence, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "the file whose mtime Cargo compares inputs against"})
 			out = append(out, f)
 		}
 	}

@@ -49,6 +49,19 @@ func baselineKey(s *graph.Step) string { return fmt.Sprintf("%s@%d", s.ID, s.Ref
 // with the baseline when there is one.
 func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 	runs := st.runsByStep()
+	var unknown []string // inputs whose ctime moved past the run with an older mtime, and no baseline
+	defer func() {
+		if len(unknown) == 0 {
+			return
+		}
+		sort.Strings(unknown)
+		n := len(unknown)
+		if n > 5 {
+			unknown = append(unknown[:5], fmt.Sprintf("and %d more", n-5))
+		}
+		g.Notes = append(g.Notes, fmt.Sprintf("%d input(s) changed status (ctime) after their step last ran while their mtimes are not newer, and no content baseline was recorded for that run: whether their content is what the step used is unknown (a copy of the tree made with its mtimes, chmod, or a cp -p/rsync -t/tar restore of other content): %s",
+			n, strings.Join(unknown, ", ")))
+	}()
 	for _, s := range g.Steps {
 		if !s.Live() || !s.PathPackage || !s.Reference.Exists || s.Failed != "" {
 			continue
@@ -83,6 +96,9 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			ic := &graph.InputContent{Verdict: graph.ContentUnknown, CTimeNS: k.CtimeNS, Baseline: base, BaselineNS: b.RecordedNS}
 			in.Content = ic
 			if !hasBase {
+				if k.MtimeNS <= ref {
+					unknown = append(unknown, rel)
+				}
 				ic.Why = "no content baseline was recorded for this run of " + s.Package + " (stalecheck had not checked the build since it ran, before the file changed), so its content was not compared"
 				continue
 			}
