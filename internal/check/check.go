@@ -89,6 +89,7 @@ var Rules = []Rule{
 	{"pending-rebuild", Error, pendingRebuild},
 	{"untracked-env-changed", Error, untrackedEnvChanged},
 	{"binary-older-than-input", Error, binaryOlderThanInput},
+	{"changed-with-older-mtime", Error, changedWithOlderMtime},
 	{"linked-copy-not-newest", Error, linkedCopyNotNewest},
 	{"edited-copy-not-built", Error, editedCopyNotBuilt},
 	{"duplicate-native-artifact", Warning, duplicateNativeArtifact},

@@ -2,63 +2,55 @@ package check
 
 import (
 	"fmt"
-	"path/filepath"
-	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // binaryOlderThanInput: a root is older than an archive, object or library it links: the static
 // libraries its build-script runs tell rustc to link, and the rlibs and libraries of its dependency
-// units. What it links was rewritten after it was linked, so it cannot hold that code.
+// units (graph.Root.NewerLinked). The mtime alone does not make it stale: where internal/content proved
+// that the root holds the library's current content (a touched or identically rebuilt archive), it is
+// info; where content shows other content, or could not decide, it is an error that says which.
 func binaryOlderThanInput(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
-		if r.Unit == nil || r.Unit.Failed != "" {
-			continue
-		}
-		for _, s := range r.Reach() {
-			if s.Failed != "" {
-				continue
+		for _, li := range r.NewerLinked() {
+			s, in := li.Step, li.File
+			h := g.HoldingOf(r, in.Path)
+			f := Finding{
+				Rule: "binary-older-than-input", Severity: Error,
+				Subjects: []string{r.File.Path, in.Path},
+				Roots:    []string{r.File.Path},
+				Evidence: []Evidence{
+					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Unit) + " by " + r.TiedBy},
+					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Target + ")"},
+				},
+				Fix: olderFix(g, r, s),
 			}
-			var inputs []graph.FileInfo
-			switch s.Kind {
-			case graph.BuildScriptRun:
-				for _, p := range linkedArchives(s) {
-					for _, o := range s.Outputs {
-						if o.Path == p {
-							inputs = append(inputs, o)
-						}
-					}
+			when := fmt.Sprintf("%s was linked at %s, before %s was written at %s",
+				display(g, r.File.Path), fmtTime(r.File.MTimeNS), display(g, in.Path), fmtTime(in.MTimeNS))
+			switch {
+			case h != nil && h.Verdict == graph.HoldsContent:
+				f.Severity = Info
+				f.Message = when + ", but by content it holds what that library now contains (" + h.Detail + "): only the mtime is newer, it is not stale"
+				f.Fix = ""
+			case h != nil && h.Verdict == graph.DiffersContent:
+				f.Message = when + ", and by content it holds other code: " + h.Detail
+			default:
+				why := "content evidence was not gathered"
+				if h != nil {
+					why = h.Detail
 				}
-			case graph.Rustc:
-				if s == r.Unit {
-					continue
-				}
-				for _, o := range s.Outputs {
-					if ext := filepath.Ext(o.Path); ext == ".rlib" || ext == ".a" || ext == ".so" || strings.Contains(filepath.Base(o.Path), ".so.") {
-						inputs = append(inputs, o)
-					}
-				}
+				f.Message = when + ": the binary cannot hold what that library now contains unless its content is unchanged, and content could not clear it (" + why + ")"
 			}
-			for _, in := range inputs {
-				if in.MTimeNS <= r.File.MTimeNS {
-					continue
+			if h != nil {
+				ev := Evidence{Kind: "record", Path: in.Path, How: "content-" + h.Verdict, Detail: h.Detail}
+				if h.Cached {
+					ev.Detail += " (answer from the cache: same device, inode, size, mtime and ctime)"
 				}
-				f := Finding{
-					Rule: "binary-older-than-input", Severity: Error,
-					Message: fmt.Sprintf("%s was linked at %s, before %s was written at %s: the binary cannot hold what that library now contains",
-						display(g, r.File.Path), fmtTime(r.File.MTimeNS), display(g, in.Path), fmtTime(in.MTimeNS)),
-					Subjects: []string{r.File.Path, in.Path},
-					Roots:    []string{r.File.Path},
-					Evidence: []Evidence{
-						{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Unit) + " by " + r.TiedBy},
-						{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Target + ")"},
-					},
-					Fix: olderFix(g, r, s),
-				}
-				out = append(out, f)
+				f.Evidence = append(f.Evidence, ev)
 			}
+			out = append(out, f)
 		}
 	}
 	return out

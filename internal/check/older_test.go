@@ -11,8 +11,10 @@ import (
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
 
-// A library rewritten after the binary was linked (by hand, or by a script run that was not followed by a
-// relink): the binary is older than what it links.
+// A library whose mtime is newer than the binary (touched, here with the same content): the binary is
+// older than what it links, but by content it holds it, so that is info, not an error (repro 07; the
+// content-changed case is TestTouchedArchiveIsNotStale). A dependency's rlib newer than the binary is an
+// error: Rust libraries are not compared by content.
 func TestBinaryOlderThanInput(t *testing.T) {
 	p := testutil.NewProject(t, testutil.SysCrate("seed-sys", "groth16_cuda",
 		map[string]string{"cuda/groth16.c": groth16V1}, nil, []string{"cargo:rerun-if-changed=build.rs", "cargo:rerun-if-changed=cuda"}))
@@ -28,7 +30,7 @@ func TestBinaryOlderThanInput(t *testing.T) {
 	fs, _ = p.Check()
 	var named bool
 	for _, f := range testutil.Rule(fs, "binary-older-than-input") {
-		if f.Severity == check.Error && f.Subjects[0] == p.Path("target/release/app") && f.Subjects[1] == lib &&
+		if f.Severity == check.Info && f.Subjects[0] == p.Path("target/release/app") && f.Subjects[1] == lib &&
 			strings.Contains(f.Message, msgTime(t, lib)) && strings.Contains(f.Message, msgTime(t, p.Path("target/release/app"))) {
 			named = true
 		}
@@ -44,7 +46,7 @@ func TestBinaryOlderThanInput(t *testing.T) {
 		os.Chtimes(r, later, later)
 	}
 	fs, _ = p.Check()
-	if len(testutil.Rule(fs, "binary-older-than-input")) == 0 || len(testutil.Rule(fs, "pending-rebuild")) == 0 {
+	if len(testutil.AtLeast(testutil.Rule(fs, "binary-older-than-input"), check.Error)) == 0 || len(testutil.Rule(fs, "pending-rebuild")) == 0 {
 		t.Fatalf("want binary-older-than-input and pending-rebuild for the newer rlib:\n%s", testutil.Dump(fs))
 	}
 

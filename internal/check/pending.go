@@ -44,8 +44,12 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			default:
 				continue
 			}
-			out = append(out, pendingFinding(g, s, msg, in.File.Path, build,
-				Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy}))
+			f := pendingFinding(g, s, msg, in.File.Path, build,
+				Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy})
+			if in.File.Exists {
+				f = contentJudged(g, s, in, f)
+			}
+			out = append(out, f)
 		}
 		if ns, file := s.PrecalculatedNS, s.PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
 			if newest, newestNS := s.PackageNewest.Path, s.PackageNewest.MTimeNS; newestNS > ns {

@@ -53,7 +53,7 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 				f.Evidence = append(f.Evidence, Evidence{Kind: "artifact", Path: p, Detail: "linked library made by this run"})
 			}
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
-			out = append(out, f)
+			out = append(out, contentJudged(g, s, in, f))
 		}
 	}
 	return out

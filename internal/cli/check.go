@@ -8,6 +8,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -69,11 +70,13 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 		}
 		return &ExitError{2, err}
 	}
+	stateDir, _ := digest.DefaultDir()
 	if !fl.noNative {
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
-		stateDir, _ := digest.DefaultDir()
 		evidence.Annotate(g, stateDir)
 	}
+	// Content judgements of files newer than what used them (holdings, baselines; internal/content).
+	content.Annotate(g, content.Options{StateDir: stateDir, SkipNative: fl.noNative})
 	findings := check.Run(g, check.Options{})
 	tool := report.Tool{Name: "stalecheck", Version: Version}
 	if fl.format == "json" {

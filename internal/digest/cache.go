@@ -17,8 +17,9 @@ import (
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
-// CacheFile is the name of the cache file inside the state folder.
-const CacheFile = "digests.v1"
+// CacheFile is the name of the cache file inside the state folder. Version 2 keys entries by ctime too;
+// a version 1 file (digests.v1, keyed without ctime) is never read.
+const CacheFile = "digests.v2"
 
 // lockFileName is the advisory lock that serializes Save across processes.
 const lockFileName = "digests.lock"
@@ -27,26 +28,32 @@ const lockFileName = "digests.lock"
 // than RacyWindow before it was hashed (or with an mtime in the future) is hashed on every call.
 const RacyWindow = 2 * time.Second
 
-// MaxEntries bounds the number of entries the cache file keeps (64 bytes each, so 64 MiB at most). When a
+// MaxEntries bounds the number of entries the cache file keeps (72 bytes each, so 72 MiB at most). When a
 // Save would exceed it, entries used or added by this process are kept first.
 const MaxEntries = 1 << 20
 
+// clock is the clock new caches use; tests move it past the racy window of the files they just wrote.
+var clock = time.Now
+
 // magic starts every cache file; the last byte is the format version.
-var magic = [8]byte{'S', 'C', 'D', 'I', 'G', 'S', 'T', 1}
+var magic = [8]byte{'S', 'C', 'D', 'I', 'G', 'S', 'T', 2}
 
 const (
 	headerSize = 16 // magic + uint64 entry count
-	entrySize  = 64 // dev, ino, size, mtime (8 bytes each, little endian) + digest
+	entrySize  = 72 // dev, ino, size, mtime, ctime (8 bytes each, little endian) + digest
 	sumSize    = 32 // blake3 of header and entries
 )
 
-// Key identifies one version of a file: its device and inode numbers, its size in bytes and its
-// modification time in nanoseconds since the Unix epoch.
+// Key identifies one version of a file: its device and inode numbers, its size in bytes, and its
+// modification and status-change times in nanoseconds since the Unix epoch. The ctime is what makes an
+// in-place edit that keeps size and mtime (cp -p, rsync -t, tar, os.Chtimes) a new key: no program can set
+// it back.
 type Key struct {
 	Dev     uint64
 	Ino     uint64
 	Size    int64
 	MtimeNS int64
+	CtimeNS int64
 }
 
 type entry struct {
@@ -96,7 +103,7 @@ func OpenCache(dir string) (*Cache, error) {
 	if dir == "" {
 		return nil, errors.New("digest: OpenCache: empty folder name")
 	}
-	c := &Cache{dir: dir, m: map[Key]entry{}, now: time.Now}
+	c := &Cache{dir: dir, m: map[Key]entry{}, now: clock}
 	m, err := readCacheFile(filepath.Join(dir, CacheFile))
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		c.loadErr = err
@@ -138,7 +145,7 @@ func (c *Cache) Stats() Stats {
 
 // File returns the digest of the content of the regular file at path, following symbolic links. It stats
 // the path (Lstat, then Stat when it is a link) and answers from the cache when the key (device, inode,
-// size, mtime) is known, without opening the file; otherwise it reads the file in fixed-size chunks,
+// size, mtime, ctime) is known, without opening the file; otherwise it reads the file in fixed-size chunks,
 // hashes it and stores the digest (see the package comment for when it does not).
 //
 // Errors: those of os.Lstat, os.Stat, os.Open and reading (*fs.PathError naming path), and an error naming
@@ -216,7 +223,7 @@ func (c *Cache) hash(path string) (Digest, error) {
 		}
 		c.mu.Lock()
 		c.stats.Misses++
-		if oka && !c.racy(after.ModTime()) {
+		if oka && !c.racy(time.Unix(0, max(ka.MtimeNS, ka.CtimeNS))) {
 			c.m[ka] = entry{sum: d, used: true}
 			c.dirty = true
 		} else {
@@ -233,10 +240,10 @@ func (c *Cache) hash(path string) (Digest, error) {
 	return d, nil
 }
 
-// racy reports whether a file with modification time mtime may still be written again within the same
-// timestamp tick. Called with c.mu held.
-func (c *Cache) racy(mtime time.Time) bool {
-	return !mtime.Before(c.now().Add(-RacyWindow))
+// racy reports whether a file last modified or changed (the later of mtime and ctime) at t may still be
+// written again within the same timestamp tick. Called with c.mu held.
+func (c *Cache) racy(t time.Time) bool {
+	return !t.Before(c.now().Add(-RacyWindow))
 }
 
 // Save writes the cache to dir/digests.v1, creating dir (mode 0700) if needed. It does nothing when no
@@ -331,8 +338,9 @@ func readCacheFile(path string) (map[Key]Digest, error) {
 			Ino:     binary.LittleEndian.Uint64(b[8:]),
 			Size:    int64(binary.LittleEndian.Uint64(b[16:])),
 			MtimeNS: int64(binary.LittleEndian.Uint64(b[24:])),
+			CtimeNS: int64(binary.LittleEndian.Uint64(b[32:])),
 		}
-		m[k] = Digest(b[32:64])
+		m[k] = Digest(b[40:72])
 	}
 	return m, nil
 }
@@ -361,7 +369,8 @@ func writeCacheFile(dir, path string, m map[Key]entry) (err error) {
 		binary.LittleEndian.PutUint64(b[8:], k.Ino)
 		binary.LittleEndian.PutUint64(b[16:], uint64(k.Size))
 		binary.LittleEndian.PutUint64(b[24:], uint64(k.MtimeNS))
-		copy(b[32:], e.sum[:])
+		binary.LittleEndian.PutUint64(b[32:], uint64(k.CtimeNS))
+		copy(b[40:], e.sum[:])
 		w.Write(b[:])
 	}
 	if err = w.Flush(); err != nil {
@@ -381,4 +390,19 @@ func writeCacheFile(dir, path string, m map[Key]entry) (err error) {
 	}
 	syncDir(dir)
 	return nil
+}
+
+// StatKey returns the cache key of the file at path (following symbolic links): its device, inode, size,
+// mtime and ctime. ok is false on systems without inode numbers. Errors are those of os.Stat, and an error
+// naming path when it is not a regular file.
+func StatKey(path string) (k Key, ok bool, err error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return Key{}, false, err
+	}
+	if !fi.Mode().IsRegular() {
+		return Key{}, false, notRegular(path, fi.Mode())
+	}
+	k, ok = fileKey(fi)
+	return k, ok, nil
 }

@@ -4,22 +4,23 @@
 // # The cache and its contract
 //
 // A cache entry is keyed by the file's identity and metadata: (device, inode, size in bytes, modification
-// time in nanoseconds). A lookup that finds the key returns the stored digest without opening the file.
-// This is the same bargain Make, Ninja, Cargo and git make: a program that rewrites a file while keeping
-// its size and restores its mtime (os.Chtimes, touch -r, some archive extractors) defeats the cache and
-// gets the old digest back. Two protections narrow the gap:
+// time and status-change time in nanoseconds). A lookup that finds the key returns the stored digest
+// without opening the file. A program that rewrites a file in place while keeping its size and restoring
+// its mtime (os.Chtimes, touch -r, cp -p, rsync -t, tar) still moves its ctime, which no program can set
+// back, so it gets a new key and is hashed again (git's index keeps ctime for the same reason). Two more
+// protections cover writes the ctime cannot tell apart:
 //
-//   - Racy entries are not stored: a file whose mtime is within RacyWindow of the clock when it is hashed
+//   - Racy entries are not stored: a file whose mtime or ctime is within RacyWindow of the clock when it is hashed
 //     (or in the future) is hashed but not cached, because a second write in the same timestamp tick would
 //     leave size and mtime unchanged (git's "racy clean" problem; coarse-timestamp file systems such as
 //     FAT have 2 s ticks).
-//   - A file that changes while it is being hashed (its size or mtime differ before and after) is hashed
+//   - A file that changes while it is being hashed (its size, mtime or ctime differ before and after) is hashed
 //     again, and its digest is not cached if it keeps changing.
 //
 // # Storage
 //
-// The cache lives in one file, digests.v1, in a state folder (DefaultDir: $XDG_STATE_HOME/stalecheck, else
-// ~/.local/state/stalecheck). The format is binary: an 8-byte magic, an entry count, 64-byte entries and a
+// The cache lives in one file, digests.v2, in a state folder (DefaultDir: $XDG_STATE_HOME/stalecheck, else
+// ~/.local/state/stalecheck). The format is binary: an 8-byte magic, an entry count, 72-byte entries and a
 // BLAKE3 checksum of everything before it. A missing, truncated or corrupt file is treated as empty; it is
 // never an error that stops the caller. Save writes a temporary file in the same folder and renames it over
 // the old one, so readers see either the old or the new file, never a mix; an advisory lock (flock on

@@ -22,6 +22,7 @@ func fileKey(fi fs.FileInfo) (k Key, ok bool) {
 		Ino:     uint64(st.Ino), //nolint:unconvert
 		Size:    fi.Size(),
 		MtimeNS: fi.ModTime().UnixNano(),
+		CtimeNS: st.Ctim.Sec*1e9 + st.Ctim.Nsec, //nolint:unconvert
 	}, true
 }
 

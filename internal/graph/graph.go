@@ -65,6 +65,34 @@ type Input struct {
 	Watched bool
 	// WatchedBy names the declaration that watches it (e.g. `rerun-if-changed=cuda`).
 	WatchedBy string
+	// Content is what the input's content says against the content baseline of its step (filled by
+	// internal/content.Annotate); nil when it was not judged.
+	Content *InputContent
+}
+
+// Content verdicts of an input against its step's content baseline.
+const (
+	// ContentSame: the input's digest equals the baseline: only its mtime changed since the step ran.
+	ContentSame = "same"
+	// ContentDiffers: the digest differs from the baseline: the content the step used is gone.
+	ContentDiffers = "differs"
+	// ContentUnknown: no baseline was recorded for this run of the step (or the input could not be hashed).
+	ContentUnknown = "unknown"
+)
+
+// InputContent is an input's content judged against the baseline: the digest stalecheck recorded for the
+// file while it was provably what the step used (mtime and ctime not newer than the step's reference).
+type InputContent struct {
+	Verdict  string // ContentSame, ContentDiffers or ContentUnknown
+	Digest   string // "blake3:<hex>" of the file now ("" when not hashed)
+	Baseline string // the recorded digest ("" when none)
+	// BaselineNS is when the baseline was recorded (ns since the epoch; 0 when none).
+	BaselineNS int64
+	// CTimeNS is the file's status-change time (ns): newer than the reference while the mtime is not means
+	// the file was rewritten and its mtime set back (cp -p, rsync -t, tar).
+	CTimeNS int64
+	// Why says, for ContentUnknown, what is missing.
+	Why string
 }
 
 // Has reports whether the input carries the clue h.
@@ -247,6 +275,26 @@ type ContentMatch struct {
 	Cached   bool // the answer came from the cache (same inodes, sizes and mtimes)
 }
 
+// Holding is what content says about a root that is older than a library it links (filled by
+// internal/content.Annotate for binary-older-than-input): whether the root's bytes hold the library's
+// current content, so that a newer mtime with the same content is not staleness.
+type Holding struct {
+	Root  *Root
+	Input string // the linked library (an OUT_DIR archive, a dependency's rlib)
+	// Verdict is HoldsContent, DiffersContent or UnknownContent.
+	Verdict string
+	// Detail is the evidence (what was compared and found) or, for UnknownContent, why it could not be told.
+	Detail string
+	Cached bool // the answer came from the cache (same device, inode, size, mtime and ctime of both files)
+}
+
+// Holding verdicts.
+const (
+	HoldsContent   = "holds"   // the root provably holds the library's current content
+	DiffersContent = "differs" // the root holds other content than the library now has
+	UnknownContent = "unknown" // content could not decide (stripped binary, LTO, --no-native, a Rust library)
+)
+
 // Graph is everything one adapter read about one build tree.
 type Graph struct {
 	System      string // "cargo"
@@ -262,6 +310,8 @@ type Graph struct {
 	Notes []string
 	// Content holds content evidence about linked copies (see ContentMatch).
 	Content []ContentMatch
+	// Holdings are content answers for roots older than a library they link (see Holding).
+	Holdings []Holding
 
 	// Env is the environment stalecheck runs in, for the variables some step read (EnvReads): the
 	// environment the user's next build will see when stalecheck runs in the same shell.

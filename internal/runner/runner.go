@@ -36,6 +36,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -173,8 +174,12 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	if stateDir == "" {
 		stateDir, _ = digest.DefaultDir()
 	}
-	// Content evidence where copies compete, as `check` does (linked-copy-not-newest needs it).
+	if stateDir != "" {
+		p.dig, _ = digest.OpenCache(stateDir)
+	}
+	// Content evidence where copies compete, and content judgements of newer files, as `check` does.
 	evidence.Annotate(g, stateDir)
+	content.Annotate(g, content.Options{StateDir: stateDir, Digests: p.dig})
 	p.Graph = g
 	p.Findings = check.Run(g, check.Options{})
 	p.chooseMatter(cfg.Binaries)
@@ -195,7 +200,6 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	}
 
 	if stateDir != "" {
-		p.dig, _ = digest.OpenCache(stateDir)
 		p.state = openState(stateDir)
 	}
 	p.identity(ctx, getenv)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -22,6 +23,9 @@ type Project struct {
 	T   testing.TB
 	Dir string
 	Env []string // extra environment for cargo
+	// StateDir is the state folder Check uses for content baselines and caches ("" = none kept between
+	// checks, as a first check on a fresh machine).
+	StateDir string
 }
 
 // NewProject writes files (relative path → content) into a fresh temporary folder.
@@ -118,6 +122,7 @@ func (p *Project) Check() ([]check.Finding, *graph.Graph) {
 		p.T.Fatal(err)
 	}
 	evidence.Annotate(g, "") // as the CLI does, without the cache
+	content.Annotate(g, content.Options{StateDir: p.StateDir})
 	return check.Run(g, check.Options{}), g
 }
 

@@ -1,0 +1,102 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// stepWhat names a step for a sentence: "the build script of x" or "x (lib-x)".
+func stepWhat(s *graph.Step) string {
+	if s.Kind == graph.BuildScriptRun {
+		return "the build script of " + s.Package
+	}
+	return fmt.Sprintf("%s (%s)", s.Package, s.Target)
+}
+
+// contentJudged applies an input's content verdict (internal/content baselines) to a finding about an
+// input whose mtime is newer than its step's reference (pending-rebuild, untracked-input-changed): the
+// same content as when the step ran makes it info (only the mtime moved: Cargo may redo work, the binary
+// is not stale); otherwise the content evidence, or what is unknown, is added to the finding.
+func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Finding {
+	c := in.Content
+	if c == nil {
+		return f
+	}
+	switch c.Verdict {
+	case graph.ContentSame:
+		f.Severity = Info
+		if in.Watched {
+			f.Message = fmt.Sprintf("Cargo will redo %s because the mtime of %s changed (%s, after the run at %s); its content is the same as when %s ran: the binary is not stale",
+				unitName(s), display(g, in.File.Path), fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), unitName(s))
+			f.Fix = "nothing to fix: the next " + buildCmd(s.Config.ProfileDir, rootFeatures(s)) + " redoes " + unitName(s) + " at the cost of its time only"
+		} else {
+			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but its content is the same as when %s ran: the binary is not stale (Cargo does not watch it and will not rebuild)",
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), unitName(s))
+		}
+		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
+			Detail: fmt.Sprintf("digest %s equals the content baseline recorded at %s for this run of %s", c.Digest, fmtTime(c.BaselineNS), unitName(s))})
+	case graph.ContentDiffers:
+		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
+			Detail: fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s: the content changed", c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s))})
+	default:
+		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-unknown",
+			Detail: "whether only the mtime changed is unknown: " + c.Why})
+	}
+	return f
+}
+
+// changedWithOlderMtime: an input of a live step whose mtime is not newer than the step's reference, so
+// Cargo calls it fresh, but whose content differs from the content baseline recorded for that run: it
+// was rewritten (its ctime is newer than the reference) and its mtime set back (cp -p of a saved copy,
+// rsync -t, tar). The binary was built from other content. A warning when the only clue tying the file to
+// the step is that it lies in the package folder (as untracked-input-changed). Inputs whose ctime moved but for which no
+// baseline was recorded are summed up per step as info: their content is unknown.
+func changedWithOlderMtime(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		if !s.Live() || !s.Reference.Exists || s.Failed != "" {
+			continue
+		}
+		for _, in := range s.Inputs {
+			c := in.Content
+			if c == nil || !in.File.Exists || in.File.MTimeNS > s.Reference.MTimeNS {
+				continue
+			}
+			if c.Verdict != graph.ContentDiffers {
+				continue
+			}
+			watch := "Cargo does not watch it"
+			fix := rerunFix(g, s, in.File.Path)
+			if in.Watched {
+				watch = "Cargo watches it (" + in.WatchedBy + ") but compares mtimes only"
+				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
+			}
+			if s.Kind != graph.BuildScriptRun {
+				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
+			}
+			sev := Error
+			if !in.Strong() {
+				sev = Warning // only a native source lying in the package folder: a candidate, as untracked-input-changed says
+			}
+			f := Finding{
+				Rule: "changed-with-older-mtime", Severity: sev,
+				Message: fmt.Sprintf("%s was rewritten at %s (its ctime), after %s last ran at %s, and its mtime was set back to %s: its content differs from what %s used; %s, so the next build will not redo it: the binary you have was built from other content",
+					display(g, in.File.Path), fmtTime(c.CTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), fmtTime(in.File.MTimeNS), unitName(s), watch),
+				Subjects: []string{in.File.Path, unitDir(s)},
+				Roots:    rootPaths(s),
+				Evidence: []Evidence{
+					{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
+						Detail: fmt.Sprintf("ctime %s; mtime not newer than the reference", fmtTime(c.CTimeNS))},
+					{Kind: "record", Path: in.File.Path, How: "content-baseline",
+						Detail: fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s))},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "the file whose mtime Cargo compares inputs against"},
+				},
+				Fix: fix,
+			}
+			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+			out = append(out, f)
+		}
+	}
+	return out
+}

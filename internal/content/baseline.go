@@ -1,0 +1,187 @@
+package content
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// BaselinesFile is the content-baseline store in the state folder.
+const BaselinesFile = "baselines.v1.json"
+
+// stepBaseline is one run of one step: the digest of each of its inputs while it was provably what the
+// step used. Keyed by "<step ID>@<reference mtime ns>".
+type stepBaseline struct {
+	RecordedNS int64 `json:"recorded_ns"` // when the first input was recorded (ns since the epoch)
+	// Inputs maps a path (relative to the workspace when inside it, else absolute) to "blake3:<hex>".
+	Inputs map[string]string `json:"inputs"`
+}
+
+// Store holds content baselines. A Store with no folder keeps them in memory only.
+type Store struct {
+	c   *jsonCache[stepBaseline]
+	now func() time.Time
+}
+
+// OpenStore loads the baselines kept in the state folder dir ("" = in memory only). A missing, unreadable
+// or corrupt file gives an empty store.
+func OpenStore(dir string) *Store {
+	return &Store{c: loadJSON[stepBaseline](dir, BaselinesFile), now: time.Now}
+}
+
+// Save writes the store back when something was recorded (temporary file and rename); errors only cost
+// the baselines of this call.
+func (s *Store) Save() { s.c.save() }
+
+// baselineKey identifies one run of a step: the step's identity within its build folder (profile folder,
+// unit folder, fingerprint file) and its reference's mtime. A copy of the tree made with its mtimes
+// (cp -a) keeps the key, so baselines recorded in the original answer for the copy.
+func baselineKey(s *graph.Step) string { return fmt.Sprintf("%s@%d", s.ID, s.Reference.MTimeNS) }
+
+// annotateBaselines records missing baselines of untouched inputs and judges the touched ones. An input
+// is untouched when neither its mtime nor its ctime is newer than the step's reference: that costs one
+// stat, and a hash only the first time (through the digest cache). A touched input is hashed and compared
+// with the baseline when there is one.
+func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
+	runs := st.runsByStep()
+	var unknown []string // inputs whose ctime moved past the run with an older mtime, and no baseline
+	defer func() {
+		if len(unknown) == 0 {
+			return
+		}
+		sort.Strings(unknown)
+		n := len(unknown)
+		if n > 5 {
+			unknown = append(unknown[:5], fmt.Sprintf("and %d more", n-5))
+		}
+		g.Notes = append(g.Notes, fmt.Sprintf("%d input(s) changed status (ctime) after their step last ran while their mtimes are not newer, and no content baseline was recorded for that run: whether their content is what the step used is unknown (a copy of the tree made with its mtimes, chmod, or a cp -p/rsync -t/tar restore of other content): %s",
+			n, strings.Join(unknown, ", ")))
+	}()
+	for _, s := range g.Steps {
+		if !s.Live() || !s.PathPackage || !s.Reference.Exists || s.Failed != "" {
+			continue
+		}
+		ref := s.Reference.MTimeNS
+		key := baselineKey(s)
+		b, _ := st.c.get(key)
+		recorded := false
+		for _, in := range s.Inputs {
+			p := in.File.Path
+			if !in.File.Exists || generated(g, p) {
+				continue
+			}
+			k, ok, err := digest.StatKey(p)
+			if err != nil || !ok {
+				continue
+			}
+			rel := relTo(g.Workspace, p)
+			base, hasBase := b.Inputs[rel]
+			if k.MtimeNS <= ref && k.CtimeNS <= ref {
+				if !hasBase {
+					if d, err := dig.File(p); err == nil {
+						if b.Inputs == nil {
+							b.Inputs = map[string]string{}
+						}
+						b.Inputs[rel] = d.String()
+						recorded = true
+					}
+				}
+				continue
+			}
+			ic := &graph.InputContent{Verdict: graph.ContentUnknown, CTimeNS: k.CtimeNS, Baseline: base, BaselineNS: b.RecordedNS}
+			in.Content = ic
+			if !hasBase {
+				if k.MtimeNS <= ref {
+					unknown = append(unknown, rel)
+				}
+				ic.Why = "no content baseline was recorded for this run of " + s.Package + " (stalecheck had not checked the build since it ran, before the file changed), so its content was not compared"
+				continue
+			}
+			d, err := dig.File(p)
+			if err != nil {
+				ic.Why = "it could not be hashed: " + err.Error()
+				continue
+			}
+			ic.Digest = d.String()
+			if ic.Digest == base {
+				ic.Verdict = graph.ContentSame
+			} else {
+				ic.Verdict = graph.ContentDiffers
+			}
+		}
+		if recorded {
+			if b.RecordedNS == 0 {
+				b.RecordedNS = st.now().UnixNano()
+			}
+			st.c.put(key, b)
+			st.keepNewest(runs[s.ID], key)
+		}
+	}
+}
+
+// keepRuns is how many runs of one step keep their baselines: a step's reference only moves forward, so
+// older runs matter only to other clones of the workspace sharing the state folder (same step IDs,
+// other reference mtimes) and to copies made with their mtimes.
+const keepRuns = 4
+
+// runsByStep indexes the store's keys by step ID.
+func (st *Store) runsByStep() map[string][]string {
+	out := map[string][]string{}
+	for k := range st.c.m {
+		if i := strings.LastIndexByte(k, '@'); i > 0 {
+			out[k[:i]] = append(out[k[:i]], k)
+		}
+	}
+	return out
+}
+
+// keepNewest drops the baselines of all but the keepRuns newest runs (by reference mtime) among a step's
+// keys and the one just recorded.
+func (st *Store) keepNewest(keys []string, added string) {
+	all := append([]string{added}, keys...)
+	ns := func(k string) int64 {
+		var n int64
+		fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &n)
+		return n
+	}
+	sort.Slice(all, func(i, j int) bool { return ns(all[i]) > ns(all[j]) })
+	seen := map[string]bool{}
+	kept := 0
+	for _, k := range all {
+		if seen[k] {
+			continue
+		}
+		seen[k] = true
+		if kept < keepRuns {
+			kept++
+			continue
+		}
+		st.c.del(k)
+	}
+}
+
+// generated reports whether p lies in the target or build folder (generated files are never compared).
+func generated(g *graph.Graph, p string) bool {
+	for _, d := range []string{g.TargetDir, g.BuildDir} {
+		if d != "" && (p == d || strings.HasPrefix(p, d+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
+
+// relTo returns p relative to base when inside it, else p.
+func relTo(base, p string) string {
+	if base == "" {
+		return p
+	}
+	if rel, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(rel, "..") {
+		return rel
+	}
+	return p
+}

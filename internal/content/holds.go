@@ -1,0 +1,112 @@
+package content
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/binfmt"
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/evidence"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// HoldsCacheFile is the holdings cache in the state folder.
+const HoldsCacheFile = "content-holds.v1.json"
+
+type holdEntry struct {
+	Verdict string `json:"verdict"`
+	Detail  string `json:"detail"`
+}
+
+// annotateHoldings judges every (root, newer linked library) pair the way binary-older-than-input finds
+// them (graph.Root.NewerLinked).
+func annotateHoldings(g *graph.Graph, opt Options) {
+	cache := loadJSON[holdEntry](opt.StateDir, HoldsCacheFile)
+	defer cache.save()
+	for _, r := range g.Roots {
+		for _, li := range r.NewerLinked() {
+			h := graph.Holding{Root: r, Input: li.File.Path}
+			switch {
+			case opt.SkipNative:
+				h.Verdict, h.Detail = graph.UnknownContent, "--no-native: the root and the library were not opened, so their content was not compared"
+			case li.Step.Kind != graph.BuildScriptRun:
+				h.Verdict, h.Detail = graph.UnknownContent, "a Rust library of a dependency unit: its content is not compared (Cargo relinks the root on the next build)"
+			default:
+				key, ok := holdKey(r.File.Path, li.File.Path)
+				if e, hit := cache.get(key); ok && hit {
+					h.Verdict, h.Detail, h.Cached = e.Verdict, e.Detail, true
+					break
+				}
+				v, detail, err := judgeHolding(r.File.Path, li.File.Path)
+				if err != nil {
+					g.AddProblem(li.File.Path, fmt.Errorf("comparing its content with %s: %w", r.File.Path, err))
+					v, detail = graph.UnknownContent, "its content could not be compared: "+err.Error()
+				} else if ok {
+					cache.put(key, holdEntry{v, detail})
+				}
+				h.Verdict, h.Detail = v, detail
+			}
+			g.Holdings = append(g.Holdings, h)
+		}
+	}
+}
+
+// judgeHolding compares a root with the library it links: an rlib or static library root by its bundled
+// objects, any other root (an ELF executable or shared object) by evidence.Holds.
+func judgeHolding(root, lib string) (verdict, detail string, err error) {
+	libc, err := evidence.ReadCandidate(lib)
+	if err != nil {
+		return "", "", err
+	}
+	var h *evidence.Holding
+	isAr, err := binfmt.IsArchive(root)
+	if err != nil {
+		return "", "", err
+	}
+	if isAr {
+		rc, err := evidence.ReadCandidate(root)
+		if err != nil && !strings.Contains(err.Error(), "holds no ELF object") {
+			return "", "", err
+		}
+		if rc == nil || len(rc.Members) == 0 {
+			// Linked with -bundle (or as a dylib): the library goes into the final link, not into this
+			// archive, so its mtime says nothing about this root (the binaries are judged themselves).
+			return graph.HoldsContent, filepath.Base(root) + " bundles no native object: the library is linked at the final link, not carried by it", nil
+		}
+		if h, err = evidence.Bundles(rc, libc); err != nil {
+			return "", "", err
+		}
+	} else {
+		b, err := evidence.OpenBinary(root)
+		if err != nil {
+			return "", "", err
+		}
+		defer b.Close()
+		if h, err = evidence.Holds(b, libc); err != nil {
+			return "", "", err
+		}
+	}
+	switch h.Verdict {
+	case evidence.HoldsAll:
+		return graph.HoldsContent, h.Why, nil
+	case evidence.HoldsOther:
+		return graph.DiffersContent, h.Why, nil
+	}
+	return graph.UnknownContent, h.Why, nil
+}
+
+// holdKey identifies both files' versions (path, device, inode, size, mtime, ctime).
+func holdKey(root, lib string) (string, bool) {
+	s := sha256.New()
+	for _, p := range []string{root, lib} {
+		k, ok, err := digest.StatKey(p)
+		if err != nil || !ok {
+			return "", false
+		}
+		fmt.Fprintf(s, "%s\x00%d %d %d %d %d\n", p, k.Dev, k.Ino, k.Size, k.MtimeNS, k.CtimeNS)
+	}
+	return hex.EncodeToString(s.Sum(nil)), true
+}
