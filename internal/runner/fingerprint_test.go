@@ -99,7 +99,7 @@ func TestRunFingerprintNvccRebuild(t *testing.T) {
 		os.MkdirAll(out, 0o755)
 		obj, lib := filepath.Join(out, "groth16_cuda.o"), filepath.Join(out, "libgroth16_cuda.a")
 		os.Remove(lib)
-		args := append([]string{"-c", "-O2", "-Xcompiler", "-fPIC", "cuda/groth16_cuda.cu"}, extra...)
+		args := append([]string{"-c", "-O2", "-ccbin", "c++", "-allow-unsupported-compiler", "-Xcompiler", "-fPIC", "cuda/groth16_cuda.cu"}, extra...)
 		for _, c := range [][]string{append([]string{nvcc}, append(args, "-o", obj)...), {"ar", "crs", lib, obj}} {
 			cmd := exec.Command(c[0], c[1:]...)
 			cmd.Dir = pkg
