@@ -215,8 +215,9 @@ func fatbinKeyString(k fatbinKey) string {
 	return fmt.Sprintf("fatbin:%s:%s:%d:%x", k.section, k.kind, k.arch, k.digest)
 }
 
-// addCode adds one feature per executable section of at least 16 bytes that holds a global or local
-// function symbol to locate it by, and one per allocated data section (PROGBITS, not merged strings,
+// addCode adds one feature per non-empty executable section that holds a global or local function
+// symbol to locate it by (however short: a `lea; ret` of 8 bytes differs from its other version only in
+// an immediate, and the symbol fixes where its bytes must be), and one per allocated data section (PROGBITS, not merged strings,
 // not CUDA or unwind tables) of at least 4 bytes that holds a named object symbol: copies that differ
 // only in a constant table differ there and nowhere else.
 func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member string) error {
@@ -231,7 +232,7 @@ func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member s
 				continue
 			}
 			kind, want = Data, elf.STT_OBJECT
-		} else if sec.Size < 16 {
+		} else if sec.Size == 0 {
 			continue
 		}
 		var anchor *binfmt.ELFSymbol
