@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -22,10 +23,11 @@ func newVerifyCmd(st Streams) *cobra.Command {
 		Long: `verify checks one fact about a binary, for scripts:
   --contains STRING  the string occurs in the loaded read-only sections (not debug info, not .comment)
   --symbol NAME      a symbol of that name is defined (.symtab, else .dynsym)
-  --matches ARCHIVE  every feature that tells ARCHIVE apart from the other copies of that library in the
-                     target folder (or, with no other copy, its content) is present
+  --matches ARCHIVE  ARCHIVE is the copy which names as inside, among the other copies of that library in
+                     the target folder (with no other copy: its content is inside)
 
-Exit status: 0 holds, 1 does not hold, 2 cannot tell (e.g. --symbol on a stripped binary) or error.`,
+Exit status: 0 holds, 1 does not hold, 2 cannot tell (e.g. --symbol on a stripped binary, --matches
+where which answers unprovable or unknown) or error.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, name := range []string{"contains", "symbol", "matches"} {
@@ -81,69 +83,127 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 		return holds(found, fmt.Sprintf("%s defines %s", abs, fl.symbol), fmt.Sprintf("%s does not define %s", abs, fl.symbol))
 	}
 	target, _ := filepath.Abs(fl.matches)
-	wf := whichFlags{lib: evidence.LibName(target), targetDir: fl.targetDir, buildDir: fl.buildDir}
 	if _, err := os.Stat(target); err != nil {
 		return &ExitError{2, fmt.Errorf("--matches: %w", err)}
 	}
-	libs, err := whichLibraries(abs, wf)
-	if err != nil && (fl.targetDir != "" || fl.buildDir != "") {
-		// The folders were named: not finding the other copies there is an error, not "no other copy".
+	copies, name, err := verifyCopies(abs, target, fl)
+	if err != nil {
 		return &ExitError{2, err}
 	}
-	if err != nil || len(libs) == 0 {
-		libs = []evidence.Library{{Name: wf.lib}}
-	}
-	copies := []evidence.Copy{{Path: target}}
-	for _, c := range libs[0].Copies {
-		if c.Path != target {
-			copies = append(copies, c)
-		}
-	}
-	wl, err := answerLibrary(b, evidence.Library{Name: wf.lib, Copies: copies})
+	wl, err := answerLibrary(b, evidence.Library{Name: name, Copies: copies})
 	if err != nil {
 		return &ExitError{2, err}
 	}
 	own := wl.result.Candidates[0]
-	var present, absent, unknown int
-	for _, f := range own.Distinct {
-		switch f.Presence {
-		case evidence.Present:
-			present++
-		case evidence.Absent:
-			absent++
-		default:
-			unknown++
+	others := len(copies) - 1
+	var inside string
+	for _, c := range wl.result.Candidates {
+		if c.Matched && c.Path != target {
+			inside = c.Path
+			break
 		}
+	}
+	reason := func() string {
+		if len(wl.Notes) > 0 {
+			return wl.Notes[len(wl.Notes)-1]
+		}
+		return string(wl.Outcome)
 	}
 	switch {
-	case len(copies) == 1 || len(own.Distinct) == 0:
-		// No other copy to tell it apart from: its own content decides. Every string literal and CUDA
-		// fatbinary entry it carries must be inside (code and symbols may be dropped per function by
-		// --gc-sections, so they only need to be present somewhere).
-		switch wl.Outcome {
-		case evidence.Matched, evidence.Identical:
-			return holds(true, fmt.Sprintf("the content of %s is inside %s (%s; no other copy differs)", target, abs, wl.Confidence), "")
-		case evidence.NoneInside, evidence.Unprovable:
-			reason := "none of its content is inside"
-			if len(wl.Notes) > 0 {
-				reason = wl.Notes[len(wl.Notes)-1]
-			}
-			return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: %s", target, abs, reason))
+	case own.NoNative:
+		return &ExitError{2, fmt.Errorf("cannot tell: %s holds no native object to compare", target)}
+	case wl.Outcome == evidence.Matched && own.Matched:
+		what := fmt.Sprintf("%d features that tell it apart from %d other copies are inside", countPresent(own), others)
+		if others == 0 {
+			what = "no other copy differs; its content is inside"
+		} else if countPresent(own) == 0 {
+			what = reason()
 		}
-		return &ExitError{2, fmt.Errorf("cannot tell whether %s holds %s", abs, target)}
-	case absent == 0 && present > 0:
-		return holds(true, fmt.Sprintf("all %d features that tell %s apart from %d other copies are inside %s", present, target, len(copies)-1, abs), "")
-	case absent > 0:
-		return holds(false, "", fmt.Sprintf("%d of %d features that tell %s apart from %d other copies are missing from %s (%s)",
-			absent, len(own.Distinct), target, len(copies)-1, abs, firstAbsent(own)))
+		return holds(true, fmt.Sprintf("%s is the copy inside %s (%s; %s)", target, abs, wl.Confidence, what), "")
+	case wl.Outcome == evidence.Identical:
+		return holds(true, fmt.Sprintf("the content of %s is inside %s (%s; the %d other copies do not differ)", target, abs, wl.Confidence, others), "")
+	case wl.Outcome == evidence.Matched:
+		return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: %s is (%s)%s", target, abs, inside, wl.Confidence, absentNote(own)))
+	case wl.Outcome == evidence.NoneInside:
+		return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: none of its content is inside", target, abs))
+	case wl.Outcome == evidence.Unprovable && wl.result.Groups == 1:
+		// One content version and no other to compare with: its string literals must all be inside.
+		return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: %s", target, abs, reason()))
 	}
-	return &ExitError{2, fmt.Errorf("cannot tell: the %d distinguishing features of %s cannot be checked in %s (stripped?)", unknown, target, abs)}
+	return &ExitError{2, fmt.Errorf("cannot tell whether %s holds %s (%s): %s", abs, target, wl.Outcome, reason())}
+}
+
+// verifyCopies returns the copies to judge for --matches TARGET, TARGET first, and the library name:
+// the other copies of the library TARGET is a copy of in the Cargo build folder (an rlib: the library
+// it bundles), found from the binary's folder or the folders given; none when there is no Cargo
+// folder. Not finding the folders given is an error, not "no other copy".
+func verifyCopies(binary, target string, fl verifyFlags) ([]evidence.Copy, string, error) {
+	name := evidence.LibName(target)
+	if strings.HasSuffix(target, ".rlib") {
+		name = rlibCrate(target)
+	}
+	libs, _, err := whichLibraries(binary, whichFlags{targetDir: fl.targetDir, buildDir: fl.buildDir})
+	if err != nil && (fl.targetDir != "" || fl.buildDir != "") {
+		return nil, "", err
+	}
+	if err != nil || !hasCopy(libs, target) {
+		if l, _, err2 := whichLibraries(binary, whichFlags{lib: name, targetDir: fl.targetDir, buildDir: fl.buildDir}); err2 == nil {
+			libs = l
+		}
+	}
+	copies := []evidence.Copy{{Path: target}}
+	if st, err := os.Stat(target); err == nil {
+		copies[0].Size, copies[0].MTimeNS = st.Size(), st.ModTime().UnixNano()
+	}
+	for _, l := range libs {
+		if !hasCopy([]evidence.Library{l}, target) && l.Name != name {
+			continue
+		}
+		name = l.Name
+		for _, c := range l.Copies {
+			if c.Path != target {
+				copies = append(copies, c)
+			} else {
+				copies[0] = c
+			}
+		}
+		break
+	}
+	return copies, name, nil
+}
+
+func hasCopy(libs []evidence.Library, path string) bool {
+	for _, l := range libs {
+		for _, c := range l.Copies {
+			if c.Path == path {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func countPresent(c evidence.CandidateResult) int {
+	n := 0
+	for _, f := range c.Distinct {
+		if f.Presence == evidence.Present {
+			n++
+		}
+	}
+	return n
+}
+
+func absentNote(c evidence.CandidateResult) string {
+	if a := firstAbsent(c); a != "" {
+		return "; " + a + " is absent"
+	}
+	return ""
 }
 
 func firstAbsent(c evidence.CandidateResult) string {
 	for _, f := range c.Distinct {
 		if f.Presence == evidence.Absent {
-			return "e.g. " + f.Label
+			return f.Label
 		}
 	}
 	return ""

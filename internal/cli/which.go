@@ -6,11 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"sort"
 	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -63,6 +65,7 @@ type whichCandidate struct {
 	MTime         string          `json:"mtime"`
 	Configuration string          `json:"configuration"`
 	Matched       bool            `json:"matched"`
+	NoNative      bool            `json:"no_native,omitempty"` // holds no native object: nothing to compare
 	Evidence      []whichEvidence `json:"evidence"`
 }
 
@@ -77,6 +80,7 @@ type whichDoc struct {
 	report.Envelope
 	Binary    string         `json:"binary"`
 	Libraries []whichLibrary `json:"libraries"`
+	Notes     []string       `json:"notes"` // why libraries is empty (only shared libraries are linked)
 }
 
 func runWhich(st Streams, binary string, fl whichFlags) error {
@@ -92,7 +96,7 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 	if _, err := os.Stat(abs); err != nil {
 		return &ExitError{2, err}
 	}
-	libs, err := whichLibraries(abs, fl)
+	libs, notes, err := whichLibraries(abs, fl)
 	if err != nil {
 		return &ExitError{2, err}
 	}
@@ -111,7 +115,10 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 	}
 	if fl.format == "json" {
 		doc := whichDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "which"},
-			Binary: abs, Libraries: out}
+			Binary: abs, Libraries: out, Notes: notes}
+		if doc.Notes == nil {
+			doc.Notes = []string{}
+		}
 		if doc.Libraries == nil {
 			doc.Libraries = []whichLibrary{}
 		}
@@ -120,47 +127,155 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 		}
 		return nil
 	}
-	writeWhichText(st.Out, abs, out)
+	writeWhichText(st.Out, abs, out, notes)
 	return nil
 }
 
-// whichLibraries finds the libraries and their copies: from --candidate, else from the Cargo build
-// folder found from the binary's folder.
-func whichLibraries(binary string, fl whichFlags) ([]evidence.Library, error) {
+// whichLibraries finds the libraries and their copies: from --candidate (grouped per library, see
+// groupCandidates), else from the Cargo build folder found from the binary's folder. notes says why
+// the list is empty for a binary whose build scripts link no static library (only shared system
+// libraries); an error when no library can be found at all.
+func whichLibraries(binary string, fl whichFlags) (libs []evidence.Library, notes []string, err error) {
 	if len(fl.candidates) > 0 {
-		name := fl.lib
-		if name == "" {
-			name = evidence.LibName(fl.candidates[0])
-		}
-		lib := evidence.Library{Name: evidence.LibName(name)}
-		for _, c := range fl.candidates {
-			p, _ := filepath.Abs(c)
-			st, err := os.Stat(p)
-			if err != nil {
-				return nil, fmt.Errorf("candidate %s: %w", c, err)
-			}
-			lib.Copies = append(lib.Copies, evidence.Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano()})
-		}
-		return []evidence.Library{lib}, nil
+		libs, err := groupCandidates(fl.candidates, fl.lib)
+		return libs, nil, err
 	}
 	layout, err := cargo.Locate(filepath.Dir(binary), cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
 	if err != nil {
-		return nil, fmt.Errorf("%w; give the copies with --candidate", err)
+		return nil, nil, fmt.Errorf("%w; give the copies with --candidate", err)
 	}
 	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: true})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	libs := evidence.Libraries(g, evidence.FindRoot(g, binary), fl.lib)
+	root := evidence.FindRoot(g, binary)
+	libs = evidence.Libraries(g, root, fl.lib)
+	if len(libs) == 0 && fl.lib == "" && root != nil && root.Unit != nil {
+		var shared []string
+		seen := map[string]bool{}
+		for _, s := range root.Reach() {
+			for _, l := range s.Links {
+				if !evidence.IsStaticLink(l) && !seen[l.Name] {
+					seen[l.Name] = true
+					shared = append(shared, l.Name)
+				}
+			}
+		}
+		sort.Strings(shared)
+		n := "its build scripts link no native library"
+		if len(shared) > 0 {
+			n = "its build scripts link no native static library, only shared ones (" + strings.Join(shared, ", ") + "), of which no copy is in the build folder"
+		}
+		return nil, []string{n}, nil
+	}
 	if len(libs) == 0 {
-		return nil, fmt.Errorf("no native static library found for %s in %s; give --lib or --candidate", binary, layout.BuildDir)
+		return nil, nil, fmt.Errorf("no native static library found for %s in %s; give --lib or --candidate", binary, layout.BuildDir)
 	}
 	for _, l := range libs {
 		if len(l.Copies) == 0 {
-			return nil, fmt.Errorf("no copy of lib%s.a in %s (build-script OUT_DIRs and rlibs); give --candidate", l.Name, layout.BuildDir)
+			return nil, nil, fmt.Errorf("no copy of lib%s.a in %s (build-script OUT_DIRs and rlibs); give --candidate", l.Name, layout.BuildDir)
 		}
 	}
+	return libs, nil, nil
+}
+
+// groupCandidates sorts the --candidate paths into libraries, in the order first given: an archive
+// or object by its file name (libx.a and libx.o are library x); an rlib by the library whose archive
+// members it bundles (every member of a given libx.a is among the rlib's native members), else the one
+// library given when there is one, else its crate name. With lib (--lib), every candidate is a copy of
+// that library. Errors name a candidate that cannot be read.
+func groupCandidates(paths []string, lib string) ([]evidence.Library, error) {
+	type cand struct {
+		copy    evidence.Copy
+		members map[string]bool // native member names (archives and rlibs)
+		rlib    bool
+	}
+	var cs []cand
+	for _, c := range paths {
+		p, _ := filepath.Abs(c)
+		st, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("candidate %s: %w", c, err)
+		}
+		cd := cand{copy: evidence.Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano()}}
+		if st.Mode().IsRegular() {
+			if isAr, err := binfmt.IsArchive(p); err == nil && isAr {
+				if a, err := binfmt.OpenArchive(p); err == nil {
+					cd.members = map[string]bool{}
+					for _, m := range a.Members {
+						if m.Name == "lib.rmeta" {
+							cd.rlib = true
+						}
+						cd.members[m.Name] = true
+					}
+					cd.rlib = cd.rlib || strings.HasSuffix(p, ".rlib")
+				}
+			}
+		}
+		cs = append(cs, cd)
+	}
+	var libs []evidence.Library
+	index := map[string]int{}
+	add := func(name string, c evidence.Copy) {
+		i, ok := index[name]
+		if !ok {
+			i = len(libs)
+			index[name] = i
+			libs = append(libs, evidence.Library{Name: name})
+		}
+		libs[i].Copies = append(libs[i].Copies, c)
+	}
+	if lib != "" {
+		for _, c := range cs {
+			add(evidence.LibName(lib), c.copy)
+		}
+		return libs, nil
+	}
+	archiveNames := map[string]bool{}
+	var names []string
+	for _, c := range cs {
+		if !c.rlib && !archiveNames[evidence.LibName(c.copy.Path)] {
+			archiveNames[evidence.LibName(c.copy.Path)] = true
+			names = append(names, evidence.LibName(c.copy.Path))
+		}
+	}
+	for _, c := range cs {
+		if !c.rlib {
+			add(evidence.LibName(c.copy.Path), c.copy)
+			continue
+		}
+		name := ""
+		for _, o := range cs {
+			if o.rlib || len(o.members) == 0 {
+				continue
+			}
+			all := true
+			for m := range o.members {
+				all = all && c.members[m]
+			}
+			if all {
+				name = evidence.LibName(o.copy.Path)
+				break
+			}
+		}
+		if name == "" && len(names) == 1 {
+			name = names[0]
+		}
+		if name == "" {
+			name = rlibCrate(c.copy.Path)
+		}
+		add(name, c.copy)
+	}
 	return libs, nil
+}
+
+// rlibCrate returns the crate name of an rlib path: "libfoo_sys-0123abcd.rlib" → "foo_sys".
+func rlibCrate(p string) string {
+	n := evidence.LibName(p)
+	if i := strings.LastIndexByte(n, '-'); i > 0 {
+		n = n[:i]
+	}
+	return n
 }
 
 func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, error) {
@@ -183,7 +298,7 @@ func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, erro
 	for i, c := range lib.Copies {
 		cr := res.Candidates[i]
 		wc := whichCandidate{Path: c.Path, Size: c.Size, MTimeNS: c.MTimeNS, MTime: time.Unix(0, c.MTimeNS).UTC().Format(time.RFC3339Nano),
-			Configuration: copyConfig(c), Matched: cr.Matched, Evidence: []whichEvidence{}}
+			Configuration: copyConfig(c), Matched: cr.Matched, NoNative: cr.NoNative, Evidence: []whichEvidence{}}
 		for _, f := range cr.Distinct {
 			wc.Evidence = append(wc.Evidence, whichEvidence{Kind: string(f.Kind), Feature: f.Label, Member: f.Member, Presence: string(f.Presence)})
 		}
@@ -220,9 +335,15 @@ func quoteList(l []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-func writeWhichText(w io.Writer, binary string, libs []whichLibrary) {
+func writeWhichText(w io.Writer, binary string, libs []whichLibrary, notes []string) {
 	p := func(format string, args ...any) { report.Line(w, format, args...) }
 	p("%s", binary)
+	if len(libs) == 0 {
+		for _, n := range notes {
+			p("  %s", n)
+		}
+		return
+	}
 	p("  (← marks the copy inside; under each copy, the features that tell it apart from the others and whether the binary holds each)")
 	for _, l := range libs {
 		head := fmt.Sprintf("lib%s.a: %s", l.Name, l.Outcome)
@@ -246,7 +367,9 @@ func writeWhichText(w io.Writer, binary string, libs []whichLibrary) {
 		case evidence.NoneInside:
 			head += ": no copy's content is inside"
 		case evidence.Unprovable:
-			head += ": what tells the copies apart is not in the binary"
+			head += ": cannot tell, what tells the copies apart is not in the binary"
+		case evidence.CannotTell:
+			head += ": cannot tell, nothing that decides can be checked in this binary"
 		}
 		p("  %s", head)
 		for _, c := range l.Candidates {
@@ -265,7 +388,10 @@ func writeWhichText(w io.Writer, binary string, libs []whichLibrary) {
 				p("      %-7s %s", e.Presence, e.Feature)
 				shown++
 			}
-			if len(c.Evidence) == 0 {
+			switch {
+			case c.NoNative:
+				p("      (holds no native object: nothing to compare)")
+			case len(c.Evidence) == 0:
 				p("      (nothing distinguishes this copy from the others)")
 			}
 		}

@@ -387,7 +387,7 @@ func (b *Binary) presence(f Feature, strs map[string]bool) (Presence, error) {
 			return Present, nil
 		}
 		return Absent, nil
-	case Code:
+	case Code, Data:
 		ok, known, err := b.hasCode(f.code)
 		if err != nil || !known {
 			return Unknown, err

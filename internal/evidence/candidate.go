@@ -31,6 +31,7 @@ const (
 	Symbol FeatureKind = "symbol" // a defined function or object symbol with its size
 	Fatbin FeatureKind = "fatbin" // one CUDA fatbinary entry, by section, kind, SM architecture and payload digest
 	Code   FeatureKind = "code"   // one executable section of one member, relocation fields masked
+	Data   FeatureKind = "data"   // one allocated data section (.rodata.*, .data.*) of one member, relocation fields masked
 )
 
 // Feature is one distinguishing fact about a candidate.
@@ -73,13 +74,22 @@ type Candidate struct {
 	LTO bool
 	// Members are the native object members read (rlibs: only the bundled native objects).
 	Members []string
+	// Native is true when at least one native ELF object was read. A candidate without one (an rlib
+	// of a -sys crate that links a system library, a Rust-only rlib) has nothing to compare.
+	Native bool
+	// RustMembers counts an rlib's own members (lib.rmeta, codegen units) that were skipped.
+	RustMembers int
 }
 
 // minString is the shortest string literal used as a feature (shorter ones collide by chance).
 const minString = 6
 
-// ReadCandidate reads the features of an archive, rlib or object. Errors name the file (and for
-// corrupt data the byte offset).
+// ReadCandidate reads the features of an archive, rlib or object. An rlib's own Rust code (lib.rmeta,
+// the *.rcgu.o codegen units, whether machine code or LTO bitcode) is not the library's copy: only the
+// native objects it bundles are read. A candidate with no native object at all (an rlib of a -sys crate
+// that links a system library, a Rust-only rlib, an archive of bitcode) is returned with Native false and
+// no features; Match reports it as having nothing to compare. Errors name the file (and for corrupt
+// data the byte offset): a file that is neither an archive nor an ELF object is an error.
 func ReadCandidate(path string) (*Candidate, error) {
 	c := &Candidate{Path: path}
 	isAr, err := binfmt.IsArchive(path)
@@ -98,6 +108,7 @@ func ReadCandidate(path string) (*Candidate, error) {
 		if len(c.Members) == 0 && !c.LTO {
 			return nil, fmt.Errorf("%s: not an archive, rlib or ELF object", path)
 		}
+		c.Native = len(c.Members) > 0
 		return c, nil
 	}
 	a, err := binfmt.OpenArchive(path)
@@ -106,7 +117,13 @@ func ReadCandidate(path string) (*Candidate, error) {
 	}
 	rlib := strings.HasSuffix(path, ".rlib")
 	for _, m := range a.Members {
-		if rlib && (m.Name == "lib.rmeta" || strings.HasSuffix(m.Name, ".rcgu.o")) {
+		if m.Name == "lib.rmeta" {
+			rlib = true
+		}
+	}
+	for _, m := range a.Members {
+		if rlib && isRustMember(m.Name) {
+			c.RustMembers++
 			continue // the Rust code of the rlib: only the bundled native objects are the library's copy
 		}
 		sr, closer, err := a.Open(m)
@@ -122,10 +139,16 @@ func ReadCandidate(path string) (*Candidate, error) {
 			return nil, err
 		}
 	}
-	if len(c.Members) == 0 && !c.LTO {
-		return nil, fmt.Errorf("%s: the archive holds no ELF object", path)
-	}
+	c.Native = len(c.Members) > 0
 	return c, nil
+}
+
+// isRustMember reports whether an rlib member is rustc's own output: the crate metadata (lib.rmeta) or
+// a codegen unit (<crate>-<hash>.<crate>.<hash>-cgu.N.rcgu.o; also with -C lto, -C embed-bitcode and
+// -C linker-plugin-lto, when it holds LLVM bitcode or an .llvmbc section).
+func isRustMember(name string) bool {
+	return name == "lib.rmeta" || strings.HasSuffix(name, ".rcgu.o") || strings.HasSuffix(name, ".rcgu.bc") ||
+		strings.HasSuffix(name, ".rmeta")
 }
 
 func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
@@ -133,7 +156,7 @@ func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
 	if _, err := r.ReadAt(magic[:], 0); err != nil {
 		return nil // an empty member carries nothing
 	}
-	if string(magic[:]) == "BC\xc0\xde" {
+	if string(magic[:]) == "BC\xc0\xde" || string(magic[:]) == "\xde\xc0\x17\x0b" { // LLVM bitcode, raw or wrapped
 		c.LTO = true
 		return nil
 	}
@@ -192,17 +215,30 @@ func fatbinKeyString(k fatbinKey) string {
 	return fmt.Sprintf("fatbin:%s:%s:%d:%x", k.section, k.kind, k.arch, k.digest)
 }
 
-// addCode adds one feature per executable section of at least 16 bytes that holds a global or local
-// function symbol to locate it by.
+// addCode adds one feature per non-empty executable section that holds a global or local function
+// symbol to locate it by (however short: a `lea; ret` of 8 bytes differs from its other version only in
+// an immediate, and the symbol fixes where its bytes must be), and one per allocated data section (PROGBITS, not merged strings,
+// not CUDA or unwind tables) of at least 4 bytes that holds a named object symbol: copies that differ
+// only in a constant table differ there and nowhere else.
 func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member string) error {
 	for i, sec := range f.File.Sections {
-		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_ALLOC == 0 || sec.Flags&elf.SHF_EXECINSTR == 0 || sec.Size < 16 || sec.Size > 64<<20 {
+		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_ALLOC == 0 || sec.Size > 64<<20 {
+			continue
+		}
+		exec := sec.Flags&elf.SHF_EXECINSTR != 0
+		kind, want := Code, elf.STT_FUNC
+		if !exec {
+			if sec.Size < 4 || sec.Flags&(elf.SHF_MERGE|elf.SHF_STRINGS) == elf.SHF_MERGE|elf.SHF_STRINGS || !dataFeatureSection(sec.Name) {
+				continue
+			}
+			kind, want = Data, elf.STT_OBJECT
+		} else if sec.Size == 0 {
 			continue
 		}
 		var anchor *binfmt.ELFSymbol
 		for j := range syms {
 			s := &syms[j]
-			if int(s.SectionIndex) == i && s.Type == elf.STT_FUNC && s.Name != "" {
+			if int(s.SectionIndex) == i && s.Type == want && s.Name != "" {
 				if anchor == nil || s.Bind == elf.STB_GLOBAL && anchor.Bind != elf.STB_GLOBAL {
 					anchor = s
 				}
@@ -216,10 +252,26 @@ func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member s
 			return err
 		}
 		h := blake3.Sum256(m.Data)
-		c.Features = append(c.Features, Feature{Kind: Code, Key: fmt.Sprintf("code:%s:%x", sec.Name, h),
-			Label:  fmt.Sprintf("code section %s of %s (%d bytes, %d masked)", sec.Name, member, m.Size, m.MaskedBytes()),
+		what := "code"
+		if kind == Data {
+			what = "data"
+		}
+		c.Features = append(c.Features, Feature{Kind: kind, Key: fmt.Sprintf("%s:%s:%x", what, sec.Name, h),
+			Label:  fmt.Sprintf("%s section %s of %s (%d bytes, %d masked)", what, sec.Name, member, m.Size, m.MaskedBytes()),
 			Member: member, Section: sec.Name,
 			code: &codeSection{data: m.Data, mask: m.Mask, symbol: anchor.Name, symOff: anchor.Value}})
 	}
 	return nil
+}
+
+// dataFeatureSection reports whether an allocated non-executable section holds the member's own data:
+// not CUDA registration or fatbinary sections (nvcc writes a per-compile module id there), unwind and
+// exception tables, notes, or constructor arrays.
+func dataFeatureSection(name string) bool {
+	for _, p := range []string{".nv", "__nv", ".eh_frame", ".gcc_except_table", ".note", ".init_array", ".fini_array", ".ctors", ".dtors", ".comment", ".tm_clone"} {
+		if strings.HasPrefix(name, p) {
+			return false
+		}
+	}
+	return strings.HasPrefix(name, ".rodata") || strings.HasPrefix(name, ".data") || strings.HasPrefix(name, ".lrodata") || strings.HasPrefix(name, ".ldata")
 }

@@ -80,7 +80,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	case root != nil && root.Unit != nil:
 		for _, s := range root.Reach() {
 			for _, l := range s.Links {
-				if l.Kind == "static" || l.Kind == "" {
+				if IsStaticLink(l) {
 					names[l.Name] = true
 				}
 			}
@@ -129,9 +129,20 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	return out
 }
 
+// IsStaticLink reports whether a build script's `rustc-link-lib` links a static archive: kind
+// `static`, or no kind where the library found in the run's link-search folders is a `lib<name>.a`
+// (rustc passes `-l<name>` and the linker takes the archive). No kind with no archive found is rustc's
+// default, a shared library (a -sys crate linking the system's libz, libbz2, libssl…): no copy of it
+// is in the build folder.
+func IsStaticLink(l graph.Link) bool {
+	return l.Kind == "static" || l.Kind == "" && strings.HasSuffix(l.Path, ".a")
+}
+
+// linksStatic reports whether a run links name as a static library that rustc bundles into the rlib
+// of its package (kind `static` without `-bundle`; rustc bundles no other kind).
 func linksStatic(s *graph.Step, name string) bool {
 	for _, l := range s.Links {
-		if l.Name == name && (l.Kind == "static" || l.Kind == "") && !strings.Contains(l.Modifiers, "-bundle") {
+		if l.Name == name && l.Kind == "static" && !strings.Contains(l.Modifiers, "-bundle") {
 			return true
 		}
 	}
