@@ -268,7 +268,7 @@ type ContentMatch struct {
 	Library string   // link name, e.g. "groth16_cuda"
 	Copies  []string // the candidate copies compared (OUT_DIR archives)
 	Matched []string // the copies whose distinguishing content is inside
-	// Outcome is "matched", "identical", "none-inside" or "unprovable"; Confidence "certain", "likely", "weak".
+	// Outcome is "matched", "identical", "none-inside", "unprovable" or "unknown" (cannot tell); Confidence "certain", "likely", "weak".
 	Outcome, Confidence string
 	// Evidence names the distinguishing features found inside (for messages).
 	Evidence []string
