@@ -629,33 +629,29 @@ type check struct {
 
 var unitRE = regexp.MustCompile(`/(debug|release)/(?:\.fingerprint|build)/([^/]+)-[0-9a-f]{16}(?:/|$)`)
 
-// judge runs stalecheck on the state and both oracles; deferCargo leaves Cargo's answer for the current
-// profile to the build that follows. It returns the indexes of the verdicts added.
-func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo bool) ([]int, error) {
-	r.states++
+// answer is stalecheck's verdict on a state, as the harness scores it.
+type answer struct {
+	pending  []string            // package@profile of pending-rebuild findings
+	errRoots map[string][]string // root path → rules of error findings naming it
+	summary  []string
+}
+
+// stalecheck runs check --format json in the environment of cfg (the shell its profile is built in).
+func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
 	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
 	cmd.Dir = r.ws
-	cmd.Env = append(r.cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")
+	cmd.Env = append(cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	var c check
+	a := answer{errRoots: map[string][]string{}}
 	if err != nil || json.Unmarshal(out, &c) != nil {
-		// An answer stalecheck cannot give is a wrong answer on every root: recorded, not fatal.
-		c.Findings = append(c.Findings, struct {
-			Rule     string   `json:"rule"`
-			Severity string   `json:"severity"`
-			Message  string   `json:"message"`
-			Roots    []string `json:"roots"`
-			Evidence []struct {
-				Kind string `json:"kind"`
-				Path string `json:"path"`
-			} `json:"evidence"`
-		}{Rule: "stalecheck-failed", Severity: "none", Message: fmt.Sprintf("%v: %s", err, tail(stderr.String(), 500))})
+		// An answer stalecheck cannot give is wrong on every stale root: recorded, not fatal.
+		a.summary = append(a.summary, fmt.Sprintf("stalecheck failed: %v: %s", err, tail(stderr.String(), 500)))
+		return a
 	}
 	pendingSet := map[string]bool{}
-	errRoots := map[string][]string{}
-	var summary []string
 	for _, f := range c.Findings {
 		if f.Rule == "pending-rebuild" {
 			for _, ev := range f.Evidence {
@@ -666,16 +662,24 @@ func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo b
 				}
 			}
 		}
-		if f.Severity == "error" || f.Rule == "pending-rebuild" || f.Rule == "stalecheck-failed" {
-			summary = append(summary, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
+		if f.Severity == "error" || f.Rule == "pending-rebuild" {
+			a.summary = append(a.summary, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, f.Message))
 		}
 		if f.Severity == "error" {
 			for _, root := range f.Roots {
-				errRoots[root] = append(errRoots[root], f.Rule)
+				a.errRoots[root] = append(a.errRoots[root], f.Rule)
 			}
 		}
 	}
-	pending := keys(pendingSet)
+	a.pending = keys(pendingSet)
+	return a
+}
+
+// judge runs stalecheck on the state and both oracles; deferCargo leaves Cargo's answer for the current
+// profile to the build that follows. It returns the indexes of the verdicts added.
+func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo bool) ([]int, error) {
+	r.states++
+	answers := map[string]answer{}
 	var added []int
 	profiles := make([]string, 0, len(r.built))
 	for p := range r.built {
@@ -688,14 +692,20 @@ func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo b
 		if _, err := os.Stat(bin); err != nil {
 			continue
 		}
+		envKey := fmt.Sprintf("rf=%v,cf=%v", cfg.RustFlags, cfg.CFlags)
+		ans, ok := answers[envKey]
+		if !ok {
+			ans = r.stalecheck(ctx, cfg)
+			answers[envKey] = ans
+		}
 		got := runBinary(ctx, bin)
 		want, err := r.freshBuild(ctx, cfg)
 		if err != nil {
 			return added, err
 		}
 		v := Verdict{Shape: r.s.Name, Kind: e.Kind, State: fmt.Sprintf("%d:%s", r.step, state), Root: "target/" + p + "/app",
-			Stale: want.failed || want.out != got, Error: len(errRoots[bin]) > 0, Findings: summary, BinaryOut: got, FreshOut: want.out,
-			Pending: filterProfile(pending, p)}
+			Stale: want.failed || want.out != got, Error: len(ans.errRoots[bin]) > 0, Findings: ans.summary, BinaryOut: got, FreshOut: want.out,
+			Pending: filterProfile(ans.pending, p)}
 		if want.failed {
 			v.FreshOut = "(the sources do not build)"
 		}
