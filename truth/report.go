@@ -12,6 +12,7 @@ type Row struct {
 	Kind                                   string
 	States, Roots, Stale                   int
 	FalseErrors, Missed, CargoAgree, Cargo int
+	Which, WhichWrong, WhichCannot         int
 }
 
 // Recall is the share of stale roots stalecheck named with an error (100 when none was stale).
@@ -53,6 +54,9 @@ func (res *Result) Table() []Row {
 			} else if v.Error {
 				x.FalseErrors++
 			}
+			x.Which += v.Which
+			x.WhichWrong += v.WhichWrong
+			x.WhichCannot += v.WhichCannot
 			x.Cargo++
 			if v.Agree {
 				x.CargoAgree++
@@ -73,16 +77,16 @@ func (res *Result) Table() []Row {
 func (res *Result) Summary() string {
 	t := res.Table()
 	all := t[len(t)-1]
-	return fmt.Sprintf("truth: %d states, %d false errors, %d missed, recall %.1f%%, cargo agreement %.1f%%",
-		all.States, all.FalseErrors, all.Missed, all.Recall(), all.Agreement())
+	return fmt.Sprintf("truth: %d states, %d false errors, %d missed, recall %.1f%%, cargo agreement %.1f%%; which: %d judged, %d wrong, %d cannot tell",
+		all.States, all.FalseErrors, all.Missed, all.Recall(), all.Agreement(), all.Which, all.WhichWrong, all.WhichCannot)
 }
 
 // Write prints the table (Markdown), the skipped shapes and the summary line.
 func (res *Result) Write(w io.Writer) {
-	fmt.Fprintln(w, "| edit kind | states | roots judged | stale | false errors | missed | recall | cargo agreement |")
-	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| edit kind | states | roots judged | stale | false errors | missed | recall | cargo agreement | which judged / wrong / cannot tell |")
+	fmt.Fprintln(w, "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range res.Table() {
-		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %.1f%% | %.1f%% |\n", r.Kind, r.States, r.Roots, r.Stale, r.FalseErrors, r.Missed, r.Recall(), r.Agreement())
+		fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %.1f%% | %.1f%% | %d / %d / %d |\n", r.Kind, r.States, r.Roots, r.Stale, r.FalseErrors, r.Missed, r.Recall(), r.Agreement(), r.Which, r.WhichWrong, r.WhichCannot)
 	}
 	shapes := map[string]bool{}
 	for _, v := range res.Verdicts {
@@ -105,6 +109,9 @@ func (res *Result) WriteWrong(w io.Writer) int {
 		}
 		if !v.Stale && v.Error {
 			what = append(what, "FALSE ERROR")
+		}
+		if v.WhichWrong > 0 {
+			what = append(what, "WHICH WRONG")
 		}
 		if !v.Agree {
 			c := Cargo{}

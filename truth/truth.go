@@ -115,6 +115,8 @@ type Verdict struct {
 	Agree                    bool
 	Findings                 []string // rule severity: message (errors and pending only)
 	BinaryOut, FreshOut      string
+	// Which: libraries with several copies judged by `stalecheck which`; wrong answers; "cannot tell".
+	Which, WhichWrong, WhichCannot int
 }
 
 // Result is a whole run.
@@ -709,6 +711,11 @@ func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo b
 		if want.failed {
 			v.FreshOut = "(the sources do not build)"
 		}
+		if state == "built" {
+			var notes []string
+			v.Which, v.WhichWrong, v.WhichCannot, notes = r.judgeWhich(ctx, bin, got)
+			v.Findings = append(v.Findings, notes...)
+		}
 		if !(deferCargo && p == r.cfg.Profile()) {
 			var d Cargo
 			var err error
@@ -959,4 +966,86 @@ func (r *shapeRun) switchBranch() error {
 	r.branch = other
 	r.saved = map[string][]saved{}
 	return nil
+}
+
+// whichReport is the part of `stalecheck which --format json` the harness reads.
+type whichReport struct {
+	Libraries []struct {
+		Name       string `json:"name"`
+		Outcome    string `json:"outcome"`
+		Candidates []struct {
+			Path    string `json:"path"`
+			Matched bool   `json:"matched"`
+		} `json:"candidates"`
+	} `json:"libraries"`
+}
+
+// judgeWhich asks `stalecheck which` which copy of each native library the binary holds, where a
+// profile has several copies, and compares it with the copy known by construction: the binary prints
+// every token its native code carries, so a copy holds what the binary holds when every native token
+// in its bytes (and its +fast/+cflag markers) is in what the binary printed. It returns the libraries
+// judged, the wrong answers and the "cannot tell" ones.
+func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged, wrong, cannot int, notes []string) {
+	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "which", bin, "--format", "json")
+	cmd.Dir = r.ws
+	cmd.Env = append(Config{}.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"))
+	out, err := cmd.Output()
+	var w whichReport
+	if err != nil || json.Unmarshal(out, &w) != nil {
+		return 1, 1, 0, []string{fmt.Sprintf("which failed: %v", err)}
+	}
+	rust := map[string]bool{}
+	for _, k := range r.s.Knobs {
+		if k.Kind == "rust" {
+			rust[k.Name] = true
+		}
+	}
+	holds := func(path string) bool {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return false
+		}
+		for _, m := range tokenRE.FindAllSubmatch(b, -1) {
+			if !rust[string(m[1])] && !strings.Contains(printed, string(m[0])) {
+				return false
+			}
+		}
+		for _, mark := range []string{"+fast", "+cflag"} {
+			if bytes.Contains(b, []byte(mark)) != strings.Contains(printed, mark) {
+				return false
+			}
+		}
+		return true
+	}
+	for _, lib := range w.Libraries {
+		if len(lib.Candidates) < 2 {
+			continue
+		}
+		judged++
+		var right, matched []string
+		for _, c := range lib.Candidates {
+			if holds(c.Path) {
+				right = append(right, c.Path)
+			}
+			if c.Matched {
+				matched = append(matched, c.Path)
+			}
+		}
+		switch lib.Outcome {
+		case "unprovable", "unknown":
+			cannot++
+			continue
+		case "none-inside":
+			if len(right) > 0 {
+				wrong++
+				notes = append(notes, fmt.Sprintf("which %s: none-inside, but %v holds what the binary prints", lib.Name, right))
+			}
+			continue
+		}
+		if len(matched) == 0 || !subset(matched, right) {
+			wrong++
+			notes = append(notes, fmt.Sprintf("which %s: %s %v, but the copies holding what the binary prints are %v", lib.Name, lib.Outcome, matched, right))
+		}
+	}
+	return judged, wrong, cannot, notes
 }

@@ -69,7 +69,7 @@ func main() {
 		os.Exit(2)
 	}
 	t := res.Table()
-	if all := t[len(t)-1]; all.FalseErrors > 0 || all.Missed > 0 || all.CargoAgree != all.Cargo {
+	if all := t[len(t)-1]; all.FalseErrors > 0 || all.Missed > 0 || all.CargoAgree != all.Cargo || all.WhichWrong > 0 {
 		os.Exit(1)
 	}
 }
