@@ -61,6 +61,17 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		}
 		for _, d := range s.DanglingDeps {
 			name, hash, _ := strings.Cut(d, " ")
+			if !hasUnitOf(g, s, name) {
+				// No unit of that crate is left in the profile (`cargo clean -p` removed its records):
+				// Cargo will rebuild both, but nothing on disk says their code changed.
+				msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
+					what, name, s.Config.ProfileDir, name, unitName(s))
+				f := pendingFinding(g, s, msg, s.FingerprintDir, build,
+					Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
+				f.Severity = Info
+				out = append(out, f)
+				continue
+			}
 			msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
 				what, name, hash, unitName(s))
 			out = append(out, pendingFinding(g, s, msg, s.FingerprintDir, build,
@@ -189,4 +200,21 @@ func failedButStale(g *graph.Graph, s *graph.Step, what, build string) []Finding
 			Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed}))
 	}
 	return out
+}
+
+// hasUnitOf reports whether s's profile folder still holds a unit of the crate its deps entry names:
+// the entry's name is the crate name ('-' written '_'), build_script_build for s's own build script.
+func hasUnitOf(g *graph.Graph, s *graph.Step, crate string) bool {
+	for _, x := range g.Steps {
+		if x == s || x.Config.ProfileDir != s.Config.ProfileDir {
+			continue
+		}
+		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
+			return true
+		}
+		if strings.ReplaceAll(x.Package, "-", "_") == crate {
+			return true
+		}
+	}
+	return false
 }

@@ -1,0 +1,36 @@
+package check_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/check"
+)
+
+// `cargo clean -p` of a -sys crate leaves the binary as it was (the sources did not change) and the
+// dependant's fingerprint pointing at records that are gone: Cargo rebuilds both, the binary is not
+// stale. pending-rebuild names the dependant (Cargo agrees) as info, and no error is reported.
+func TestCleanPackageRecordsGoneIsNotStale(t *testing.T) {
+	p := ccEnvProject(t)
+	p.Cargo("build")
+	p.Cargo("clean", "-p", "e-sys")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	var pend []check.Finding
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" {
+			pend = append(pend, f)
+		}
+	}
+	if len(pend) == 0 {
+		t.Fatalf("no pending-rebuild after cargo clean -p; findings: %v", fs)
+	}
+	for _, f := range pend {
+		if f.Severity != check.Info || !strings.Contains(f.Message, "records are gone") {
+			t.Errorf("want info 'records are gone', got %v: %s", f.Severity, f.Message)
+		}
+	}
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Compiling e-sys") || !strings.Contains(out, "Compiling app") {
+		t.Errorf("the premise fails: cargo did not rebuild e-sys and app:\n%s", out)
+	}
+}
