@@ -3,8 +3,6 @@ package check
 import (
 	"fmt"
 	"github.com/stalecheck/stalecheck/internal/humanize"
-	"path/filepath"
-	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -53,43 +51,15 @@ func unreadableRecord(g *graph.Graph) []Finding {
 
 // orphanedBuildDir: a build/<pkg>-<hash> folder that no root reaches. It may still serve a
 // configuration not currently uplifted (another feature set); it is reported with the bytes it holds.
-// Profile folders with no root at all (e.g. only `cargo check` ran) are not judged.
+// What is orphaned is the graph's one notion (graph.OrphanedBuildDirs), which clean removes: profile
+// folders with no root at all (e.g. only `cargo check` ran), a root not tied to its unit or an
+// unreadable fingerprint record are not judged; a failed unit of a live configuration is live.
 func orphanedBuildDir(g *graph.Graph) []Finding {
-	hasRoot := map[string]bool{}
-	for _, r := range g.Roots {
-		if r.Unit != nil {
-			hasRoot[r.Unit.Config.ProfileDir] = true
-			if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
-				hasRoot[hp] = true
-			}
-		}
-	}
-	// A profile whose fingerprint records could not all be read cannot be judged: an unreadable
-	// record may be the one that ties a folder to a root (unreadable-record says which).
-	blind := map[string]bool{}
-	for _, p := range g.Problems {
-		for _, prof := range g.ProfileDirs {
-			if strings.HasPrefix(p.Path, filepath.Join(g.BuildDir, prof, ".fingerprint")+string(filepath.Separator)) ||
-				p.Path == filepath.Join(g.BuildDir, prof, ".fingerprint") {
-				blind[prof] = true
-			}
-		}
-	}
 	var out []Finding
-	for _, d := range g.BuildDirs {
-		if !hasRoot[d.ProfileDir] || blind[d.ProfileDir] || blind[hostOf(d.ProfileDir)] {
-			continue
-		}
-		live := false
+	for _, d := range g.OrphanedBuildDirs() {
 		var cfg string
 		for _, s := range d.Steps {
-			if s.Live() {
-				live = true
-			}
 			cfg = configString(s.Config)
-		}
-		if live {
-			continue
 		}
 		detail := "no fingerprint record names this folder"
 		if cfg != "" {
@@ -104,13 +74,4 @@ func orphanedBuildDir(g *graph.Graph) []Finding {
 		})
 	}
 	return out
-}
-
-func hostOf(prof string) string {
-	for i := 0; i < len(prof); i++ {
-		if prof[i] == '/' {
-			return prof[i+1:]
-		}
-	}
-	return ""
 }
