@@ -80,7 +80,18 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.readDetails()
 		r.readSources()
 	}
-	sort.Slice(g.Problems, func(i, j int) bool { return g.Problems[i].Path < g.Problems[j].Path })
+	sort.Slice(g.Problems, func(i, j int) bool {
+		a, b := g.Problems[i], g.Problems[j]
+		return a.Path < b.Path || a.Path == b.Path && a.Err < b.Err
+	})
+	// One problem per record: a file several readers tried is reported once.
+	kept := g.Problems[:0]
+	for i, p := range g.Problems {
+		if i == 0 || p.Path != g.Problems[i-1].Path {
+			kept = append(kept, p)
+		}
+	}
+	g.Problems = kept
 	return g, nil
 }
 

@@ -2,6 +2,9 @@ package check
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
+
 	"github.com/stalecheck/stalecheck/internal/humanize"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -38,12 +41,17 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 func unreadableRecord(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, p := range g.Problems {
+		fix := "rebuild the unit (cargo build) so Cargo rewrites the record, or remove the folder that holds it"
+		if g.BuildDir != "" && !strings.HasPrefix(p.Path, g.BuildDir+string(filepath.Separator)) {
+			// A manifest, Cargo.lock or config: Cargo reads it too, and nothing rewrites it.
+			fix = "make " + display(g, p.Path) + " a readable regular file again (Cargo cannot build with it either)"
+		}
 		out = append(out, Finding{
 			Rule: "unreadable-record", Severity: Warning,
 			Message:  fmt.Sprintf("could not read %s: %s; the check went on without it", display(g, p.Path), p.Err),
 			Subjects: []string{p.Path},
 			Evidence: []Evidence{{Kind: "record", Path: p.Path, Detail: p.Err}},
-			Fix:      "rebuild the unit (cargo build) so Cargo rewrites the record, or remove the folder that holds it",
+			Fix:      fix,
 		})
 	}
 	return out
