@@ -292,6 +292,23 @@ func manifestError(path string, err error) error {
 	return fmt.Errorf("%s: %w", path, err)
 }
 
+// RootSource says where Cargo takes a package folder from when no unit of it carries Step.Source (its
+// units are not live, so their details were not read): "registry" or "git" under g.CargoHome, "path"
+// for the workspace root or a folder inside it, else "" (a directory source and a path package outside
+// the workspace differ only by Cargo.lock's source).
+func RootSource(g *graph.Graph, root string) string {
+	if g.CargoHome == "" && g.Workspace == "" {
+		return ""
+	}
+	if g.CargoHome != "" && (under(root, filepath.Join(g.CargoHome, "registry")) || under(root, filepath.Join(g.CargoHome, "git"))) {
+		return classifySource(root, "", false, g.CargoHome, g.Workspace)
+	}
+	if g.Workspace != "" && (root == g.Workspace || under(root, g.Workspace)) {
+		return "path"
+	}
+	return ""
+}
+
 // classifySource says where a package root lies for Cargo.
 func classifySource(root, lockSource string, pathPackage bool, cargoHome, workspace string) string {
 	if cargoHome != "" {
