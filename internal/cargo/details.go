@@ -1,6 +1,7 @@
 package cargo
 
 import (
+	"errors"
 	"fmt"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
@@ -69,8 +70,18 @@ func (r *reader) readBuildDirs() {
 				linked[k] = true
 			}
 			d.Bytes += st.Size()
-			if e.Type().IsRegular() && strings.HasPrefix(p, outDir+string(filepath.Separator)) {
+			if !strings.HasPrefix(p, outDir+string(filepath.Separator)) {
+				return nil
+			}
+			if e.Type().IsRegular() {
 				outs[i] = append(outs[i], graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
+				return nil
+			}
+			// A FIFO, device or socket (or a symlink to one) where the script left a file: it is there (a
+			// linker would open it), so it is an output, but nothing can read it.
+			if err := safeio.Regular(p); err != nil && errors.Is(err, safeio.ErrNotRegular) {
+				r.problem(p, err)
+				outs[i] = append(outs[i], graph.FileInfo{Path: p, MTimeNS: st.ModTime().UnixNano(), Exists: true})
 			}
 			return nil
 		})

@@ -80,7 +80,18 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.readDetails()
 		r.readSources()
 	}
-	sort.Slice(g.Problems, func(i, j int) bool { return g.Problems[i].Path < g.Problems[j].Path })
+	sort.Slice(g.Problems, func(i, j int) bool {
+		a, b := g.Problems[i], g.Problems[j]
+		return a.Path < b.Path || a.Path == b.Path && a.Err < b.Err
+	})
+	// One problem per record: a file several readers tried is reported once.
+	kept := g.Problems[:0]
+	for i, p := range g.Problems {
+		if i == 0 || p.Path != g.Problems[i-1].Path {
+			kept = append(kept, p)
+		}
+	}
+	g.Problems = kept
 	return g, nil
 }
 
@@ -279,6 +290,11 @@ func (r *reader) resolveDeps() {
 			}
 		}
 	}
+	type danglingDep struct {
+		s *graph.Step
+		d DepFingerprint
+	}
+	var dangling []danglingDep
 	for _, s := range r.g.Steps {
 		fp := r.fps[s]
 		if fp == nil {
@@ -290,6 +306,7 @@ func (r *reader) resolveDeps() {
 			switch {
 			case len(named) == 0:
 				s.DanglingDeps = append(s.DanglingDeps, d.Name+" "+hx)
+				dangling = append(dangling, danglingDep{s, d})
 				continue
 			case len(named) > 1:
 				var same []*graph.Step
@@ -320,6 +337,70 @@ func (r *reader) resolveDeps() {
 			dep.Dependents = append(dep.Dependents, s)
 		}
 	}
+	// Once every hash edge is known (reused looks at a candidate run's compile unit).
+	for _, x := range dangling {
+		x.s.Reuses = append(x.s.Reuses, r.reused(x.s, x.d, pkgID)...)
+	}
+}
+
+// reused returns the units a dangling deps entry of s names by extern name, package and configuration:
+// the folders Cargo builds that dependency into again on the next build of s's configuration (a unit
+// rebuilt in place has a new hash; one whose last build failed has an empty hash file; an unreadable
+// hash file is unknown). Cargo names unit folders by the configuration, not by the fingerprint hash
+// (docs/cargo-target-dir.md §0, §3.2), so these are the dependency's folders for s. Candidates are
+// units of s's profile folder (and its host one) whose kind and target match the entry's name, whose
+// package id (learned from the edges that name them) is the entry's when known, and, for a unit's own
+// build script, whose build-script compile has the unit's features. When several remain, all are
+// returned: keeping a folder too many is safe, deleting a live one is not.
+func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]uint64) []*graph.Step {
+	hp := hostProfile(s.Config.ProfileDir)
+	var out []*graph.Step
+	for _, c := range r.g.Steps {
+		if c == s || c.Config.ProfileDir != s.Config.ProfileDir && (hp == "" || c.Config.ProfileDir != hp) {
+			continue
+		}
+		if !depNameMatches(d.Name, c) {
+			continue
+		}
+		if id, ok := pkgID[c]; ok && id != d.PkgID {
+			continue
+		}
+		if strings.HasPrefix(d.Name, "build_script_") && s.Kind != graph.BuildScriptRun {
+			// A lib, bin or test unit's own build-script run: same package, and its compile was built
+			// with the unit's features.
+			if c.Kind != graph.BuildScriptRun || c.Package != s.Package {
+				continue
+			}
+			if comp := scriptCompile(c); comp != nil && r.fps[comp] != nil && r.fps[s] != nil &&
+				!sameStrings(comp.Config.Features, s.Config.Features) {
+				continue
+			}
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// scriptCompile returns the build-script compile unit a run depends on (nil when unknown).
+func scriptCompile(run *graph.Step) *graph.Step {
+	for _, d := range run.Deps {
+		if d.Kind == graph.BuildScriptCompile && d.Package == run.Package {
+			return d
+		}
+	}
+	return nil
+}
+
+func sameStrings(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
 }
 
 // depCandidates returns the units a deps entry can name: the same hash in the unit's profile folder or,

@@ -3,6 +3,8 @@ package cargo
 import (
 	"bufio"
 	"bytes"
+	"errors"
+	"fmt"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
@@ -82,7 +84,10 @@ func (r *reader) readSources() {
 	version := func(root string) string {
 		v, ok := versions[root]
 		if !ok {
-			v = manifestVersion(root, r.l.Workspace)
+			var err error
+			if v, err = ReadManifestVersion(root, r.l.Workspace); err != nil {
+				r.problem(filepath.Join(root, "Cargo.toml"), err)
+			}
 			versions[root] = v
 		}
 		return v
@@ -223,7 +228,10 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 
 // ManifestVersion returns the version in a package folder's Cargo.toml ("" when unreadable);
 // `version.workspace = true` is taken from the workspace's [workspace.package].
-func ManifestVersion(root, workspace string) string { return manifestVersion(root, workspace) }
+func ManifestVersion(root, workspace string) string {
+	v, _ := ReadManifestVersion(root, workspace)
+	return v
+}
 
 func manifestDir(file string) string {
 	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
@@ -236,18 +244,24 @@ func manifestDir(file string) string {
 	}
 }
 
-func manifestVersion(root, workspace string) string {
+// ReadManifestVersion returns the version root/Cargo.toml states (`version.workspace = true` read from
+// workspace/Cargo.toml; "0.0.0" when it states none, as Cargo 1.75+ does). Manifests are read through
+// internal/safeio (regular files of at most safeio.MaxRecord bytes: a FIFO or /dev/zero there is an
+// error, never a hang); an error names the manifest. "" with a nil error when the version field has a
+// shape Cargo would refuse.
+func ReadManifestVersion(root, workspace string) (string, error) {
 	var doc struct {
 		Package struct {
 			Version any `toml:"version"`
 		} `toml:"package"`
 	}
-	if _, err := toml.DecodeFile(filepath.Join(root, "Cargo.toml"), &doc); err != nil {
-		return ""
+	m := filepath.Join(root, "Cargo.toml")
+	if _, err := decodeTOMLMeta(m, &doc); err != nil {
+		return "", manifestError(m, err)
 	}
 	switch v := doc.Package.Version.(type) {
 	case string:
-		return v
+		return v, nil
 	case map[string]any:
 		if v["workspace"] == true && workspace != "" {
 			var ws struct {
@@ -257,12 +271,40 @@ func manifestVersion(root, workspace string) string {
 					} `toml:"package"`
 				} `toml:"workspace"`
 			}
-			if _, err := toml.DecodeFile(filepath.Join(workspace, "Cargo.toml"), &ws); err == nil {
-				return ws.Workspace.Package.Version
+			wm := filepath.Join(workspace, "Cargo.toml")
+			if _, err := decodeTOMLMeta(wm, &ws); err != nil {
+				return "", manifestError(wm, err)
 			}
+			return ws.Workspace.Package.Version, nil
 		}
 	case nil:
-		return "0.0.0" // Cargo's default when a package states no version (1.75+)
+		return "0.0.0", nil // Cargo's default when a package states no version (1.75+)
+	}
+	return "", nil
+}
+
+// manifestError names the manifest in a parse error (safeio's errors name it already).
+func manifestError(path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return err
+	}
+	return fmt.Errorf("%s: %w", path, err)
+}
+
+// RootSource says where Cargo takes a package folder from when no unit of it carries Step.Source (its
+// units are not live, so their details were not read): "registry" or "git" under g.CargoHome, "path"
+// for the workspace root or a folder inside it, else "" (a directory source and a path package outside
+// the workspace differ only by Cargo.lock's source).
+func RootSource(g *graph.Graph, root string) string {
+	if g.CargoHome == "" && g.Workspace == "" {
+		return ""
+	}
+	if g.CargoHome != "" && (under(root, filepath.Join(g.CargoHome, "registry")) || under(root, filepath.Join(g.CargoHome, "git"))) {
+		return classifySource(root, "", false, g.CargoHome, g.Workspace)
+	}
+	if g.Workspace != "" && (root == g.Workspace || under(root, g.Workspace)) {
+		return "path"
 	}
 	return ""
 }

@@ -2,9 +2,10 @@ package check
 
 import (
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/humanize"
 	"path/filepath"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/humanize"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -40,12 +41,17 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 func unreadableRecord(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, p := range g.Problems {
+		fix := "rebuild the unit (cargo build) so Cargo rewrites the record, or remove the folder that holds it"
+		if g.BuildDir != "" && !strings.HasPrefix(p.Path, g.BuildDir+string(filepath.Separator)) {
+			// A manifest, Cargo.lock or config: Cargo reads it too, and nothing rewrites it.
+			fix = "make " + display(g, p.Path) + " a readable regular file again (Cargo cannot build with it either)"
+		}
 		out = append(out, Finding{
 			Rule: "unreadable-record", Severity: Warning,
 			Message:  fmt.Sprintf("could not read %s: %s; the check went on without it", display(g, p.Path), p.Err),
 			Subjects: []string{p.Path},
 			Evidence: []Evidence{{Kind: "record", Path: p.Path, Detail: p.Err}},
-			Fix:      "rebuild the unit (cargo build) so Cargo rewrites the record, or remove the folder that holds it",
+			Fix:      fix,
 		})
 	}
 	return out
@@ -53,43 +59,15 @@ func unreadableRecord(g *graph.Graph) []Finding {
 
 // orphanedBuildDir: a build/<pkg>-<hash> folder that no root reaches. It may still serve a
 // configuration not currently uplifted (another feature set); it is reported with the bytes it holds.
-// Profile folders with no root at all (e.g. only `cargo check` ran) are not judged.
+// What is orphaned is the graph's one notion (graph.OrphanedBuildDirs), which clean removes: profile
+// folders with no root at all (e.g. only `cargo check` ran), a root not tied to its unit or an
+// unreadable fingerprint record are not judged; a failed unit of a live configuration is live.
 func orphanedBuildDir(g *graph.Graph) []Finding {
-	hasRoot := map[string]bool{}
-	for _, r := range g.Roots {
-		if r.Unit != nil {
-			hasRoot[r.Unit.Config.ProfileDir] = true
-			if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
-				hasRoot[hp] = true
-			}
-		}
-	}
-	// A profile whose fingerprint records could not all be read cannot be judged: an unreadable
-	// record may be the one that ties a folder to a root (unreadable-record says which).
-	blind := map[string]bool{}
-	for _, p := range g.Problems {
-		for _, prof := range g.ProfileDirs {
-			if strings.HasPrefix(p.Path, filepath.Join(g.BuildDir, prof, ".fingerprint")+string(filepath.Separator)) ||
-				p.Path == filepath.Join(g.BuildDir, prof, ".fingerprint") {
-				blind[prof] = true
-			}
-		}
-	}
 	var out []Finding
-	for _, d := range g.BuildDirs {
-		if !hasRoot[d.ProfileDir] || blind[d.ProfileDir] || blind[hostOf(d.ProfileDir)] {
-			continue
-		}
-		live := false
+	for _, d := range g.OrphanedBuildDirs() {
 		var cfg string
 		for _, s := range d.Steps {
-			if s.Live() {
-				live = true
-			}
 			cfg = configString(s.Config)
-		}
-		if live {
-			continue
 		}
 		detail := "no fingerprint record names this folder"
 		if cfg != "" {
@@ -104,13 +82,4 @@ func orphanedBuildDir(g *graph.Graph) []Finding {
 		})
 	}
 	return out
-}
-
-func hostOf(prof string) string {
-	for i := 0; i < len(prof); i++ {
-		if prof[i] == '/' {
-			return prof[i+1:]
-		}
-	}
-	return ""
 }

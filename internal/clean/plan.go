@@ -88,11 +88,12 @@ type Options struct {
 	Incremental bool   // also remove the incremental caches
 }
 
-// MakePlan computes what is not live in the graph. A profile folder is judged only when a root ties
-// liveness there: a profile with no tied root (e.g. after only `cargo check`), with a root that could
-// not be tied to its unit, or with a live unit whose fingerprint could not be read is left alone and
-// said so in Notes. A unit whose hash-file content equals a live unit's is kept (Cargo resolves
-// dependencies by that content; a tie could hide a live unit).
+// MakePlan computes what is not live in the graph, by the graph's one notion of live (graph.MarkLive,
+// the one check's orphaned-build-dir uses): only profile folders the graph judges are cleaned, the
+// others are left alone and said so in Notes (no tied root, e.g. after only `cargo check`; a root that
+// could not be tied to its unit; an unreadable fingerprint record). A unit is kept when graph.Kept says
+// so: reached from a root (a failed unit of a live configuration included), or its hash-file content
+// equals a live unit's (a tie could hide a live unit). Build folders are graph.OrphanedBuildDirs.
 func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	touched, _, err := SelectProfiles(g.ProfileDirs, opt.Profile)
 	if err != nil {
@@ -100,47 +101,14 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	}
 	p := &Plan{Workspace: g.Workspace, TargetDir: g.TargetDir, BuildDir: g.BuildDir, Profile: opt.Profile,
 		Incremental: opt.Incremental, Items: []Item{}, Notes: []string{}, Locks: []string{}}
-	anchored := map[string]bool{}
-	unsafe := map[string]string{}
-	for _, r := range g.Roots {
-		if r.Unit == nil {
-			prof := rootProfile(g, r.File.Path)
-			unsafe[prof] = fmt.Sprintf("root %s could not be tied to its unit", r.File.Path)
-			continue
-		}
-		anchored[r.Unit.Config.ProfileDir] = true
-		if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
-			anchored[hp] = true
-		}
-	}
-	live := map[string]bool{} // hash-file contents of live units
-	for _, s := range g.Steps {
-		if !s.Live() {
-			continue
-		}
-		if s.FingerprintHash != "" {
-			live[s.FingerprintHash] = true
-		}
-		if !s.HasLocal {
-			why := fmt.Sprintf("live unit %s has an unreadable fingerprint, so what it depends on is unknown", s.ID)
-			unsafe[s.Config.ProfileDir] = why
-			if hp := hostOf(s.Config.ProfileDir); hp != "" {
-				unsafe[hp] = why
-			}
-		}
-	}
-	kept := func(s *graph.Step) bool { return s.Live() || s.FingerprintHash != "" && live[s.FingerprintHash] }
 	judged := map[string]bool{}
 	for _, prof := range touched {
-		switch {
-		case unsafe[prof] != "":
-			p.Notes = append(p.Notes, fmt.Sprintf("profile %s is not cleaned: %s", prof, unsafe[prof]))
-		case !anchored[prof]:
-			p.Notes = append(p.Notes, fmt.Sprintf("profile %s is not cleaned: no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged", prof))
-		default:
-			judged[prof] = true
-			p.Profiles = append(p.Profiles, prof)
+		if ok, why := g.Judged(prof); !ok {
+			p.Notes = append(p.Notes, fmt.Sprintf("profile %s is not cleaned: %s", prof, why))
+			continue
 		}
+		judged[prof] = true
+		p.Profiles = append(p.Profiles, prof)
 	}
 	if p.Profiles == nil {
 		p.Profiles = []string{}
@@ -162,24 +130,20 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 			keys = append(keys, k)
 		}
 		d.steps = append(d.steps, s)
-		if kept(s) {
+		if g.Kept(s) {
 			d.keep = true
 		}
 	}
 	sort.Strings(keys)
 	var items []Item
 	// build/ folders.
-	for _, bd := range g.BuildDirs {
+	for _, bd := range g.OrphanedBuildDirs() {
 		if !judged[bd.ProfileDir] {
 			continue
 		}
-		d := dirs[bd.ProfileDir+"\x00"+bd.Package+"-"+bd.Hash]
-		if d != nil && d.keep {
-			continue
-		}
 		what := "a build folder no fingerprint names"
-		if d != nil {
-			what = describe(d.steps)
+		if len(bd.Steps) > 0 {
+			what = describe(bd.Steps)
 		}
 		items = append(items, Item{Kind: KindBuildDir, Path: bd.Path, Profile: bd.ProfileDir, Package: bd.Package, Hash: bd.Hash,
 			What: what, Bytes: bd.Bytes, Dir: true})
@@ -371,23 +335,6 @@ func configWords(s *graph.Step) string {
 		w += ", rustflags " + strings.Join(s.Config.Rustflags, " ")
 	}
 	return w
-}
-
-func hostOf(prof string) string {
-	if i := strings.IndexByte(prof, '/'); i >= 0 {
-		return prof[i+1:]
-	}
-	return ""
-}
-
-// rootProfile returns the profile folder of an uplifted root (its folder relative to the target
-// folder, without examples/).
-func rootProfile(g *graph.Graph, path string) string {
-	rel, err := filepath.Rel(g.TargetDir, filepath.Dir(path))
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSuffix(rel, "/examples")
 }
 
 func errString(err error) string {

@@ -51,8 +51,10 @@ func WriteText(w io.Writer, p *Plan) error {
 		line("  %s %12d  %s%s  (%s)", verb, it.Bytes, rel, suffix, it.What)
 	}
 	switch {
+	case len(p.Items) == 0 && len(p.Profiles) == 0:
+		line("nothing to remove: no profile folder could be judged (see the notes)")
 	case len(p.Items) == 0:
-		line("nothing to remove: every folder is reached by a current binary")
+		line("nothing to remove: every folder of the profiles cleaned is reached by a current binary")
 	case p.Executed:
 		line("removed %d item(s), %s; %d skipped", countStatus(p, Removed), bytesWords(p.FreedBytes), skipped)
 	default:

@@ -84,6 +84,9 @@ func TestMain(m *testing.M) {
 	if builtDir != "" && builtErr == nil {
 		os.RemoveAll(builtDir)
 	}
+	if ccDir != "" {
+		os.RemoveAll(ccDir)
+	}
 	os.Exit(code)
 }
 

@@ -124,6 +124,13 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		fmt.Fprintf(st.Err, "stalecheck: warning: running a stale build (--allow-stale): %s; the record is marked stale\n", staleSentence(plan))
 	}
 
+	if !fl.quiet {
+		// What the build identity could not establish (an unreadable source, git or a tool that did
+		// not answer in time): the record lacks it.
+		for _, n := range plan.Notes {
+			fmt.Fprintf(st.Err, "stalecheck: note: %s\n", report.Escape(n))
+		}
+	}
 	rec := &recorder{st: st, dsn: dsn}
 	defer rec.close()
 	status := 0

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -17,6 +19,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 type whichFlags struct {
@@ -279,15 +282,27 @@ func rlibCrate(p string) string {
 }
 
 func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, error) {
-	wl := whichLibrary{Name: lib.Name, copies: lib.Copies, Notes: []string{}}
+	wl := whichLibrary{Name: lib.Name, Notes: []string{}}
 	var cands []*evidence.Candidate
+	var copies []evidence.Copy
 	for _, c := range lib.Copies {
 		cd, err := evidence.ReadCandidate(c.Path)
 		if err != nil {
-			return wl, err
+			if c.Step == nil || !unreadableFile(err) {
+				return wl, err // a copy given with --candidate, or corrupt content: no answer without it
+			}
+			// A copy found in the build folder that is no file one can read (a FIFO, a device, gone):
+			// say so, and answer among the others.
+			wl.Notes = append(wl.Notes, fmt.Sprintf("could not read the candidate %s (%s): %v; it is left out of this answer", c.Path, copyConfig(c), err))
+			continue
 		}
 		cands = append(cands, cd)
+		copies = append(copies, c)
 	}
+	if len(cands) == 0 {
+		return wl, fmt.Errorf("no copy of lib%s.a could be read: %s", lib.Name, strings.Join(wl.Notes, "; "))
+	}
+	wl.copies = copies
 	res, err := evidence.Match(b, cands)
 	if err != nil {
 		return wl, err
@@ -295,7 +310,7 @@ func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, erro
 	wl.result = res
 	wl.Outcome, wl.Confidence = res.Outcome, res.Confidence
 	wl.Notes = append(wl.Notes, res.Notes...)
-	for i, c := range lib.Copies {
+	for i, c := range copies {
 		cr := res.Candidates[i]
 		wc := whichCandidate{Path: c.Path, Size: c.Size, MTimeNS: c.MTimeNS, MTime: time.Unix(0, c.MTimeNS).UTC().Format(time.RFC3339Nano),
 			Configuration: copyConfig(c), Matched: cr.Matched, NoNative: cr.NoNative, Evidence: []whichEvidence{}}
@@ -305,6 +320,13 @@ func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, erro
 		wl.Candidates = append(wl.Candidates, wc)
 	}
 	return wl, nil
+}
+
+// unreadableFile reports whether a candidate's error is about the file itself (not a regular file, too
+// large, not permitted, gone) rather than its content.
+func unreadableFile(err error) bool {
+	return errors.Is(err, safeio.ErrNotRegular) || errors.Is(err, safeio.ErrTooLarge) ||
+		errors.Is(err, fs.ErrPermission) || errors.Is(err, fs.ErrNotExist)
 }
 
 // copyConfig says which configuration made a copy.

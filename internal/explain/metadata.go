@@ -33,6 +33,7 @@ func cargoMetadata(workspace string, env []string) ([]MetaPackage, error) {
 	cmd := exec.CommandContext(ctx, "cargo", "metadata", "--format-version", "1", "--offline")
 	cmd.Dir = workspace
 	cmd.Env = append(os.Environ(), env...)
+	cmd.WaitDelay = time.Second // a child holding the pipe open cannot outlive the deadline
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()

@@ -132,6 +132,19 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 		}
 		seen[root] = true
 		src := Source{Root: root, Version: stepVersion(g, s), Kind: s.Source, SourceID: s.SourceID}
+		if src.Kind == "" {
+			// This unit's details were not read (not live, e.g. the other side of a feature toggle):
+			// any unit built from the same folder says where Cargo takes it from.
+			for _, o := range g.Steps {
+				if o.Source != "" && o.PackageRoot == root {
+					src.Kind, src.SourceID = o.Source, o.SourceID
+					break
+				}
+			}
+		}
+		if src.Kind == "" {
+			src.Kind = cargo.RootSource(g, root)
+		}
 		for _, c := range g.Copies {
 			if c.Root == root && c.Patch != "" {
 				src.Patch = c.Patch

@@ -7,6 +7,7 @@
 package graph
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 )
@@ -198,7 +199,13 @@ type Step struct {
 	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
 	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
 	DanglingDeps []string
-	// Roots are the roots that reach this step through the deps chain (filled by MarkLive).
+	// Reuses are the units on disk that a DanglingDeps entry can name by extern name, package and
+	// configuration although their hash file no longer holds the recorded hash: the same unit rebuilt
+	// in place since, or one whose last build failed (empty hash file) or whose hash file is unreadable.
+	// Cargo builds this unit's configuration into those folders again, so they are live (MarkLive walks
+	// them as it walks Deps); all of them are listed when the records cannot tell several apart.
+	Reuses []*Step
+	// Roots are the roots that reach this step through Deps and Reuses (filled by MarkLive).
 	Roots []*Root
 
 	// Where Cargo takes the package from (internal/cargo/source.go).
@@ -323,6 +330,12 @@ type Graph struct {
 	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
 	// live units and every [patch] path (internal/cargo/source.go).
 	Copies []*PackageCopy
+
+	// Unjudged maps each profile folder (relative to BuildDir) whose orphans cannot be told to the
+	// reason, for people (filled by MarkLive; see Judged).
+	Unjudged map[string]string
+	// liveHash holds the hash-file contents of live units (filled by MarkLive; see Kept).
+	liveHash map[string]bool
 }
 
 // PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
@@ -352,7 +365,17 @@ func (g *Graph) AddProblem(path string, err error) {
 	g.Problems = append(g.Problems, Problem{Path: path, Err: err.Error()})
 }
 
-// MarkLive walks the deps chain from every root and records, on each step, the roots that reach it.
+// MarkLive is stalecheck's one notion of live, which check's orphaned-build-dir rule and clean's plan
+// both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and Reuses from every root and
+// records, on each step, the roots that reach it; then it decides which profile folders can be judged
+// at all, from the roots and from the Problems recorded so far, so the adapter calls it once it has
+// read the records liveness depends on (hash files, fingerprint JSON, the roots) and before any other.
+// A profile folder is not judged (Unjudged says why) when:
+//   - no root there is tied to a unit, and it is not the host folder of a `<triple>/<profile>` folder
+//     that has one (e.g. only `cargo check` ran);
+//   - a root there could not be tied to its unit;
+//   - a record under its `.fingerprint` folder (or that of a `<triple>/<profile>` folder built on it)
+//     could not be read: it may be the one that ties a folder to a root.
 func (g *Graph) MarkLive() {
 	for _, r := range g.Roots {
 		if r.Unit == nil {
@@ -369,9 +392,101 @@ func (g *Graph) MarkLive() {
 			for _, d := range s.Deps {
 				walk(d)
 			}
+			for _, d := range s.Reuses {
+				walk(d)
+			}
 		}
 		walk(r.Unit)
 	}
+	g.liveHash = map[string]bool{}
+	for _, s := range g.Steps {
+		if s.Live() && s.FingerprintHash != "" {
+			g.liveHash[s.FingerprintHash] = true
+		}
+	}
+	g.Unjudged = map[string]string{}
+	mark := func(prof, why string) {
+		if _, ok := g.Unjudged[prof]; !ok {
+			g.Unjudged[prof] = why
+		}
+		if hp := hostOf(prof); hp != "" {
+			if _, ok := g.Unjudged[hp]; !ok {
+				g.Unjudged[hp] = why
+			}
+		}
+	}
+	sep := string(filepath.Separator)
+	for _, p := range g.Problems {
+		for _, prof := range g.ProfileDirs {
+			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
+			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
+				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
+			}
+		}
+	}
+	anchored := map[string]bool{}
+	for _, r := range g.Roots {
+		if r.Unit == nil {
+			if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
+				mark(strings.TrimSuffix(rel, sep+"examples"), fmt.Sprintf("root %s could not be tied to its unit", r.File.Path))
+			}
+			continue
+		}
+		anchored[r.Unit.Config.ProfileDir] = true
+		if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
+			anchored[hp] = true
+		}
+	}
+	for _, prof := range g.ProfileDirs {
+		if !anchored[prof] {
+			if _, ok := g.Unjudged[prof]; !ok {
+				g.Unjudged[prof] = "no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged"
+			}
+		}
+	}
+}
+
+// Judged reports whether orphans can be told in a profile folder (see MarkLive), and if not, why.
+func (g *Graph) Judged(prof string) (bool, string) {
+	if why, ok := g.Unjudged[prof]; ok {
+		return false, why
+	}
+	return true, ""
+}
+
+// Kept reports whether the step must be kept: it is live, or its hash-file content equals a live
+// unit's (Cargo resolves a dependency by that content, and fingerprint hashes are not unique: a tie
+// the records cannot break could hide a live unit).
+func (g *Graph) Kept(s *Step) bool {
+	return s.Live() || s.FingerprintHash != "" && g.liveHash[s.FingerprintHash]
+}
+
+// OrphanedBuildDirs returns the build folders of judged profile folders none of whose units is kept,
+// in BuildDirs order: what check reports as orphaned-build-dir and clean removes.
+func (g *Graph) OrphanedBuildDirs() []*BuildDir {
+	var out []*BuildDir
+	for _, d := range g.BuildDirs {
+		if ok, _ := g.Judged(d.ProfileDir); !ok {
+			continue
+		}
+		kept := false
+		for _, s := range d.Steps {
+			if g.Kept(s) {
+				kept = true
+			}
+		}
+		if !kept {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+func hostOf(prof string) string {
+	if i := strings.IndexByte(prof, '/'); i >= 0 {
+		return prof[i+1:]
+	}
+	return ""
 }
 
 // Reach returns the steps a root reaches, in a stable order (the root's unit first, then depth first).

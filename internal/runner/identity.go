@@ -117,7 +117,10 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		id.Sources = append(id.Sources, ledger.Source{Path: path, Digest: d.String()})
 	}
 
-	id.Git = gitState(ctx, p.Graph.Workspace, p.Environ)
+	var gitNote string
+	if id.Git, gitNote = gitState(ctx, p.Graph.Workspace, p.Environ); gitNote != "" {
+		p.note("%s", gitNote)
+	}
 	p.toolchain(ctx, getenv)
 	id.Env = buildEnv(p.Environ, rerunEnv)
 }

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -137,9 +138,13 @@ func (p *Plan) toolVersion(ctx context.Context, cands []string, prefix string) s
 		ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 		cmd := exec.CommandContext(ctx, c, "--version")
 		cmd.Env = p.Environ
+		cmd.WaitDelay = time.Second // a child holding the pipe open cannot outlive the deadline
 		out, err := cmd.Output()
 		cancel()
 		if err != nil {
+			if ctx.Err() != nil {
+				err = fmt.Errorf("did not answer within %v", toolTimeout)
+			}
 			p.note("%s --version: %v", c, err)
 			continue
 		}
@@ -166,21 +171,33 @@ func versionLine(out []byte, prefix string) string {
 }
 
 // gitState returns HEAD and whether tracked files differ from it, for the repository holding dir; the zero
-// Git outside a repository or without git. One `git status` call, taking no lock (GIT_OPTIONAL_LOCKS=0).
-func gitState(ctx context.Context, dir string, env []string) ledger.Git {
-	if dir == "" || !inGitRepo(dir) {
-		return ledger.Git{}
+// Git outside a repository or without git. One `git status` call, taking no lock (GIT_OPTIONAL_LOCKS=0),
+// under toolTimeout. The files git reads first (.git, HEAD and the branch it names, config, index,
+// packed-refs) are checked to be regular files beforehand, so a FIFO there is not left to block git
+// until the deadline. note says why the state is missing ("" when it is known or there is no repository).
+func gitState(ctx context.Context, dir string, env []string) (g ledger.Git, note string) {
+	top := gitTop(dir)
+	if dir == "" || top == "" {
+		return ledger.Git{}, ""
+	}
+	if err := gitFilesRegular(filepath.Join(top, ".git")); err != nil {
+		return ledger.Git{}, fmt.Sprintf("git state not recorded: %v", err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "status", "--porcelain=v2", "--branch", "--untracked-files=no")
 	cmd.Dir = dir
 	cmd.Env = append(append([]string{}, env...), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
+	cmd.WaitDelay = time.Second // a child holding the pipe open cannot outlive the deadline
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return ledger.Git{}
+		if ctx.Err() != nil {
+			return ledger.Git{}, fmt.Sprintf("git state not recorded: git status in %s did not answer within %v", dir, toolTimeout)
+		}
+		return ledger.Git{}, fmt.Sprintf("git state not recorded: git status in %s: %v: %s", dir, err, strings.TrimSpace(stderr.String()))
 	}
-	var g ledger.Git
 	for _, l := range strings.Split(string(out), "\n") {
 		switch {
 		case strings.HasPrefix(l, "# branch.oid "):
@@ -191,17 +208,68 @@ func gitState(ctx context.Context, dir string, env []string) ledger.Git {
 			g.Dirty = true
 		}
 	}
-	return g
+	return g, ""
 }
 
-// inGitRepo reports whether dir or a folder above it holds .git (a folder, or a file for worktrees).
-func inGitRepo(dir string) bool {
+// gitTop returns the nearest folder at or above dir that holds .git (a folder, or a file for
+// worktrees and submodules); "" when there is none.
+func gitTop(dir string) string {
+	if dir == "" {
+		return ""
+	}
 	for d := dir; ; d = filepath.Dir(d) {
 		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
-			return true
+			return d
 		}
 		if filepath.Dir(d) == d {
-			return false
+			return ""
 		}
 	}
+}
+
+// gitFilesRegular checks, without opening anything that could block, that the files git reads first
+// in a repository are regular files: a `.git` file's `gitdir:` target, then HEAD, the loose ref HEAD
+// names, config, index and packed-refs (those that exist; HEAD must). Reads go through internal/safeio.
+func gitFilesRegular(dotGit string) error {
+	st, err := os.Stat(dotGit)
+	if err != nil {
+		return err
+	}
+	gitDir := dotGit
+	if !st.IsDir() {
+		data, err := safeio.ReadFile(dotGit, 64<<10)
+		if err != nil {
+			return err
+		}
+		line, _, _ := strings.Cut(string(data), "\n")
+		target, ok := strings.CutPrefix(strings.TrimSpace(line), "gitdir:")
+		if !ok {
+			return fmt.Errorf("%s: not a gitdir file", dotGit)
+		}
+		gitDir = strings.TrimSpace(target)
+		if !filepath.IsAbs(gitDir) {
+			gitDir = filepath.Join(filepath.Dir(dotGit), gitDir)
+		}
+	}
+	head := filepath.Join(gitDir, "HEAD")
+	data, err := safeio.ReadFile(head, 64<<10)
+	if err != nil {
+		return err
+	}
+	check := []string{"config", "index", "packed-refs", "commondir"}
+	if ref, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "ref:"); ok {
+		if ref = strings.TrimSpace(ref); filepath.IsLocal(ref) {
+			check = append(check, ref)
+		}
+	}
+	for _, n := range check {
+		p := filepath.Join(gitDir, n)
+		if _, err := os.Lstat(p); err != nil {
+			continue
+		}
+		if err := safeio.Regular(p); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -1,0 +1,186 @@
+package cli
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/testutil"
+	"github.com/stalecheck/stalecheck/internal/testutil/special"
+)
+
+var (
+	ccOnce sync.Once
+	ccDir  string
+	ccErr  error
+)
+
+// ccToggled returns a private copy (cp -a) of the reproductions' workspace (testutil.CCSys, Debian's
+// cc crate) built in release without and then with app/fast, in a git repository: two copies of libx.a,
+// target/release/app linking the fast one. Built once per test binary.
+func ccToggled(t *testing.T) string {
+	t.Helper()
+	ccOnce.Do(func() {
+		if ccDir, ccErr = os.MkdirTemp("", "stalecheck-cc-"); ccErr != nil {
+			return
+		}
+		p := &testutil.Project{T: t, Dir: ccDir}
+		for rel, c := range testutil.CCSys(t) {
+			p.Write(rel, c)
+		}
+		p.Write(".gitignore", "target/\n")
+		testutil.GitRepo(t, ccDir, nil)
+		for _, args := range [][]string{{"build", "--release"}, {"build", "--release", "--features", "app/fast"}} {
+			if out, err := p.CargoErr(args...); err != nil {
+				ccErr = err
+				t.Logf("cargo %v:\n%s", args, out)
+				return
+			}
+		}
+	})
+	if ccErr != nil {
+		t.Fatalf("building the cc workspace: %v", ccErr)
+	}
+	dst := filepath.Join(t.TempDir(), "ws")
+	if out, err := exec.Command("cp", "-a", ccDir, dst).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	return dst
+}
+
+// findingsAbout returns the rules of the check's JSON findings that name path among their subjects.
+func findingsAbout(fs []map[string]any, path string) []string {
+	var out []string
+	for _, f := range fs {
+		subs, _ := f["subjects"].([]any)
+		for _, s := range subs {
+			if s == path {
+				out = append(out, f["rule"].(string))
+			}
+		}
+	}
+	return out
+}
+
+// Repro 14: a member's Cargo.toml that is a FIFO or a symlink to /dev/zero. check, explain, which and
+// run answer at once (they used to block on the FIFO, or read /dev/zero until memory ran out); check
+// names the manifest in an unreadable-record finding.
+func TestMemberManifestSpecial(t *testing.T) {
+	ws := ccToggled(t)
+	manifest := filepath.Join(ws, "fastmath-sys", "Cargo.toml")
+	saved, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEnv(t)
+	for _, kind := range special.Kinds {
+		special.Plant(t, manifest, kind)
+		out, stderr, code := runWithin(t, 30*time.Second, "check", "--format", "json", "--fail-on", "none", ws)
+		var doc struct{ Findings []map[string]any }
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+			t.Fatalf("check with a %s manifest: exit %d\n%s%s", kind, code, out, stderr)
+		}
+		if rules := findingsAbout(doc.Findings, manifest); len(rules) != 1 || rules[0] != "unreadable-record" {
+			t.Errorf("check with a %s manifest: findings about it %v, want one unreadable-record", kind, rules)
+		}
+		if _, stderr, code := runWithin(t, 30*time.Second, "explain", "fastmath-sys", "-w", ws); code != 0 {
+			t.Errorf("explain with a %s manifest: exit %d %s", kind, code, stderr)
+		}
+		if _, stderr, code := runWithin(t, 30*time.Second, "which", filepath.Join(ws, "target/release/app")); code != 0 {
+			t.Errorf("which with a %s manifest: exit %d %s", kind, code, stderr)
+		}
+		t.Chdir(ws)
+		if _, stderr, code := runWithin(t, 30*time.Second, "run", "--ledger", filepath.Join(t.TempDir(), "l.db"), "--", "true"); code != 0 {
+			t.Errorf("run with a %s manifest: exit %d %s", kind, code, stderr)
+		}
+	}
+	os.Remove(manifest)
+	if err := os.WriteFile(manifest, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A FIFO at .git/HEAD: run does not wait for git (which would block opening it until the deadline);
+// it runs the command at once and says the git state is not recorded, naming the file.
+func TestRunGitHeadFIFO(t *testing.T) {
+	ws := ccToggled(t)
+	head := filepath.Join(ws, ".git", "HEAD")
+	special.Plant(t, head, "fifo")
+	runEnv(t)
+	t.Chdir(ws)
+	start := time.Now()
+	_, stderr, code := runWithin(t, 30*time.Second, "run", "--ledger", filepath.Join(t.TempDir(), "l.db"), "--", "true")
+	if code != 0 || !strings.Contains(stderr, "git state not recorded") || !strings.Contains(stderr, head) {
+		t.Fatalf("run with a FIFO at .git/HEAD: exit %d\n%s", code, stderr)
+	}
+	if d := time.Since(start); d > 5*time.Second {
+		t.Fatalf("run took %v: it waited for git", d)
+	}
+}
+
+// Repro 12: the linked OUT_DIR archive (the fast configuration's libx.a, which target/release/app
+// links) replaced by a FIFO or a /dev/zero symlink. check names it in unreadable-record and still
+// reports the duplicate (the file is there); which names the candidate it could not read and answers
+// among the others.
+func TestLinkedArchiveSpecial(t *testing.T) {
+	ws := ccToggled(t)
+	outputs, _ := filepath.Glob(filepath.Join(ws, "target/release/build/fastmath-sys-*/output"))
+	var archive string
+	for _, o := range outputs {
+		if data, err := os.ReadFile(o); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
+			archive = filepath.Join(filepath.Dir(o), "out", "libx.a")
+		}
+	}
+	if archive == "" {
+		t.Fatalf("no run of the fast configuration among %v", outputs)
+	}
+	runEnv(t)
+	for _, kind := range special.Kinds {
+		special.Plant(t, archive, kind)
+		out, stderr, code := runWithin(t, 30*time.Second, "check", "--format", "json", "--fail-on", "none", ws)
+		var doc struct{ Findings []map[string]any }
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+			t.Fatalf("check with a %s archive: exit %d\n%s%s", kind, code, out, stderr)
+		}
+		rules := strings.Join(findingsAbout(doc.Findings, archive), ",")
+		if !strings.Contains(rules, "unreadable-record") || !strings.Contains(rules, "duplicate-native-artifact") ||
+			strings.Contains(rules, "binary-older-than-input") {
+			t.Errorf("check with a %s archive: findings about it [%s], want unreadable-record and duplicate-native-artifact", kind, rules)
+		}
+		out, stderr, code = runWithin(t, 30*time.Second, "which", "--format", "json", filepath.Join(ws, "target/release/app"))
+		var w struct {
+			Libraries []struct {
+				Outcome    string
+				Notes      []string
+				Candidates []struct {
+					Path    string
+					Matched bool
+				}
+			}
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &w) != nil || len(w.Libraries) != 1 {
+			t.Fatalf("which with a %s archive: exit %d\n%s%s", kind, code, out, stderr)
+		}
+		lib := w.Libraries[0]
+		named := false
+		for _, n := range lib.Notes {
+			named = named || strings.Contains(n, archive) && strings.Contains(n, "not a regular file")
+		}
+		matched := false
+		for _, c := range lib.Candidates {
+			if c.Path == archive {
+				t.Errorf("which lists the unreadable %s as a candidate", archive)
+			}
+			// The fast rlib bundles the archive's objects: it is the copy inside.
+			matched = matched || c.Matched && strings.HasSuffix(c.Path, ".rlib")
+		}
+		if !named || !matched || lib.Outcome != "matched" {
+			t.Errorf("which with a %s archive: outcome %s, notes %q, candidates %+v", kind, lib.Outcome, lib.Notes, lib.Candidates)
+		}
+	}
+}
