@@ -619,7 +619,8 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 
 // scriptCompile is the compile of a source that no command line records (cc-rs ≥ 1.0.80 logs none):
 // run in the package root, searching the package folders the build script names as a whole word
-// (`.include("native/include")`), in the package's sorted order.
+// (`.include("native/include")`, or a hand-written `"-Inative/include"` argument), in the package's
+// sorted order.
 func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compileCmd {
 	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.ScriptSource}
 	if script == nil || s.PackageRoot == "" {
@@ -636,7 +637,7 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compile
 			continue
 		}
 		seen[d] = true
-		if rel, err := filepath.Rel(s.PackageRoot, d); err == nil && mentions(script, rel) {
+		if rel, err := filepath.Rel(s.PackageRoot, d); err == nil && (mentions(script, rel) || mentions(script, "-I"+rel) || mentions(script, "-I./"+rel)) {
 			c.dirs = append(c.dirs, d)
 		}
 	}
