@@ -48,6 +48,11 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		if newest == nil || newest == matchedRun || newest.Reference.MTimeNS <= matchedRun.Reference.MTimeNS {
 			continue
 		}
+		// Matched is a group of copies with the same content: when the newest copy is one of them, the
+		// binary holds the newest content, whichever path of the group its records name.
+		if containsStr(cm.Matched, newestPath) {
+			continue
+		}
 		root := cm.Root
 		// When the fingerprint chain reaches the run that made the copy inside, records and bytes agree:
 		// the binary holds its own configuration's copy and the newer one was made for another
