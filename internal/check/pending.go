@@ -195,9 +195,11 @@ func failedButStale(g *graph.Graph, s *graph.Step, what, build string) []Finding
 		}
 		msg := fmt.Sprintf("%s was modified at %s, after %s was last built successfully at %s (%s); the build after it failed, so the binary you have is still the old one",
 			display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path))
-		out = append(out, pendingFinding(g, s, msg, in.File.Path, build+" (and fix the error it reports)",
+		// After the error is fixed the content may be what the last success built from again: then
+		// only the mtime moved, and the binary is not stale.
+		out = append(out, contentJudged(g, s, in, pendingFinding(g, s, msg, in.File.Path, build+" (and fix the error it reports)",
 			Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy},
-			Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed}))
+			Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed})))
 	}
 	return out
 }

@@ -63,7 +63,9 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			n, strings.Join(unknown, ", ")))
 	}()
 	for _, s := range g.Steps {
-		if !s.Live() || !s.PathPackage || !s.Reference.Exists || s.Failed != "" {
+		// A unit whose last attempt failed keeps its last success's reference: its baseline is that
+		// success's content, and the retry after a fix is judged against it.
+		if !s.Live() || !s.PathPackage || !s.Reference.Exists {
 			continue
 		}
 		ref := s.Reference.MTimeNS
