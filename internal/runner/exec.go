@@ -27,13 +27,14 @@ type Usage struct {
 	UserNS, SysNS int64
 	// PeakRSSBytes is ru_maxrss × 1024 as wait4 reports it: the peak resident set of the largest single
 	// process of the command tree (the command or a descendant it waited for), not a sum. On Linux it is
-	// never below stalecheck's own resident set when it starts the command (about 12 MiB): the kernel
-	// folds the high-water mark of the address space a process leaves at exec into its ru_maxrss, and Go
-	// starts commands with vfork semantics, so that address space is stalecheck's.
+	// never below the resident set of the process that started the command: the kernel folds the
+	// high-water mark of the address space a process leaves at exec into its ru_maxrss, and Go starts
+	// commands with vfork semantics, so that address space is the starter's (the exec helper's, see Exec).
 	PeakRSSBytes int64
-	// RSSFloorBytes is stalecheck's own peak resident set just before it started the command: the floor
-	// below which PeakRSSBytes cannot go (see PeakRSSBytes). A PeakRSSBytes at or below it says only that
-	// the command's own peak was at most that much. 0 when unknown.
+	// RSSFloorBytes is the peak resident set of the process that started the command (the exec helper, or
+	// stalecheck itself without it), read once the command was reaped: the floor below which PeakRSSBytes
+	// cannot go. A PeakRSSBytes at or below it says only that the command's own peak was at most that
+	// much. 0 when unknown.
 	RSSFloorBytes int64
 	// ExitStatus is the command's exit status; 128+N when signal N killed it.
 	ExitStatus int
@@ -248,9 +249,10 @@ func execViaHelper(exe string, p *Plan, st Stdio) (Usage, error, bool) {
 }
 
 // SelfPeakRSS returns the high-water mark of this process's own resident set in bytes (VmHWM of
-// /proc/self/status), 0 when it cannot be read. Taken just before a command starts, it is the floor of
-// that command's peak RSS as wait4 reports it: at exec, Linux folds the high-water mark of the address
-// space the command leaves (stalecheck's, shared until exec) into the command's ru_maxrss. It is not
+// /proc/self/status), 0 when it cannot be read. Read in the process that started a command, once the
+// command was reaped, it bounds from above the floor of that command's peak RSS as wait4 reports it: at
+// exec, Linux folds the high-water mark of the address space the command leaves (the starter's, shared
+// until exec) into the command's ru_maxrss, and a high-water mark only grows. It is not
 // getrusage(RUSAGE_SELF): that one also carries what stalecheck's own parent passed on the same way.
 func SelfPeakRSS() int64 {
 	b, err := os.ReadFile("/proc/self/status")
