@@ -53,3 +53,20 @@ func TestReadOnlyCommandsMissingLedgerAndEmptyCleanPlan(t *testing.T) {
 		t.Errorf("a fresh build plans items %s, want []", v)
 	}
 }
+
+// A PostgreSQL URL that cannot be parsed is an error before the command starts (125), not after it ran.
+func TestRunRefusesBadPostgresURLBeforeStarting(t *testing.T) {
+	runEnv(t)
+	dir := t.TempDir()
+	marker := filepath.Join(dir, "started")
+	_, stderr, code := runIn(t, dir, "run", "--ledger", "postgres://bench:hunter2@db:notaport/x", "--", "sh", "-c", ": > "+marker)
+	if code != 125 || !strings.Contains(stderr, "invalid port") || strings.Contains(stderr, "hunter2") {
+		t.Errorf("run with a bad URL: exit %d, %q", code, stderr)
+	}
+	if _, err := os.Stat(marker); err == nil {
+		t.Errorf("the command was started with a ledger URL that cannot work")
+	}
+	if _, stderr, code := runIn(t, dir, "runs", "--ledger", "postgres://bench@db/x?sslmode=bogus"); code != 2 || !strings.Contains(stderr, "sslmode is invalid") {
+		t.Errorf("runs with a bad URL: exit %d, %q", code, stderr)
+	}
+}

@@ -211,11 +211,17 @@ func IsPostgres(dsn string) bool {
 var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
 // CheckDSN says whether dsn can name a ledger at all, without opening it: a URL of another scheme than
-// postgres:// or postgresql:// is refused (it is not a file path either), and an existing SQLite file,
+// postgres:// or postgresql:// is refused (it is not a file path either), a PostgreSQL URL must parse
+// (no connection is made), and an existing SQLite file,
 // or one of the journal files SQLite keeps beside it, must be a regular file (after symlinks): a FIFO
 // would hang SQLite's first read and a device would feed it garbage.
 func CheckDSN(dsn string) error {
 	if IsPostgres(dsn) {
+		// A URL pgx cannot parse (a bad port, sslmode or connect_timeout) is refused before any command
+		// runs; pgx's message shows the URL with its password masked.
+		if _, err := pgConfig(dsn); err != nil {
+			return fmt.Errorf("ledger: PostgreSQL URL: %w", err)
+		}
 		return nil
 	}
 	if m := urlScheme.FindStringSubmatch(dsn); m != nil {
