@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stalecheck/stalecheck/internal/runner"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
 
@@ -80,6 +81,7 @@ func withoutTargetDirs(env []string) []string {
 }
 
 func TestMain(m *testing.M) {
+	runner.ExecHelperHook()
 	code := m.Run()
 	if builtDir != "" && builtErr == nil {
 		os.RemoveAll(builtDir)

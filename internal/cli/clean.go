@@ -99,6 +99,15 @@ func runClean(st Streams, path string, fl cleanFlags) error {
 		return &ExitError{2, err}
 	}
 	if fl.format == "json" {
+		// Every list of the document is a JSON list, [] when empty (never null).
+		for _, l := range []*[]string{&plan.Profiles, &plan.Locks, &plan.Notes} {
+			if *l == nil {
+				*l = []string{}
+			}
+		}
+		if plan.Items == nil {
+			plan.Items = []clean.Item{}
+		}
 		err = report.WriteJSON(st.Out, plan)
 	} else {
 		err = clean.WriteText(st.Out, plan)

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -29,8 +28,8 @@ between the builds they ran: binaries (digest, size, build-id), the native libra
 copy, its content fingerprint, its features), source files (digest), toolchain versions, environment
 variables and git state. Binaries and sources are compared by their path relative to each run's working
 folder, so runs of two copies of a workspace compare file by file. "Same build" means the two timings
-timed the same code. A peak RSS marked "≤ floor" is not above stalecheck's own resident set when it
-started the command, which Linux counts into the command's peak.
+timed the same code. A peak RSS marked "≤ floor" is not above the resident set of the process that
+started the command (recorded with each run), which Linux counts into the command's peak.
 
 Exit status: 0 answered, 2 error (no such run, the ledger cannot be read).`,
 		Args: cobra.ExactArgs(2),
@@ -63,15 +62,18 @@ type diffRun struct {
 	UserNS       int64     `json:"user_ns"`
 	SysNS        int64     `json:"sys_ns"`
 	PeakRSSBytes int64     `json:"peak_rss_bytes"`
-	ExitStatus   int       `json:"exit_status"`
-	Stale        bool      `json:"stale"`
-	Build        string    `json:"build"`
+	// RSSFloorBytes and PeakRSSAtFloor are the record's (see recordJSON).
+	RSSFloorBytes  int64  `json:"rss_floor_bytes"`
+	PeakRSSAtFloor *bool  `json:"peak_rss_at_floor"`
+	ExitStatus     int    `json:"exit_status"`
+	Stale          bool   `json:"stale"`
+	Build          string `json:"build"`
 }
 
 func newDiffRun(r *ledger.Record) diffRun {
 	j := newRecordJSON(r)
 	return diffRun{ID: r.ID, Name: r.Name, Start: r.Start, StartNS: j.StartNS, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
-		PeakRSSBytes: r.PeakRSSBytes, ExitStatus: r.ExitStatus, Stale: r.Stale, Build: j.Build}
+		PeakRSSBytes: r.PeakRSSBytes, RSSFloorBytes: r.RSSFloorBytes, PeakRSSAtFloor: j.PeakRSSAtFloor, ExitStatus: r.ExitStatus, Stale: r.Stale, Build: j.Build}
 }
 
 func runDiff(st Streams, args []string, fl diffFlags) error {
@@ -87,7 +89,7 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		ids[i] = id
 	}
 	dsn := ledgerDSN(fl.ledger)
-	l, err := openLedger(dsn)
+	l, err := openLedgerRO(dsn)
 	if err != nil {
 		return &ExitError{2, err}
 	}
@@ -131,14 +133,21 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		fmt.Fprintf(st.Out, "run %d  %s  %s  build %s  exit %d%s\n", r.ID, report.Escape(r.Name), startTime(r.Start),
 			runner.BuildKey(r.Identity), r.ExitStatus, stale)
 	}
-	// The ledger holds no floor per run: this process's own peak stands in for it (the same program).
-	floor := runner.SelfPeakRSS()
-	rss := func(n int64) string { return peakRSS(n, floor) }
+	// Records of schema version 1 hold no floor: this process's own peak stands in for it.
+	estimate := runner.SelfPeakRSS()
+	var fn floorNotes
+	rssA, rssB := fn.mark(a, estimate), fn.mark(b, estimate)
+	rssChange := rssA + " (same)"
+	if a.PeakRSSBytes != b.PeakRSSBytes {
+		rssChange = rssA + " → " + rssB
+		if a.PeakRSSBytes != 0 {
+			rssChange += fmt.Sprintf(" (%+.1f%%)", 100*float64(b.PeakRSSBytes-a.PeakRSSBytes)/float64(a.PeakRSSBytes))
+		}
+	}
 	fmt.Fprintf(st.Out, "timing: wall %s, user %s, sys %s, peak RSS %s\n",
-		change(a.WallNS, b.WallNS, seconds), change(a.UserNS, b.UserNS, seconds), change(a.SysNS, b.SysNS, seconds),
-		change(a.PeakRSSBytes, b.PeakRSSBytes, rss))
-	if strings.HasSuffix(rss(a.PeakRSSBytes), rssFloorMark) || strings.HasSuffix(rss(b.PeakRSSBytes), rssFloorMark) {
-		fmt.Fprintf(st.Out, "  %s\n", floorNote(floor, false))
+		change(a.WallNS, b.WallNS, seconds), change(a.UserNS, b.UserNS, seconds), change(a.SysNS, b.SysNS, seconds), rssChange)
+	for _, l := range fn.lines() {
+		fmt.Fprintf(st.Out, "  %s\n", l)
 	}
 	switch {
 	case d.SameBuild() && d.KeyA != d.KeyB:

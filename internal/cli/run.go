@@ -38,10 +38,13 @@ func newRunCmd(st Streams) *cobra.Command {
 		Use:   "run [flags] [--] COMMAND [ARGS...]",
 		Short: "Check the build, refuse stale code, run COMMAND and record its timing with the build identity",
 		Long: `run checks the Cargo workspace of COMMAND (found from the program's folder, else the working folder).
-When an error finding touches a binary that matters (--binary; else the workspace binaries named in the
-command line; else the workspace's release binaries) it refuses, prints the findings on stderr and does not
-start COMMAND. Otherwise it runs COMMAND with stdin, stdout and stderr passed through, measures it (wall
-time, user and system CPU, peak RSS of the largest process) and records the run with the build identity
+When an error finding touches a binary that matters (--binary; else the workspace binaries the command
+names: as arguments, inside argument strings such as sh -c "./target/debug/app", and inside the scripts it
+runs; else the workspace's release binaries) it refuses, prints the findings on stderr and does not start
+COMMAND. A binary only the command's execution picks (a path in a variable, cargo run) is not seen: name it
+with --binary. Otherwise it runs COMMAND through a fresh copy of stalecheck (so that the peak RSS is not
+stalecheck's own), with stdin, stdout and stderr passed through, measures it (wall time, user and system
+CPU, peak RSS of the largest process and its floor) and records the run with the build identity
 (binaries, the native library copies they link, source digests, git state, toolchain, environment) in
 the ledger.
 
@@ -65,7 +68,7 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 	f.StringVar(&fl.name, "name", "", "the benchmark's name in the ledger (default: the program's base name)")
 	f.IntVar(&fl.repeat, "repeat", 1, "check once, then run and record N times, stopping at the first non-zero exit")
 	f.BoolVar(&fl.allowStale, "allow-stale", false, "run a stale build anyway and mark the record stale with its findings")
-	f.StringArrayVar(&fl.binaries, "binary", nil, "a binary that matters (repeatable); default: workspace binaries named in the command, else the release binaries")
+	f.StringArrayVar(&fl.binaries, "binary", nil, "a binary that matters (repeatable); default: workspace binaries the command names (also inside argument strings and scripts), else the release binaries")
 	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
 	f.StringVar(&fl.color, "color", "auto", "colour the refusal report: auto, always or never")
@@ -149,7 +152,7 @@ func runRun(st Streams, args []string, fl runFlags) error {
 			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r, u.RSSFloorBytes))
 			if !floorSaid && strings.HasSuffix(peakRSS(r.PeakRSSBytes, u.RSSFloorBytes), rssFloorMark) {
 				floorSaid = true // once per invocation, not once per --repeat
-				fmt.Fprintf(st.Err, "stalecheck: %s\n", floorNote(u.RSSFloorBytes, true))
+				fmt.Fprintf(st.Err, "stalecheck: %s\n", floorNote(u.RSSFloorBytes, floorMeasured))
 			}
 		}
 		status = u.ExitStatus
@@ -204,7 +207,7 @@ func checkColor(mode string) error {
 	return fmt.Errorf("--color %q: want auto, always or never", mode)
 }
 
-// runSummary is the one-line description of a recorded run; floor is stalecheck's own peak RSS when it
+// runSummary is the one-line description of a recorded run; floor is the peak RSS of the process that
 // started the command (0: unknown).
 func runSummary(r *ledger.Record, floor int64) string {
 	s := fmt.Sprintf("wall %s, user %s, sys %s, peak RSS %s, exit %d, build %s",

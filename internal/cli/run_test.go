@@ -139,7 +139,7 @@ func TestRunS14RefusesStaleBench(t *testing.T) {
 			if _, err := os.Stat(marker); err == nil || out != "" {
 				t.Fatalf("the command was started although the build is stale (stdout %q)", out)
 			}
-			wantLine := "stalecheck: refusing to run ./bench.sh: target/release/app (release binaries) is stale: 1 error finding(s) (" + edit.rule + "); changed since the build: " + edit.file + "\n"
+			wantLine := "stalecheck: refusing to run ./bench.sh: target/release/app (named in the script bench.sh) is stale: 1 error finding(s) (" + edit.rule + "); changed since the build: " + edit.file + "\n"
 			if !strings.Contains(stderr, wantLine) {
 				t.Errorf("stderr lacks %q:\n%s", wantLine, stderr)
 			}

@@ -28,9 +28,9 @@ func newRunsCmd(st Streams) *cobra.Command {
 		Short: "List the runs recorded by stalecheck run, newest first",
 		Long: `runs lists the records of the ledger, newest first: when each run started, its name, wall and CPU
 time, peak RSS, exit status, whether the build was stale, and a short build identity (runs with the same
-build key timed the same code). A peak RSS marked "≤ floor" is not above stalecheck's own resident set
-when it starts a command, which Linux counts into the command's peak: the command's own peak was at most
-that much. --format json gives every record in full, each with a boolean "stale".
+build key timed the same code). A peak RSS marked "≤ floor" is not above the resident set of the process
+that started the command (recorded with each run), which Linux counts into the command's peak: the
+command's own peak was at most that much. --format json gives every record in full, each with a boolean "stale".
 
 Exit status: 0 answered, 2 error (the ledger cannot be opened or read).`,
 		Args: cobra.NoArgs,
@@ -51,11 +51,18 @@ type recordJSON struct {
 	ledger.Record
 	StartNS int64  `json:"start_ns"`
 	Build   string `json:"build"`
-	Note    string `json:"note,omitempty"`
+	// PeakRSSAtFloor says peak_rss_bytes is not above rss_floor_bytes (within rssFloorSlack): the command's
+	// own peak was at most that much. Null when the record holds no floor (schema version 1).
+	PeakRSSAtFloor *bool  `json:"peak_rss_at_floor"`
+	Note           string `json:"note,omitempty"`
 }
 
 func newRecordJSON(r *ledger.Record) recordJSON {
 	j := recordJSON{Record: *r, Build: runner.BuildKey(r.Identity)}
+	if r.RSSFloorBytes > 0 {
+		at := strings.HasSuffix(peakRSS(r.PeakRSSBytes, r.RSSFloorBytes), rssFloorMark)
+		j.PeakRSSAtFloor = &at
+	}
 	if !r.Start.IsZero() {
 		j.StartNS = r.Start.UnixNano()
 	}
@@ -99,14 +106,65 @@ func peakRSS(b, floor int64) string {
 	return s
 }
 
-// floorNote is the footnote of the "≤ floor" mark; exact says floor was measured for that run, else it is
-// this process's own peak, an estimate of what stalecheck run held when it started the command.
-func floorNote(floor int64, exact bool) string {
-	about := "about " + humanize.Bytes(floor) + ", estimated from this stalecheck process"
-	if exact {
-		about = humanize.Bytes(floor)
+// floorHow says where the floor of a "≤ floor" footnote comes from.
+type floorHow int
+
+const (
+	floorMeasured  floorHow = iota // measured for the run just made (floor is its value)
+	floorRecorded                  // recorded with each run listed (floor is the largest of those marked)
+	floorEstimated                 // records without a floor (schema version 1): this process's own peak
+)
+
+// floorNote is the footnote of the "≤ floor" mark.
+func floorNote(floor int64, how floorHow) string {
+	about := humanize.Bytes(floor)
+	switch how {
+	case floorRecorded:
+		about = "recorded with each run, rss_floor_bytes in --format json; up to " + about + " here"
+	case floorEstimated:
+		about = "not recorded by the stalecheck that made the run; about " + about + ", estimated from this stalecheck process"
 	}
-	return fmt.Sprintf("≤ floor: the peak RSS is not above stalecheck's own resident set when it started the command (%s), which Linux counts into the command's peak at exec: the command's own peak was at most that much", about)
+	return fmt.Sprintf("≤ floor: the peak RSS is not above the resident set of the process that started the command (%s), which Linux counts into the command's peak at exec: the command's own peak was at most that much", about)
+}
+
+// recordFloor is the floor of a record's peak RSS: the recorded one, else (older records) estimate.
+func recordFloor(r *ledger.Record, estimate int64) (int64, floorHow) {
+	if r.RSSFloorBytes > 0 {
+		return r.RSSFloorBytes, floorRecorded
+	}
+	return estimate, floorEstimated
+}
+
+// floorNotes collects the footnotes of the "≤ floor" marks of several records.
+type floorNotes struct {
+	recorded, estimated int64
+	anyRecorded, anyEst bool
+}
+
+// mark formats r's peak RSS, marked when at the floor, and notes which kind of floor was used.
+func (n *floorNotes) mark(r *ledger.Record, estimate int64) string {
+	floor, how := recordFloor(r, estimate)
+	s := peakRSS(r.PeakRSSBytes, floor)
+	if strings.HasSuffix(s, rssFloorMark) {
+		if how == floorRecorded {
+			n.anyRecorded, n.recorded = true, max(n.recorded, floor)
+		} else {
+			n.anyEst, n.estimated = true, floor
+		}
+	}
+	return s
+}
+
+// lines are the footnotes to print, none when nothing was marked.
+func (n *floorNotes) lines() []string {
+	var out []string
+	if n.anyRecorded {
+		out = append(out, floorNote(n.recorded, floorRecorded))
+	}
+	if n.anyEst {
+		out = append(out, floorNote(n.estimated, floorEstimated))
+	}
+	return out
 }
 
 // RunsDoc is the JSON document of `stalecheck runs`.
@@ -116,10 +174,13 @@ type RunsDoc struct {
 	Records []recordJSON `json:"records"`
 }
 
-func openLedger(dsn string) (ledger.Ledger, error) {
+// openLedgerRO opens the ledger of a command that only reads it (runs, diff): read-only, so that a
+// ledger the user may only read can be listed, and a missing SQLite file is an error naming it rather
+// than a new empty ledger.
+func openLedgerRO(dsn string) (ledger.Ledger, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return ledger.Open(ctx, dsn)
+	return ledger.OpenReadOnly(ctx, dsn)
 }
 
 func runRuns(st Streams, fl runsFlags) error {
@@ -130,7 +191,7 @@ func runRuns(st Streams, fl runsFlags) error {
 		return &ExitError{2, fmt.Errorf("--limit %d: want 0 (all runs) or a positive number", fl.limit)}
 	}
 	dsn := ledgerDSN(fl.ledger)
-	l, err := openLedger(dsn)
+	l, err := openLedgerRO(dsn)
 	if err != nil {
 		return &ExitError{2, err}
 	}
@@ -156,16 +217,15 @@ func runRuns(st Streams, fl runsFlags) error {
 		fmt.Fprintf(st.Out, "No runs in %s.\n", report.Escape(ledger.Location(dsn)))
 		return nil
 	}
-	// The ledger holds no floor per run: this process's own peak stands in for it (the same program).
-	floor := runner.SelfPeakRSS()
+	// Records of schema version 1 hold no floor: this process's own peak stands in for it (the same program).
+	estimate := runner.SelfPeakRSS()
 	tw := tabwriter.NewWriter(st.Out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSTART\tNAME\tWALL\tUSER\tSYS\tPEAK RSS\tEXIT\tSTALE\tBUILD\tGIT\tCOMMAND")
-	marked := false
+	var fn floorNotes
 	var notes []string
 	for i := range recs {
 		r := &recs[i]
-		rss := peakRSS(r.PeakRSSBytes, floor)
-		marked = marked || strings.HasSuffix(rss, rssFloorMark)
+		rss := fn.mark(r, estimate)
 		if p := findingsProblem(r); p != "" {
 			notes = append(notes, p)
 		}
@@ -176,8 +236,8 @@ func runRuns(st Streams, fl runsFlags) error {
 	if err := tw.Flush(); err != nil {
 		return &ExitError{2, err}
 	}
-	if marked {
-		fmt.Fprintln(st.Out, floorNote(floor, false))
+	for _, l := range fn.lines() {
+		fmt.Fprintln(st.Out, l)
 	}
 	for _, n := range notes {
 		fmt.Fprintf(st.Out, "note: %s\n", n)

@@ -12,7 +12,7 @@
 //
 //	schema_version(version, applied_ns)   one row per applied migration; the ledger's version is the highest
 //	records(id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale,
-//	        findings, git_head, git_dirty)
+//	        findings, git_head, git_dirty, rss_floor_bytes)        rss_floor_bytes since schema version 2
 //	args(record_id, ord, arg)                                   Record.Command, in order
 //	binaries(record_id, ord, path, size, digest, build_id)      Identity.Binaries, in order
 //	natives(record_id, ord, library, path, fingerprint, config) Identity.Natives, in order (config is JSON)
@@ -22,7 +22,10 @@
 //
 // Times are integer nanoseconds (start_ns since the Unix epoch), sizes are bytes. Findings are stored as
 // the exact JSON text given. Opening a ledger applies the migrations it lacks, in one transaction, and
-// refuses a ledger written by a newer stalecheck (SchemaTooNewError). Insert writes a record and all its
+// refuses a ledger written by a newer stalecheck (SchemaTooNewError); a damaged SQLite file is named as
+// such (CorruptError), also when the damage makes the schema version read as a number out of range.
+// OpenReadOnly, for commands that only read (runs, diff), never creates, migrates or writes: a missing
+// SQLite file is an error (MissingError), and a read-only file or folder can be read. Insert writes a record and all its
 // rows in one transaction: a reader sees all of a record or none of it, also when the writer is killed.
 //
 // PostgreSQL TEXT holds only valid UTF-8 without NUL bytes; Insert into a PostgreSQL ledger refuses a
@@ -62,6 +65,11 @@ type Record struct {
 	SysNS  int64 `json:"sys_ns"`
 	// PeakRSSBytes is the peak resident set size in bytes (getrusage ru_maxrss × 1024 on Linux).
 	PeakRSSBytes int64 `json:"peak_rss_bytes"`
+	// RSSFloorBytes is the floor of PeakRSSBytes in bytes: the resident set of the process that started the
+	// command, which Linux counts into the command's peak at exec. A PeakRSSBytes at or barely above it
+	// says only that the command's own peak was at most that much. 0 when unknown (records of schema
+	// version 1).
+	RSSFloorBytes int64 `json:"rss_floor_bytes"`
 	// ExitStatus is the command's exit status; a command killed by signal N is 128+N.
 	ExitStatus int `json:"exit_status"`
 	// Command is the argument vector that was run, program first.
@@ -158,6 +166,30 @@ func (e *SchemaTooNewError) Error() string {
 		e.Ledger, e.Version, e.Known)
 }
 
+// CorruptError is returned when a SQLite ledger's file is damaged: SQLite reports a malformed database
+// image, or a schema version out of range that PRAGMA quick_check explains by damage.
+type CorruptError struct {
+	Ledger string // the ledger's absolute path
+	Detail string // what SQLite said (the first problem quick_check names, or the error)
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("ledger %s is corrupt (damaged database file): %s; restore it from a copy, or move it away so that stalecheck run starts a new one", e.Ledger, e.Detail)
+}
+
+// MissingError is returned by OpenReadOnly for a SQLite ledger file that does not exist: a read-only
+// command never creates a ledger, so a mistyped path is reported instead of read as an empty ledger.
+type MissingError struct {
+	Ledger string // the absolute path
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("ledger %s does not exist (stalecheck run creates it at the first run; check --ledger and $%s)", e.Ledger, "STALECHECK_LEDGER")
+}
+
+// Unwrap makes errors.Is(err, fs.ErrNotExist) hold.
+func (e *MissingError) Unwrap() error { return fs.ErrNotExist }
+
 // DefaultPath returns the default SQLite ledger: $XDG_STATE_HOME/stalecheck/ledger.db when XDG_STATE_HOME
 // is an absolute path, else $HOME/.local/state/stalecheck/ledger.db; "" when neither is set.
 func DefaultPath() string {
@@ -179,11 +211,17 @@ func IsPostgres(dsn string) bool {
 var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
 
 // CheckDSN says whether dsn can name a ledger at all, without opening it: a URL of another scheme than
-// postgres:// or postgresql:// is refused (it is not a file path either), and an existing SQLite file,
+// postgres:// or postgresql:// is refused (it is not a file path either), a PostgreSQL URL must parse
+// (no connection is made), and an existing SQLite file,
 // or one of the journal files SQLite keeps beside it, must be a regular file (after symlinks): a FIFO
 // would hang SQLite's first read and a device would feed it garbage.
 func CheckDSN(dsn string) error {
 	if IsPostgres(dsn) {
+		// A URL pgx cannot parse (a bad port, sslmode or connect_timeout) is refused before any command
+		// runs; pgx's message shows the URL with its password masked.
+		if _, err := pgConfig(dsn); err != nil {
+			return fmt.Errorf("ledger: PostgreSQL URL: %w", err)
+		}
 		return nil
 	}
 	if m := urlScheme.FindStringSubmatch(dsn); m != nil {
@@ -238,4 +276,25 @@ func Open(ctx context.Context, dsn string) (Ledger, error) {
 		}
 	}
 	return openSQLite(ctx, dsn)
+}
+
+// OpenReadOnly opens the ledger dsn names (as Open does) for reading only: it never creates, migrates or
+// writes anything, so it works on a ledger the user may only read (a read-only file or folder). A SQLite
+// file that does not exist is a *MissingError; a PostgreSQL database without stalecheck's tables reads as
+// an empty ledger; a ledger of an older schema version is read as it is. Insert on the result fails.
+// Errors are as Open's, plus *MissingError and *CorruptError.
+func OpenReadOnly(ctx context.Context, dsn string) (Ledger, error) {
+	if err := CheckDSN(dsn); err != nil {
+		return nil, err
+	}
+	if IsPostgres(dsn) {
+		return openPostgresRO(ctx, dsn)
+	}
+	if dsn == "" {
+		dsn = DefaultPath()
+		if dsn == "" {
+			return nil, errors.New("ledger: no default ledger path: neither XDG_STATE_HOME (absolute) nor HOME is set")
+		}
+	}
+	return openSQLiteRO(ctx, dsn)
 }

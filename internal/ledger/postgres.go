@@ -86,7 +86,43 @@ func openPostgres(ctx context.Context, dsn string) (Ledger, error) {
 		db.Close()
 		return nil, err
 	}
-	return &sqlLedger{db: db, d: postgresDialect, loc: loc}, nil
+	return &sqlLedger{db: db, d: postgresDialect, loc: loc, version: SchemaVersion}, nil
+}
+
+// openPostgresRO connects with every transaction read-only (default_transaction_read_only) and reads the
+// schema version without migrating: a database without stalecheck's tables is an empty ledger.
+func openPostgresRO(ctx context.Context, dsn string) (Ledger, error) {
+	cfg, err := pgConfig(dsn)
+	if err != nil {
+		return nil, fmt.Errorf("ledger: PostgreSQL URL: %w", err)
+	}
+	if cfg.RuntimeParams == nil {
+		cfg.RuntimeParams = map[string]string{}
+	}
+	cfg.RuntimeParams["default_transaction_read_only"] = "on"
+	loc := pgLocation(cfg)
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(8)
+	db.SetConnMaxIdleTime(time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout+time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("ledger %s: cannot connect to PostgreSQL server at %s (connect timeout %v): %w",
+			loc, pgHost(cfg), cfg.ConnectTimeout, connectCause(ctx, err, cfg.ConnectTimeout))
+	}
+	v, err := currentVersion(ctx, db)
+	switch {
+	case err != nil && isNoSchema(err):
+		v = 0
+	case err != nil:
+		db.Close()
+		return nil, fmt.Errorf("ledger %s: read schema version: %w", loc, err)
+	case v > len(postgresDialect.migrations):
+		db.Close()
+		return nil, tooNewOrCorrupt(ctx, db, postgresDialect, loc, v)
+	}
+	return &sqlLedger{db: db, d: postgresDialect, loc: loc, readOnly: true, version: v}, nil
 }
 
 // connectCause shortens a pgx connection error to its cause: the network error ("dial tcp 127.0.0.1:1:

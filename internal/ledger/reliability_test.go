@@ -28,6 +28,9 @@ func TestMain(m *testing.M) {
 	if mode := os.Getenv(childModeEnv); mode != "" {
 		os.Exit(runChild(mode))
 	}
+	if db := os.Getenv(roChildEnv); db != "" {
+		os.Exit(roChild(db))
+	}
 	os.Exit(m.Run())
 }
 

@@ -86,3 +86,18 @@ func TestOpenUnsupportedScheme(t *testing.T) {
 		}
 	}
 }
+
+// A PostgreSQL URL that cannot be parsed is refused by CheckDSN (so run refuses before the command
+// starts), naming the problem, with the password masked.
+func TestCheckDSNBadPostgresURL(t *testing.T) {
+	for dsn, why := range map[string]string{
+		"postgres://bench:hunter2@db:notaport/x":      "invalid port",
+		"postgres://bench@db/x?sslmode=bogus":         "sslmode is invalid",
+		"postgresql://bench@db/x?connect_timeout=abc": "invalid connect_timeout",
+	} {
+		err := CheckDSN(dsn)
+		if err == nil || !strings.Contains(err.Error(), why) || !strings.Contains(err.Error(), "PostgreSQL URL") || strings.Contains(err.Error(), "hunter2") {
+			t.Errorf("CheckDSN(%q) = %v, want an error saying %q without the password", dsn, err, why)
+		}
+	}
+}

@@ -24,7 +24,7 @@ type dialect struct {
 }
 
 // SchemaVersion is the newest ledger schema version this build knows.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 const createSchemaVersion = `CREATE TABLE IF NOT EXISTS schema_version (
 	version    INTEGER NOT NULL PRIMARY KEY,
@@ -96,6 +96,8 @@ var sqliteDialect = &dialect{
 				PRIMARY KEY (record_id, name)
 			) STRICT, WITHOUT ROWID`,
 		},
+		// Version 2: the floor of each run's peak RSS (Record.RSSFloorBytes; 0 for older records).
+		{`ALTER TABLE records ADD COLUMN rss_floor_bytes INTEGER NOT NULL DEFAULT 0`},
 	},
 }
 
@@ -168,6 +170,8 @@ var postgresDialect = &dialect{
 				PRIMARY KEY (record_id, name)
 			)`,
 		},
+		// Version 2: the floor of each run's peak RSS (Record.RSSFloorBytes; 0 for older records).
+		{`ALTER TABLE records ADD COLUMN rss_floor_bytes BIGINT NOT NULL DEFAULT 0`},
 	},
 }
 
@@ -206,17 +210,23 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 	known := len(d.migrations)
 	// The common case, an up-to-date ledger, needs no write transaction. A missing table reads as an error
 	// here and is handled below.
-	if v, err := currentVersion(ctx, db); err == nil {
+	v, err := currentVersion(ctx, db)
+	if err == nil {
 		if v > known {
-			return &SchemaTooNewError{Ledger: loc, Version: v, Known: known}
+			return tooNewOrCorrupt(ctx, db, d, loc, v)
 		}
 		if v == known {
 			return nil
 		}
+	} else if d == sqliteDialect && isCorrupt(err) {
+		return &CorruptError{Ledger: loc, Detail: err.Error()}
 	}
 
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
+		if d == sqliteDialect && isCorrupt(err) {
+			return &CorruptError{Ledger: loc, Detail: err.Error()}
+		}
 		return fmt.Errorf("ledger %s: begin migration: %w", loc, err)
 	}
 	defer tx.Rollback()
@@ -228,12 +238,13 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 	if _, err := tx.ExecContext(ctx, createSchemaVersion); err != nil {
 		return fmt.Errorf("ledger %s: create schema_version: %w", loc, err)
 	}
-	v, err := currentVersion(ctx, tx)
+	v, err = currentVersion(ctx, tx)
 	if err != nil {
 		return fmt.Errorf("ledger %s: read schema version: %w", loc, err)
 	}
 	if v > known {
-		return &SchemaTooNewError{Ledger: loc, Version: v, Known: known}
+		tx.Rollback()
+		return tooNewOrCorrupt(ctx, db, d, loc, v)
 	}
 	for ; v < known; v++ {
 		for _, stmt := range d.migrations[v] {

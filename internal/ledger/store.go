@@ -17,6 +17,10 @@ type sqlLedger struct {
 	db  *sql.DB
 	d   *dialect
 	loc string // the ledger's location, for messages
+	// version is the ledger's schema version (0: no tables yet, an empty ledger opened read-only).
+	version int
+	// readOnly says the ledger was opened by OpenReadOnly: Insert refuses.
+	readOnly bool
 }
 
 var _ Ledger = (*sqlLedger)(nil)
@@ -24,11 +28,30 @@ var _ Ledger = (*sqlLedger)(nil)
 func (l *sqlLedger) Close() error { return l.db.Close() }
 
 func (l *sqlLedger) errorf(format string, args ...any) error {
-	return fmt.Errorf("ledger %s: "+format, append([]any{l.loc}, args...)...)
+	err := fmt.Errorf(format, args...)
+	if l.d == sqliteDialect && isCorrupt(err) {
+		return &CorruptError{Ledger: l.loc, Detail: err.Error()}
+	}
+	return fmt.Errorf("ledger %s: %w", l.loc, err)
+}
+
+// readError is the error of a failed read: on SQLite, damage that made the read fail in another way
+// than SQLite's own "malformed" (a NULL where the schema forbids one, a row of an unknown record) is
+// named as such when PRAGMA quick_check finds the file damaged.
+func (l *sqlLedger) readError(ctx context.Context, doing string, err error) error {
+	if l.d == sqliteDialect && !isCorrupt(err) && ctx.Err() == nil {
+		if p := quickCheck(ctx, l.db); p != "" {
+			return &CorruptError{Ledger: l.loc, Detail: fmt.Sprintf("%s: %v; PRAGMA quick_check: %s", doing, err, p)}
+		}
+	}
+	return l.errorf("%s: %w", doing, err)
 }
 
 // Insert implements Ledger.
 func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
+	if l.readOnly {
+		return 0, l.errorf("insert %q: the ledger was opened read-only", r.Name)
+	}
 	findings, err := findingsText(r.Findings)
 	if err != nil {
 		return 0, l.errorf("insert %q: %w", r.Name, err)
@@ -55,9 +78,9 @@ func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
 
 	var id int64
 	err = tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
-		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
-		r.Name, startNS(r.Start), r.WallNS, r.UserNS, r.SysNS, r.PeakRSSBytes, r.ExitStatus, r.WorkDir,
+		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, rss_floor_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		r.Name, startNS(r.Start), r.WallNS, r.UserNS, r.SysNS, r.PeakRSSBytes, r.RSSFloorBytes, r.ExitStatus, r.WorkDir,
 		r.Stale, findings, r.Identity.Git.Head, r.Identity.Git.Dirty).Scan(&id)
 	if err != nil {
 		return 0, l.errorf("insert %q: records: %w", r.Name, err)
@@ -220,13 +243,24 @@ func sortedKeys(m map[string]string) []string {
 	return keys
 }
 
-const recordColumns = `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty`
+// recordColumns are the columns of records queryRecords scans, for the ledger's schema version (a
+// version 1 ledger, read without migrating, has no floor: 0).
+func (l *sqlLedger) recordColumns() string {
+	floor := "rss_floor_bytes"
+	if l.version < 2 {
+		floor = "0"
+	}
+	return `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, ` + floor + `, exit_status, work_dir, stale, findings, git_head, git_dirty`
+}
 
 // Get implements Ledger.
 func (l *sqlLedger) Get(ctx context.Context, id int64) (*Record, error) {
-	recs, err := l.queryRecords(ctx, `SELECT `+recordColumns+` FROM records WHERE id = ?`, id)
+	if l.version == 0 {
+		return nil, l.errorf("record %d: %w", id, ErrNotFound)
+	}
+	recs, err := l.queryRecords(ctx, `SELECT `+l.recordColumns()+` FROM records WHERE id = ?`, id)
 	if err != nil {
-		return nil, l.errorf("get record %d: %w", id, err)
+		return nil, l.readError(ctx, fmt.Sprintf("get record %d", id), err)
 	}
 	if len(recs) == 0 {
 		return nil, l.errorf("record %d: %w", id, ErrNotFound)
@@ -236,7 +270,10 @@ func (l *sqlLedger) Get(ctx context.Context, id int64) (*Record, error) {
 
 // List implements Ledger.
 func (l *sqlLedger) List(ctx context.Context, f Filter) ([]Record, error) {
-	query := `SELECT ` + recordColumns + ` FROM records`
+	if l.version == 0 {
+		return nil, nil
+	}
+	query := `SELECT ` + l.recordColumns() + ` FROM records`
 	var args []any
 	if f.Name != "" {
 		query += ` WHERE name = ?`
@@ -249,7 +286,7 @@ func (l *sqlLedger) List(ctx context.Context, f Filter) ([]Record, error) {
 	}
 	recs, err := l.queryRecords(ctx, query, args...)
 	if err != nil {
-		return nil, l.errorf("list: %w", err)
+		return nil, l.readError(ctx, "list", err)
 	}
 	return recs, nil
 }
@@ -269,7 +306,7 @@ func (l *sqlLedger) queryRecords(ctx context.Context, query string, args ...any)
 			start    int64
 			findings sql.NullString
 		)
-		if err := rows.Scan(&r.ID, &r.Name, &start, &r.WallNS, &r.UserNS, &r.SysNS, &r.PeakRSSBytes, &r.ExitStatus,
+		if err := rows.Scan(&r.ID, &r.Name, &start, &r.WallNS, &r.UserNS, &r.SysNS, &r.PeakRSSBytes, &r.RSSFloorBytes, &r.ExitStatus,
 			&r.WorkDir, &r.Stale, &findings, &r.Identity.Git.Head, &r.Identity.Git.Dirty); err != nil {
 			rows.Close()
 			return nil, err

@@ -3,6 +3,7 @@ package runner
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Usage is what one run of the command took, as the kernel reports it when the command is reaped.
@@ -25,13 +27,14 @@ type Usage struct {
 	UserNS, SysNS int64
 	// PeakRSSBytes is ru_maxrss × 1024 as wait4 reports it: the peak resident set of the largest single
 	// process of the command tree (the command or a descendant it waited for), not a sum. On Linux it is
-	// never below stalecheck's own resident set when it starts the command (about 12 MiB): the kernel
-	// folds the high-water mark of the address space a process leaves at exec into its ru_maxrss, and Go
-	// starts commands with vfork semantics, so that address space is stalecheck's.
+	// never below the resident set of the process that started the command: the kernel folds the
+	// high-water mark of the address space a process leaves at exec into its ru_maxrss, and Go starts
+	// commands with vfork semantics, so that address space is the starter's (the exec helper's, see Exec).
 	PeakRSSBytes int64
-	// RSSFloorBytes is stalecheck's own peak resident set just before it started the command: the floor
-	// below which PeakRSSBytes cannot go (see PeakRSSBytes). A PeakRSSBytes at or below it says only that
-	// the command's own peak was at most that much. 0 when unknown.
+	// RSSFloorBytes is the peak resident set of the process that started the command (the exec helper, or
+	// stalecheck itself without it), read once the command was reaped: the floor below which PeakRSSBytes
+	// cannot go. A PeakRSSBytes at or below it says only that the command's own peak was at most that
+	// much. 0 when unknown.
 	RSSFloorBytes int64
 	// ExitStatus is the command's exit status; 128+N when signal N killed it.
 	ExitStatus int
@@ -48,16 +51,42 @@ type Stdio struct {
 
 // Exec runs the plan's command once in its folder with its environment, and measures it.
 //
+// The command is started by a fresh child of stalecheck, the exec helper (this same executable, run with
+// helperArg; see ExecHelperHook), which times it, reaps it with wait4 and reports its Usage back through a
+// pipe. Linux counts the resident set of the address space a process leaves at exec into the peak RSS
+// (ru_maxrss) of the process that execs, and Go starts commands with vfork semantics, so a command started
+// by stalecheck itself would inherit stalecheck's own resident set, which grows with every --repeat (the
+// ledger, the digests): the helper's is that of a process that has done nothing yet, the same for every
+// run, and is recorded as the floor (Usage.RSSFloorBytes). Without the hook (a program that does not call
+// ExecHelperHook) the command is started directly, and the floor is stalecheck's own peak.
+//
 // While the command runs, SIGINT and SIGQUIT sent to stalecheck are ignored: the terminal sends them to
 // the whole foreground process group, so the command gets them itself and stalecheck stays to reap it and
-// record the result. SIGTERM and SIGHUP are forwarded to the command. A signal stalecheck was started with
-// ignored (nohup, a background job) stays ignored, and the command inherits that. The handlers are caught
-// (not ignored) so that exec resets them to the default in the command.
+// record the result. SIGTERM and SIGHUP are forwarded to the command (through the helper, which forwards
+// them in turn). A signal stalecheck was started with ignored (nohup, a background job) stays ignored, and
+// the command inherits that. The handlers are caught (not ignored) so that exec resets them to the default
+// in the command.
 //
 // The error is an *ExecError (126 or 127) when the command cannot be started.
 func (p *Plan) Exec(st Stdio) (Usage, error) {
+	if helperEnabled {
+		if exe, err := os.Executable(); err == nil {
+			u, err, ok := execViaHelper(exe, p, st)
+			if ok {
+				return u, err
+			}
+		}
+	}
 	cmd := &exec.Cmd{Path: p.Program, Args: p.Command, Dir: p.Dir, Env: p.Environ,
 		Stdin: st.Stdin, Stdout: st.Stdout, Stderr: st.Stderr}
+	return measure(cmd, SelfPeakRSS)
+}
+
+// measure starts cmd, forwards signals to it as Exec describes, reaps it and returns its Usage. floor,
+// when not nil, is called once the command has been reaped and its answer recorded as
+// Usage.RSSFloorBytes: the starting process's peak resident set then is at least what it was when the
+// command was started (a high-water mark only grows), so the floor is never understated.
+func measure(cmd *exec.Cmd, floor func() int64) (Usage, error) {
 	var catch []os.Signal
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP} {
 		if !signal.Ignored(s) {
@@ -74,7 +103,6 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 	}
 
 	var u Usage
-	u.RSSFloorBytes = SelfPeakRSS()
 	u.Start = time.Now()
 	if err := cmd.Start(); err != nil {
 		stop()
@@ -82,7 +110,11 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			code = 127 // e.g. a script whose interpreter does not exist, as execvp reports it
 		}
-		return u, &ExecError{code, p.Command[0], unwrapExec(err)}
+		name := cmd.Path
+		if len(cmd.Args) > 0 {
+			name = cmd.Args[0]
+		}
+		return u, &ExecError{code, name, unwrapExec(err)}
 	}
 	done := make(chan struct{})
 	go func() {
@@ -97,6 +129,9 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 	u.WallNS = time.Since(u.Start).Nanoseconds()
 	stop()
 	<-done
+	if floor != nil {
+		u.RSSFloorBytes = floor()
+	}
 
 	ps := cmd.ProcessState
 	if ps == nil {
@@ -118,10 +153,106 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 	return u, nil
 }
 
+// helperArg, as the first argument, makes ExecHelperHook run the exec helper: stalecheck __exec-helper
+// PROGRAM ARGV0 ARGS…, with its report written as JSON to file descriptor 3.
+const helperArg = "__exec-helper"
+
+// helperEnabled says ExecHelperHook was called: this executable can run the exec helper.
+var helperEnabled bool
+
+// ExecHelperHook must be called first thing in main (and in TestMain of tests that run commands through
+// Exec): when the process was started as the exec helper it runs the command, reports and exits;
+// otherwise it enables Exec's use of the helper and returns.
+func ExecHelperHook() {
+	if len(os.Args) > 3 && os.Args[1] == helperArg {
+		os.Exit(helperMain(os.Args[2], os.Args[3:]))
+	}
+	helperEnabled = true
+}
+
+// helperReport is what the helper writes to its parent: the Usage, or why the command could not start.
+type helperReport struct {
+	Usage    Usage  `json:"usage"`
+	ExecCode int    `json:"exec_code,omitempty"` // 126 or 127 when the command could not be started
+	ExecErr  string `json:"exec_err,omitempty"`
+	Errno    int    `json:"errno,omitempty"` // the system error number of that failure, 0 when none
+}
+
+// helperMain is the exec helper: it runs prog with argv in its own folder and environment (inherited
+// from stalecheck), measures it, and writes a helperReport to file descriptor 3.
+func helperMain(prog string, argv []string) int {
+	report := os.NewFile(3, "report")
+	if report == nil {
+		return 125
+	}
+	syscall.CloseOnExec(3) // never passed on to the command
+	shed()
+	cmd := &exec.Cmd{Path: prog, Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	u, err := measure(cmd, SelfPeakRSS)
+	rep := helperReport{Usage: u}
+	var ee *ExecError
+	switch {
+	case errors.As(err, &ee):
+		rep.ExecCode, rep.ExecErr = ee.Code, ee.Err.Error()
+		var en syscall.Errno
+		if errors.As(ee.Err, &en) {
+			rep.Errno = int(en)
+		}
+	case err != nil:
+		rep.ExecCode, rep.ExecErr = 126, err.Error()
+	}
+	if err := json.NewEncoder(report).Encode(rep); err != nil {
+		return 125
+	}
+	return 0
+}
+
+// execViaHelper runs the plan's command through the exec helper exe. ok is false when the helper itself
+// could not be started (the caller then starts the command directly); a helper that ended without a
+// report (killed) is an error.
+func execViaHelper(exe string, p *Plan, st Stdio) (Usage, error, bool) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		return Usage{}, nil, false
+	}
+	defer r.Close()
+	cmd := &exec.Cmd{Path: exe, Args: append([]string{"stalecheck", helperArg, p.Program}, p.Command...), Dir: p.Dir, Env: p.Environ,
+		Stdin: st.Stdin, Stdout: st.Stdout, Stderr: st.Stderr, ExtraFiles: []*os.File{w}}
+	var data []byte
+	read := make(chan struct{})
+	go func() {
+		defer close(read)
+		data, _ = io.ReadAll(io.LimitReader(r, 1<<20))
+	}()
+	hu, err := measure(cmd, nil)
+	w.Close()
+	<-read
+	if err != nil {
+		var ee *ExecError
+		if errors.As(err, &ee) {
+			return Usage{}, nil, false
+		}
+		return hu, err, true
+	}
+	var rep helperReport
+	if jerr := json.Unmarshal(data, &rep); jerr != nil || len(data) == 0 {
+		return hu, fmt.Errorf("the exec helper (%s) ended with status %d without reporting the command's usage", exe, hu.ExitStatus), true
+	}
+	if rep.ExecCode != 0 {
+		cause := errors.New(rep.ExecErr)
+		if rep.Errno != 0 {
+			cause = syscall.Errno(rep.Errno)
+		}
+		return rep.Usage, &ExecError{rep.ExecCode, p.Command[0], cause}, true
+	}
+	return rep.Usage, nil, true
+}
+
 // SelfPeakRSS returns the high-water mark of this process's own resident set in bytes (VmHWM of
-// /proc/self/status), 0 when it cannot be read. Taken just before a command starts, it is the floor of
-// that command's peak RSS as wait4 reports it: at exec, Linux folds the high-water mark of the address
-// space the command leaves (stalecheck's, shared until exec) into the command's ru_maxrss. It is not
+// /proc/self/status), 0 when it cannot be read. Read in the process that started a command, once the
+// command was reaped, it bounds from above the floor of that command's peak RSS as wait4 reports it: at
+// exec, Linux folds the high-water mark of the address space the command leaves (the starter's, shared
+// until exec) into the command's ru_maxrss, and a high-water mark only grows. It is not
 // getrusage(RUSAGE_SELF): that one also carries what stalecheck's own parent passed on the same way.
 func SelfPeakRSS() int64 {
 	b, err := os.ReadFile("/proc/self/status")
@@ -154,7 +285,7 @@ func unwrapExec(err error) error {
 func (p *Plan) Record(name string, u Usage) *ledger.Record {
 	r := &ledger.Record{
 		Name: name, Start: u.Start, WallNS: u.WallNS, UserNS: u.UserNS, SysNS: u.SysNS,
-		PeakRSSBytes: u.PeakRSSBytes, ExitStatus: u.ExitStatus,
+		PeakRSSBytes: u.PeakRSSBytes, RSSFloorBytes: u.RSSFloorBytes, ExitStatus: u.ExitStatus,
 		Command: append([]string{}, p.Command...), WorkDir: p.Dir, Identity: p.Identity,
 	}
 	if p.Stale() {
@@ -186,4 +317,57 @@ func DefaultName(command []string) string {
 		}
 	}
 	return n
+}
+
+// shed drops the exec helper's clean file-backed pages from its resident set and resets its high-water
+// mark (clear_refs 5), so that the floor the command inherits at exec is as small as a Go process can
+// make it. Only mappings that cannot have been written are dropped: not writable, backed by a file, and
+// without a single anonymous (copied-on-write) page, so every page is the file's and is read back from
+// it on the next touch. Errors are ignored: the floor is measured afterwards either way.
+func shed() {
+	b, err := safeio.ReadFile("/proc/self/smaps", 64<<20)
+	if err != nil {
+		return
+	}
+	type mapping struct {
+		lo, hi uint64
+		ok     bool
+	}
+	var cands []mapping
+	cur := mapping{}
+	flush := func() {
+		if cur.ok {
+			cands = append(cands, cur)
+		}
+		cur = mapping{}
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 {
+			continue
+		}
+		if rng, ok := strings.CutSuffix(f[0], ":"); ok && !strings.Contains(rng, "-") {
+			// A field line of the current mapping.
+			if rng == "Anonymous" && len(f) >= 2 && f[1] != "0" {
+				cur.ok = false
+			}
+			continue
+		}
+		flush()
+		lo, hi, ok := strings.Cut(f[0], "-")
+		if !ok || len(f) < 6 || (f[1] != "r-xp" && f[1] != "r--p") || !strings.HasPrefix(f[5], "/") {
+			continue
+		}
+		a, err1 := strconv.ParseUint(lo, 16, 64)
+		z, err2 := strconv.ParseUint(hi, 16, 64)
+		cur = mapping{lo: a, hi: z, ok: err1 == nil && err2 == nil && z > a}
+	}
+	flush()
+	for _, m := range cands {
+		syscall.Syscall(syscall.SYS_MADVISE, uintptr(m.lo), uintptr(m.hi-m.lo), uintptr(syscall.MADV_DONTNEED))
+	}
+	if f, err := os.OpenFile("/proc/self/clear_refs", os.O_WRONLY, 0); err == nil {
+		f.Write([]byte("5"))
+		f.Close()
+	}
 }

@@ -32,6 +32,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
@@ -318,26 +319,33 @@ func (p *Plan) chooseMatter(given []string) {
 		}
 		return
 	}
-	cands := []string{p.Program}
-	for _, a := range p.Command[1:] {
-		if strings.HasPrefix(a, "-") {
-			if _, v, ok := strings.Cut(a, "="); ok {
-				cands = append(cands, v)
-			}
-			continue
-		}
-		cands = append(cands, a)
-	}
+	cands, vars := commandCandidates(p.Program, p.Command, p.Dir, envLookup(p.Environ)("HOME"))
+	var hows []string
 	for _, c := range cands {
-		if c == "" {
-			continue
-		}
-		if r, ok := rootOf(absIn(p.Dir, c)); ok {
+		if r, ok := rootOf(c.path); ok {
+			if seen[r] {
+				continue
+			}
 			add(r)
+			how := "named in the command line"
+			switch {
+			case c.from == "an argument string":
+				how = "named in an argument string of the command line"
+			case c.from != "":
+				how = "named in the script " + p.displayAny(c.from)
+			}
+			if !slices.Contains(hows, how) {
+				hows = append(hows, how)
+			}
+		}
+	}
+	for _, v := range vars {
+		if strings.ContainsRune(v, '/') {
+			p.note("the command names %s: which file that is only its execution decides; the binaries checked are those its text names", v)
 		}
 	}
 	if len(p.Matter) > 0 {
-		p.MatterHow = "named in the command line"
+		p.MatterHow = strings.Join(hows, "; ")
 		return
 	}
 	for _, r := range g.Roots {
@@ -402,6 +410,14 @@ func (p *Plan) StaleInputs() []string {
 // folder) when inside it.
 func (p *Plan) Display(path string) string {
 	return displayPath(path, p.Graph.Workspace, filepath.Dir(p.Graph.BuildDir))
+}
+
+// displayAny is Display before the graph is read in full (the working folder stands in for the workspace).
+func (p *Plan) displayAny(path string) string {
+	if p.Graph != nil {
+		return p.Display(path)
+	}
+	return displayPath(path, p.Dir)
 }
 
 func displayPath(path string, bases ...string) string {
