@@ -376,6 +376,16 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 				continue
 			}
 		}
+		// RUSTFLAGS are part of every unit's hash in one build: a unit built with other flags is
+		// another configuration's (e.g. before a RUSTFLAGS toggle), never the one Cargo reuses.
+		flagsOf := c
+		if c.Kind == graph.BuildScriptRun {
+			flagsOf = scriptCompile(c)
+		}
+		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.BuildScriptRun &&
+			!sameStrings(flagsOf.Config.Rustflags, s.Config.Rustflags) {
+			continue
+		}
 		out = append(out, c)
 	}
 	return out
