@@ -350,8 +350,9 @@ func (r *reader) resolveDeps() {
 // (docs/cargo-target-dir.md §0, §3.2), so these are the dependency's folders for s. Candidates are
 // units of s's profile folder (and its host one) whose kind and target match the entry's name, whose
 // package id (learned from the edges that name them) is the entry's when known, and, for a unit's own
-// build script, whose build-script compile has the unit's features. When several remain, all are
-// returned: keeping a folder too many is safe, deleting a live one is not.
+// build script, whose build-script compile has the unit's features, and whose RUSTFLAGS are s's. When
+// several remain and some of them failed, those; else all: keeping a folder too many is safe, deleting
+// a live one is not.
 func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]uint64) []*graph.Step {
 	hp := hostProfile(s.Config.ProfileDir)
 	var out []*graph.Step
@@ -387,6 +388,20 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 			continue
 		}
 		out = append(out, c)
+	}
+	// A dependency whose own last build failed (empty hash file) is the one this entry named: the
+	// dependant started from it in the same build. Other candidates (another feature variant, whose
+	// hash is intact and different) are another configuration's units.
+	if len(out) > 1 {
+		var failed []*graph.Step
+		for _, c := range out {
+			if c.FingerprintHash == "" {
+				failed = append(failed, c)
+			}
+		}
+		if len(failed) > 0 {
+			out = failed
+		}
 	}
 	return out
 }
