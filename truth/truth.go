@@ -1000,6 +1000,12 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 			rust[k.Name] = true
 		}
 	}
+	// carries reports whether a copy holds knob tokens at all: only such libraries are known by
+	// construction (a Debian crate's own archives carry none).
+	carries := func(path string) bool {
+		b, err := os.ReadFile(path)
+		return err == nil && tokenRE.Match(b)
+	}
 	holds := func(path string) bool {
 		b, err := os.ReadFile(path)
 		if err != nil {
@@ -1018,7 +1024,7 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 		return true
 	}
 	for _, lib := range w.Libraries {
-		if len(lib.Candidates) < 2 {
+		if len(lib.Candidates) < 2 || !carries(lib.Candidates[0].Path) {
 			continue
 		}
 		judged++

@@ -296,3 +296,34 @@ func TestWhichSystemLibrarySysCrates(t *testing.T) {
 		t.Errorf("verify --matches %s: exit %d, want 0", statRlib, code)
 	}
 }
+
+// Hand-written assembly defines labels without a .type: a string table under a global label is still
+// a data feature, so copies that differ only there are told apart, and a single copy is found inside
+// (the truth harness's assembly shape answered none-inside).
+func TestWhichAssemblyLabels(t *testing.T) {
+	dir := t.TempDir()
+	asm := func(d, tag string) string {
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		src := "    .section .rodata\n    .globl k_tag\nk_tag:\n    .asciz \"" + tag + "\"\n    .section .note.GNU-stack,\"\",@progbits\n"
+		if err := os.WriteFile(filepath.Join(d, "k.S"), []byte(src), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		mustRun(t, d, "cc", "-c", "k.S", "-o", "k.o")
+		mustRun(t, d, "ar", "crs", "libk.a", "k.o")
+		return filepath.Join(d, "libk.a")
+	}
+	a := asm(filepath.Join(dir, "a"), "assembly tag one")
+	b := asm(filepath.Join(dir, "b"), "assembly tag two")
+	app := linkApp(t, dir, "#include <stdio.h>\nextern const char k_tag[];\nint main(void) { puts(k_tag); return 0; }\n", b)
+	for _, order := range [][]string{{a, b}, {b, a}} {
+		doc := whichRun(t, app, "--candidate", order[0], "--candidate", order[1])
+		if got := matchedPaths(doc); doc.Libraries[0].Outcome != "matched" || len(got) != 1 || got[0] != b {
+			t.Errorf("candidates %v: %+v", order, doc.Libraries[0])
+		}
+	}
+	if doc := whichRun(t, app, "--candidate", b); doc.Libraries[0].Outcome != "identical" && doc.Libraries[0].Outcome != "matched" {
+		t.Errorf("one copy: want its content inside, got %+v", doc.Libraries[0])
+	}
+}

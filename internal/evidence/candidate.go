@@ -235,13 +235,26 @@ func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member s
 		} else if sec.Size == 0 {
 			continue
 		}
+		// The anchor: a symbol of the section's kind (global first); else a global label without a
+		// type, as hand-written assembly defines them (`sym:` with no .type directive).
 		var anchor *binfmt.ELFSymbol
+		rank := func(s *binfmt.ELFSymbol) int {
+			r := 0
+			if s.Type == want {
+				r += 2
+			}
+			if s.Bind == elf.STB_GLOBAL {
+				r++
+			}
+			return r
+		}
 		for j := range syms {
 			s := &syms[j]
-			if int(s.SectionIndex) == i && s.Type == want && s.Name != "" {
-				if anchor == nil || s.Bind == elf.STB_GLOBAL && anchor.Bind != elf.STB_GLOBAL {
-					anchor = s
-				}
+			if int(s.SectionIndex) != i || s.Name == "" || !(s.Type == want || s.Type == elf.STT_NOTYPE && s.Bind == elf.STB_GLOBAL) {
+				continue
+			}
+			if anchor == nil || rank(s) > rank(anchor) {
+				anchor = s
 			}
 		}
 		if anchor == nil {

@@ -250,6 +250,12 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		// Nothing tells the copies apart (or there is one copy): their shared content decides.
 		if common == 0 {
 			res.Outcome = NoneInside
+			if len(cands[first].Features) == 0 {
+				// Nothing of the copy could be looked for: absence is not shown.
+				res.Outcome = CannotTell
+				res.Notes = append(res.Notes, "cannot tell: the copy has no string, symbol, code or data feature to look for")
+				return res, nil
+			}
 			if anyUnknown {
 				res.Outcome = CannotTell
 				res.Notes = append(res.Notes, "cannot tell: none of the copy's strings or fatbinary entries is inside, and its symbols and code cannot be checked")
