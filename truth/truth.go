@@ -247,6 +247,9 @@ func (r *shapeRun) run(ctx context.Context) ([]Verdict, int, error) {
 	if err := r.gitInit(); err != nil {
 		return nil, 0, err
 	}
+	start := time.Now()
+	r.logf("start")
+	defer func() { r.logf("%d states in %s", r.states, time.Since(start).Round(time.Second)) }()
 	// The initial build from nothing: a clean build must draw no error.
 	if err := r.buildAndJudge(ctx, Edit{Kind: "clean-build"}); err != nil {
 		return r.verdicts, r.states, err
