@@ -13,36 +13,10 @@ import (
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
 
-// ccSysProject is the reproductions' workspace (../shared/repros/mkproj.sh): a bin `app` and
-// `fastmath-sys`, whose build script compiles native/x.c with Debian's cc crate (through a directory
-// source) into libx.a, declaring build.rs and native/x.c; native/include/x.h is included, not declared.
+// ccSysProject is the reproductions' workspace (testutil.CCSys).
 func ccSysProject(t *testing.T) *testutil.Project {
 	t.Helper()
-	if _, err := os.Stat(filepath.Join(testutil.DebianRegistry, "psm-0.1.16")); err != nil {
-		t.Fatalf("Debian's librust-cc-dev and librust-psm-dev are required (CI installs them): %v", err)
-	}
-	return testutil.NewProject(t, map[string]string{
-		".cargo/config.toml": "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"" + testutil.DebianRegistry + "\"\n[net]\noffline = true\n",
-		"Cargo.toml":         "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"fastmath-sys\"]\n",
-		"fastmath-sys/Cargo.toml": "[package]\nname = \"fastmath-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"fastmath\"\n" +
-			"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n",
-		"fastmath-sys/build.rs": `fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=native/x.c");
-    let mut b = cc::Build::new();
-    b.file("native/x.c").include("native/include");
-    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FASTMATH_FAST", None); }
-    b.compile("x");
-}
-`,
-		"fastmath-sys/native/include/x.h": "#ifndef X_H\n#define X_H\n#define X_SCALE 3\n#define X_BANNER \"fastmath banner v1\"\nint x_compute(int v);\nconst char *x_banner(void);\n#endif\n",
-		"fastmath-sys/native/x.c": "#include \"x.h\"\nint x_compute(int v) {\n#ifdef FASTMATH_FAST\n    return v * X_SCALE + 1000;\n#else\n    return v * X_SCALE;\n#endif\n}\n" +
-			"const char *x_banner(void) {\n#ifdef FASTMATH_FAST\n    return X_BANNER \" (fast)\";\n#else\n    return X_BANNER \" (plain)\";\n#endif\n}\n",
-		"fastmath-sys/src/lib.rs": "use std::ffi::CStr;\nuse std::os::raw::{c_char, c_int};\nextern \"C\" { fn x_compute(v: c_int) -> c_int; fn x_banner() -> *const c_char; }\n" +
-			"pub fn compute(v: i32) -> i32 { unsafe { x_compute(v) } }\npub fn banner() -> String { unsafe { CStr::from_ptr(x_banner()).to_string_lossy().into_owned() } }\n",
-		"app/Cargo.toml":  "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nfast = [\"fastmath-sys/fast\"]\n[dependencies]\nfastmath-sys = { path = \"../fastmath-sys\" }\n",
-		"app/src/main.rs": "fn main() {\n    let n: i32 = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(7);\n    println!(\"{} -> {}\", fastmath_sys::banner(), fastmath_sys::compute(n));\n}\n",
-	})
+	return testutil.NewProject(t, testutil.CCSys(t))
 }
 
 // cargoSays returns the Fresh/Dirty lines `cargo build -v` prints for the workspace packages (the build

@@ -12,37 +12,20 @@ import (
 
 // fastmathFiles is the workspace of repro 15: fastmath-sys built with Debian's cc crate (through the
 // directory source), whose banner is "msm done" or, with the `fast` feature, "timing: msm done".
-func fastmathFiles() map[string]string {
-	return map[string]string{
-		".cargo/config.toml": testutil.DirectorySourceConfig(testutil.DebianRegistry),
-		"Cargo.toml":         "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"fastmath-sys\"]\n",
-		"fastmath-sys/Cargo.toml": "[package]\nname = \"fastmath-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"fastmath\"\n" +
-			"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n",
-		"fastmath-sys/build.rs": `fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=native/x.c");
-    let mut b = cc::Build::new();
-    b.file("native/x.c").include("native/include");
-    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FASTMATH_FAST", None); }
-    b.compile("x");
-}
-`,
-		"fastmath-sys/native/include/x.h": "#define X_SCALE 3\nint x_compute(int v);\nconst char *x_banner(void);\n",
-		"fastmath-sys/native/x.c": "#include \"x.h\"\nint x_compute(int v) { return v * X_SCALE; }\nconst char *x_banner(void) {\n" +
-			"#ifdef FASTMATH_FAST\n    return \"timing: msm done\";\n#else\n    return \"msm done\";\n#endif\n}\n",
-		"fastmath-sys/src/lib.rs": "use std::ffi::CStr;\nuse std::os::raw::{c_char, c_int};\nextern \"C\" { fn x_compute(v: c_int) -> c_int; fn x_banner() -> *const c_char; }\n" +
-			"pub fn compute(v: i32) -> i32 { unsafe { x_compute(v) } }\npub fn banner() -> String { unsafe { CStr::from_ptr(x_banner()).to_string_lossy().into_owned() } }\n",
-		"app/Cargo.toml": "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nfast = [\"fastmath-sys/fast\"]\n" +
-			"[dependencies]\nfastmath-sys = { path = \"../fastmath-sys\" }\n",
-		"app/src/main.rs": "fn main() { println!(\"{} -> {}\", fastmath_sys::banner(), fastmath_sys::compute(7)); }\n",
-	}
+func fastmathFiles(t *testing.T) map[string]string {
+	files := testutil.CCSys(t)
+	files["fastmath-sys/native/include/x.h"] = "#define X_SCALE 3\nint x_compute(int v);\nconst char *x_banner(void);\n"
+	files["fastmath-sys/native/x.c"] = "#include \"x.h\"\nint x_compute(int v) { return v * X_SCALE; }\nconst char *x_banner(void) {\n" +
+		"#ifdef FASTMATH_FAST\n    return \"timing: msm done\";\n#else\n    return \"msm done\";\n#endif\n}\n"
+	files["app/src/main.rs"] = "fn main() { println!(\"{} -> {}\", fastmath_sys::banner(), fastmath_sys::compute(7)); }\n"
+	return files
 }
 
 // Repro 15: two copies that differ only by a string that is a suffix of the other's ("msm done" vs
 // "timing: msm done"). which names the copy really linked in both candidate orders, for a binary of
 // either copy, and verify --matches holds for exactly that one.
 func TestWhichSuffixStringRepro15(t *testing.T) {
-	p := testutil.NewProject(t, fastmathFiles())
+	p := testutil.NewProject(t, fastmathFiles(t))
 	p.Cargo("build", "--release")
 	plainBin := filepath.Join(t.TempDir(), "app-plain")
 	mustRun(t, p.Dir, "cp", "-p", p.Path("target/release/app"), plainBin)

@@ -29,26 +29,13 @@ func NeedDebianCrates(t testing.TB) {
 // "detail.h" beside it (X_SCALE 3) and, under #ifdef FASTMATH_FAST, "fast.h" (X_FAST_BONUS 1000);
 // x.c also includes <cfg.h> from native/include and <stdio.h> from the system.
 func CcIncludeWorkspace() map[string]string {
-	return map[string]string{
-		".cargo/config.toml": DirectorySourceConfig(DebianRegistry),
-		"Cargo.toml":         "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"fastmath-sys\"]\n",
-		"fastmath-sys/Cargo.toml": "[package]\nname = \"fastmath-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"fastmath\"\n\n" +
-			"[features]\nfast = []\n\n[build-dependencies]\ncc = \"1.0\"\n",
-		"fastmath-sys/build.rs": `fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=native/x.c");
-    let mut b = cc::Build::new();
-    b.file("native/x.c").include("native/include");
-    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FASTMATH_FAST", None); }
-    b.compile("x");
-}
-`,
-		"fastmath-sys/native/include/x.h": "#ifndef X_H\n#define X_H\n#include \"detail.h\"\n#ifdef FASTMATH_FAST\n#include \"fast.h\"\n#endif\n" +
-			"#define X_BANNER \"fastmath banner v1\"\nint x_compute(int v);\nconst char *x_banner(void);\n#endif\n",
-		"fastmath-sys/native/include/detail.h": "#define X_SCALE 3\n",
-		"fastmath-sys/native/include/fast.h":   "#define X_FAST_BONUS 1000\n",
-		"fastmath-sys/native/include/cfg.h":    "#define X_CFG 1\n",
-		"fastmath-sys/native/x.c": `#include <stdio.h>
+	files := ccSysFiles()
+	files["fastmath-sys/native/include/x.h"] = "#ifndef X_H\n#define X_H\n#include \"detail.h\"\n#ifdef FASTMATH_FAST\n#include \"fast.h\"\n#endif\n" +
+		"#define X_BANNER \"fastmath banner v1\"\nint x_compute(int v);\nconst char *x_banner(void);\n#endif\n"
+	files["fastmath-sys/native/include/detail.h"] = "#define X_SCALE 3\n"
+	files["fastmath-sys/native/include/fast.h"] = "#define X_FAST_BONUS 1000\n"
+	files["fastmath-sys/native/include/cfg.h"] = "#define X_CFG 1\n"
+	files["fastmath-sys/native/x.c"] = `#include <stdio.h>
 #include <cfg.h>
 #include "x.h"
 int x_compute(int v) {
@@ -59,16 +46,9 @@ int x_compute(int v) {
 #endif
 }
 const char *x_banner(void) { return X_BANNER; }
-`,
-		"fastmath-sys/src/lib.rs": `use std::ffi::CStr;
-use std::os::raw::{c_char, c_int};
-extern "C" { fn x_compute(v: c_int) -> c_int; fn x_banner() -> *const c_char; }
-pub fn compute(v: i32) -> i32 { unsafe { x_compute(v) } }
-pub fn banner() -> String { unsafe { CStr::from_ptr(x_banner()).to_string_lossy().into_owned() } }
-`,
-		"app/Cargo.toml":  "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[features]\nfast = [\"fastmath-sys/fast\"]\n\n[dependencies]\nfastmath-sys = { path = \"../fastmath-sys\" }\n",
-		"app/src/main.rs": "fn main() { println!(\"{} -> {}\", fastmath_sys::banner(), fastmath_sys::compute(7)); }\n",
-	}
+`
+	files["app/src/main.rs"] = "fn main() { println!(\"{} -> {}\", fastmath_sys::banner(), fastmath_sys::compute(7)); }\n"
+	return files
 }
 
 // CmakeWorkspace returns the files of a -sys crate built with Debian's cmake crate (a build-dependency

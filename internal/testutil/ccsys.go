@@ -20,6 +20,11 @@ func CCSys(t testing.TB) map[string]string {
 	if _, err := os.Stat(filepath.Join(CCCrate, "Cargo.toml")); err != nil {
 		t.Fatalf("Debian's librust-cc-dev is required (CI installs it: apt-get install librust-cc-dev): %v", err)
 	}
+	return ccSysFiles()
+}
+
+// ccSysFiles are CCSys's files; variants (CcIncludeWorkspace, tests' own) override some of them.
+func ccSysFiles() map[string]string {
 	return map[string]string{
 		".cargo/config.toml": "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"" + DebianRegistry + "\"\n[net]\noffline = true\n",
 		"Cargo.toml":         "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"fastmath-sys\"]\n",
