@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -373,7 +374,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 				continue
 			}
 			if comp := scriptCompile(c); comp != nil && r.fps[comp] != nil && r.fps[s] != nil &&
-				!sameStrings(comp.Config.Features, s.Config.Features) {
+				!slices.Equal(comp.Config.Features, s.Config.Features) {
 				continue
 			}
 		}
@@ -384,7 +385,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 			flagsOf = scriptCompile(c)
 		}
 		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.BuildScriptRun &&
-			!sameStrings(flagsOf.Config.Rustflags, s.Config.Rustflags) {
+			!slices.Equal(flagsOf.Config.Rustflags, s.Config.Rustflags) {
 			continue
 		}
 		out = append(out, c)
@@ -414,18 +415,6 @@ func scriptCompile(run *graph.Step) *graph.Step {
 		}
 	}
 	return nil
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // depCandidates returns the units a deps entry can name: the same hash in the unit's profile folder or,

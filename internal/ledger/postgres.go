@@ -2,6 +2,7 @@ package ledger
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"net"
@@ -64,23 +65,33 @@ func Location(dsn string) string {
 	return dsn
 }
 
+// connectPostgres opens the pool and pings the server once, under one deadline: pgx applies the
+// connect timeout to each attempt (each address, TLS then plain text), so a server that accepts
+// connections and never answers would cost it several times. It returns the pool and the ledger's
+// location for messages.
+func connectPostgres(ctx context.Context, cfg *pgx.ConnConfig) (*sql.DB, string, error) {
+	loc := pgLocation(cfg)
+	db := stdlib.OpenDB(*cfg)
+	db.SetMaxOpenConns(8)
+	db.SetConnMaxIdleTime(time.Minute)
+	pctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout+time.Second)
+	defer cancel()
+	if err := db.PingContext(pctx); err != nil {
+		db.Close()
+		return nil, "", fmt.Errorf("ledger %s: cannot connect to PostgreSQL server at %s (connect timeout %v): %w",
+			loc, pgHost(cfg), cfg.ConnectTimeout, connectCause(ctx, err, cfg.ConnectTimeout))
+	}
+	return db, loc, nil
+}
+
 func openPostgres(ctx context.Context, dsn string) (Ledger, error) {
 	cfg, err := pgConfig(dsn)
 	if err != nil {
 		return nil, fmt.Errorf("ledger: PostgreSQL URL: %w", err)
 	}
-	loc := pgLocation(cfg)
-	db := stdlib.OpenDB(*cfg)
-	db.SetMaxOpenConns(8)
-	db.SetConnMaxIdleTime(time.Minute)
-	// pgx applies the connect timeout to each attempt (each address, TLS then plain text); a server that
-	// accepts connections and never answers would cost it several times. Bound them all together.
-	pctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout+time.Second)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("ledger %s: cannot connect to PostgreSQL server at %s (connect timeout %v): %w",
-			loc, pgHost(cfg), cfg.ConnectTimeout, connectCause(ctx, err, cfg.ConnectTimeout))
+	db, loc, err := connectPostgres(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	if err := migrate(ctx, db, postgresDialect, loc); err != nil {
 		db.Close()
@@ -100,16 +111,9 @@ func openPostgresRO(ctx context.Context, dsn string) (Ledger, error) {
 		cfg.RuntimeParams = map[string]string{}
 	}
 	cfg.RuntimeParams["default_transaction_read_only"] = "on"
-	loc := pgLocation(cfg)
-	db := stdlib.OpenDB(*cfg)
-	db.SetMaxOpenConns(8)
-	db.SetConnMaxIdleTime(time.Minute)
-	pctx, cancel := context.WithTimeout(ctx, cfg.ConnectTimeout+time.Second)
-	defer cancel()
-	if err := db.PingContext(pctx); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("ledger %s: cannot connect to PostgreSQL server at %s (connect timeout %v): %w",
-			loc, pgHost(cfg), cfg.ConnectTimeout, connectCause(ctx, err, cfg.ConnectTimeout))
+	db, loc, err := connectPostgres(ctx, cfg)
+	if err != nil {
+		return nil, err
 	}
 	v, err := currentVersion(ctx, db)
 	switch {

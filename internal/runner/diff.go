@@ -4,6 +4,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -340,7 +341,7 @@ func (d *Delta) diffNatives(na, nb []ledger.Native) {
 			continue
 		}
 		y := nb[pair[i]]
-		if same(x, y) && x.Fingerprint == y.Fingerprint && sameFeatures(x.Config.Features, y.Config.Features) {
+		if same(x, y) && x.Fingerprint == y.Fingerprint && slices.Equal(x.Config.Features, y.Config.Features) {
 			continue
 		}
 		var parts []string
@@ -354,7 +355,7 @@ func (d *Delta) diffNatives(na, nb []ledger.Native) {
 		} else {
 			parts = append(parts, "same content")
 		}
-		if !sameFeatures(x.Config.Features, y.Config.Features) {
+		if !slices.Equal(x.Config.Features, y.Config.Features) {
 			parts = append(parts, fmt.Sprintf("features %s → %s", featureList(x.Config.Features), featureList(y.Config.Features)))
 		}
 		d.add(Change{Kind: "native", Change: "changed", Name: x.Library, PathA: x.Path, PathB: y.Path, A: x.Fingerprint, B: y.Fingerprint,
@@ -387,18 +388,6 @@ func (d *Delta) diffMap(kind string, a, b map[string]string) {
 				Detail: fmt.Sprintf("%s%s unset → %q", what, k, b[k])})
 		}
 	}
-}
-
-func sameFeatures(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func featureList(f []string) string {
