@@ -13,7 +13,8 @@ import (
 
 // Repro 06: a same-size in-place edit of an (older) header that keeps its mtime is recorded with its new
 // digest by the next run (the digest cache key holds the ctime), and a cold-cache run of the same content
-// records the same digest, so diff calls runs 2 and 3 the same build and runs 1 and 2 different.
+// records the same digest, so diff calls runs 2 and 3 the same build and runs 1 and 2 different. The
+// edited build is stale (changed-with-older-mtime): run refuses it unless --allow-stale.
 func TestRunDigestSeesSameSizeEditKeepingMtime(t *testing.T) {
 	state := runEnv(t)
 	const hdr = "#define BANNER \"banner v1\"\n"
@@ -29,9 +30,10 @@ func TestRunDigestSeesSameSizeEditKeepingMtime(t *testing.T) {
 	}
 	p.Cargo("build", "--release")
 	db := filepath.Join(t.TempDir(), "l.db")
-	runOK := func() {
+	runOK := func(extra ...string) {
 		t.Helper()
-		if out, stderr, code := runIn(t, p.Dir, "run", "--ledger", db, "-q", "--", "target/release/app"); code != 0 {
+		args := append(append([]string{"run", "--ledger", db, "-q"}, extra...), "--", "target/release/app")
+		if out, stderr, code := runIn(t, p.Dir, args...); code != 0 {
 			t.Fatalf("run: exit %d\n%s%s", code, out, stderr)
 		}
 	}
@@ -47,11 +49,16 @@ func TestRunDigestSeesSameSizeEditKeepingMtime(t *testing.T) {
 	if err := os.Chtimes(h, st.ModTime(), st.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	runOK()
+	// The binary is stale now (the header the build compiled changed; its mtime says otherwise): run
+	// refuses it, and with --allow-stale records the new digest.
+	if _, stderr, code := runIn(t, p.Dir, "run", "--ledger", db, "-q", "--", "target/release/app"); code != 125 || !strings.Contains(stderr, "changed-with-older-mtime") {
+		t.Fatalf("run of the stale binary: exit %d, want 125 naming changed-with-older-mtime:\n%s", code, stderr)
+	}
+	runOK("--allow-stale")
 	if err := os.RemoveAll(filepath.Join(state, "stalecheck")); err != nil { // a cold cache
 		t.Fatal(err)
 	}
-	runOK()
+	runOK("--allow-stale")
 
 	digestOf := func(r ledger.Record) string {
 		for _, s := range r.Identity.Sources {
