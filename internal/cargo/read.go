@@ -202,13 +202,23 @@ func (r *reader) readFingerprints(prof string) {
 	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		pkg, hash, ok := SplitUnitName(d.Name())
-		if !ok || !d.IsDir() {
+		if !ok {
 			return
 		}
 		dir := filepath.Join(root, d.Name())
+		if !d.IsDir() {
+			// Cargo makes a folder per unit; anything else in its place (a symlink, a file) is a record
+			// that cannot be read: the profile is not judged, so clean leaves it alone.
+			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.Type())))
+			return
+		}
 		files, err := os.ReadDir(dir)
 		if err != nil {
 			r.problem(dir, err)
+			return
+		}
+		if len(files) == 0 {
+			r.problem(dir, fmt.Errorf("the unit's fingerprint folder is empty: its hash file and fingerprint are missing"))
 			return
 		}
 		for _, f := range files {
@@ -734,4 +744,19 @@ func (r *reader) parseRustcDepfile(path string) ([]string, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// fileKind names a non-folder directory entry for messages.
+func fileKind(m os.FileMode) string {
+	switch {
+	case m&os.ModeSymlink != 0:
+		return "a symbolic link"
+	case m&os.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&os.ModeDevice != 0:
+		return "a device"
+	case m&os.ModeSocket != 0:
+		return "a socket"
+	}
+	return "a regular file"
 }

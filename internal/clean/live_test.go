@@ -214,3 +214,48 @@ func TestCheckAndCleanAgreeOnOrphans(t *testing.T) {
 		t.Fatalf("with a tie, clean plans build folders\n%s\ncheck reports\n%s", strings.Join(got, "\n"), strings.Join(orphans, "\n"))
 	}
 }
+
+// A live unit's fingerprint folder replaced by a symlink to elsewhere, by a regular file, or left
+// empty: the record cannot be read, so check says so and clean leaves the profile alone (a newcomer's
+// attack found clean --yes deleting the live OUT_DIR and cc's rlib).
+func TestCleanLeavesProfileWithOddFingerprintFolder(t *testing.T) {
+	for _, kind := range []string{"symlink", "file", "empty"} {
+		t.Run(kind, func(t *testing.T) {
+			p := testutil.NewProject(t, testutil.CCSys(t))
+			p.Cargo("build")
+			_, g := p.Check()
+			dir := runUnit(t, g, "debug").FingerprintDir
+			aside := filepath.Join(t.TempDir(), filepath.Base(dir))
+			if err := os.Rename(dir, aside); err != nil {
+				t.Fatal(err)
+			}
+			var err error
+			switch kind {
+			case "symlink":
+				err = os.Symlink(aside, dir)
+			case "file":
+				err = os.WriteFile(dir, []byte("x"), 0o644)
+			case "empty":
+				err = os.Mkdir(dir, 0o755)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			fs, _ := p.Check()
+			found := false
+			for _, f := range testutil.Rule(fs, "unreadable-record") {
+				found = found || testutil.HasSubject(f, dir)
+			}
+			if !found {
+				t.Fatalf("no unreadable-record for %s:\n%s", dir, testutil.Dump(fs))
+			}
+			plan := runClean(t, p, clean.Request{Yes: true, Options: clean.Options{Profile: "dev"}})
+			if len(plan.Items) != 0 {
+				t.Fatalf("clean removed %v", rels(plan, clean.Planned))
+			}
+			if _, err := os.Stat(filepath.Join(aside)); err != nil {
+				t.Fatalf("the folder outside was touched: %v", err)
+			}
+		})
+	}
+}
