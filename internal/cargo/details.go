@@ -351,6 +351,11 @@ func (r *reader) runDetails(s *graph.Step) {
 		s.RerunEnv = bo.RerunIfEnvChanged
 	}
 	for _, p := range declared {
+		if !filepath.IsAbs(p) && s.PackageRoot == "" {
+			// Relative to a package root no record names (the run's fingerprint could not be read, so
+			// its build-script compile is unknown): where it lies is unknown, so it is not judged.
+			continue
+		}
 		s.RerunPaths = append(s.RerunPaths, r.pkgPath(s, p))
 	}
 	s.EnvReads = bo.EnvReads
