@@ -184,3 +184,27 @@ func TestLinkedArchiveSpecial(t *testing.T) {
 		}
 	}
 }
+
+// The linked archive truncated (corrupt content, a regular file): which names it as a copy it could
+// not parse and answers among the others, as for a FIFO (a newcomer's attack got exit 2).
+func TestWhichCorruptBuildFolderCopy(t *testing.T) {
+	ws := ccToggled(t)
+	outputs, _ := filepath.Glob(filepath.Join(ws, "target/release/build/fastmath-sys-*/output"))
+	var archive string
+	for _, o := range outputs {
+		if data, err := os.ReadFile(o); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
+			archive = filepath.Join(filepath.Dir(o), "out", "libx.a")
+		}
+	}
+	if archive == "" {
+		t.Fatalf("no run of the fast configuration among %v", outputs)
+	}
+	runEnv(t)
+	if err := os.Truncate(archive, 100); err != nil {
+		t.Fatal(err)
+	}
+	out, stderr, code := runWithin(t, 30*time.Second, "which", filepath.Join(ws, "target/release/app"))
+	if code != 0 || !strings.Contains(out, "could not parse the candidate "+archive) || !strings.Contains(out, "matched") {
+		t.Fatalf("which with a truncated archive: exit %d\n%s%s", code, out, stderr)
+	}
+}

@@ -288,12 +288,17 @@ func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, erro
 	for _, c := range lib.Copies {
 		cd, err := evidence.ReadCandidate(c.Path)
 		if err != nil {
-			if c.Step == nil || !unreadableFile(err) {
-				return wl, err // a copy given with --candidate, or corrupt content: no answer without it
+			if c.Step == nil {
+				return wl, err // a copy given with --candidate: no answer without it
 			}
-			// A copy found in the build folder that is no file one can read (a FIFO, a device, gone):
-			// say so, and answer among the others.
-			wl.Notes = append(wl.Notes, fmt.Sprintf("could not read the candidate %s (%s): %v; it is left out of this answer", c.Path, copyConfig(c), err))
+			// A copy found in the build folder that cannot be read (a FIFO, a device, gone) or parsed
+			// (truncated, corrupt): what it holds now is not what any binary linked, so say so and
+			// answer among the others.
+			what := "could not read"
+			if !unreadableFile(err) {
+				what = "could not parse"
+			}
+			wl.Notes = append(wl.Notes, fmt.Sprintf("%s the candidate %s (%s): %v; it is left out of this answer", what, c.Path, copyConfig(c), err))
 			continue
 		}
 		cands = append(cands, cd)
