@@ -41,7 +41,9 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 func unreadableRecord(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, p := range g.Problems {
-		fix := "rebuild the unit (cargo build) so Cargo rewrites the record, or remove the folder that holds it"
+		// Cargo rewrites a record only when it rebuilds the unit, and a damaged record with an old
+		// mtime does not make it do so: removing the unit's folder (or touching its sources) does.
+		fix := "remove the folder that holds it (or touch the package's sources), then cargo build: Cargo rewrites a record only when it rebuilds the unit"
 		if g.BuildDir != "" && !strings.HasPrefix(p.Path, g.BuildDir+string(filepath.Separator)) {
 			// A manifest, Cargo.lock or config: Cargo reads it too, and nothing rewrites it.
 			fix = "make " + display(g, p.Path) + " a readable regular file again (Cargo cannot build with it either)"
