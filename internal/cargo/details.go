@@ -552,6 +552,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		if scan.newest != "" {
 			s.PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
 		}
+		if s.PrecalculatedFile != "" {
+			s.PrecalculatedNow = fileInfo(r.pkgPath(s, s.PrecalculatedFile))
+		}
 		for _, src := range scan.native {
 			add(src, graph.PackageFolder, s.PackageRoot)
 		}

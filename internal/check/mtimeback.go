@@ -66,6 +66,9 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if c.Verdict != graph.ContentDiffers {
 				continue
 			}
+			if precalculatedRerun(s) {
+				continue // Cargo's package scan sees the mtime move: pending-rebuild reports it
+			}
 			watch := "Cargo does not watch it"
 			fix := rerunFix(g, s, in.File.Path)
 			if in.Watched {
@@ -99,4 +102,17 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 		}
 	}
 	return out
+}
+
+// precalculatedRerun reports whether an old-style build script's recorded newest package file no longer
+// matches the package (pendingRebuild's Precalculated case): Cargo reruns the script.
+func precalculatedRerun(s *graph.Step) bool {
+	if s.PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.BuildScriptRun {
+		return false
+	}
+	if s.PackageNewest.MTimeNS > s.PrecalculatedNS {
+		return true
+	}
+	now := s.PrecalculatedNow
+	return now.Exists && now.MTimeNS < s.PrecalculatedNS && s.PackageNewest.MTimeNS < s.PrecalculatedNS
 }

@@ -52,11 +52,30 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			out = append(out, f)
 		}
 		if ns, file := s.PrecalculatedNS, s.PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
-			if newest, newestNS := s.PackageNewest.Path, s.PackageNewest.MTimeNS; newestNS > ns {
+			// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
+			// file now: a newer file reruns the script, and so does the recorded file's mtime going
+			// back (cp -p of older content) when nothing newer took its place.
+			newest, newestNS := s.PackageNewest.Path, s.PackageNewest.MTimeNS
+			var f *Finding
+			if newestNS > ns {
 				msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
 					display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
-				out = append(out, pendingFinding(g, s, msg, newest, build,
-					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Precalculated)}))
+				x := pendingFinding(g, s, msg, newest, build,
+					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Precalculated)})
+				f = &x
+			} else if now := s.PrecalculatedNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
+				newest, newestNS = now.Path, now.MTimeNS
+				msg := fmt.Sprintf("%s now has the mtime %s, older than the %s Cargo recorded for it as the newest file of package %s when the build script last ran (its mtime was set back: cp -p, rsync -t, tar); Cargo compares the two for equality, so it reruns the script on the next build",
+					display(g, newest), fmtTime(newestNS), fmtTime(ns), s.Package)
+				x := pendingFinding(g, s, msg, newest, build,
+					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", s.Precalculated)})
+				f = &x
+			}
+			if f != nil {
+				if in := inputAt(s, newest); in != nil && in.File.Exists {
+					*f = contentJudged(g, s, in, *f)
+				}
+				out = append(out, *f)
 			}
 		}
 		for _, d := range s.DanglingDeps {
@@ -219,4 +238,14 @@ func hasUnitOf(g *graph.Graph, s *graph.Step, crate string) bool {
 		}
 	}
 	return false
+}
+
+// inputAt returns s's input at path, nil when s has none there.
+func inputAt(s *graph.Step, path string) *graph.Input {
+	for _, in := range s.Inputs {
+		if in.File.Path == path {
+			return in
+		}
+	}
+	return nil
 }

@@ -170,6 +170,8 @@ type Step struct {
 	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
 	PrecalculatedNS   int64
 	PrecalculatedFile string
+	// PrecalculatedNow is that file as it is now (live runs of path packages).
+	PrecalculatedNow FileInfo
 	// PackageNewest is the newest file found in the package folder (live runs of path packages).
 	PackageNewest FileInfo
 	HasLocal      bool // the fingerprint JSON was read and its `local` list is known
