@@ -454,7 +454,10 @@ func (r *shapeRun) apply(ctx context.Context, e Edit) error {
 			return err
 		}
 	case "clean-p":
-		args := append([]string{"clean", "-p", e.Arg}, r.cfg.Args()...)
+		args := []string{"clean", "-p", e.Arg}
+		if r.cfg.Release {
+			args = append(args, "--release") // cargo clean takes no --features
+		}
 		if out, err := r.cargo(ctx, r.ws, r.cfg, args...); err != nil {
 			return fmt.Errorf("cargo clean -p: %v\n%s", err, out)
 		}
@@ -532,7 +535,9 @@ func (r *shapeRun) build(ctx context.Context) (Cargo, error) {
 	if err != nil && len(r.failing) == 0 {
 		return Cargo{}, fmt.Errorf("cargo build %s failed without a failing edit: %v\n%s", r.cfg.Key(), err, tail(out, 3000))
 	}
-	return parseCargo(out, r.cfg.Profile()), nil
+	c := parseCargo(out, r.cfg.Profile())
+	c.Failed = err != nil
+	return c, nil
 }
 
 func (r *shapeRun) cargo(ctx context.Context, dir string, c Config, args ...string) (string, error) {
@@ -554,6 +559,9 @@ var (
 type Cargo struct {
 	Own     []string // Dirty for a reason of the unit's own (not "the dependency … was rebuilt")
 	Rebuilt []string // every package it compiled or reran
+	// Failed: the build stopped at an error, so units after it were never judged and Rebuilt is not an
+	// upper bound.
+	Failed bool
 }
 
 // parseCargo reads cargo build -v's stderr. Cargo prints one reason per unit, the first it finds
@@ -563,7 +571,8 @@ func parseCargo(out, profile string) Cargo {
 	own, all := map[string]bool{}, map[string]bool{}
 	for _, m := range dirtyRE.FindAllStringSubmatch(out, -1) {
 		all[m[1]+"@"+profile] = true
-		if !strings.HasPrefix(m[2], "the dependency ") {
+		// "the dependency X was rebuilt", "info of dependency `x` changed": a reason of another unit.
+		if !strings.Contains(m[2], "dependency") {
 			own[m[1]+"@"+profile] = true
 		}
 	}
@@ -576,7 +585,7 @@ func parseCargo(out, profile string) Cargo {
 // agrees: stalecheck's pending-rebuild units include every unit Cargo calls Dirty for a reason of its
 // own, and name nothing Cargo does not rebuild.
 func agrees(c Cargo, pending []string) bool {
-	return subset(c.Own, pending) && subset(pending, c.Rebuilt)
+	return subset(c.Own, pending) && (c.Failed || subset(pending, c.Rebuilt))
 }
 
 func subset(a, b []string) bool {
@@ -764,7 +773,9 @@ func (r *shapeRun) cargoOnCopy(ctx context.Context, cfg Config) (Cargo, error) {
 	if err != nil && ctx.Err() != nil {
 		return Cargo{}, ctx.Err()
 	}
-	return parseCargo(out, cfg.Profile()), nil
+	c := parseCargo(out, cfg.Profile())
+	c.Failed = err != nil
+	return c, nil
 }
 
 // treeDigest digests the workspace's sources (everything but target/ and .git/).

@@ -53,6 +53,8 @@ func TestParseCargo(t *testing.T) {
 	out := `       Dirty ccinc-sys v0.1.0 (/w/ccinc-sys): the file ` + "`native/ccinc.c`" + ` has changed (1764.5s, 2s after last build at 1762.5s)
    Compiling ccinc-sys v0.1.0 (/w/ccinc-sys)
        Dirty app v0.1.0 (/w/app): the dependency ccinc_sys was rebuilt
+       Dirty mid v0.1.0 (/w/mid): info of dependency ` + "`ccinc-sys`" + ` changed
+   Compiling mid v0.1.0 (/w/mid)
    Compiling app v0.1.0 (/w/app)
        Fresh cc v1.0.73
 `
@@ -60,7 +62,7 @@ func TestParseCargo(t *testing.T) {
 	if len(c.Own) != 1 || c.Own[0] != "ccinc-sys@debug" {
 		t.Errorf("own = %v", c.Own)
 	}
-	if len(c.Rebuilt) != 2 {
+	if len(c.Rebuilt) != 3 {
 		t.Errorf("rebuilt = %v", c.Rebuilt)
 	}
 	if !agrees(c, []string{"ccinc-sys@debug"}) || !agrees(c, []string{"app@debug", "ccinc-sys@debug"}) {
@@ -68,5 +70,9 @@ func TestParseCargo(t *testing.T) {
 	}
 	if agrees(c, nil) || agrees(c, []string{"ccinc-sys@debug", "cc@debug"}) {
 		t.Error("missing an own-dirty unit, or naming a fresh one, must disagree")
+	}
+	c.Failed = true
+	if !agrees(c, []string{"ccinc-sys@debug", "later@debug"}) {
+		t.Error("after a failed build, units Cargo never reached are not counted against stalecheck")
 	}
 }
