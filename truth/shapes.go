@@ -225,6 +225,7 @@ fn main() {
     println!("cargo:rustc-link-lib=static=NAME");
 }
 `, name)
+	c.files["native/.gitignore"] = "*.o\n*.a\n"
 	c.feature, c.cflags = false, false
 	c.needs = []string{"make"}
 	return c

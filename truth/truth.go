@@ -21,7 +21,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -778,28 +777,72 @@ func (r *shapeRun) cargoOnCopy(ctx context.Context, cfg Config) (Cargo, error) {
 	return c, nil
 }
 
-// treeDigest digests the workspace's sources (everything but target/ and .git/).
+// sourceFiles lists the workspace's sources as git sees them: tracked files and untracked ones git does
+// not ignore (target/ and build outputs a shape's .gitignore names are not sources).
+func sourceFiles(dir string) ([]string, error) {
+	cmd := exec.Command("git", "ls-files", "-co", "--exclude-standard", "-z")
+	cmd.Dir = dir
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git ls-files in %s: %v", dir, err)
+	}
+	var files []string
+	for _, f := range strings.Split(string(out), "\x00") {
+		if f != "" {
+			files = append(files, f)
+		}
+	}
+	sort.Strings(files)
+	return files, nil
+}
+
+// treeDigest digests the workspace's sources (sourceFiles).
 func treeDigest(dir string) (string, error) {
+	files, err := sourceFiles(dir)
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(dir, rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue // deleted, not yet staged
+			}
+			return "", err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// copySources copies the workspace's sources (sourceFiles) into dst.
+func copySources(src, dst string) error {
+	files, err := sourceFiles(src)
+	if err != nil {
+		return err
+	}
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(src, rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return err
+		}
+		st, err := os.Stat(filepath.Join(src, rel))
 		if err != nil {
 			return err
 		}
-		rel, _ := filepath.Rel(dir, p)
-		if d.IsDir() && (rel == "target" || rel == ".git") {
-			return filepath.SkipDir
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dst, rel)), 0o755); err != nil {
+			return err
 		}
-		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
-			h.Write(b)
+		if err := os.WriteFile(filepath.Join(dst, rel), b, st.Mode().Perm()); err != nil {
+			return err
 		}
-		return nil
-	})
-	return hex.EncodeToString(h.Sum(nil)), err
+	}
+	return nil
 }
 
 // freshBuild builds the current sources with cfg in a fresh target folder and returns what the binary
@@ -819,7 +862,7 @@ func (r *shapeRun) freshBuild(ctx context.Context, cfg Config) (freshOut, error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return freshOut{}, err
 	}
-	if err := run("", nil, "sh", "-c", `cd "$1" && tar --exclude=./target --exclude=./.git -cf - . | (cd "$2" && tar xf -)`, "sh", r.ws, dir); err != nil {
+	if err := copySources(r.ws, dir); err != nil {
 		return freshOut{}, err
 	}
 	snap, haveSnap := r.snapshot[cfg.Key()]

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -27,6 +28,11 @@ func setByCargo(name string) bool {
 func untrackedEnvChanged(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+		if !madeArchive(s) {
+			// A script that only probes (cc -E of a version header, pkg-config) links nothing it
+			// compiled: the variable cannot have changed the binary.
+			continue
+		}
 		declared := map[string]bool{}
 		for _, e := range s.RerunEnv {
 			declared[e] = true
@@ -97,4 +103,14 @@ func displayScript(s *graph.Step) string {
 		return s.ScriptSource
 	}
 	return "build.rs"
+}
+
+// madeArchive reports whether a run left a static library in its OUT_DIR (native code it compiled).
+func madeArchive(s *graph.Step) bool {
+	for _, o := range s.Outputs {
+		if isStaticLib(filepath.Base(o.Path)) {
+			return true
+		}
+	}
+	return false
 }

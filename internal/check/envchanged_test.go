@@ -65,3 +65,18 @@ func TestUntrackedEnvChanged(t *testing.T) {
 	fs, _ = p.Check()
 	none(t, fs, "untracked-env-changed")
 }
+
+// A build script that only asks cc-rs for the compiler (a probe, as openssl-sys does) logs the CFLAGS
+// lookup but links nothing it compiled: a CFLAGS change cannot have changed the binary, and is not
+// reported (the truth harness found it as a false error on Debian's openssl-sys).
+func TestUntrackedEnvChangedProbeOnly(t *testing.T) {
+	p := ccEnvProject(t)
+	p.Write("e-sys/build.rs", "fn main() {\n    let _ = cc::Build::new().get_compiler();\n    println!(\"cargo:rerun-if-changed=build.rs\");\n}\n")
+	p.Write("e-sys/src/lib.rs", "pub fn tag() -> i32 { 1 }\n")
+	t.Setenv("CFLAGS", "")
+	os.Unsetenv("CFLAGS")
+	p.Cargo("build")
+	t.Setenv("CFLAGS", "-DENVTAG=7")
+	fs, _ := p.Check()
+	none(t, fs, "untracked-env-changed")
+}

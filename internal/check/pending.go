@@ -47,7 +47,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			f := pendingFinding(g, s, msg, in.File.Path, build,
 				Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy})
 			if in.File.Exists {
-				f = contentJudged(g, s, in, f)
+				f = folderJudged(g, s, in, contentJudged(g, s, in, f))
 			}
 			out = append(out, f)
 		}
@@ -216,9 +216,9 @@ func failedButStale(g *graph.Graph, s *graph.Step, what, build string) []Finding
 			display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path))
 		// After the error is fixed the content may be what the last success built from again: then
 		// only the mtime moved, and the binary is not stale.
-		out = append(out, contentJudged(g, s, in, pendingFinding(g, s, msg, in.File.Path, build+" (and fix the error it reports)",
+		out = append(out, folderJudged(g, s, in, contentJudged(g, s, in, pendingFinding(g, s, msg, in.File.Path, build+" (and fix the error it reports)",
 			Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy},
-			Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed})))
+			Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed}))))
 	}
 	return out
 }
@@ -248,4 +248,35 @@ func inputAt(s *graph.Step, path string) *graph.Input {
 		}
 	}
 	return nil
+}
+
+// folderJudged applies the content of the files under a declared folder (rerun-if-changed=native) to a
+// finding about the folder: Cargo reruns the step when the newest file under it is newer, and when every
+// such file the step read has the content it had when the step ran, only mtimes moved.
+func folderJudged(g *graph.Graph, s *graph.Step, dir *graph.Input, f Finding) Finding {
+	if f.Severity == Info {
+		return f
+	}
+	var newer []*graph.Input
+	for _, in := range s.Inputs {
+		if in != dir && strings.HasPrefix(in.File.Path, dir.File.Path+"/") && in.File.MTimeNS > s.Reference.MTimeNS {
+			newer = append(newer, in)
+		}
+	}
+	if len(newer) == 0 {
+		return f
+	}
+	for _, in := range newer {
+		if in.Content == nil || in.Content.Verdict != graph.ContentSame {
+			return f
+		}
+	}
+	f.Severity = Info
+	f.Message = fmt.Sprintf("Cargo will redo %s because files under %s have newer mtimes (%s); their content is the same as when %s ran: the binary is not stale",
+		unitName(s), display(g, dir.File.Path), display(g, newer[0].File.Path), unitName(s))
+	for _, in := range newer {
+		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
+			Detail: "digest " + in.Content.Digest + " equals the content baseline recorded for this run"})
+	}
+	return f
 }
