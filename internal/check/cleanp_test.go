@@ -34,3 +34,25 @@ func TestCleanPackageRecordsGoneIsNotStale(t *testing.T) {
 		t.Errorf("the premise fails: cargo did not rebuild e-sys and app:\n%s", out)
 	}
 }
+
+// cargo clean -p of the -sys crate in debug, then an edit of its C: the debug records that would show
+// the edit are gone, but the release units of the same package record the source, and it is newer than
+// the debug binary's build: an error.
+func TestCleanPackageThenEditIsStale(t *testing.T) {
+	p := ccEnvProject(t)
+	p.Cargo("build")
+	p.Cargo("build", "--release")
+	p.Cargo("clean", "-p", "e-sys")
+	p.Edit("e-sys/native/e.c", "return 1;", "return 2;")
+	fs, _ := p.Check()
+	found := false
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" && f.Severity == check.Error && strings.Contains(f.Message, "records are gone") &&
+			strings.Contains(f.Message, "e-sys/native/e.c") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no pending-rebuild error naming the edited source of the cleaned package: %v", rules(fs))
+	}
+}

@@ -88,6 +88,15 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				f := pendingFinding(g, s, msg, s.FingerprintDir, build,
 					Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
 				f.Severity = Info
+				if in := newerSourceOf(g, name, s.Reference.MTimeNS); in != nil {
+					// The dependency's own records are gone, but another profile's units of that path
+					// package know its sources: one changed after this unit was built.
+					f.Severity = Error
+					f.Message = fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them), and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have predates it",
+						what, name, s.Config.ProfileDir, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
+					f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
+						Detail: "a source of " + name + " as another profile's unit of it records"})
+				}
 				out = append(out, f)
 				continue
 			}
@@ -279,4 +288,23 @@ func folderJudged(g *graph.Graph, s *graph.Step, dir *graph.Input, f Finding) Fi
 			Detail: "digest " + in.Content.Digest + " equals the content baseline recorded for this run"})
 	}
 	return f
+}
+
+// newerSourceOf returns the newest source of a path package (by crate name) that some unit of it, in
+// any profile folder, records as an input under its package root and that is newer than ns; nil when
+// none is.
+func newerSourceOf(g *graph.Graph, crate string, ns int64) *graph.Input {
+	var best *graph.Input
+	for _, x := range g.Steps {
+		if !x.PathPackage || x.PackageRoot == "" || strings.ReplaceAll(x.Package, "-", "_") != crate {
+			continue
+		}
+		for _, in := range x.Inputs {
+			if in.File.Exists && in.File.MTimeNS > ns && strings.HasPrefix(in.File.Path, x.PackageRoot+"/") &&
+				(best == nil || in.File.MTimeNS > best.File.MTimeNS) {
+				best = in
+			}
+		}
+	}
+	return best
 }
