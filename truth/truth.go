@@ -1068,13 +1068,22 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 		if err != nil {
 			return false
 		}
+		line := "" // the printed line of the component this copy belongs to
 		for _, m := range tokenRE.FindAllSubmatch(b, -1) {
-			if !rust[string(m[1])] && !strings.Contains(printed, string(m[0])) {
+			if rust[string(m[1])] {
+				continue
+			}
+			if !strings.Contains(printed, string(m[0])) {
 				return false
+			}
+			for _, l := range strings.Split(printed, "\n") {
+				if strings.Contains(l, string(m[0])) {
+					line = l
+				}
 			}
 		}
 		for _, mark := range []string{"+fast", "+cflag"} {
-			if bytes.Contains(b, []byte(mark)) != strings.Contains(printed, mark) {
+			if bytes.Contains(b, []byte(mark)) != strings.Contains(line, mark) {
 				return false
 			}
 		}
