@@ -129,16 +129,7 @@ func TestRunGitHeadFIFO(t *testing.T) {
 // among the others.
 func TestLinkedArchiveSpecial(t *testing.T) {
 	ws := ccToggled(t)
-	outputs, _ := filepath.Glob(filepath.Join(ws, "target/release/build/fastmath-sys-*/output"))
-	var archive string
-	for _, o := range outputs {
-		if data, err := os.ReadFile(o); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
-			archive = filepath.Join(filepath.Dir(o), "out", "libx.a")
-		}
-	}
-	if archive == "" {
-		t.Fatalf("no run of the fast configuration among %v", outputs)
-	}
+	archive := fastArchive(t, ws)
 	runEnv(t)
 	for _, kind := range special.Kinds {
 		special.Plant(t, archive, kind)
@@ -189,16 +180,7 @@ func TestLinkedArchiveSpecial(t *testing.T) {
 // not parse and answers among the others, as for a FIFO (a newcomer's attack got exit 2).
 func TestWhichCorruptBuildFolderCopy(t *testing.T) {
 	ws := ccToggled(t)
-	outputs, _ := filepath.Glob(filepath.Join(ws, "target/release/build/fastmath-sys-*/output"))
-	var archive string
-	for _, o := range outputs {
-		if data, err := os.ReadFile(o); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
-			archive = filepath.Join(filepath.Dir(o), "out", "libx.a")
-		}
-	}
-	if archive == "" {
-		t.Fatalf("no run of the fast configuration among %v", outputs)
-	}
+	archive := fastArchive(t, ws)
 	runEnv(t)
 	if err := os.Truncate(archive, 100); err != nil {
 		t.Fatal(err)
@@ -207,4 +189,17 @@ func TestWhichCorruptBuildFolderCopy(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "could not parse the candidate "+archive) || !strings.Contains(out, "matched") {
 		t.Fatalf("which with a truncated archive: exit %d\n%s%s", code, out, stderr)
 	}
+}
+
+// fastArchive returns the release libx.a the fast configuration's build-script run made in ws.
+func fastArchive(t *testing.T, ws string) string {
+	t.Helper()
+	outputs, _ := filepath.Glob(filepath.Join(ws, "target/release/build/fastmath-sys-*/output"))
+	for _, o := range outputs {
+		if data, err := os.ReadFile(o); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
+			return filepath.Join(filepath.Dir(o), "out", "libx.a")
+		}
+	}
+	t.Fatalf("no run of the fast configuration among %v", outputs)
+	return ""
 }
