@@ -37,7 +37,8 @@ func TestCleanPackageRecordsGoneIsNotStale(t *testing.T) {
 
 // cargo clean -p of the -sys crate in debug, then an edit of its C: the debug records that would show
 // the edit are gone, but the release units of the same package record the source, and it is newer than
-// the debug binary's build: an error.
+// the debug binary's build: a warning (whether the binary holds the change is unknown; the truth harness
+// found an error there false when the content was back).
 func TestCleanPackageThenEditIsStale(t *testing.T) {
 	p := ccEnvProject(t)
 	p.Cargo("build")
@@ -47,12 +48,12 @@ func TestCleanPackageThenEditIsStale(t *testing.T) {
 	fs, _ := p.Check()
 	found := false
 	for _, f := range fs {
-		if f.Rule == "pending-rebuild" && f.Severity == check.Error && strings.Contains(f.Message, "records are gone") &&
+		if f.Rule == "pending-rebuild" && f.Severity == check.Warning && strings.Contains(f.Message, "records are gone") &&
 			strings.Contains(f.Message, "e-sys/native/e.c") {
 			found = true
 		}
 	}
 	if !found {
-		t.Errorf("no pending-rebuild error naming the edited source of the cleaned package: %v", rules(fs))
+		t.Errorf("no pending-rebuild warning naming the edited source of the cleaned package: %v", rules(fs))
 	}
 }

@@ -74,6 +74,10 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			if f != nil {
 				if in := inputAt(s, newest); in != nil && in.File.Exists {
 					*f = contentJudged(g, s, in, *f)
+				} else if in := sameContentElsewhere(g, s, newest); in != nil {
+					// The newest file is a Rust source the script does not read: the package's rustc
+					// unit, built in the same build, holds its baseline.
+					*f = contentJudged(g, s, in, *f)
 				}
 				out = append(out, *f)
 			}
@@ -90,9 +94,11 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				f.Severity = Info
 				if in := newerSourceOf(g, name, s.Reference.MTimeNS); in != nil {
 					// The dependency's own records are gone, but another profile's units of that path
-					// package know its sources: one changed after this unit was built.
-					f.Severity = Error
-					f.Message = fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them), and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have predates it",
+					// package know its sources: one changed after this unit was built. Whether the
+					// binary holds that change is unknown (no record of this profile says what it was
+					// built from), so it is a warning, not a claim.
+					f.Severity = Warning
+					f.Message = fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them), and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
 						what, name, s.Config.ProfileDir, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
 					f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
 						Detail: "a source of " + name + " as another profile's unit of it records"})
@@ -307,4 +313,19 @@ func newerSourceOf(g *graph.Graph, crate string, ns int64) *graph.Input {
 		}
 	}
 	return best
+}
+
+// sameContentElsewhere returns another live unit of s's package (its rustc unit in the same profile)
+// whose input at path carries a content verdict, so a build-script finding about a file the script does
+// not list can be judged by content too; nil when none does.
+func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Input {
+	for _, x := range g.Steps {
+		if x == s || x.Package != s.Package || x.Config.ProfileDir != s.Config.ProfileDir || !x.Live() {
+			continue
+		}
+		if in := inputAt(x, path); in != nil && in.File.Exists && in.Content != nil && in.File.MTimeNS > x.Reference.MTimeNS {
+			return in
+		}
+	}
+	return nil
 }

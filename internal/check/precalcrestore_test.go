@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -46,5 +47,26 @@ func TestPackageScanRestoreOlderIsPending(t *testing.T) {
 	}
 	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Dirty ps-sys") {
 		t.Errorf("the premise fails: cargo does not rerun the script:\n%s", out)
+	}
+}
+
+// The same package, its Rust source touched without a change: the build script's package scan makes
+// Cargo rerun the script, but the content is what the lib unit was built from, so it is not stale
+// (the truth harness found an error on Debian's blake3 beside such a crate).
+func TestPackageScanTouchedRustSourceIsNotStale(t *testing.T) {
+	p := testutil.NewProject(t, testutil.SysCrate("ps-sys", "ps", map[string]string{
+		"native/ps.c": "int native_run(void) { return 1; }\n",
+	}, nil, nil))
+	p.StateDir = t.TempDir()
+	p.Cargo("build")
+	p.Check()
+	now := time.Now()
+	if err := os.Chtimes(p.Path("ps-sys/src/lib.rs"), now, now); err != nil {
+		t.Fatal(err)
+	}
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Dirty ps-sys") {
+		t.Errorf("the premise fails: cargo does not rerun:\n%s", out)
 	}
 }
