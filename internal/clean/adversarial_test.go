@@ -53,8 +53,8 @@ func TestCleanSymlinksPointingOutside(t *testing.T) {
 	symlink(t, filepath.Join(s.Dir, "precious.txt"), filepath.Join(run, "out", "escape-file"))
 	evil := filepath.Join(target, "release/build/evil-0123456789abcdef")
 	symlink(t, s.Dir, evil)
-	fpEvil := filepath.Join(target, "release/.fingerprint/evil-0123456789abcdef")
-	symlink(t, s.Dir, fpEvil)
+	// (A symlink in .fingerprint/ in place of a unit's folder is an unreadable record: the profile is
+	// left alone, TestCleanLeavesProfileWithOddFingerprintFolder.)
 	// A deps/ entry carrying an orphaned lib's hash.
 	var hash string
 	for _, o := range fixtureOrphans {
@@ -70,7 +70,7 @@ func TestCleanSymlinksPointingOutside(t *testing.T) {
 	if _, err := os.Lstat(run); !os.IsNotExist(err) {
 		t.Fatalf("the orphaned run folder is still there: %v", err)
 	}
-	for _, l := range []string{evil, fpEvil, depsEvil} {
+	for _, l := range []string{evil, depsEvil} {
 		if st, err := os.Lstat(l); err != nil || st.Mode()&os.ModeSymlink == 0 {
 			t.Errorf("%s: want the symlink left alone, got %v", l, err)
 		}
