@@ -504,7 +504,7 @@ func TestDiffSeedTwoCopies(t *testing.T) {
 	}
 	// Back to the plain configuration (its script reruns: build.rs changed), then to timing again: Cargo
 	// relinks the older timing copy. The bytes prove it, and they agree with the records (it is the timing
-	// configuration's own copy): linked-copy-not-newest is a warning, so run times it, not stale.
+	// configuration's own copy): linked-copy-not-newest is info, so run times it, not stale.
 	p.Cargo("build", "--release")
 	runOK() // run 4
 	p.Cargo("build", "--release", "--features", "timing")
