@@ -15,12 +15,7 @@ import (
 // equality, so it reruns the script. The binary holds the newer code: pending-rebuild, an error,
 // naming the unit Cargo calls Dirty (the truth harness found it reported as a change Cargo misses).
 func TestPackageScanRestoreOlderIsPending(t *testing.T) {
-	p := testutil.NewProject(t, testutil.SysCrate("ps-sys", "ps", map[string]string{
-		"native/ps.c": "int native_run(void) { return 1; }\n",
-	}, nil, nil))
-	p.StateDir = t.TempDir()
-	p.Cargo("build")
-	p.Check()
+	p := packageScanProject(t)
 	src := p.Path("ps-sys/native/ps.c")
 	old, err := os.ReadFile(src)
 	if err != nil {
@@ -54,12 +49,7 @@ func TestPackageScanRestoreOlderIsPending(t *testing.T) {
 // Cargo rerun the script, but the content is what the lib unit was built from, so it is not stale
 // (the truth harness found an error on Debian's blake3 beside such a crate).
 func TestPackageScanTouchedRustSourceIsNotStale(t *testing.T) {
-	p := testutil.NewProject(t, testutil.SysCrate("ps-sys", "ps", map[string]string{
-		"native/ps.c": "int native_run(void) { return 1; }\n",
-	}, nil, nil))
-	p.StateDir = t.TempDir()
-	p.Cargo("build")
-	p.Check()
+	p := packageScanProject(t)
 	now := time.Now()
 	if err := os.Chtimes(p.Path("ps-sys/src/lib.rs"), now, now); err != nil {
 		t.Fatal(err)
@@ -69,4 +59,17 @@ func TestPackageScanTouchedRustSourceIsNotStale(t *testing.T) {
 	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Dirty ps-sys") {
 		t.Errorf("the premise fails: cargo does not rerun:\n%s", out)
 	}
+}
+
+// packageScanProject is a -sys crate whose build script prints no rerun-if line (Cargo scans the whole
+// package), built once and checked once so its content baselines exist.
+func packageScanProject(t *testing.T) *testutil.Project {
+	t.Helper()
+	p := testutil.NewProject(t, testutil.SysCrate("ps-sys", "ps", map[string]string{
+		"native/ps.c": "int native_run(void) { return 1; }\n",
+	}, nil, nil))
+	p.StateDir = t.TempDir()
+	p.Cargo("build")
+	p.Check()
+	return p
 }

@@ -138,13 +138,7 @@ func TestCleanLeavesProfileWithUnreadableRecord(t *testing.T) {
 		t.Fatal(err)
 	}
 	fs, g := p.Check()
-	found := false
-	for _, f := range testutil.Rule(fs, "unreadable-record") {
-		found = found || testutil.HasSubject(f, hashFile)
-	}
-	if !found {
-		t.Fatalf("no unreadable-record for %s:\n%s", hashFile, testutil.Dump(fs))
-	}
+	requireUnreadable(t, fs, hashFile)
 	if o := orphansOf(fs); len(o) != 0 {
 		t.Fatalf("check judges orphans in a profile with an unreadable record: %v", o)
 	}
@@ -242,13 +236,7 @@ func TestCleanLeavesProfileWithOddFingerprintFolder(t *testing.T) {
 				t.Fatal(err)
 			}
 			fs, _ := p.Check()
-			found := false
-			for _, f := range testutil.Rule(fs, "unreadable-record") {
-				found = found || testutil.HasSubject(f, dir)
-			}
-			if !found {
-				t.Fatalf("no unreadable-record for %s:\n%s", dir, testutil.Dump(fs))
-			}
+			requireUnreadable(t, fs, dir)
 			plan := runClean(t, p, clean.Request{Yes: true, Options: clean.Options{Profile: "dev"}})
 			if len(plan.Items) != 0 {
 				t.Fatalf("clean removed %v", rels(plan, clean.Planned))
@@ -258,4 +246,15 @@ func TestCleanLeavesProfileWithOddFingerprintFolder(t *testing.T) {
 			}
 		})
 	}
+}
+
+// requireUnreadable fails the test unless an unreadable-record finding names path.
+func requireUnreadable(t *testing.T, fs []check.Finding, path string) {
+	t.Helper()
+	for _, f := range testutil.Rule(fs, "unreadable-record") {
+		if testutil.HasSubject(f, path) {
+			return
+		}
+	}
+	t.Fatalf("no unreadable-record for %s:\n%s", path, testutil.Dump(fs))
 }
