@@ -60,7 +60,7 @@ func TestRecordsSpecialFiles(t *testing.T) {
 }
 
 // The floor of a command's peak RSS is this process's own peak when it starts the command: `true`, which
-// touches almost nothing, reports about that floor (Linux folds it in at exec).
+// touches almost nothing, reports no more than about that floor (Linux folds it in at exec).
 func TestSelfPeakRSSFloor(t *testing.T) {
 	if n := SelfPeakRSS(); n < 1<<20 {
 		t.Errorf("SelfPeakRSS = %d bytes", n)
@@ -69,8 +69,11 @@ func TestSelfPeakRSSFloor(t *testing.T) {
 	if err != nil || u.ExitStatus != 0 {
 		t.Fatal(u, err)
 	}
-	// Linux reads its RSS counters approximately (per-CPU batches): about the floor, within 1 MiB.
-	if u.RSSFloorBytes < 1<<20 || u.PeakRSSBytes < u.RSSFloorBytes-1<<20 || u.PeakRSSBytes > u.RSSFloorBytes+1<<20 {
-		t.Errorf("true: peak RSS %d bytes, floor %d bytes; want the peak about the floor (some MiB)", u.PeakRSSBytes, u.RSSFloorBytes)
+	// The floor is read once the command was reaped, so it bounds the inherited part from above: the helper
+	// may have grown between the exec and the read (CI saw a peak of 4.0 MiB under a floor of 5.1 MiB).
+	// What must hold: the peak is not zero, and `true` adds nothing worth a MiB above the floor (Linux
+	// reads its RSS counters approximately, in per-CPU batches).
+	if u.RSSFloorBytes < 1<<20 || u.PeakRSSBytes < 1<<20 || u.PeakRSSBytes > u.RSSFloorBytes+1<<20 {
+		t.Errorf("true: peak RSS %d bytes, floor %d bytes; want a peak of some MiB, at most 1 MiB above the floor", u.PeakRSSBytes, u.RSSFloorBytes)
 	}
 }
