@@ -760,11 +760,14 @@ func runBinary(ctx context.Context, bin string) string {
 }
 
 // cargoOnCopy asks Cargo what it would rebuild in a profile the user is not building now: cargo build -v
-// on a cp -a copy (mtimes kept) of the sources and of that profile's folder.
+// on a cp -a copy (mtimes kept to the nanosecond) of the sources and of that profile's folder. Not tar:
+// GNU tar's default format keeps whole seconds, and a package-scanned build script's Precalculated
+// fingerprint records its newest file's mtime to the nanosecond, so a tar copy made Cargo rerun every
+// such script ("the precalculated components changed") where the user's own build would not.
 func (r *shapeRun) cargoOnCopy(ctx context.Context, cfg Config) (Cargo, error) {
 	cp := filepath.Join(r.root, "oracle")
 	os.RemoveAll(cp)
-	if err := run("", nil, "sh", "-c", `mkdir -p "$2/target" && cd "$1" && tar --exclude=./target -cf - . | (cd "$2" && tar xf -) && cd target && cp -a "$3" .rustc_info.json CACHEDIR.TAG "$2/target/" 2>/dev/null; test -d "$2/target/$3"`, "sh", r.ws, cp, cfg.Profile()); err != nil {
+	if err := run("", nil, "sh", "-c", `mkdir -p "$2/target" && cd "$1" && find . -mindepth 1 -maxdepth 1 ! -name target -exec cp -a {} "$2/" \; && cd target && cp -a "$3" .rustc_info.json CACHEDIR.TAG "$2/target/" 2>/dev/null; test -d "$2/target/$3"`, "sh", r.ws, cp, cfg.Profile()); err != nil {
 		return Cargo{}, err
 	}
 	defer os.RemoveAll(cp)
