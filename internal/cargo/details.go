@@ -1,9 +1,9 @@
 package cargo
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // readBuildDirs lists every build/<pkg>-<hash> folder of every profile with the bytes it holds, and
@@ -128,15 +129,23 @@ func (r *reader) readDetails() {
 			}
 		}
 	}
+	r.host = hostTriple(r.l)
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
 	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
 	// The environment now, for every variable a build script's tools looked up.
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
+		names := []string{}
 		for _, e := range s.EnvReads {
-			if _, ok := r.g.Env[e.Name]; !ok {
-				v, set := os.LookupEnv(e.Name)
-				r.g.Env[e.Name] = graph.EnvRead{Name: e.Name, Value: v, Set: set}
+			names = append(names, e.Name)
+		}
+		for _, f := range s.FlagsSeen {
+			names = append(names, f.Names...)
+		}
+		for _, n := range names {
+			if _, ok := r.g.Env[n]; !ok {
+				v, set := os.LookupEnv(n)
+				r.g.Env[n] = graph.EnvRead{Name: n, Value: v, Set: set}
 			}
 		}
 	}
@@ -359,6 +368,10 @@ func (r *reader) runDetails(s *graph.Step) {
 		s.RerunPaths = append(s.RerunPaths, r.pkgPath(s, p))
 	}
 	s.EnvReads = bo.EnvReads
+	for _, f := range bo.CMakeFlags {
+		f.Names = ccEnvNames(f.Var, r.host, s.Config.ProfileDir)
+		s.FlagsSeen = append(s.FlagsSeen, f)
+	}
 	for _, ls := range bo.LinkSearch {
 		if ls.Kind == "native" || ls.Kind == "all" || ls.Kind == "dependency" {
 			s.LinkSearch = append(s.LinkSearch, ls.Path)
@@ -804,4 +817,50 @@ func movedPrefix(oldOut, newOut string) (from, to string) {
 		return "", ""
 	}
 	return from, to
+}
+
+// ccEnvNames returns the variables cc-rs (1.0.73, `getenv_with_target_prefixes`) looks up for base
+// (e.g. "CFLAGS"), first set wins: base_<target>, base_<target with '_'>, HOST_base or TARGET_base
+// (HOST_ when the target is the host), base. The target is the triple of a `<triple>/<profile>` folder,
+// else the host; with the host unknown (no .rustc_info.json) the target-named ones are left out.
+func ccEnvNames(base, host, profileDir string) []string {
+	target, kind := host, "HOST"
+	if t, _, ok := strings.Cut(profileDir, "/"); ok {
+		target = t
+		if t != host {
+			kind = "TARGET"
+		}
+	}
+	var out []string
+	if target != "" {
+		out = append(out, base+"_"+target, base+"_"+strings.ReplaceAll(target, "-", "_"))
+	}
+	return append(out, kind+"_"+base, base)
+}
+
+// hostTriple returns the host triple of the rustc that built the tree, from the `host:` line of
+// `rustc -vV` that Cargo caches in .rustc_info.json (build folder, else target folder); "" when none.
+func hostTriple(l *Layout) string {
+	for _, dir := range []string{l.BuildDir, l.TargetDir} {
+		data, err := safeio.ReadFile(filepath.Join(dir, ".rustc_info.json"), 1<<20)
+		if err != nil {
+			continue
+		}
+		var info struct {
+			Outputs map[string]struct {
+				Stdout string `json:"stdout"`
+			} `json:"outputs"`
+		}
+		if json.Unmarshal(data, &info) != nil {
+			continue
+		}
+		for _, o := range info.Outputs {
+			for _, line := range strings.Split(o.Stdout, "\n") {
+				if h, ok := strings.CutPrefix(line, "host: "); ok {
+					return strings.TrimSpace(h)
+				}
+			}
+		}
+	}
+	return ""
 }

@@ -27,6 +27,10 @@ type BuildOutput struct {
 	// EnvReads are the environment lookups cc-rs (and the cmake crate through it) logs as
 	// `NAME = None` or `NAME = Some("value")` (Rust's Debug form), in printed order.
 	EnvReads []graph.EnvRead
+	// CMakeFlags are the `-DCMAKE_<LANG>_FLAGS=` values of the cmake configure lines among Commands
+	// (the cmake crate logs its command but not the CFLAGS/CXXFLAGS lookups behind them); Names is left
+	// for the reader to fill, it depends on the unit's target.
+	CMakeFlags []graph.FlagsSeen
 }
 
 // LinkLib is a `rustc-link-lib=[KIND[:MODIFIERS]=]NAME[:RENAME]` directive.
@@ -57,6 +61,7 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 		if rest, ok := strings.CutPrefix(line, "running: "); ok {
 			if words := shellWords(rest); len(words) > 0 {
 				bo.Commands = append(bo.Commands, words)
+				bo.CMakeFlags = append(bo.CMakeFlags, cmakeFlags(words)...)
 			}
 			continue
 		}
@@ -193,4 +198,29 @@ func shellWords(s string) []string {
 // fmtTime formats nanoseconds since the epoch for messages: RFC 3339 with nanoseconds, UTC.
 func fmtTime(ns int64) string {
 	return time.Unix(0, ns).UTC().Format(time.RFC3339Nano)
+}
+
+// cmakeFlags returns the C and C++ flags a cmake configure command line (one `running:` line of the
+// cmake crate: `cd "<build>" && CMAKE_PREFIX_PATH="" "cmake" "<src>" "-DCMAKE_C_FLAGS=…" …`) hands to
+// CMake; none for `cmake --build` or any other command.
+func cmakeFlags(words []string) []graph.FlagsSeen {
+	cmake := -1
+	for i, w := range words {
+		if filepath.Base(w) == "cmake" {
+			cmake = i
+			break
+		}
+	}
+	if cmake < 0 || cmake+1 < len(words) && words[cmake+1] == "--build" {
+		return nil
+	}
+	var out []graph.FlagsSeen
+	for _, w := range words[cmake+1:] {
+		for _, lang := range []struct{ define, env string }{{"-DCMAKE_C_FLAGS", "CFLAGS"}, {"-DCMAKE_CXX_FLAGS", "CXXFLAGS"}} {
+			if v, ok := strings.CutPrefix(w, lang.define+"="); ok {
+				out = append(out, graph.FlagsSeen{Var: lang.env, Value: v, Define: lang.define})
+			}
+		}
+	}
+	return out
 }

@@ -108,6 +108,7 @@ type reader struct {
 	byDir   map[string][]*graph.Step
 	pkgScan map[string]*pkgScan
 	inc     *includeScanner // #include lines read once per check, shared by every run
+	host    string          // the host triple (.rustc_info.json), "" when unknown
 }
 
 func (r *reader) problem(path string, err error) {

@@ -53,6 +53,27 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 			ev = append(ev, Evidence{Kind: "env", Path: s.Reference.Path,
 				Detail: fmt.Sprintf("%s: the build script's output logs %s; this environment has %s; not declared with rerun-if-env-changed", e.Name, envText(e), envText(now))})
 		}
+		for _, f := range s.FlagsSeen {
+			if seen[f.Var] || anyDeclared(declared, f.Names) {
+				continue
+			}
+			seen[f.Var] = true
+			then, ok := flagsChanged(f, g.Env)
+			if !ok {
+				continue
+			}
+			now := "unset"
+			for _, n := range f.Names {
+				if e := g.Env[n]; e.Set {
+					now = fmt.Sprintf("%s=%q", n, e.Value)
+					break
+				}
+			}
+			changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", f.Var, then, now))
+			ev = append(ev, Evidence{Kind: "env", Path: s.Reference.Path,
+				Detail: fmt.Sprintf("%s: the build script's output logs the cmake configure line with %s=%q (the cmake crate appends %s last and does not log the lookup); this environment has %s; not declared with rerun-if-env-changed",
+					f.Var, f.Define, f.Value, strings.Join(f.Names, ", first set of "), now)})
+		}
 		if len(changed) == 0 {
 			continue
 		}
@@ -109,6 +130,69 @@ func displayScript(s *graph.Step) string {
 func madeArchive(s *graph.Step) bool {
 	for _, o := range s.Outputs {
 		if isStaticLib(filepath.Base(o.Path)) {
+			return true
+		}
+	}
+	return false
+}
+
+func anyDeclared(declared map[string]bool, names []string) bool {
+	for _, n := range names {
+		if declared[n] {
+			return true
+		}
+	}
+	return false
+}
+
+// flagsChanged tells whether a flags string a tool handed on (graph.FlagsSeen) was built from another
+// value of its variable than the environment has now, and describes the value it was built from. The
+// cmake crate hands CMake its own cflags, then cc-rs's default flags, then the variable's tokens, with
+// -O* and -g dropped. Set now: the string must end with those tokens. Unset now: the string must end
+// with a cc-rs default flag; tokens after the last one came from the variable when it ran. A string
+// with no default flag in it cannot be told apart, and is not judged (ok false).
+func flagsChanged(f graph.FlagsSeen, env map[string]graph.EnvRead) (then string, ok bool) {
+	seen := strings.Fields(f.Value)
+	var now []string
+	for _, n := range f.Names {
+		if e := env[n]; e.Set {
+			for _, t := range strings.Fields(e.Value) {
+				if !(strings.HasPrefix(t, "-O") || strings.HasPrefix(t, "/O") || t == "-g") {
+					now = append(now, t)
+				}
+			}
+			break
+		}
+	}
+	if len(now) > 0 {
+		if len(seen) >= len(now) && strings.Join(seen[len(seen)-len(now):], " ") == strings.Join(now, " ") {
+			return "", false
+		}
+		return fmt.Sprintf("%s=%q without them", f.Define, f.Value), true
+	}
+	last := -1
+	for i, t := range seen {
+		if ccDefaultFlag(t) {
+			last = i
+		}
+	}
+	if last < 0 || last == len(seen)-1 {
+		return "", false
+	}
+	return fmt.Sprintf("%q after cc-rs's default flags", strings.Join(seen[last+1:], " ")), true
+}
+
+// ccDefaultFlag reports whether t is one of the flags cc-rs 1.0.73 adds by default for a target
+// (`add_default_flags`: sections, PIC, word size, architecture, ABI, target), none of which a CFLAGS
+// value is taken for.
+func ccDefaultFlag(t string) bool {
+	switch t {
+	case "-ffunction-sections", "-fdata-sections", "-fPIC", "-fno-plt", "-m64", "-m32", "-mthumb",
+		"-fno-omit-frame-pointer", "-mstackrealign", "-fembed-bitcode", "-fvisibility=hidden":
+		return true
+	}
+	for _, p := range []string{"-march=", "-mcpu=", "-mtune=", "-mabi=", "-mfloat-abi=", "-mfpu=", "--target=", "-mmacosx-version-min=", "-miphoneos-version-min="} {
+		if strings.HasPrefix(t, p) {
 			return true
 		}
 	}

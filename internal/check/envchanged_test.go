@@ -80,3 +80,54 @@ func TestUntrackedEnvChangedProbeOnly(t *testing.T) {
 	fs, _ := p.Check()
 	none(t, fs, "untracked-env-changed")
 }
+
+// The cmake crate reads CFLAGS through cc-rs without logging the lookup, and hands it to CMake as the
+// tail of -DCMAKE_C_FLAGS= on the configure line it does log. CFLAGS set after a build: Cargo says Fresh
+// and the binary lacks the flag; the rule names CFLAGS from that line. Built with it and then unset: the
+// flag after cc-rs's defaults is named. Back in the build's environment, nothing (the truth harness
+// missed both on its cmake shape).
+func TestUntrackedEnvChangedCMake(t *testing.T) {
+	files := testutil.CmakeWorkspace()
+	files["cm-sys/csrc/include/cmk.h"] = "#ifndef CMK_VAL\n#define CMK_VAL 42\n#endif\n"
+	p := testutil.NewProject(t, files)
+	t.Setenv("CFLAGS", "")
+	os.Unsetenv("CFLAGS")
+	p.Cargo("build")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	none(t, fs, "untracked-env-changed")
+
+	p.Env = append(p.Env, "CFLAGS=-O2 -DCMK_VAL=7")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh cm-sys") {
+		t.Fatalf("the premise fails: cargo reran the build script for CFLAGS:\n%s", out)
+	}
+	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); !strings.HasPrefix(string(out), "42 ") {
+		t.Fatalf("the premise fails: the binary prints %q, want 42 (built without the flag)", out)
+	}
+	t.Setenv("CFLAGS", "-O2 -DCMK_VAL=7")
+	fs, _ = p.Check()
+	f := one(t, fs, "untracked-env-changed")
+	for _, want := range []string{"CFLAGS", "-DCMAKE_C_FLAGS=", `CFLAGS="-O2 -DCMK_VAL=7" now`, "cm-sys"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message lacks %q: %s", want, f.Message)
+		}
+	}
+	if f.Severity != check.Error || !strings.Contains(f.Fix, "rerun-if-env-changed=CFLAGS") {
+		t.Errorf("severity %v, fix %q", f.Severity, f.Fix)
+	}
+
+	// Rebuilt with it (the script reruns for its own source), then unset.
+	p.Write("cm-sys/csrc/cmk.c", "#include \"cmk.h\"\nint cmk_val(void) { return CMK_VAL + 0; }\n")
+	p.Cargo("build")
+	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); !strings.HasPrefix(string(out), "7 ") {
+		t.Fatalf("the premise fails: the binary prints %q, want 7 (built with the flag)", out)
+	}
+	fs, _ = p.Check()
+	none(t, fs, "untracked-env-changed")
+	os.Unsetenv("CFLAGS")
+	fs, _ = p.Check()
+	f = one(t, fs, "untracked-env-changed")
+	if !strings.Contains(f.Message, `"-DCMK_VAL=7" after cc-rs's default flags when it ran, unset now`) {
+		t.Errorf("message: %s", f.Message)
+	}
+}

@@ -185,6 +185,9 @@ type Step struct {
 	// EnvReads are the environment variables the step's tools looked up, with the values they saw
 	// (cc-rs logs each lookup in the build script's output).
 	EnvReads []EnvRead
+	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
+	// logging the lookup (the cmake crate's -DCMAKE_C_FLAGS=), for untracked-env-changed.
+	FlagsSeen []FlagsSeen
 
 	// Written lists OUT_DIR files that the last run's records show it wrote or confirmed in place even
 	// though their mtime may predate the run: path → the record that says so. CMake's install step
@@ -243,6 +246,18 @@ type EnvRead struct {
 	Name  string
 	Value string
 	Set   bool
+}
+
+// FlagsSeen is one flags string a step's tool built from an environment variable and handed on: the
+// cmake crate (0.1.45) passes CMake `-DCMAKE_C_FLAGS=<its own cflags> <cc-rs's default flags> <the
+// CFLAGS tokens>`, cc-rs (1.0.73) appending the first set of Names split on whitespace last, without
+// logging the lookup.
+type FlagsSeen struct {
+	Var   string   // the variable as users know it: "CFLAGS", "CXXFLAGS"
+	Names []string // the names cc-rs looks up, first set wins (e.g. CFLAGS_<target>, HOST_CFLAGS, CFLAGS)
+	Value string   // the flags string as handed on
+	// Define is where it was handed on, e.g. "-DCMAKE_C_FLAGS" of the cmake configure `running:` line.
+	Define string
 }
 
 // Root is an artifact users run or link: an uplifted binary or library, an example, a test binary.
