@@ -71,7 +71,7 @@ type File struct {
 	// Failed: "# Failed to be updated." (a recipe stalecheck's guard refused, or an error).
 	Failed bool
 	// Recipe is the recipe lines (leading tab removed, unexpanded); RecipeFrom says where the rule comes
-	// from: "Makefile:5", or "built-in".
+	// from: "/abs/Makefile:5" (make names the makefile as given: stalecheck passes it absolute), or "built-in".
 	Recipe     []string
 	RecipeFrom string
 	// TargetVars are the target-specific variables of this file.

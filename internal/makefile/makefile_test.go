@@ -209,6 +209,9 @@ func TestS12DepfilesNotIncluded(t *testing.T) {
 	if len(m.Declared) != 1 || m.Declared[0].Name != "main.c" || m.RuleFrom != "built-in" || m.Stem != "main" {
 		t.Errorf("main.o declared %+v from %q stem %q: want main.c from the built-in rule", m.Declared, m.RuleFrom, m.Stem)
 	}
+	if len(m.Config) < 2 || m.Config[0] != (KV{Key: "CC", Value: "cc", From: "default"}) || m.Config[1] != (KV{Key: "CFLAGS", Value: "-g -O0 -MMD", From: filepath.Join(dir, "Makefile") + ":1"}) {
+		t.Errorf("main.o config %+v", m.Config)
+	}
 	if p := step(t, b, "prog"); p.Kind != Link || len(p.Declared) != 2 {
 		t.Errorf("prog: %+v", p)
 	}

@@ -43,7 +43,7 @@ type Query struct {
 
 // ErrTargetShell is wrapped when the first pass shows a target- or pattern-specific SHELL or
 // .SHELLFLAGS: the second pass would run that target's `+` and $(MAKE) lines with a real shell, so it
-// is not run; the first pass's data base (no implicit rule search) is returned with it.
+// is not run; the first pass's data base (no built-in rules, no implicit rule search) is returned with it.
 var ErrTargetShell = errors.New("target-specific SHELL: the goal pass is not run")
 
 // RunMake learns the rules of the Make build at dir (whose makefile is makefile, an absolute path)
@@ -52,9 +52,10 @@ var ErrTargetShell = errors.New("target-specific SHELL: the goal pass is not run
 // Two passes, each bounded by ctx (DefaultTimeout when ctx has none) and killed as a process group
 // (SIGKILL) when it runs out, so a `$(shell sleep 100)` cannot hang stalecheck:
 //
-//  1. make -p -q -n -k --no-print-directory -f MAKEFILE -f GUARD .stalecheck-noop: reads every makefile
-//     and prints the data base; the goal is a phony target with an empty recipe, so no recipe of the
-//     user's targets is considered at all.
+//  1. make -r -p -q -n -k --no-print-directory -f MAKEFILE -f GUARD .stalecheck-noop: reads every
+//     makefile and prints the data base; the goal is a phony target with an empty recipe, so no recipe
+//     of the user's targets is considered at all, and -r (no built-in rules) keeps make from trying
+//     built-in rules on every included depfile (4.0 s → 0.3 s on the 2,000-object benchmark tree).
 //  2. the same with no goal (make's default goal): make walks the default goal's graph, does its
 //     implicit rule search (so an object built by the built-in `%.o: %.c` gets its source as a
 //     prerequisite) and says per file whether -q finds it up to date ("Needs to be updated").
@@ -104,7 +105,8 @@ func RunMake(ctx context.Context, dir, makefile string) (*Query, error) {
 	args := []string{"-p", "-q", "-n", "-k", "--no-print-directory", "-f", makefile, "-f", guard.Name()}
 	q := &Query{}
 
-	out1, err1, _, err := runOnce(ctx, makePath, dir, append(args[:len(args):len(args)], noopGoal))
+	pass1 := append([]string{"-r"}, append(args[:len(args):len(args)], noopGoal)...)
+	out1, err1, _, err := runOnce(ctx, makePath, dir, pass1)
 	if err != nil {
 		return nil, fmt.Errorf("%s: make -p (read pass): %w", makefile, err)
 	}
@@ -113,7 +115,7 @@ func RunMake(ctx context.Context, dir, makefile string) (*Query, error) {
 		return nil, err
 	}
 	if why := targetShell(db1); why != "" {
-		q.DB, q.Stderr, q.Command = db1, bound(err1), append(append([]string{"make"}, args...), noopGoal)
+		q.DB, q.Stderr, q.Command = db1, bound(err1), append([]string{"make"}, pass1...)
 		q.Refused = append(q.Refused, why)
 		return q, fmt.Errorf("%s: %s: %w", makefile, why, ErrTargetShell)
 	}

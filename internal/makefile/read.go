@@ -91,6 +91,39 @@ type Step struct {
 	// MakeRemakes is make's verdict under -q: "Needs to be updated".
 	MakeRemakes bool
 	Members     []Member // archives only
+	// Config holds the compile and link variables make has for the step (CC, CFLAGS, CPPFLAGS, CXX,
+	// CXXFLAGS, LDFLAGS, LDLIBS, AR, ARFLAGS when set), target-specific values first-class, values as
+	// make printed them (a recursive variable is not expanded), in that order.
+	Config []KV
+}
+
+// KV is one configuration entry of a step.
+type KV struct {
+	Key, Value string
+	// From is where make has the value from: "Makefile:3", "default", "environment", "target-specific".
+	From string
+}
+
+var configVars = []string{"CC", "CFLAGS", "CPPFLAGS", "CXX", "CXXFLAGS", "LDFLAGS", "LDLIBS", "AR", "ARFLAGS"}
+
+func (r *reader) config(f *File) []KV {
+	var out []KV
+	for _, k := range configVars {
+		v, ok := r.db.Variables[k]
+		from := v.From
+		if from == "" {
+			from = v.Origin
+		}
+		for _, tv := range f.TargetVars {
+			if tv.Name == k {
+				v, ok, from = tv, true, "target-specific"
+			}
+		}
+		if ok && v.Value != "" {
+			out = append(out, KV{Key: k, Value: v.Value, From: from})
+		}
+	}
+	return out
 }
 
 // FactKind names a fact about a step; the names are the rule names of the checks they feed.
@@ -260,7 +293,7 @@ func (r *reader) analyse() {
 			continue
 		}
 		s := &Step{Kind: kind, Target: n, Output: r.stat(r.abs(n)), RuleFrom: f.RecipeFrom, Recipe: f.Recipe,
-			Stem: f.Stem, MakeRemakes: f.NeedsUpdate}
+			Stem: f.Stem, MakeRemakes: f.NeedsUpdate, Config: r.config(f)}
 		seen := map[string]bool{}
 		for _, p := range f.Prereqs {
 			if seen[p] {
