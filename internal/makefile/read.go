@@ -1,0 +1,587 @@
+package makefile
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/binfmt"
+	"github.com/stalecheck/stalecheck/internal/depfile"
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// How says how an input of a step is known (the neutral graph's edge clues).
+type How string
+
+const (
+	// Declared: a prerequisite make knows (explicit, or from the implicit rule make chose); Detail is
+	// the rule's origin ("Makefile:12", "built-in").
+	Declared How = "declared"
+	// Depfile: a prerequisite in the object's `.d` file; Detail is the depfile's path.
+	Depfile How = "depfile"
+	// DWARF: a file of the object's DWARF line table; Detail is the object's path.
+	DWARF How = "dwarf"
+	// ArchiveMember: an object inside the archive; Detail is "archive:member".
+	ArchiveMember How = "archive-member"
+)
+
+// StepKind is what a Make rule builds.
+type StepKind string
+
+const (
+	Compile StepKind = "compile" // an object (.o, .obj, .lo)
+	Archive StepKind = "archive" // a static library (.a)
+	Link    StepKind = "link"    // a program or shared library whose prerequisites are objects or libraries
+)
+
+// Stat is a file's state on disk when it was read.
+type Stat struct {
+	Path    string // absolute
+	Exists  bool
+	Size    int64 // bytes
+	MTimeNS int64 // modification time, nanoseconds since the Unix epoch
+}
+
+// Input is one input of a step, with every clue that names it.
+type Input struct {
+	Stat
+	Name   string   // as make or the depfile spells it (relative to the make folder unless absolute)
+	How    []How    // clues, in the order found
+	Detail []string // parallel to How: where each clue comes from
+	// Known: make has it as a prerequisite of the step, so an edit makes make rebuild the step.
+	Known bool
+	// System: a header under /usr/include, /usr/lib or /usr/local/include (never reported as changed).
+	System bool
+}
+
+// Member is one member of an archive step.
+type Member struct {
+	Name string // as stored in the archive (a base name)
+	Size int64  // bytes
+	// Object is the absolute path of the object a rule of the Makefile builds for this member (a
+	// prerequisite of the archive with the same base name, else any compile target with that base
+	// name); "" when no rule builds it.
+	Object string
+}
+
+// Step is one Make rule that builds an object, archive or program.
+type Step struct {
+	Kind   StepKind
+	Target string // make's name for the target
+	// Output is the target file; its mtime is the step's reference time (make compares prerequisites
+	// against it).
+	Output   Stat
+	RuleFrom string   // where the recipe comes from ("Makefile:12", "built-in"), "" with no recipe
+	Recipe   []string // unexpanded
+	Stem     string   // implicit/static pattern stem make matched
+	// Declared are make's prerequisites (order-only ones excluded: they never trigger a rebuild).
+	Declared []*Input
+	// Discovered are the inputs depfiles, DWARF units and archive members show, Known or not.
+	Discovered []*Input
+	// Depfile is the absolute path of the object's `.d` file ("" when none was found), Included is
+	// true when make read it (it is in MAKEFILE_LIST); Looked lists the paths looked at.
+	Depfile  string
+	Included bool
+	Looked   []string
+	// MakeRemakes is make's verdict under -q: "Needs to be updated".
+	MakeRemakes bool
+	Members     []Member // archives only
+	// Config holds the compile and link variables make has for the step (CC, CFLAGS, CPPFLAGS, CXX,
+	// CXXFLAGS, LDFLAGS, LDLIBS, AR, ARFLAGS when set), target-specific values first-class, values as
+	// make printed them (a recursive variable is not expanded), in that order.
+	Config []KV
+}
+
+// KV is one configuration entry of a step.
+type KV struct {
+	Key, Value string
+	// From is where make has the value from: "Makefile:3", "default", "environment", "target-specific".
+	From string
+}
+
+var configVars = []string{"CC", "CFLAGS", "CPPFLAGS", "CXX", "CXXFLAGS", "LDFLAGS", "LDLIBS", "AR", "ARFLAGS"}
+
+func (r *reader) config(f *File) []KV {
+	var out []KV
+	for _, k := range configVars {
+		v, ok := r.db.Variables[k]
+		from := v.From
+		if from == "" {
+			from = v.Origin
+		}
+		for _, tv := range f.TargetVars {
+			if tv.Name == k {
+				v, ok, from = tv, true, "target-specific"
+			}
+		}
+		if ok && v.Value != "" {
+			out = append(out, KV{Key: k, Value: v.Value, From: from})
+		}
+	}
+	return out
+}
+
+// FactKind names a fact about a step; the names are the rule names of the checks they feed.
+type FactKind string
+
+const (
+	MissingDepfile        FactKind = "missing-depfile"
+	UntrackedInputChanged FactKind = "untracked-input-changed"
+	PendingRebuild        FactKind = "pending-rebuild"
+	BinaryOlderThanInput  FactKind = "binary-older-than-input"
+	// ArchiveMemberWithoutRule: an archive holds an object no rule builds any more (`ar rcs` keeps the
+	// member of a removed source).
+	ArchiveMemberWithoutRule FactKind = "archive-member-without-rule"
+)
+
+// Fact is one finding-shaped fact with its evidence.
+type Fact struct {
+	Kind FactKind
+	Step string // the step's output (absolute path)
+	Path string // the input, depfile candidate or archive member concerned (absolute; "archive:member" for members)
+	How  []How
+	// Detail is parallel to How (depfile path, object path, rule origin).
+	Detail []string
+	// InputMTimeNS and ReferenceMTimeNS: the input's and the step output's mtimes in nanoseconds (0 when
+	// not applicable or the file is missing).
+	InputMTimeNS     int64
+	ReferenceMTimeNS int64
+	// MakeRemakes repeats the step's make -q verdict.
+	MakeRemakes bool
+	Message     string
+}
+
+// Problem is something that could not be read; the rest of the reading goes on.
+type Problem struct {
+	Path string
+	Err  error
+}
+
+// Build is what Read learnt about a Make folder.
+type Build struct {
+	Folder   *Folder
+	Query    *Query
+	Steps    []*Step
+	Facts    []Fact
+	Problems []Problem
+}
+
+// Read runs make (RunMake: two dry passes under ctx's deadline) in folder and joins what make says with
+// the files on disk: per object, archive and program a Step with make's prerequisites (Declared), the
+// inputs its depfile and DWARF compile units name and the members of archives (Discovered), its mtime
+// (the reference); and the Facts: missing-depfile (a compile of a C-family source whose existing object
+// has no `.d` file), untracked-input-changed (a discovered input newer than the object that make does
+// not have as a prerequisite: make will not rebuild), pending-rebuild (a prerequisite make knows is
+// newer: make will), binary-older-than-input (a program or shared library older than an object or
+// library its rule links), archive-member-without-rule.
+//
+// Errors: those of RunMake (the Makefile refused, a deadline, a data base that does not parse), except
+// ErrTargetShell, after which Read goes on with the first pass's data base (no implicit rule search).
+// Unreadable or corrupt depfiles, objects and archives become Problems naming the file.
+func Read(ctx context.Context, folder *Folder) (*Build, error) {
+	q, err := RunMake(ctx, folder.Dir, folder.Makefile)
+	if err != nil && !errors.Is(err, ErrTargetShell) {
+		return nil, err
+	}
+	b := &Build{Folder: folder, Query: q}
+	if err != nil {
+		b.Problems = append(b.Problems, Problem{Path: folder.Makefile, Err: err})
+	}
+	r := &reader{b: b, db: q.DB, dir: folder.Dir, stats: map[string]Stat{}}
+	r.analyse()
+	return b, nil
+}
+
+type reader struct {
+	b     *Build
+	db    *Database
+	dir   string
+	stats map[string]Stat
+	// includedDeps maps an object's absolute path to the included depfile naming it.
+	includedDeps map[string]string
+	parsedDeps   map[string]*depfile.File
+}
+
+func (r *reader) abs(name string) string {
+	if filepath.IsAbs(name) {
+		return filepath.Clean(name)
+	}
+	return filepath.Join(r.dir, name)
+}
+
+func (r *reader) stat(p string) Stat {
+	if s, ok := r.stats[p]; ok {
+		return s
+	}
+	s := Stat{Path: p}
+	if st, err := os.Stat(p); err == nil {
+		s.Exists, s.Size, s.MTimeNS = true, st.Size(), st.ModTime().UnixNano()
+	}
+	r.stats[p] = s
+	return s
+}
+
+func (r *reader) problem(p string, err error) {
+	r.b.Problems = append(r.b.Problems, Problem{Path: p, Err: err})
+}
+
+// depfileExt are the names of included makefiles read as depfiles (gcc's .d, automake's .Po/.Plo).
+var depfileExt = map[string]bool{".d": true, ".Po": true, ".Plo": true, ".dep": true}
+
+var objectExt = map[string]bool{".o": true, ".obj": true, ".lo": true}
+var sourceExt = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".C": true, ".c++": true, ".m": true, ".mm": true, ".S": true, ".cu": true, ".F": true}
+
+func isLibrary(name string) bool {
+	ext := filepath.Ext(name)
+	return ext == ".a" || ext == ".so" || strings.Contains(filepath.Base(name), ".so.")
+}
+
+func (r *reader) kindOf(f *File) (StepKind, bool) {
+	if f.NotATarget || f.Phony || strings.HasPrefix(f.Name, ".") && !strings.Contains(f.Name, "/") {
+		return "", false
+	}
+	ext := filepath.Ext(f.Name)
+	switch {
+	case objectExt[ext]:
+		return Compile, true
+	case ext == ".a":
+		return Archive, true
+	}
+	for _, p := range f.Prereqs {
+		if objectExt[filepath.Ext(p)] || isLibrary(p) {
+			return Link, true
+		}
+	}
+	return "", false
+}
+
+func (r *reader) analyse() {
+	makefiles := map[string]bool{}
+	r.includedDeps, r.parsedDeps = map[string]string{}, map[string]*depfile.File{}
+	for _, m := range r.db.MakefilesRead {
+		p := r.abs(m)
+		makefiles[p] = true
+		if p == r.b.Folder.Makefile {
+			continue
+		}
+		// An included makefile whose rules are a depfile's (gcc -MD output is valid make syntax).
+		if !depfileExt[filepath.Ext(p)] {
+			continue
+		}
+		df, err := r.parseDepfile(p)
+		if err != nil {
+			continue // an ordinary makefile make read; not ours to judge
+		}
+		for _, rule := range df.Rules {
+			for _, t := range rule.Targets {
+				if len(rule.Prereqs) > 0 {
+					r.includedDeps[r.abs(t)] = p
+				}
+			}
+		}
+	}
+	compileByBase := map[string]string{}
+	for _, n := range r.db.Order {
+		f := r.db.Files[n]
+		kind, ok := r.kindOf(f)
+		if !ok || makefiles[r.abs(n)] {
+			continue
+		}
+		s := &Step{Kind: kind, Target: n, Output: r.stat(r.abs(n)), RuleFrom: f.RecipeFrom, Recipe: f.Recipe,
+			Stem: f.Stem, MakeRemakes: f.NeedsUpdate, Config: r.config(f)}
+		seen := map[string]bool{}
+		for _, p := range f.Prereqs {
+			if seen[p] {
+				continue // make prints a prerequisite named by two rules (depfile and pattern) twice
+			}
+			seen[p] = true
+			in := &Input{Stat: r.stat(r.abs(p)), Name: p, Known: true}
+			in.How, in.Detail = []How{Declared}, []string{ruleOrigin(f)}
+			s.Declared = append(s.Declared, in)
+		}
+		if kind == Compile {
+			compileByBase[filepath.Base(n)] = s.Output.Path
+		}
+		r.b.Steps = append(r.b.Steps, s)
+	}
+	for _, s := range r.b.Steps {
+		switch s.Kind {
+		case Compile:
+			r.compile(s)
+		case Archive:
+			r.archive(s, compileByBase)
+		case Link:
+			r.link(s)
+		}
+		r.pending(s)
+	}
+	sort.SliceStable(r.b.Facts, func(i, j int) bool {
+		a, b := r.b.Facts[i], r.b.Facts[j]
+		if a.Step != b.Step {
+			return a.Step < b.Step
+		}
+		if a.Kind != b.Kind {
+			return a.Kind < b.Kind
+		}
+		return a.Path < b.Path
+	})
+}
+
+func ruleOrigin(f *File) string {
+	switch {
+	case f.RecipeFrom == "built-in" && f.Stem != "":
+		return fmt.Sprintf("built-in rule, stem '%s'", f.Stem)
+	case f.RecipeFrom != "":
+		return f.RecipeFrom
+	}
+	return "make data base"
+}
+
+func (r *reader) parseDepfile(p string) (*depfile.File, error) {
+	if df, ok := r.parsedDeps[p]; ok {
+		return df, nil
+	}
+	df, err := depfile.ParseFile(p)
+	if err != nil {
+		return nil, err
+	}
+	r.parsedDeps[p] = df
+	return df, nil
+}
+
+func (s *Step) known(p string) bool {
+	for _, d := range s.Declared {
+		if d.Path == p {
+			return true
+		}
+	}
+	return false
+}
+
+// discover adds (or adds a clue to) a discovered input of s.
+func (r *reader) discover(s *Step, name string, how How, detail string) {
+	p := r.abs(name)
+	for _, in := range s.Discovered {
+		if in.Path == p {
+			for _, h := range in.How {
+				if h == how {
+					return
+				}
+			}
+			in.How, in.Detail = append(in.How, how), append(in.Detail, detail)
+			return
+		}
+	}
+	in := &Input{Stat: r.stat(p), Name: name, How: []How{how}, Detail: []string{detail}, Known: s.known(p), System: isSystem(p)}
+	s.Discovered = append(s.Discovered, in)
+}
+
+func isSystem(p string) bool {
+	for _, pre := range []string{"/usr/include/", "/usr/lib/", "/usr/local/include/", "/usr/lib64/"} {
+		if strings.HasPrefix(p, pre) {
+			return true
+		}
+	}
+	return false
+}
+
+func (r *reader) compile(s *Step) {
+	obj := s.Output.Path
+	isC := false
+	for _, d := range s.Declared {
+		if sourceExt[filepath.Ext(d.Name)] {
+			isC = true
+		}
+	}
+	// The depfile: an included makefile naming the object, else obj minus its extension plus .d, or
+	// obj plus .d (the two conventions of -MMD/-MF $@.d).
+	if p, ok := r.includedDeps[obj]; ok {
+		s.Depfile, s.Included = p, true
+	} else {
+		for _, c := range []string{strings.TrimSuffix(obj, filepath.Ext(obj)) + ".d", obj + ".d"} {
+			s.Looked = append(s.Looked, c)
+			if err := safeio.Regular(c); err == nil {
+				s.Depfile = c
+				break
+			} else if !errors.Is(err, os.ErrNotExist) {
+				r.problem(c, err)
+				s.Depfile = c
+				break
+			}
+		}
+	}
+	if s.Depfile != "" {
+		df, err := r.parseDepfile(s.Depfile)
+		if err != nil {
+			if !errors.Is(err, safeio.ErrNotRegular) {
+				r.problem(s.Depfile, err)
+			}
+		} else {
+			matched := false
+			for _, rule := range df.Rules {
+				for _, t := range rule.Targets {
+					if r.abs(t) == obj {
+						matched = true
+						for _, p := range rule.Prereqs {
+							r.discover(s, p, Depfile, s.Depfile)
+						}
+					}
+				}
+			}
+			if !matched {
+				r.problem(s.Depfile, fmt.Errorf("depfile has no rule for %s", s.Target))
+			}
+		}
+	}
+	if s.Output.Exists {
+		r.dwarf(s)
+	}
+	if isC && s.Output.Exists && s.Depfile == "" {
+		r.fact(s, Fact{Kind: MissingDepfile, Path: s.Looked[0], Detail: s.Looked,
+			Message: fmt.Sprintf("%s is compiled from a C-family source by %s but no depfile was written (looked for %s): header edits go unseen by make",
+				s.Target, ruleOriginStep(s), strings.Join(s.Looked, ", "))})
+	}
+	for _, in := range s.Discovered {
+		if in.Known || in.System || !in.Exists || !s.Output.Exists || in.MTimeNS <= s.Output.MTimeNS {
+			continue
+		}
+		r.fact(s, Fact{Kind: UntrackedInputChanged, Path: in.Path, How: in.How, Detail: in.Detail,
+			InputMTimeNS: in.MTimeNS,
+			Message: fmt.Sprintf("%s changed after %s was built (%s), and make does not have it as a prerequisite: make will not rebuild",
+				in.Name, s.Target, cluesText(in))})
+	}
+}
+
+func ruleOriginStep(s *Step) string {
+	if s.RuleFrom == "" {
+		return "its rule"
+	}
+	return "the rule at " + s.RuleFrom
+}
+
+func cluesText(in *Input) string {
+	var parts []string
+	for i, h := range in.How {
+		parts = append(parts, string(h)+" "+in.Detail[i])
+	}
+	return strings.Join(parts, "; ")
+}
+
+// dwarf adds the files of the object's DWARF line tables as discovered inputs. A file that is not
+// ELF is left alone; corrupt DWARF is a Problem.
+func (r *reader) dwarf(s *Step) {
+	fh, err := safeio.Open(s.Output.Path)
+	if err != nil {
+		r.problem(s.Output.Path, err)
+		return
+	}
+	var magic [4]byte
+	_, rerr := fh.ReadAt(magic[:], 0)
+	fh.Close()
+	if rerr != nil || !bytes.Equal(magic[:], []byte("\x7fELF")) {
+		return
+	}
+	ef, err := binfmt.OpenELF(s.Output.Path)
+	if err != nil {
+		r.problem(s.Output.Path, err)
+		return
+	}
+	defer ef.Close()
+	cus, err := ef.CompileUnits()
+	if err != nil {
+		r.problem(s.Output.Path, err)
+		return
+	}
+	for _, cu := range cus {
+		for _, f := range cu.Files {
+			if filepath.IsAbs(f) {
+				r.discover(s, f, DWARF, s.Output.Path)
+			}
+		}
+	}
+}
+
+func (r *reader) archive(s *Step, compileByBase map[string]string) {
+	for _, d := range s.Declared {
+		if objectExt[filepath.Ext(d.Name)] {
+			s.Discovered = append(s.Discovered, &Input{Stat: d.Stat, Name: d.Name, How: []How{ArchiveMember}, Known: true})
+		}
+	}
+	if !s.Output.Exists {
+		return
+	}
+	ar, err := binfmt.OpenArchive(s.Output.Path)
+	if err != nil {
+		r.problem(s.Output.Path, err)
+		return
+	}
+	byBase := map[string]*Input{}
+	for _, in := range s.Discovered {
+		byBase[filepath.Base(in.Path)] = in
+	}
+	s.Discovered = s.Discovered[:0]
+	for _, m := range ar.Members {
+		mem := Member{Name: m.Name, Size: m.Size}
+		detail := s.Output.Path + ":" + m.Name
+		if in, ok := byBase[m.Name]; ok {
+			mem.Object = in.Path
+			in.Detail = []string{detail}
+			s.Discovered = append(s.Discovered, in)
+		} else if o, ok := compileByBase[m.Name]; ok {
+			mem.Object = o
+			st := r.stat(o)
+			s.Discovered = append(s.Discovered, &Input{Stat: st, Name: m.Name, How: []How{ArchiveMember}, Detail: []string{detail}})
+		} else {
+			r.fact(s, Fact{Kind: ArchiveMemberWithoutRule, Path: detail, How: []How{ArchiveMember}, Detail: []string{detail},
+				Message: fmt.Sprintf("%s holds %s (%d bytes), which no rule of %s builds any more: `ar r` keeps members of removed sources, so whatever links %s may still get its symbols",
+					s.Target, m.Name, m.Size, filepath.Base(r.b.Folder.Makefile), s.Target)})
+		}
+		s.Members = append(s.Members, mem)
+	}
+}
+
+func (r *reader) link(s *Step) {
+	if !s.Output.Exists {
+		return
+	}
+	for _, d := range s.Declared {
+		if !(objectExt[filepath.Ext(d.Name)] || isLibrary(d.Name)) || !d.Exists || d.MTimeNS <= s.Output.MTimeNS {
+			continue
+		}
+		r.fact(s, Fact{Kind: BinaryOlderThanInput, Path: d.Path, How: d.How, Detail: d.Detail, InputMTimeNS: d.MTimeNS,
+			Message: fmt.Sprintf("%s is older than %s, which its rule links: the binary on disk does not hold the current %s", s.Target, d.Name, d.Name)})
+	}
+}
+
+// pending reports the inputs make knows that are newer than the output: make's next run redoes the step.
+func (r *reader) pending(s *Step) {
+	if !s.Output.Exists {
+		return
+	}
+	for _, d := range s.Declared {
+		if !d.Exists || d.MTimeNS <= s.Output.MTimeNS {
+			continue
+		}
+		if s.Kind == Link && (objectExt[filepath.Ext(d.Name)] || isLibrary(d.Name)) {
+			continue // binary-older-than-input says it
+		}
+		how, detail := d.How, d.Detail
+		for _, in := range s.Discovered {
+			if in.Path == d.Path {
+				how, detail = append(append([]How{}, how...), in.How...), append(append([]string{}, detail...), in.Detail...)
+			}
+		}
+		r.fact(s, Fact{Kind: PendingRebuild, Path: d.Path, How: how, Detail: detail, InputMTimeNS: d.MTimeNS,
+			Message: fmt.Sprintf("%s changed after %s was built; make has it as a prerequisite and will rebuild %s", d.Name, s.Target, s.Target)})
+	}
+}
+
+func (r *reader) fact(s *Step, f Fact) {
+	f.Step, f.ReferenceMTimeNS, f.MakeRemakes = s.Output.Path, s.Output.MTimeNS, s.MakeRemakes
+	r.b.Facts = append(r.b.Facts, f)
+}
