@@ -531,3 +531,48 @@ func TestParseLDFlagsSettings(t *testing.T) {
 		t.Fatalf("cflags %q", got)
 	}
 }
+
+// The Cargo places a Go package may link from: deps/ (by -l:file), a build script's OUT_DIR, and a
+// <triple>/<profile> folder, in a target folder outside the workspace (no Cargo.toml above it).
+func TestCargoPlaces(t *testing.T) {
+	goEnv(t)
+	dir := t.TempDir()
+	tgt := filepath.Join(dir, "tgt")
+	write(t, dir, map[string]string{
+		"tgt/CACHEDIR.TAG":                                         "Signature: 8a477f597d28d172789f06886806bc55\n",
+		"tgt/release/.fingerprint/x/keep":                          "",
+		"tgt/release/deps/libfoo-0123abcd.a":                       "!<arch>\n",
+		"tgt/release/build/bar-sys-99aa/out/libbar.a":              "!<arch>\n",
+		"tgt/x86_64-unknown-linux-gnu/release/.fingerprint/y/keep": "",
+		"tgt/x86_64-unknown-linux-gnu/release/libbaz.so":           "",
+		"m/go.mod": "module example.com/m\n\ngo 1.26\n",
+		"m/m.go": "package m\n\n/*\n#cgo LDFLAGS: -L${SRCDIR}/../tgt/release/deps -l:libfoo-0123abcd.a -L${SRCDIR}/../tgt/release/build/bar-sys-99aa/out -lbar\n" +
+			"#cgo LDFLAGS: -L${SRCDIR}/../tgt/x86_64-unknown-linux-gnu/release -lbaz\n*/\nimport \"C\"\n",
+	})
+	m, err := gocgo.Read(context.Background(), filepath.Join(dir, "m"), gocgo.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]gocgo.CargoOrigin{}
+	for _, in := range m.Package("example.com/m").Discovered {
+		if in.Cargo == nil {
+			t.Fatalf("%s: no Cargo origin", in.Path)
+		}
+		got[filepath.Base(in.Path)] = *in.Cargo
+	}
+	rel := filepath.Join(tgt, "release")
+	triple := filepath.Join(tgt, "x86_64-unknown-linux-gnu", "release")
+	want := map[string]gocgo.CargoOrigin{
+		"libfoo-0123abcd.a": {TargetDir: tgt, Profile: "release", ProfileDir: rel, Place: "deps", CrateName: "foo"},
+		"libbar.a":          {TargetDir: tgt, Profile: "release", ProfileDir: rel, Place: "build-script-out", BuildDir: filepath.Join(rel, "build", "bar-sys-99aa"), CrateName: "bar"},
+		"libbaz.so":         {TargetDir: tgt, Triple: "x86_64-unknown-linux-gnu", Profile: "release", ProfileDir: triple, Place: "uplifted", CrateName: "baz"},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("got %+v", got)
+	}
+	for k, w := range want {
+		if got[k] != w {
+			t.Errorf("%s: %+v, want %+v", k, got[k], w)
+		}
+	}
+}
