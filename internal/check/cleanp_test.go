@@ -57,3 +57,54 @@ func TestCleanPackageThenEditIsStale(t *testing.T) {
 		t.Errorf("no pending-rebuild warning naming the edited source of the cleaned package: %v", rules(fs))
 	}
 }
+
+// The same after a check that recorded the debug build's content baselines: the removed units' baseline
+// of the source decides. Only touched (same content): info, not stale (the truth harness found the
+// warning false on Debian's libsqlite3-sys shape); edited: an error, the binary predates the edit (it
+// found the warning a miss on eight shapes).
+func TestCleanPackageThenEditJudgedByContent(t *testing.T) {
+	p := ccEnvProject(t)
+	p.StateDir = t.TempDir()
+	p.Cargo("build")
+	p.Cargo("build", "--release")
+	p.Check() // records the content baselines of both builds
+	p.Cargo("clean", "-p", "e-sys")
+	gone := func(fs []check.Finding) check.Finding {
+		t.Helper()
+		var got []check.Finding
+		for _, f := range fs {
+			if f.Rule == "pending-rebuild" && strings.Contains(f.Message, "records are gone") {
+				got = append(got, f)
+			}
+		}
+		if len(got) != 1 {
+			t.Fatalf("want one pending-rebuild about the removed records, got %d: %v", len(got), got)
+		}
+		return got[0]
+	}
+
+	touchLater(t, p.Path("e-sys/native/e.c"))
+	fs, _ := p.Check()
+	if f := gone(fs); f.Severity != check.Info || !strings.Contains(f.Message, "have the content the removed units of e_sys used") {
+		t.Errorf("touched only: want info naming the same content, got %v: %s", f.Severity, f.Message)
+	}
+
+	p.Edit("e-sys/native/e.c", "return 1;", "return 2;")
+	fs, _ = p.Check()
+	f := gone(fs)
+	if f.Severity != check.Error || !strings.Contains(f.Message, "e-sys/native/e.c") || !strings.Contains(f.Message, "its content differs from what the removed units of e_sys used") {
+		t.Errorf("edited: want an error naming e.c and the content, got %v: %s", f.Severity, f.Message)
+	}
+	if !testHasRoot(f, p.Path("target/debug/app")) {
+		t.Errorf("roots %v do not name target/debug/app", f.Roots)
+	}
+}
+
+func testHasRoot(f check.Finding, root string) bool {
+	for _, r := range f.Roots {
+		if r == root {
+			return true
+		}
+	}
+	return false
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -84,7 +85,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		}
 		for _, d := range s.DanglingDeps {
 			name, hash, _ := strings.Cut(d, " ")
-			if !hasUnitOf(g, s, name) {
+			if content.RemovedDependency(g, s, name) {
 				// No unit of that crate is left in the profile (`cargo clean -p` removed its records):
 				// Cargo will rebuild both, but nothing on disk says their code changed.
 				msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
@@ -92,17 +93,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				f := pendingFinding(g, s, msg, s.FingerprintDir, build,
 					Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
 				f.Severity = Info
-				if in := newerSourceOf(g, name, s.Reference.MTimeNS); in != nil {
-					// The dependency's own records are gone, but another profile's units of that path
-					// package know its sources: one changed after this unit was built. Whether the
-					// binary holds that change is unknown (no record of this profile says what it was
-					// built from), so it is a warning, not a claim.
-					f.Severity = Warning
-					f.Message = fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them), and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
-						what, name, s.Config.ProfileDir, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
-					f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
-						Detail: "a source of " + name + " as another profile's unit of it records"})
-				}
+				removedDepJudged(g, s, what, name, &f)
 				out = append(out, f)
 				continue
 			}
@@ -238,23 +229,6 @@ func failedButStale(g *graph.Graph, s *graph.Step, what, build string) []Finding
 	return out
 }
 
-// hasUnitOf reports whether s's profile folder still holds a unit of the crate its deps entry names:
-// the entry's name is the crate name ('-' written '_'), build_script_build for s's own build script.
-func hasUnitOf(g *graph.Graph, s *graph.Step, crate string) bool {
-	for _, x := range g.Steps {
-		if x == s || x.Config.ProfileDir != s.Config.ProfileDir {
-			continue
-		}
-		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
-			return true
-		}
-		if strings.ReplaceAll(x.Package, "-", "_") == crate {
-			return true
-		}
-	}
-	return false
-}
-
 // inputAt returns s's input at path, nil when s has none there.
 func inputAt(s *graph.Step, path string) *graph.Input {
 	for _, in := range s.Inputs {
@@ -296,25 +270,6 @@ func folderJudged(g *graph.Graph, s *graph.Step, dir *graph.Input, f Finding) Fi
 	return f
 }
 
-// newerSourceOf returns the newest source of a path package (by crate name) that some unit of it, in
-// any profile folder, records as an input under its package root and that is newer than ns; nil when
-// none is.
-func newerSourceOf(g *graph.Graph, crate string, ns int64) *graph.Input {
-	var best *graph.Input
-	for _, x := range g.Steps {
-		if !x.PathPackage || x.PackageRoot == "" || strings.ReplaceAll(x.Package, "-", "_") != crate {
-			continue
-		}
-		for _, in := range x.Inputs {
-			if in.File.Exists && in.File.MTimeNS > ns && strings.HasPrefix(in.File.Path, x.PackageRoot+"/") &&
-				(best == nil || in.File.MTimeNS > best.File.MTimeNS) {
-				best = in
-			}
-		}
-	}
-	return best
-}
-
 // sameContentElsewhere returns another live unit of s's package (its rustc unit in the same profile)
 // whose input at path carries a content verdict, so a build-script finding about a file the script does
 // not list can be judged by content too; nil when none does.
@@ -328,4 +283,52 @@ func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Inp
 		}
 	}
 	return nil
+}
+
+// removedDepJudged sets the severity of a finding about a dependency whose records `cargo clean -p`
+// removed from s's profile: the dependency's sources that another profile's units know and that changed
+// after s was built are judged by content against what the removed units used
+// (graph.Step.RemovedDepContent). One that differs is an error: the binary predates it; all the same:
+// info; any not judged: a warning, the binary may predate it.
+func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Finding) {
+	newer := content.NewerSources(g, name, s.Reference.MTimeNS)
+	if len(newer) == 0 {
+		return
+	}
+	var differs, unknown *graph.Input
+	for _, in := range newer {
+		switch ic := s.RemovedDepContent[in.File.Path]; {
+		case ic == nil || ic.Verdict == graph.ContentUnknown:
+			if unknown == nil {
+				unknown = in
+			}
+		case ic.Verdict == graph.ContentDiffers:
+			if differs == nil {
+				differs = in
+			}
+		}
+	}
+	head := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them)", what, name, s.Config.ProfileDir)
+	in := unknown
+	switch {
+	case differs != nil:
+		in = differs
+		ic := s.RemovedDepContent[in.File.Path]
+		f.Severity = Error
+		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s; its content differs from what the removed units of %s used (content baseline recorded %s): the binary you have predates it",
+			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS), name, fmtTime(ic.BaselineNS))
+	case unknown != nil:
+		f.Severity = Warning
+		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
+			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
+		if ic := s.RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
+			f.Message += " (its content was not compared: " + ic.Why + ")"
+		}
+	default:
+		in = newer[0]
+		f.Message = fmt.Sprintf("%s; its sources modified since %s was built (%s) have the content the removed units of %s used: Cargo will rebuild %s and %s, but the binary is not stale",
+			head, unitName(s), display(g, in.File.Path), name, name, unitName(s))
+	}
+	f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
+		Detail: "a source of " + name + " as another profile's unit of it records"})
 }

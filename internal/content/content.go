@@ -50,4 +50,5 @@ func Annotate(g *graph.Graph, opt Options) {
 		defer st.Save()
 	}
 	annotateBaselines(g, st, dig)
+	annotateRemovedDeps(g, st, dig)
 }

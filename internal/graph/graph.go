@@ -210,6 +210,11 @@ type Step struct {
 	// Cargo builds this unit's configuration into those folders again, so they are live (MarkLive walks
 	// them as it walks Deps); all of them are listed when the records cannot tell several apart.
 	Reuses []*Step
+	// RemovedDepContent judges, for a DanglingDeps entry whose records are all gone from the profile
+	// folder (`cargo clean -p`), the dependency's sources that changed after this unit was built (as
+	// other profiles' units of it record them), path → content against what the removed units used
+	// (filled by internal/content.Annotate; nil when not judged).
+	RemovedDepContent map[string]*InputContent
 	// Roots are the roots that reach this step through Deps and Reuses (filled by MarkLive).
 	Roots []*Root
 

@@ -1,0 +1,134 @@
+package content
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// annotateRemovedDeps judges, for a live unit built against a dependency whose records `cargo clean -p`
+// removed from its profile folder, the dependency's sources that another profile's units know and that
+// changed after the unit was built (graph.Step.RemovedDepContent). The content the unit was built from
+// is what the removed units' last runs before the unit's build used: their baselines are still in the
+// store (keyed by step ID, which names the profile folder and the package). A file is judged only when
+// the newest run before the build of each removed unit that recorded it agree on one digest.
+func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
+	runs := st.runsByStep()
+	for _, s := range g.Steps {
+		if !s.Live() || !s.Reference.Exists || len(s.DanglingDeps) == 0 {
+			continue
+		}
+		for _, d := range s.DanglingDeps {
+			crate, _, _ := strings.Cut(d, " ")
+			if !RemovedDependency(g, s, crate) {
+				continue
+			}
+			for _, in := range NewerSources(g, crate, s.Reference.MTimeNS) {
+				p := in.File.Path
+				if _, done := s.RemovedDepContent[p]; done {
+					continue
+				}
+				ic := &graph.InputContent{Verdict: graph.ContentUnknown}
+				base, at, why := removedBaseline(st, runs, s, crate, relTo(g.Workspace, p))
+				ic.Baseline, ic.BaselineNS, ic.Why = base, at, why
+				if base != "" {
+					if dg, err := dig.File(p); err != nil {
+						ic.Why = "it could not be hashed: " + err.Error()
+					} else if ic.Digest = dg.String(); ic.Digest == base {
+						ic.Verdict = graph.ContentSame
+					} else {
+						ic.Verdict = graph.ContentDiffers
+					}
+				}
+				if s.RemovedDepContent == nil {
+					s.RemovedDepContent = map[string]*graph.InputContent{}
+				}
+				s.RemovedDepContent[p] = ic
+			}
+		}
+	}
+}
+
+// removedBaseline returns the digest of rel that the removed units of crate in s's profile folder used
+// in their last runs before s was built, with when it was recorded; "" and why when none recorded it or
+// they disagree.
+func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, rel string) (string, int64, string) {
+	prefix := s.Config.ProfileDir + "/"
+	var digests []string
+	var at int64
+	for id, keys := range runs {
+		rest, ok := strings.CutPrefix(id, prefix)
+		if !ok {
+			continue
+		}
+		dir, _, _ := strings.Cut(rest, "/")
+		i := strings.LastIndexByte(dir, '-')
+		if i <= 0 || strings.ReplaceAll(dir[:i], "-", "_") != crate {
+			continue
+		}
+		best, bestNS := "", int64(-1)
+		for _, k := range keys {
+			var ns int64
+			fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
+			if ns <= s.Reference.MTimeNS && ns > bestNS {
+				best, bestNS = k, ns
+			}
+		}
+		if best == "" {
+			continue
+		}
+		b, _ := st.c.get(best)
+		if dg, ok := b.Inputs[rel]; ok {
+			digests = append(digests, dg)
+			at = max(at, b.RecordedNS)
+		}
+	}
+	sort.Strings(digests)
+	switch {
+	case len(digests) == 0:
+		return "", 0, "no content baseline of " + crate + "'s removed units in " + s.Config.ProfileDir + " records it (stalecheck had not checked that build before the records were removed)"
+	case digests[0] != digests[len(digests)-1]:
+		return "", 0, "the removed units of " + crate + " in " + s.Config.ProfileDir + " used different contents of it, and the records cannot tell which one " + s.Package + " was built against"
+	}
+	return digests[0], at, ""
+}
+
+// hasUnitOf reports whether s's profile folder still holds a unit of crate (an extern name: the package
+// name with '-' as '_'; build_script_* for s's own build-script compile).
+func RemovedDependency(g *graph.Graph, s *graph.Step, crate string) bool {
+	for _, x := range g.Steps {
+		if x == s || x.Config.ProfileDir != s.Config.ProfileDir {
+			continue
+		}
+		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
+			return false
+		}
+		if strings.ReplaceAll(x.Package, "-", "_") == crate {
+			return false
+		}
+	}
+	return true
+}
+
+// newerSourcesOf returns the sources of path package crate (inputs under its package folder, as any of
+// its units records them) modified after ns, newest first, each once.
+func NewerSources(g *graph.Graph, crate string, ns int64) []*graph.Input {
+	var out []*graph.Input
+	seen := map[string]bool{}
+	for _, x := range g.Steps {
+		if !x.PathPackage || x.PackageRoot == "" || strings.ReplaceAll(x.Package, "-", "_") != crate {
+			continue
+		}
+		for _, in := range x.Inputs {
+			if in.File.Exists && in.File.MTimeNS > ns && strings.HasPrefix(in.File.Path, x.PackageRoot+"/") && !seen[in.File.Path] {
+				seen[in.File.Path] = true
+				out = append(out, in)
+			}
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].File.MTimeNS > out[j].File.MTimeNS })
+	return out
+}
