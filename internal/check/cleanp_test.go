@@ -98,6 +98,19 @@ func TestCleanPackageThenEditJudgedByContent(t *testing.T) {
 	if !testHasRoot(f, p.Path("target/debug/app")) {
 		t.Errorf("roots %v do not name target/debug/app", f.Roots)
 	}
+
+	// Then a build that fails at the library: the build script's units are back in debug, the library's
+	// are not, and the dependant's hash file is empty. The binary still predates the edit: an error (the
+	// truth harness missed it on its zstd-sys shape).
+	p.Write("e-sys/src/lib.rs", "pub fn tag() -> i32 { nope }\n")
+	if _, err := p.CargoErr("build"); err == nil {
+		t.Fatal("the premise fails: the broken library built")
+	}
+	fs, _ = p.Check()
+	f = gone(fs)
+	if f.Severity != check.Error || !testHasRoot(f, p.Path("target/debug/app")) {
+		t.Errorf("after the failed build: want an error on target/debug/app, got %v %v: %s", f.Severity, f.Roots, f.Message)
+	}
 }
 
 func testHasRoot(f check.Finding, root string) bool {

@@ -28,6 +28,13 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			// is on disk is from the last success. An input newer than that success means the binary
 			// you have predates it: that is staleness, whatever made the retry fail.
 			out = append(out, failedButStale(g, s, what, build)...)
+			for _, d := range s.DanglingDeps {
+				// A failed unit built against a dependency whose records are gone (cargo clean -p, then a
+				// build that failed): its binary is judged by the dependency's sources all the same.
+				if name, hash, _ := strings.Cut(d, " "); content.RemovedDependency(g, s, name) {
+					out = append(out, removedDep(g, s, what, build, name, hash))
+				}
+			}
 			continue
 		}
 		for _, in := range s.Inputs {
@@ -86,15 +93,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		for _, d := range s.DanglingDeps {
 			name, hash, _ := strings.Cut(d, " ")
 			if content.RemovedDependency(g, s, name) {
-				// No unit of that crate is left in the profile (`cargo clean -p` removed its records):
-				// Cargo will rebuild both, but nothing on disk says their code changed.
-				msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
-					what, name, s.Config.ProfileDir, name, unitName(s))
-				f := pendingFinding(g, s, msg, s.FingerprintDir, build,
-					Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
-				f.Severity = Info
-				removedDepJudged(g, s, what, name, &f)
-				out = append(out, f)
+				out = append(out, removedDep(g, s, what, build, name, hash))
 				continue
 			}
 			msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
@@ -283,6 +282,19 @@ func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Inp
 		}
 	}
 	return nil
+}
+
+// removedDep is the finding about a deps entry of s naming a dependency whose records are all gone
+// from s's profile folder: Cargo will rebuild both; the dependency's sources decide whether the binary is
+// stale (removedDepJudged).
+func removedDep(g *graph.Graph, s *graph.Step, what, build, name, hash string) Finding {
+	msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
+		what, name, s.Config.ProfileDir, name, unitName(s))
+	f := pendingFinding(g, s, msg, s.FingerprintDir, build,
+		Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
+	f.Severity = Info
+	removedDepJudged(g, s, what, name, &f)
+	return f
 }
 
 // removedDepJudged sets the severity of a finding about a dependency whose records `cargo clean -p`

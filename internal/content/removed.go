@@ -96,24 +96,28 @@ func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, 
 	return digests[0], at, ""
 }
 
-// hasUnitOf reports whether s's profile folder still holds a unit of crate (an extern name: the package
-// name with '-' as '_'; build_script_* for s's own build-script compile).
+// RemovedDependency reports whether s's profile folder holds no successful record of crate any more (an
+// extern name of one of s's deps entries: the package name with '-' as '_'; build_script_* for s's own
+// build-script compile): `cargo clean -p` removed its records, and a unit of it built since, if any,
+// failed before writing its reference (dep-info, run output) or is not the kind the entry names.
 func RemovedDependency(g *graph.Graph, s *graph.Step, crate string) bool {
 	for _, x := range g.Steps {
-		if x == s || x.Config.ProfileDir != s.Config.ProfileDir {
+		if x == s || x.Config.ProfileDir != s.Config.ProfileDir || !x.Reference.Exists {
 			continue
 		}
 		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
 			return false
 		}
-		if strings.ReplaceAll(x.Package, "-", "_") == crate {
+		// A compile unit's deps entry of another crate names that crate's compile unit: its build-script
+		// units, rebuilt by a build that then failed at the compile, are not it.
+		if strings.ReplaceAll(x.Package, "-", "_") == crate && (s.Kind != graph.Rustc || x.Kind == graph.Rustc) {
 			return false
 		}
 	}
 	return true
 }
 
-// newerSourcesOf returns the sources of path package crate (inputs under its package folder, as any of
+// NewerSources returns the sources of path package crate (inputs under its package folder, as any of
 // its units records them) modified after ns, newest first, each once.
 func NewerSources(g *graph.Graph, crate string, ns int64) []*graph.Input {
 	var out []*graph.Input
