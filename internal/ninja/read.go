@@ -1,0 +1,374 @@
+package ninja
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/stalecheck/stalecheck/internal/depfile"
+)
+
+// How says how an input of an edge is known.
+type How string
+
+const (
+	// HowExplicit, HowImplicit, HowOrderOnly: listed in the manifest (before `|`, after `|`, after `||`).
+	// Ninja compares the mtimes of explicit and implicit inputs, never of order-only ones.
+	HowExplicit  How = "declared-explicit"
+	HowImplicit  How = "declared-implicit"
+	HowOrderOnly How = "order-only"
+	// HowDepsLog: a .ninja_deps record (deps = gcc|msvc); ninja watches it.
+	HowDepsLog How = "deps-log"
+	// HowDepfile: a Make-style depfile on disk that the edge names (depfile without deps); ninja reads
+	// and watches it at each load.
+	HowDepfile How = "depfile"
+	// HowCommandLine: the source named on the compile command.
+	HowCommandLine How = "command-line"
+	// HowIncludeScan: reached by following #include lines through the command's -I folders.
+	HowIncludeScan How = "include-scan"
+)
+
+// Clue is one way an input is known, with its evidence in words ("build.ninja:4",
+// ".ninja_deps record at byte 16", "-I /src/include").
+type Clue struct {
+	How    How
+	Detail string
+}
+
+// Input is one file an edge reads.
+type Input struct {
+	// Path is absolute.
+	Path  string
+	Clues []Clue
+	// MTime is in nanoseconds since the Unix epoch; 0 with Exists false for a missing file.
+	MTime  int64
+	Exists bool
+	// Watched is true when ninja compares this file's mtime against the outputs' (explicit and
+	// implicit inputs, deps-log entries of a current record, the entries of a depfile on disk).
+	Watched bool
+}
+
+// Reference is what ninja compares an edge's inputs against.
+type Reference struct {
+	// OldestOutput is the output (absolute path) with the oldest mtime, OutputMTime its mtime (ns);
+	// ninja calls the edge dirty when any input is newer than any output.
+	OldestOutput string
+	OutputMTime  int64
+	// MissingOutputs lists outputs not on disk (the edge will run).
+	MissingOutputs []string
+	// Log is the .ninja_log entry of the first output (nil: never recorded, the edge will run);
+	// its MTime is the log's reference (Log.MTimeMeaning).
+	Log *LogEntry
+	// Deps is the .ninja_deps record of the first output (nil: none).
+	Deps *DepsRecord
+}
+
+// Edge is one manifest edge with what the records on disk say about it.
+type Edge struct {
+	*ManifestEdge
+	// Compile is non-nil when the command compiles a C, C++ or CUDA source.
+	Compile *Compile
+	Inputs  []*Input
+	Ref     Reference
+	// DepfilePath is the absolute depfile path the edge names ("" when none); DepfileOnDisk tells
+	// whether it is there; DepfileErr is its parse error.
+	DepfilePath   string
+	DepfileOnDisk bool
+	DepfileErr    error
+	// MissingDepfile says, in words, why ninja cannot know the headers this compile reads ("" when it
+	// can): a compile edge with neither depfile nor deps, or a depfile the compiler never wrote.
+	MissingDepfile string
+	// WouldRun is true when the dry run calls one of the edge's outputs dirty; Why holds ninja's
+	// explain lines for them.
+	WouldRun bool
+	Why      []string
+	// Pending are watched inputs newer than the reference: ninja will rebuild the edge for them.
+	Pending []*Input
+	// Unseen are inputs newer than the reference that ninja does not watch: "no work to do", yet stale.
+	Unseen []*Input
+}
+
+// Build is a Ninja build folder read from its records.
+type Build struct {
+	// Dir is the build folder (absolute).
+	Dir      string
+	Manifest *Manifest
+	// LogPath and DepsPath are where ninja keeps its logs ($builddir/.ninja_log, .ninja_deps).
+	LogPath, DepsPath string
+	Log               *Log
+	Deps              *DepsLog
+	// LogErr and DepsErr are the logs' read errors (nil when read or absent; a *CorruptError for damage).
+	LogErr, DepsErr error
+	Tool            *Tool
+	// DryRun is ninja's answer (nil when not asked, ninja is absent or the logs were unsafe: see DryRunErr).
+	DryRun    *DryRun
+	DryRunErr error
+	Edges     []*Edge
+	// ByOutput maps each output (manifest path) to its edge.
+	ByOutput map[string]*Edge
+	// Generator is the CMake or Meson configuration that wrote build.ninja (nil for a hand-written one).
+	Generator *Generator
+	Notes     []string
+}
+
+// Options tune Read.
+type Options struct {
+	// NoDryRun skips `ninja -n`.
+	NoDryRun bool
+	// NoIncludeScan skips following #include lines of compile edges.
+	NoIncludeScan bool
+}
+
+// Read reads the Ninja build folder dir: build.ninja (ParseManifest), .ninja_log, .ninja_deps, the
+// depfiles on disk, each compile command's source and include folders, the mtimes of every input and
+// output, the CMake or Meson configuration, and (unless opts.NoDryRun) `ninja -n -d explain`, which
+// is run only when both logs are absent or of a version ninja keeps and undamaged (otherwise ninja
+// would delete or truncate them). Errors: the manifest's (a missing build.ninja is fs.ErrNotExist);
+// log and dry-run problems are kept in the Build, not returned.
+func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, err
+	}
+	b := &Build{Dir: abs, ByOutput: map[string]*Edge{}}
+	m, err := ParseManifest(abs, "build.ninja")
+	if err != nil {
+		return nil, err
+	}
+	b.Manifest = m
+	logDir := abs
+	if m.Builddir != "" {
+		logDir = absIn(abs, m.Builddir)
+	}
+	b.LogPath, b.DepsPath = filepath.Join(logDir, ".ninja_log"), filepath.Join(logDir, ".ninja_deps")
+	if b.Log, b.LogErr = ReadLog(b.LogPath); isNotExist(b.LogErr) {
+		b.LogErr = nil
+	}
+	if b.Deps, b.DepsErr = ReadDeps(b.DepsPath); isNotExist(b.DepsErr) {
+		b.DepsErr = nil
+	}
+	b.Generator = DetectGenerator(abs)
+	if !opts.NoDryRun {
+		b.dryRun(ctx)
+	}
+	st := &statCache{m: map[string]stat{}}
+	sc := newScanner()
+	for _, me := range m.Edges {
+		if me.Rule == "phony" {
+			continue
+		}
+		e := &Edge{ManifestEdge: me}
+		b.Edges = append(b.Edges, e)
+		for _, o := range append(append([]string{}, me.Outputs...), me.ImplicitOutputs...) {
+			b.ByOutput[o] = e
+		}
+		b.readEdge(e, st, sc, opts)
+	}
+	return b, nil
+}
+
+func (b *Build) dryRun(ctx context.Context) {
+	t, err := FindTool(ctx)
+	if err != nil {
+		b.DryRunErr = err
+		return
+	}
+	b.Tool = t
+	var unsafe []string
+	if b.LogErr != nil {
+		unsafe = append(unsafe, b.LogErr.Error())
+	} else if b.Log != nil && !t.ReadsLogVersion(b.Log.Version) {
+		unsafe = append(unsafe, fmt.Sprintf("%s is log v%d, which ninja %s deletes", b.LogPath, b.Log.Version, t.Version))
+	}
+	if b.DepsErr != nil {
+		unsafe = append(unsafe, b.DepsErr.Error())
+	} else if b.Deps != nil && !t.ReadsDepsVersion(b.Deps.Version) {
+		unsafe = append(unsafe, fmt.Sprintf("%s is deps log v%d, which ninja %s deletes", b.DepsPath, b.Deps.Version, t.Version))
+	}
+	if len(unsafe) > 0 {
+		b.DryRunErr = fmt.Errorf("ninja -n not run (%w): %s", ErrLogsUnsafe, strings.Join(unsafe, "; "))
+		return
+	}
+	b.DryRun, b.DryRunErr = t.DryRun(ctx, b.Dir)
+}
+
+type stat struct {
+	mtime int64
+	ok    bool
+}
+
+type statCache struct{ m map[string]stat }
+
+func (c *statCache) get(p string) stat {
+	if s, ok := c.m[p]; ok {
+		return s
+	}
+	var s stat
+	var st syscall.Stat_t
+	if syscall.Stat(p, &st) == nil {
+		s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, ok: true}
+	}
+	c.m[p] = s
+	return s
+}
+
+func (b *Build) abs(p string) string { return absIn(b.Dir, p) }
+
+func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options) {
+	byPath := map[string]*Input{}
+	add := func(p string, how How, detail string, watched bool) {
+		in := byPath[p]
+		if in == nil {
+			s := st.get(p)
+			in = &Input{Path: p, MTime: s.mtime, Exists: s.ok}
+			byPath[p] = in
+			e.Inputs = append(e.Inputs, in)
+		}
+		in.Clues = append(in.Clues, Clue{How: how, Detail: detail})
+		in.Watched = in.Watched || watched
+	}
+	where := fmt.Sprintf("%s:%d", relTo(b.Dir, e.File), e.Line)
+	for _, p := range e.Explicit {
+		add(b.abs(p), HowExplicit, where, true)
+	}
+	for _, p := range e.Implicit {
+		add(b.abs(p), HowImplicit, where, true)
+	}
+	for _, p := range e.OrderOnly {
+		add(b.abs(p), HowOrderOnly, where, false)
+	}
+	// Reference.
+	outs := append(append([]string{}, e.Outputs...), e.ImplicitOutputs...)
+	first := true
+	for _, o := range outs {
+		s := st.get(b.abs(o))
+		if !s.ok {
+			e.Ref.MissingOutputs = append(e.Ref.MissingOutputs, b.abs(o))
+			continue
+		}
+		if first || s.mtime < e.Ref.OutputMTime {
+			e.Ref.OldestOutput, e.Ref.OutputMTime, first = b.abs(o), s.mtime, false
+		}
+	}
+	if b.Log != nil && len(outs) > 0 {
+		e.Ref.Log = b.Log.Entries[outs[0]]
+	}
+	if b.Deps != nil && len(outs) > 0 {
+		e.Ref.Deps = b.Deps.Records[outs[0]]
+	}
+	// Deps log.
+	if r := e.Ref.Deps; r != nil && e.Deps != "" {
+		current := e.Ref.OldestOutput == "" || r.MTime >= e.Ref.OutputMTime
+		for _, p := range r.Inputs {
+			add(b.abs(p), HowDepsLog, fmt.Sprintf("%s record at byte %d (output mtime %d ns)", relTo(b.Dir, b.DepsPath), r.Offset, r.MTime), current)
+		}
+	}
+	// Depfile on disk.
+	if e.Depfile != "" {
+		e.DepfilePath = b.abs(e.Depfile)
+		if s := st.get(e.DepfilePath); s.ok {
+			e.DepfileOnDisk = true
+			f, err := depfile.ParseFile(e.DepfilePath)
+			if err != nil {
+				e.DepfileErr = err
+			} else {
+				for _, p := range f.Inputs() {
+					// deps = gcc: ninja moved the depfile into the deps log and deletes it; one left over
+					// is not what ninja reads.
+					add(absIn(b.Dir, p), HowDepfile, relTo(b.Dir, e.DepfilePath), e.Deps == "")
+				}
+			}
+		}
+	}
+	// Compile command.
+	e.Compile = ParseCompile(e.Command, b.Dir)
+	if c := e.Compile; c != nil {
+		add(c.Source, HowCommandLine, "source of "+filepath.Base(c.Compiler)+" -c", false)
+		if !opts.NoIncludeScan {
+			for _, h := range sc.scan(c) {
+				add(h.path, HowIncludeScan, h.via, false)
+			}
+		}
+		e.MissingDepfile = b.missingDepfile(e)
+	}
+	// Dry run.
+	if b.DryRun != nil {
+		for _, o := range outs {
+			if why, dirty := b.DryRun.Dirty[o]; dirty {
+				e.WouldRun = true
+				e.Why = append(e.Why, why...)
+			}
+		}
+	}
+	// Newer inputs.
+	if len(e.Ref.MissingOutputs) > 0 || e.Ref.OldestOutput == "" {
+		return
+	}
+	for _, in := range e.Inputs {
+		if !in.Exists || in.MTime <= e.Ref.OutputMTime {
+			continue
+		}
+		if in.Watched {
+			e.Pending = append(e.Pending, in)
+		} else {
+			e.Unseen = append(e.Unseen, in)
+		}
+	}
+}
+
+func (b *Build) missingDepfile(e *Edge) string {
+	c := e.Compile
+	src := relTo(b.Dir, c.Source)
+	switch {
+	case e.Depfile == "" && e.Deps == "":
+		return fmt.Sprintf("rule %s has neither depfile nor deps: ninja never learns the headers %s includes", e.Rule, src)
+	case e.Deps == "msvc":
+		if !c.WritesDeps() {
+			return fmt.Sprintf("rule %s has deps = msvc but the command has no /showIncludes", e.Rule)
+		}
+	case !c.WritesDeps():
+		return fmt.Sprintf("rule %s names depfile %s but the command (%s) has no -MD/-MMD/-MF: the compiler never writes it", e.Rule, e.Depfile, filepath.Base(c.Compiler))
+	case e.Deps == "" && !e.DepfileOnDisk && len(e.Ref.MissingOutputs) == 0 && e.Ref.Log != nil:
+		return fmt.Sprintf("rule %s names depfile %s, which is not on disk although %s was built", e.Rule, e.Depfile, firstOut(e))
+	case e.Deps == "gcc" && e.Ref.Log != nil && len(e.Ref.MissingOutputs) == 0 && (e.Ref.Deps == nil || len(e.Ref.Deps.Inputs) == 0):
+		return fmt.Sprintf("rule %s has deps = gcc but %s holds no inputs for %s: the depfile %s was never written", e.Rule, filepath.Base(b.DepsPath), firstOut(e), e.Depfile)
+	}
+	return ""
+}
+
+func relTo(dir, p string) string {
+	if r, err := filepath.Rel(dir, p); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return p
+}
+
+// UnseenEdges returns every edge with inputs newer than its outputs that ninja does not watch, sorted by
+// first output.
+func (b *Build) UnseenEdges() []*Edge {
+	var out []*Edge
+	for _, e := range b.Edges {
+		if len(e.Unseen) > 0 {
+			out = append(out, e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return firstOut(out[i]) < firstOut(out[j]) })
+	return out
+}
+
+// IsBuildFolder reports whether dir holds a build.ninja.
+func IsBuildFolder(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "build.ninja"))
+	return err == nil
+}
+
+func firstOut(e *Edge) string {
+	if len(e.Outputs) > 0 {
+		return e.Outputs[0]
+	}
+	return e.ImplicitOutputs[0]
+}
