@@ -27,8 +27,8 @@ type ManifestEdge struct {
 	// Depfile is the evaluated `depfile` ("" when the edge has none); Deps is `deps` ("gcc", "msvc" or "").
 	Depfile, Deps string
 	// Dyndep is the evaluated `dyndep` path, if any.
-	Dyndep             string
-	Restat, Generator  bool
+	Dyndep            string
+	Restat, Generator bool
 	// File and Line locate the `build` line.
 	File string
 	Line int

@@ -180,7 +180,7 @@ func (t *Tool) Targets(ctx context.Context, dir string) (map[string]string, erro
 
 // QueryResult is ninja's `-t query` answer for one node.
 type QueryResult struct {
-	Rule                         string
+	Rule                          string
 	Explicit, Implicit, OrderOnly []string
 	// Outputs are the nodes that use this one as an input.
 	Outputs []string
