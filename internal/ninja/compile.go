@@ -73,6 +73,18 @@ func splitShell(s string) [][]string {
 	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
+		// Fast path: a plain word is sliced, not copied byte by byte.
+		if !inWord {
+			j := i
+			for j < len(s) && strings.IndexByte(" \t\n'\"\\;&|", s[j]) < 0 {
+				j++
+			}
+			if j > i && (j == len(s) || strings.IndexByte(" \t\n;&|", s[j]) >= 0) {
+				cur = append(cur, s[i:j])
+				i = j - 1
+				continue
+			}
+		}
 		switch {
 		case c == '\'':
 			j := strings.IndexByte(s[i+1:], '\'')

@@ -96,8 +96,16 @@ func TestCMakeNinjaHeaderEditIsPending(t *testing.T) {
 		t.Fatalf("a header ninja tracks reported unseen: %+v", e.Unseen[0])
 	}
 	if len(e.Pending) != 1 || e.Pending[0].Path != filepath.Join(src, "include", "m.h") || e.Pending[0].MTime != mh ||
-		!hasClue(e.Pending[0], HowDepsLog) || !hasClue(e.Pending[0], HowIncludeScan) {
+		!hasClue(e.Pending[0], HowDepsLog) || hasClue(e.Pending[0], HowIncludeScan) {
 		t.Fatalf("pending %+v", e.Pending)
+	}
+	// With AlwaysScan the include scan reaches the same header through the -I folder.
+	all, err := Read(context.Background(), bld, Options{NoDryRun: true, AlwaysScan: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if in := inputOf(edgeFor(t, all, "main.c.o").Pending, "m.h"); in == nil || !hasClue(in, HowIncludeScan) || !hasClue(in, HowDepsLog) {
+		t.Fatalf("AlwaysScan: %+v", in)
 	}
 	if !e.WouldRun || len(e.Why) == 0 || !strings.Contains(strings.Join(e.Why, "\n"), "m.h") {
 		t.Fatalf("dry run: would run %v why %q", e.WouldRun, e.Why)

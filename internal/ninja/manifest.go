@@ -1,6 +1,7 @@
 package ninja
 
 import (
+	"bytes"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -146,10 +147,21 @@ type logicalLine struct {
 // splitLines joins `$`-newline continuations (dropping the next line's leading spaces) and returns
 // logical lines with their first physical line number.
 func splitLines(data []byte) []logicalLine {
-	var out []logicalLine
+	out := make([]logicalLine, 0, bytes.Count(data, []byte{'\n'})+1)
 	var b strings.Builder
 	start, ln := 1, 1
 	for i := 0; i < len(data); i++ {
+		// Fast path: a whole physical line without '$' is taken as it is.
+		if b.Len() == 0 {
+			end := bytes.IndexByte(data[i:], '\n')
+			if end >= 0 && bytes.IndexByte(data[i:i+end], '$') < 0 {
+				out = append(out, logicalLine{text: strings.TrimSuffix(string(data[i:i+end]), "\r"), line: start})
+				i += end
+				ln++
+				start = ln
+				continue
+			}
+		}
 		c := data[i]
 		if c == '$' && i+1 < len(data) {
 			n := data[i+1]
@@ -199,8 +211,20 @@ func isVarChar(c byte, dot bool) bool {
 // value and the index after it.
 func parseEval(s string, i int, pathMode bool) (evalStr, int, string) {
 	var e evalStr
-	var lit strings.Builder
 	begin := i
+	// Fast path: no '$' before the end of the value.
+	j := i
+	for j < len(s) && s[j] != '$' && !(pathMode && (s[j] == ' ' || s[j] == ':' || s[j] == '|')) {
+		j++
+	}
+	if j == len(s) || s[j] != '$' {
+		if j > i {
+			e.parts = []evalPart{{text: s[i:j]}}
+		}
+		e.raw = s[i:j]
+		return e, j, ""
+	}
+	var lit strings.Builder
 	flush := func() {
 		if lit.Len() > 0 {
 			e.parts = append(e.parts, evalPart{text: lit.String()})

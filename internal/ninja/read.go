@@ -105,6 +105,7 @@ type Build struct {
 	LogErr, DepsErr error
 	Tool            *Tool
 	// DryRun is ninja's answer (nil when not asked, ninja is absent or the logs were unsafe: see DryRunErr).
+	// It runs concurrently with the reading of the records.
 	DryRun    *DryRun
 	DryRunErr error
 	Edges     []*Edge
@@ -121,6 +122,9 @@ type Options struct {
 	NoDryRun bool
 	// NoIncludeScan skips following #include lines of compile edges.
 	NoIncludeScan bool
+	// AlwaysScan follows #include lines of every compile edge, also those whose headers ninja knows
+	// from a deps record or depfile (by default only the others are scanned).
+	AlwaysScan bool
 }
 
 // Read reads the Ninja build folder dir: build.ninja (ParseManifest), .ninja_log, .ninja_deps, the
@@ -151,10 +155,14 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	if b.Deps, b.DepsErr = ReadDeps(b.DepsPath); isNotExist(b.DepsErr) {
 		b.DepsErr = nil
 	}
-	b.Generator = DetectGenerator(abs)
-	if !opts.NoDryRun {
-		b.dryRun(ctx)
+	// ninja -n runs in its own process while the records are read here.
+	done := make(chan struct{})
+	if opts.NoDryRun {
+		close(done)
+	} else {
+		go func() { defer close(done); b.dryRun(ctx) }()
 	}
+	b.Generator = DetectGenerator(abs)
 	st := &statCache{m: map[string]stat{}}
 	sc := newScanner()
 	for _, me := range m.Edges {
@@ -167,6 +175,17 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 			b.ByOutput[o] = e
 		}
 		b.readEdge(e, st, sc, opts)
+	}
+	<-done
+	if b.DryRun != nil {
+		for _, e := range b.Edges {
+			for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
+				if why, dirty := b.DryRun.Dirty[o]; dirty {
+					e.WouldRun = true
+					e.Why = append(e.Why, why...)
+				}
+			}
+		}
 	}
 	return b, nil
 }
@@ -288,19 +307,14 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options) {
 	e.Compile = ParseCompile(e.Command, b.Dir)
 	if c := e.Compile; c != nil {
 		add(c.Source, HowCommandLine, "source of "+filepath.Base(c.Compiler)+" -c", false)
-		if !opts.NoIncludeScan {
+		e.MissingDepfile = b.missingDepfile(e)
+		// The include scan stands in for the compiler's own list where ninja has none: a current deps
+		// record or a depfile on disk is what the compiler read at the last compile (a new #include
+		// edits the source, which ninja watches).
+		tracked := e.MissingDepfile == "" && (e.Deps != "" && e.Ref.Deps != nil && len(e.Ref.Deps.Inputs) > 0 || e.Deps == "" && e.DepfileOnDisk && e.DepfileErr == nil)
+		if !opts.NoIncludeScan && (!tracked || opts.AlwaysScan) {
 			for _, h := range sc.scan(c) {
 				add(h.path, HowIncludeScan, h.via, false)
-			}
-		}
-		e.MissingDepfile = b.missingDepfile(e)
-	}
-	// Dry run.
-	if b.DryRun != nil {
-		for _, o := range outs {
-			if why, dirty := b.DryRun.Dirty[o]; dirty {
-				e.WouldRun = true
-				e.Why = append(e.Why, why...)
 			}
 		}
 	}
