@@ -5,8 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/stalecheck/stalecheck/internal/depfile"
@@ -114,6 +117,8 @@ type Build struct {
 	// Generator is the CMake or Meson configuration that wrote build.ninja (nil for a hand-written one).
 	Generator *Generator
 	Notes     []string
+
+	depsName string
 }
 
 // Options tune Read.
@@ -163,8 +168,7 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 		go func() { defer close(done); b.dryRun(ctx) }()
 	}
 	b.Generator = DetectGenerator(abs)
-	st := &statCache{m: map[string]stat{}}
-	sc := newScanner()
+	b.depsName = relTo(abs, b.DepsPath)
 	for _, me := range m.Edges {
 		if me.Rule == "phony" {
 			continue
@@ -174,20 +178,71 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 		for _, o := range append(append([]string{}, me.Outputs...), me.ImplicitOutputs...) {
 			b.ByOutput[o] = e
 		}
-		b.readEdge(e, st, sc, opts)
 	}
+	// The edges are read in a few contiguous shares, each with its own stat cache and include
+	// scanner (what they share, a few headers, is stat'd once per share).
+	workers := min(runtime.GOMAXPROCS(0), 4, 1+len(b.Edges)/500)
+	var wg sync.WaitGroup
+	rels := map[string]string{}
+	for _, f := range m.Files {
+		rels[f] = relTo(abs, f)
+	}
+	for w := 0; w < workers; w++ {
+		lo, hi := w*len(b.Edges)/workers, (w+1)*len(b.Edges)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := newStatCache(4 * (hi - lo))
+			sc := newScanner()
+			for _, e := range b.Edges[lo:hi] {
+				b.readEdge(e, st, sc, opts, rels[e.File])
+			}
+		}()
+	}
+	wg.Wait()
 	<-done
 	if b.DryRun != nil {
-		for _, e := range b.Edges {
-			for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
-				if why, dirty := b.DryRun.Dirty[o]; dirty {
-					e.WouldRun = true
-					e.Why = append(e.Why, why...)
-				}
+		b.applyDryRun()
+	}
+	return b, nil
+}
+
+// applyDryRun marks the edges the dry run would run: by their command (what `-v` prints; equal
+// commands mark every edge that has it), and by the dirty nodes; each explain line goes to the edges
+// whose output or depfile it names.
+func (b *Build) applyDryRun() {
+	byCmd := map[string][]*Edge{}
+	byDepfile := map[string]*Edge{}
+	for _, e := range b.Edges {
+		byCmd[e.Command] = append(byCmd[e.Command], e)
+		if e.Depfile != "" {
+			byDepfile[e.Depfile] = e
+		}
+	}
+	for _, c := range b.DryRun.Commands {
+		for _, e := range byCmd[c] {
+			e.WouldRun = true
+		}
+	}
+	for node := range b.DryRun.Dirty {
+		if e := b.ByOutput[node]; e != nil {
+			e.WouldRun = true
+		}
+	}
+	for _, l := range b.DryRun.Explain {
+		seen := map[*Edge]bool{}
+		for _, w := range strings.Fields(l) {
+			w = strings.Trim(w, "'\"(),")
+			e := b.ByOutput[w]
+			if e == nil {
+				e = byDepfile[w]
+			}
+			if e != nil && !seen[e] {
+				seen[e] = true
+				e.Why = append(e.Why, l)
 			}
 		}
 	}
-	return b, nil
 }
 
 func (b *Build) dryRun(ctx context.Context) {
@@ -222,6 +277,8 @@ type stat struct {
 
 type statCache struct{ m map[string]stat }
 
+func newStatCache(n int) *statCache { return &statCache{m: make(map[string]stat, n)} }
+
 func (c *statCache) get(p string) stat {
 	if s, ok := c.m[p]; ok {
 		return s
@@ -235,9 +292,15 @@ func (c *statCache) get(p string) stat {
 	return s
 }
 
-func (b *Build) abs(p string) string { return absIn(b.Dir, p) }
+// abs makes a manifest path absolute; manifest paths are canonical already, so most need no Clean.
+func (b *Build) abs(p string) string {
+	if p != "" && p[0] != '/' && p != "." && p != ".." && !strings.HasPrefix(p, "../") {
+		return b.Dir + "/" + p
+	}
+	return absIn(b.Dir, p)
+}
 
-func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options) {
+func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file string) {
 	byPath := map[string]*Input{}
 	add := func(p string, how How, detail string, watched bool) {
 		in := byPath[p]
@@ -250,7 +313,7 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options) {
 		in.Clues = append(in.Clues, Clue{How: how, Detail: detail})
 		in.Watched = in.Watched || watched
 	}
-	where := fmt.Sprintf("%s:%d", relTo(b.Dir, e.File), e.Line)
+	where := file + ":" + strconv.Itoa(e.Line)
 	for _, p := range e.Explicit {
 		add(b.abs(p), HowExplicit, where, true)
 	}
@@ -282,14 +345,18 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options) {
 	// Deps log.
 	if r := e.Ref.Deps; r != nil && e.Deps != "" {
 		current := e.Ref.OldestOutput == "" || r.MTime >= e.Ref.OutputMTime
+		detail := b.depsName + " record at byte " + strconv.FormatInt(r.Offset, 10) + " (output mtime " + strconv.FormatInt(r.MTime, 10) + " ns)"
 		for _, p := range r.Inputs {
-			add(b.abs(p), HowDepsLog, fmt.Sprintf("%s record at byte %d (output mtime %d ns)", relTo(b.Dir, b.DepsPath), r.Offset, r.MTime), current)
+			add(b.abs(p), HowDepsLog, detail, current)
 		}
 	}
 	// Depfile on disk.
 	if e.Depfile != "" {
 		e.DepfilePath = b.abs(e.Depfile)
-		if s := st.get(e.DepfilePath); s.ok {
+		// deps = gcc|msvc: ninja read the depfile into the deps log and deleted it; it is looked for
+		// only when the deps log holds nothing for the output.
+		look := e.Deps == "" || e.Ref.Deps == nil || len(e.Ref.Deps.Inputs) == 0
+		if look && st.get(e.DepfilePath).ok {
 			e.DepfileOnDisk = true
 			f, err := depfile.ParseFile(e.DepfilePath)
 			if err != nil {

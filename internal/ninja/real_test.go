@@ -161,3 +161,30 @@ func TestS13RuleWithoutDepfile(t *testing.T) {
 		t.Fatalf("m.h after the fix: %+v", in)
 	}
 }
+
+// TestDepfileNeverWritten: a rule names a depfile (no deps) but nvcc is called without -MD, so the
+// depfile never appears; ninja then rebuilds the edge on every run ("depfile is missing"), and Read
+// names the cause.
+func TestDepfileNeverWritten(t *testing.T) {
+	need(t, "ninja", "nvcc")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"k.cuh": "#define K 1\n",
+		"k.cu":  "#include \"k.cuh\"\n__global__ void k(int *x) { x[0] = K; }\n",
+		"build.ninja": "rule nvcc\n  command = nvcc -ccbin c++ -allow-unsupported-compiler -c $in -o $out\n  depfile = $out.d\n" +
+			"build k.o: nvcc k.cu\n",
+	})
+	sh(t, dir, nil, "ninja")
+	b := readBuild(t, dir)
+	e := b.ByOutput["k.o"]
+	if e.DepfileOnDisk || e.DepfilePath != filepath.Join(dir, "k.o.d") || !strings.Contains(e.MissingDepfile, "names depfile k.o.d but the command (nvcc) has no -MD/-MMD/-MF") {
+		t.Fatalf("depfile %q on disk %v, missing %q", e.DepfilePath, e.DepfileOnDisk, e.MissingDepfile)
+	}
+	if !e.WouldRun || !strings.Contains(strings.Join(e.Why, "\n"), "depfile") {
+		t.Fatalf("ninja should rebuild it for its missing depfile: %v %q", e.WouldRun, e.Why)
+	}
+	// The include scan stands in: k.cuh is an input ninja does not know.
+	if in := inputOf(e.Inputs, "k.cuh"); in == nil || in.Watched || !hasClue(in, HowIncludeScan) {
+		t.Fatalf("k.cuh: %+v", in)
+	}
+}

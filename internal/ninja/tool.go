@@ -121,19 +121,21 @@ func (t *Tool) run(ctx context.Context, dir string, args ...string) (stdout, std
 type DryRun struct {
 	// NoWork is set when ninja printed "ninja: no work to do."
 	NoWork bool
-	// Steps are the "[i/n] description" lines of the edges that would run, in order.
-	Steps []string
-	// Dirty maps each node ninja called dirty to the explain lines that name it (its reasons).
+	// Steps are the "[i/n] command" lines of the edges that would run, in order (`-v` prints the
+	// evaluated command instead of the description); Commands the same without the "[i/n] " prefix.
+	Steps, Commands []string
+	// Dirty maps each node ninja called dirty ("X is dirty") to the explain lines before it. Ninja 1.11
+	// does not print that line for every cause (a missing depfile), so Read matches Commands too.
 	Dirty map[string][]string
 	// Explain holds every "ninja explain:" line, without the prefix.
 	Explain []string
 }
 
-// DryRun runs `ninja -C dir -n -d explain` (default targets). Ninja builds nothing in a dry run, but it
+// DryRun runs `ninja -C dir -n -v -d explain` (default targets). Ninja builds nothing in a dry run, but it
 // loads .ninja_log and .ninja_deps and deletes or truncates them when they are of a version it does not
 // read or damaged; callers check the logs first (Read does).
 func (t *Tool) DryRun(ctx context.Context, dir string) (*DryRun, error) {
-	out, errOut, err := t.run(ctx, dir, "-n", "-d", "explain")
+	out, errOut, err := t.run(ctx, dir, "-n", "-v", "-d", "explain")
 	if err != nil {
 		return nil, err
 	}
@@ -144,6 +146,9 @@ func (t *Tool) DryRun(ctx context.Context, dir string) (*DryRun, error) {
 			d.NoWork = true
 		case strings.HasPrefix(l, "["):
 			d.Steps = append(d.Steps, l)
+			if i := strings.Index(l, "] "); i > 0 {
+				d.Commands = append(d.Commands, l[i+2:])
+			}
 		}
 	}
 	var pending []string
