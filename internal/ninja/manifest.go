@@ -27,8 +27,9 @@ type ManifestEdge struct {
 	Command, Description string
 	// Depfile is the evaluated `depfile` ("" when the edge has none); Deps is `deps` ("gcc", "msvc" or "").
 	Depfile, Deps string
-	// Dyndep is the evaluated `dyndep` path, if any.
-	Dyndep            string
+	// Dyndep is the evaluated `dyndep` path, if any; Rspfile the evaluated `rspfile` (a file ninja
+	// writes before running the command, also under -n).
+	Dyndep, Rspfile   string
 	Restat, Generator bool
 	// File and Line locate the `build` line.
 	File string
@@ -560,6 +561,7 @@ func (m *Manifest) parseEdge(file string, l logicalLine, rest string, block []lo
 	}
 	me.Deps = look("deps")
 	me.Dyndep = look("dyndep")
+	me.Rspfile = look("rspfile")
 	me.Restat = look("restat") != ""
 	me.Generator = look("generator") != ""
 	m.Edges = append(m.Edges, me)

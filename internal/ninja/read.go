@@ -130,6 +130,9 @@ type Options struct {
 	// AlwaysScan follows #include lines of every compile edge, also those whose headers ninja knows
 	// from a deps record or depfile (by default only the others are scanned).
 	AlwaysScan bool
+	// AllowDryRunWrites runs `ninja -n` even where it would create output folders or write response
+	// files (see ErrLogsUnsafe); by default the dry run is skipped there.
+	AllowDryRunWrites bool
 }
 
 // Read reads the Ninja build folder dir: build.ninja (ParseManifest), .ninja_log, .ninja_deps, the
@@ -165,7 +168,11 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	if opts.NoDryRun {
 		close(done)
 	} else {
-		go func() { defer close(done); b.dryRun(ctx) }()
+		var writes []string
+		if !opts.AllowDryRunWrites {
+			writes = dryRunWrites(m)
+		}
+		go func() { defer close(done); b.dryRun(ctx, writes) }()
 	}
 	b.Generator = DetectGenerator(abs)
 	b.depsName = relTo(abs, b.DepsPath)
@@ -245,14 +252,62 @@ func (b *Build) applyDryRun() {
 	}
 }
 
-func (b *Build) dryRun(ctx context.Context) {
+// dryRunWrites lists what `ninja -n` would write into the build folder (ninja 1.11 and 1.13, src/build.cc
+// Builder::StartEdge, which runs for every edge a dry run "starts"): the folders of outputs that do
+// not exist (MakeDirs) and response files. Up to three are named, then a count.
+func dryRunWrites(m *Manifest) []string {
+	var w []string
+	dirs := map[string]bool{}
+	n := 0
+	note := func(s string) {
+		n++
+		if len(w) < 3 {
+			w = append(w, s)
+		}
+	}
+	for _, e := range m.Edges {
+		if e.Rule == "phony" {
+			continue
+		}
+		if e.Rspfile != "" {
+			note(fmt.Sprintf("edge %s names rspfile %s, which ninja writes even under -n", firstOutM(e), e.Rspfile))
+		}
+		for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
+			d := filepath.Dir(absIn(m.Dir, o))
+			if _, ok := dirs[d]; ok {
+				continue
+			}
+			st, err := os.Stat(d)
+			dirs[d] = err == nil && st.IsDir()
+			if !dirs[d] {
+				note(fmt.Sprintf("folder %s of output %s does not exist; ninja -n creates it", d, o))
+			}
+		}
+	}
+	if n > len(w) {
+		w = append(w, fmt.Sprintf("and %d more", n-len(w)))
+	}
+	return w
+}
+
+func firstOutM(e *ManifestEdge) string {
+	if len(e.Outputs) > 0 {
+		return e.Outputs[0]
+	}
+	return e.ImplicitOutputs[0]
+}
+
+func (b *Build) dryRun(ctx context.Context, writes []string) {
 	t, err := FindTool(ctx)
 	if err != nil {
 		b.DryRunErr = err
 		return
 	}
 	b.Tool = t
-	var unsafe []string
+	unsafe := append([]string{}, writes...)
+	if t.Major == 1 && t.Minor == 12 {
+		unsafe = append(unsafe, "ninja 1.12 writes "+filepath.Join(filepath.Dir(b.LogPath), ".ninja_lock")+" under -n")
+	}
 	if b.LogErr != nil {
 		unsafe = append(unsafe, b.LogErr.Error())
 	} else if b.Log != nil && !t.ReadsLogVersion(b.Log.Version) {

@@ -2,6 +2,7 @@ package ninja
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -186,5 +187,37 @@ func TestDepfileNeverWritten(t *testing.T) {
 	// The include scan stands in: k.cuh is an input ninja does not know.
 	if in := inputOf(e.Inputs, "k.cuh"); in == nil || in.Watched || !hasClue(in, HowIncludeScan) {
 		t.Fatalf("k.cuh: %+v", in)
+	}
+}
+
+// TestNoDryRunWhereNinjaWouldWrite: ninja -n creates the folders of outputs it would build and writes
+// response files (src/build.cc StartEdge); Read does not run it there, and the folder stays absent.
+func TestNoDryRunWhereNinjaWouldWrite(t *testing.T) {
+	need(t, "ninja")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{"x.c": "int x;\n",
+		"build.ninja": "rule cc\n  command = cc -c $in -o $out\nbuild obj/x.o: cc x.c\n"})
+	ctx := context.Background()
+	b, err := Read(ctx, dir, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(b.DryRunErr, ErrLogsUnsafe) || !strings.Contains(b.DryRunErr.Error(), filepath.Join(dir, "obj")) {
+		t.Fatalf("dry run err %v", b.DryRunErr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "obj")); !os.IsNotExist(err) {
+		t.Fatalf("obj/ created: %v", err)
+	}
+	// What Read guards against is real: ninja -n itself creates the folder.
+	sh(t, dir, nil, "ninja", "-n")
+	if _, err := os.Stat(filepath.Join(dir, "obj")); err != nil {
+		t.Fatalf("ninja -n did not create obj/ (%v): the guard may be stale for this ninja", err)
+	}
+	write(t, dir, map[string]string{"build.ninja": "rule ar\n  command = ar rcs $out @$out.rsp\n  rspfile = $out.rsp\n  rspfile_content = $in\nbuild obj/x.a: ar x.c\n"})
+	if b, _ = Read(ctx, dir, Options{}); !errors.Is(b.DryRunErr, ErrLogsUnsafe) || !strings.Contains(b.DryRunErr.Error(), "rspfile obj/x.a.rsp") {
+		t.Fatalf("rspfile: %v", b.DryRunErr)
+	}
+	if b, _ = Read(ctx, dir, Options{AllowDryRunWrites: true}); b.DryRunErr != nil || len(b.DryRun.Commands) != 1 {
+		t.Fatalf("allowed: %v %+v", b.DryRunErr, b.DryRun)
 	}
 }

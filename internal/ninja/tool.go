@@ -269,5 +269,7 @@ func (t *Tool) MissingDeps(ctx context.Context, dir string) ([]string, error) {
 	return lines, nil
 }
 
-// ErrLogsUnsafe is wrapped when Read refuses to run ninja because it would rewrite a log.
+// ErrLogsUnsafe is wrapped when Read refuses to run ninja because it would write into the build
+// folder: delete or truncate a log it does not read, create a missing output folder, write a response
+// file or (1.12) .ninja_lock.
 var ErrLogsUnsafe = errors.New("ninja would rewrite its logs")
