@@ -1,0 +1,374 @@
+package ninja
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// IncludeDir is one include search folder from a compile command.
+type IncludeDir struct {
+	// Path is absolute (resolved against the command's working folder).
+	Path string
+	// Flag is the option that named it: "-I", "-isystem", "-iquote", "--include-path".
+	Flag string
+}
+
+// Compile is what an edge's command line says about one compile: the compiler, the source, the
+// working folder, the include folders and whether it asks the compiler for a depfile.
+type Compile struct {
+	Compiler string
+	// Source is the compiled file, absolute; Dir the working folder (the build folder, or a `cd`).
+	Source, Dir string
+	Includes    []IncludeDir
+	// DepFlags are the options that make the compiler write a depfile or print includes
+	// (-MD, -MMD, -MF, -M, -MM, -Wp,-MD, nvcc's --generate-dependencies-with-compile, cl's /showIncludes).
+	DepFlags []string
+	// Object is the -o argument, as written.
+	Object string
+}
+
+// WritesDeps reports whether the command asks the compiler for dependency information.
+func (c *Compile) WritesDeps() bool { return len(c.DepFlags) > 0 }
+
+var compileExts = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".C": true,
+	".cu": true, ".m": true, ".mm": true, ".S": true, ".s": false}
+
+func isCompiler(w string) bool {
+	b := filepath.Base(w)
+	switch b {
+	case "cc", "gcc", "g++", "c++", "clang", "clang++", "nvcc", "cl", "cl.exe", "clang-cl", "icc", "icpx", "icx":
+		return true
+	}
+	for _, s := range []string{"-gcc", "-g++", "-clang", "-clang++", "-cc", "-c++"} {
+		if strings.HasSuffix(b, s) {
+			return true
+		}
+	}
+	// gcc-12, clang-16, g++-12
+	for _, p := range []string{"gcc-", "g++-", "clang-", "clang++-"} {
+		if strings.HasPrefix(b, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// splitShell splits a POSIX shell command line into words (quotes and backslashes honoured) and
+// breaks it into simple commands at `&&`, `||`, `;` and `|`.
+func splitShell(s string) [][]string {
+	var cmds [][]string
+	var cur []string
+	var w strings.Builder
+	inWord := false
+	end := func() {
+		if inWord {
+			cur = append(cur, w.String())
+			w.Reset()
+			inWord = false
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		// Fast path: a plain word is sliced, not copied byte by byte.
+		if !inWord {
+			j := i
+			for j < len(s) && strings.IndexByte(" \t\n'\"\\;&|", s[j]) < 0 {
+				j++
+			}
+			if j > i && (j == len(s) || strings.IndexByte(" \t\n;&|", s[j]) >= 0) {
+				cur = append(cur, s[i:j])
+				i = j - 1
+				continue
+			}
+		}
+		switch {
+		case c == '\'':
+			j := strings.IndexByte(s[i+1:], '\'')
+			if j < 0 {
+				j = len(s) - i - 1
+			}
+			w.WriteString(s[i+1 : i+1+j])
+			i += j + 1
+			inWord = true
+		case c == '"':
+			i++
+			for i < len(s) && s[i] != '"' {
+				if s[i] == '\\' && i+1 < len(s) && strings.IndexByte("\"\\$`", s[i+1]) >= 0 {
+					i++
+				}
+				w.WriteByte(s[i])
+				i++
+			}
+			inWord = true
+		case c == '\\' && i+1 < len(s):
+			i++
+			w.WriteByte(s[i])
+			inWord = true
+		case c == ' ' || c == '\t' || c == '\n':
+			end()
+		case c == ';' || c == '&' || c == '|':
+			end()
+			for i+1 < len(s) && (s[i+1] == '&' || s[i+1] == '|') {
+				i++
+			}
+			if len(cur) > 0 {
+				cmds = append(cmds, cur)
+			}
+			cur = nil
+		default:
+			w.WriteByte(c)
+			inWord = true
+		}
+	}
+	end()
+	if len(cur) > 0 {
+		cmds = append(cmds, cur)
+	}
+	return cmds
+}
+
+// ParseCompile finds a compile in an edge's command (run in buildDir): the first simple command
+// whose program is a C, C++ or CUDA compiler with -c (or /c) and a source argument. It returns nil
+// when the command compiles nothing.
+func ParseCompile(command, buildDir string) *Compile {
+	dir := buildDir
+	for _, words := range splitShell(command) {
+		if words[0] == "cd" && len(words) == 2 {
+			dir = absIn(dir, words[1])
+			continue
+		}
+		prog := 0
+		for prog < len(words) && (filepath.Base(words[prog]) == "ccache" || filepath.Base(words[prog]) == "sccache" || strings.Contains(words[prog], "=") && !strings.HasPrefix(words[prog], "-")) {
+			prog++
+		}
+		if prog >= len(words) || !isCompiler(words[prog]) {
+			continue
+		}
+		c := &Compile{Compiler: words[prog], Dir: dir}
+		compileOnly := false
+		args := words[prog+1:]
+		for i := 0; i < len(args); i++ {
+			a := args[i]
+			next := func() string {
+				if i+1 < len(args) {
+					i++
+					return args[i]
+				}
+				return ""
+			}
+			switch {
+			case a == "-c" || a == "/c" || a == "--compile" || a == "-dc" || a == "--device-c":
+				compileOnly = true
+			case a == "-o":
+				c.Object = next()
+			case a == "-I" || a == "-isystem" || a == "-iquote" || a == "-idirafter" || a == "--include-path" || a == "--system-include":
+				if p := next(); p != "" {
+					c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, p), Flag: a})
+				}
+			case strings.HasPrefix(a, "-I") && len(a) > 2:
+				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[2:]), Flag: "-I"})
+			case strings.HasPrefix(a, "-isystem") && len(a) > 8:
+				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[8:]), Flag: "-isystem"})
+			case strings.HasPrefix(a, "-iquote") && len(a) > 7:
+				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[7:]), Flag: "-iquote"})
+			case strings.HasPrefix(a, "--include-path="):
+				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[len("--include-path="):]), Flag: "--include-path"})
+			case a == "-MD" || a == "-MMD" || a == "-M" || a == "-MM" || a == "--generate-dependencies-with-compile" ||
+				a == "--generate-nonsystem-dependencies-with-compile" || a == "/showIncludes" || a == "-showIncludes" ||
+				strings.HasPrefix(a, "-Wp,-MD") || strings.HasPrefix(a, "-Wp,-MMD"):
+				c.DepFlags = append(c.DepFlags, a)
+			case a == "-MF" || a == "--dependency-output" || a == "-MT" || a == "-MQ" || a == "-x" || a == "-include" ||
+				a == "-ccbin" || a == "--compiler-bindir" || a == "-Xcompiler" || a == "-arch" || a == "-gencode" ||
+				a == "-target" || a == "-Xclang" || a == "--options-file" || a == "-odir" || a == "-rdc" || a == "-std":
+				v := next()
+				if a == "-MF" || a == "--dependency-output" {
+					c.DepFlags = append(c.DepFlags, a+" "+v)
+				}
+				if a == "-Xcompiler" {
+					for _, x := range strings.Split(v, ",") {
+						if x == "-MD" || x == "-MMD" {
+							c.DepFlags = append(c.DepFlags, "-Xcompiler "+x)
+						}
+					}
+				}
+			case !strings.HasPrefix(a, "-") && !strings.HasPrefix(a, "/") || strings.HasPrefix(a, "/") && compileExts[filepath.Ext(a)]:
+				if compileExts[filepath.Ext(a)] && c.Source == "" {
+					c.Source = absIn(dir, a)
+				}
+			}
+		}
+		if compileOnly && c.Source != "" {
+			return c
+		}
+	}
+	return nil
+}
+
+func absIn(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
+}
+
+// systemDirs are header folders never followed by the include scan: what they hold is the toolchain's
+// and the distribution's, not the project's.
+var systemDirs = []string{"/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib/clang", "/usr/lib/llvm",
+	"/usr/lib/cuda", "/usr/local/cuda", "/opt/cuda", "/usr/lib/nvidia-cuda-toolkit", "/usr/share/gcc", "/usr/libexec/gcc"}
+
+func isSystem(p string) bool {
+	for _, d := range systemDirs {
+		if p == d || strings.HasPrefix(p, d+"/") || strings.HasPrefix(p, d+"-") {
+			return true
+		}
+	}
+	return false
+}
+
+// includeLine is one #include directive.
+type includeLine struct {
+	name  string
+	quote bool
+}
+
+// scanner follows #include lines, parsing each file once.
+type scanner struct {
+	files map[string][]includeLine
+	// maxFiles bounds the files one scan visits.
+	maxFiles int
+}
+
+func newScanner() *scanner { return &scanner{files: map[string][]includeLine{}, maxFiles: 20000} }
+
+func (s *scanner) includes(p string) []includeLine {
+	if l, ok := s.files[p]; ok {
+		return l
+	}
+	data, err := safeio.ReadFile(p, 16<<20)
+	var l []includeLine
+	if err == nil {
+		l = parseIncludes(data)
+	}
+	s.files[p] = l
+	return l
+}
+
+// parseIncludes finds `#include "x"` and `#include <x>` lines (block comments between lines are
+// skipped; conditionals are not evaluated, so a header under #if 0 counts).
+func parseIncludes(data []byte) []includeLine {
+	var out []includeLine
+	inComment := false
+	for len(data) > 0 {
+		var line []byte
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, data = data[:i], data[i+1:]
+		} else {
+			line, data = data, nil
+		}
+		t := bytes.TrimLeft(line, " \t")
+		if inComment {
+			if i := bytes.Index(t, []byte("*/")); i >= 0 {
+				inComment = false
+				t = bytes.TrimLeft(t[i+2:], " \t")
+			} else {
+				continue
+			}
+		}
+		if bytes.HasPrefix(t, []byte("/*")) && !bytes.Contains(t[2:], []byte("*/")) {
+			inComment = true
+			continue
+		}
+		if len(t) == 0 || t[0] != '#' {
+			if bytes.Contains(t, []byte("/*")) && !bytes.Contains(t, []byte("*/")) {
+				inComment = true
+			}
+			continue
+		}
+		t = bytes.TrimLeft(t[1:], " \t")
+		if !bytes.HasPrefix(t, []byte("include")) {
+			continue
+		}
+		t = bytes.TrimLeft(t[len("include"):], " \t")
+		if len(t) < 3 {
+			continue
+		}
+		closer := byte('"')
+		if t[0] == '<' {
+			closer = '>'
+		} else if t[0] != '"' {
+			continue
+		}
+		if j := bytes.IndexByte(t[1:], closer); j > 0 {
+			out = append(out, includeLine{name: string(t[1 : 1+j]), quote: closer == '"'})
+		}
+	}
+	return out
+}
+
+// scanHit is one header reached by the include scan.
+type scanHit struct {
+	path, via string
+}
+
+// scan follows the includes of c's source transitively and returns each project header found (system
+// folders are not entered), with the folder or file that led to it.
+func (s *scanner) scan(c *Compile) []scanHit {
+	seen := map[string]bool{c.Source: true}
+	var hits []scanHit
+	queue := []string{c.Source}
+	for len(queue) > 0 && len(seen) < s.maxFiles {
+		f := queue[0]
+		queue = queue[1:]
+		for _, inc := range s.includes(f) {
+			p, via := c.resolve(inc, filepath.Dir(f))
+			if p == "" || seen[p] || isSystem(p) {
+				continue
+			}
+			seen[p] = true
+			hits = append(hits, scanHit{path: p, via: via})
+			queue = append(queue, p)
+		}
+	}
+	return hits
+}
+
+// resolve looks an include up the way gcc does: a quoted name in the including file's folder, then
+// -iquote folders; then -I, -isystem and -idirafter folders in command-line order.
+func (c *Compile) resolve(inc includeLine, own string) (string, string) {
+	if filepath.IsAbs(inc.name) {
+		if isFile(inc.name) {
+			return filepath.Clean(inc.name), "absolute #include"
+		}
+		return "", ""
+	}
+	if inc.quote {
+		if p := filepath.Join(own, inc.name); isFile(p) {
+			return p, "#include \"" + inc.name + "\" beside " + own
+		}
+		for _, d := range c.Includes {
+			if d.Flag == "-iquote" {
+				if p := filepath.Join(d.Path, inc.name); isFile(p) {
+					return p, "-iquote " + d.Path
+				}
+			}
+		}
+	}
+	for _, d := range c.Includes {
+		if d.Flag == "-iquote" {
+			continue
+		}
+		if p := filepath.Join(d.Path, inc.name); isFile(p) {
+			return p, d.Flag + " " + d.Path
+		}
+	}
+	return "", ""
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
