@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -228,6 +229,7 @@ func (r *reader) readFingerprints(prof string) {
 				continue
 			}
 			s := &graph.Step{
+				System: unit.System, Origin: &unit.Unit{},
 				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg, Hash: hash, Target: n,
 				FingerprintDir: dir, Config: graph.Config{ProfileDir: prof},
 			}

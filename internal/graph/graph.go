@@ -137,6 +137,8 @@ type Link struct {
 
 // Step is one build action: a Cargo unit (build-script run or compile, rustc unit).
 type Step struct {
+	// System is the build system that ran the step: "cargo" (later "make", "ninja", "go").
+	System  string
 	ID      string // stable within one graph: "<profile dir>/<pkg>-<hash>/<fingerprint file>"
 	Kind    StepKind
 	Package string // package name
@@ -192,6 +194,11 @@ type Step struct {
 	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
 	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
 	Written map[string]string
+
+	// Origin is the adapter's own record of the step (internal/cargo/unit.Unit for a Cargo unit): what only
+	// that build system knows. Rules that only make sense for one system read it through the adapter's
+	// accessor (unit.Of); nil when the adapter keeps nothing.
+	Origin any
 
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
