@@ -229,9 +229,9 @@ func (r *reader) readFingerprints(prof string) {
 				continue
 			}
 			s := &graph.Step{
-				System: unit.System, Origin: &unit.Unit{},
-				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg, Hash: hash, Target: n,
-				FingerprintDir: dir, Config: graph.Config{ProfileDir: prof},
+				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
+				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg,
+				Config: graph.Config{ProfileDir: prof},
 			}
 			hf := filepath.Join(dir, n)
 			h, err := ReadHashFile(hf)
@@ -240,7 +240,7 @@ func (r *reader) readFingerprints(prof string) {
 			} else if h == "" {
 				s.Failed = fmt.Sprintf("the hash file %s is empty: Cargo truncates it when the unit starts building and rewrites it only on success", hf)
 			}
-			s.FingerprintHash = h
+			unit.Of(s).FingerprintHash, s.Key = h, h
 			var fp *Fingerprint
 			jf := hf + ".json"
 			if data, err := safeio.ReadFile(jf, safeio.MaxRecord); err != nil {
@@ -250,7 +250,7 @@ func (r *reader) readFingerprints(prof string) {
 				fp = nil
 			}
 			if fp != nil {
-				s.HasLocal = true
+				unit.Of(s).HasLocal = true
 				s.Config.Features = FeatureList(fp.Features)
 				s.Config.Rustflags = fp.Rustflags
 				s.Config.CompileKind = fp.CompileKind
@@ -265,8 +265,8 @@ func (r *reader) readFingerprints(prof string) {
 		for j, s := range res.steps {
 			r.g.Steps = append(r.g.Steps, s)
 			r.fps[s] = res.fps[j]
-			if s.FingerprintHash != "" {
-				idx[s.FingerprintHash] = append(idx[s.FingerprintHash], s)
+			if unit.Of(s).FingerprintHash != "" {
+				idx[unit.Of(s).FingerprintHash] = append(idx[unit.Of(s).FingerprintHash], s)
 			}
 		}
 	}
@@ -408,7 +408,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 	if len(out) > 1 {
 		var failed []*graph.Step
 		for _, c := range out {
-			if c.FingerprintHash == "" {
+			if unit.Of(c).FingerprintHash == "" {
 				failed = append(failed, c)
 			}
 		}
@@ -454,7 +454,7 @@ func depNameMatches(name string, c *graph.Step) bool {
 	if strings.HasPrefix(name, "build_script_") {
 		return c.Kind == graph.BuildScriptRun || c.Kind == graph.BuildScriptCompile
 	}
-	return c.Kind == graph.Rustc && strings.HasSuffix(c.Target, "-"+name)
+	return c.Kind == graph.Rustc && strings.HasSuffix(unit.Of(c).Target, "-"+name)
 }
 
 // depsDir is one profile's deps/ (and examples/) listing, by unit hash.
@@ -510,7 +510,7 @@ func fileInfo(path string) graph.FileInfo {
 // unitOutputs returns a rustc unit's files in deps/ or examples/ (not its .d), stat'ed.
 func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 	var out []graph.FileInfo
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[unit.Of(s).Hash] {
 		if strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -526,7 +526,7 @@ func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
 		if s.Config.ProfileDir == prof && s.Kind == graph.Rustc {
-			steps[s.Hash] = append(steps[s.Hash], s)
+			steps[unit.Of(s).Hash] = append(steps[unit.Of(s).Hash], s)
 		}
 	}
 	dl := r.depsListing(prof)
@@ -594,15 +594,15 @@ func (r *reader) findRoots(prof string) {
 	newest := map[string]*graph.Root{}
 	for _, list := range steps {
 		for _, s := range list {
-			if !strings.HasPrefix(s.Target, "test-") {
+			if !strings.HasPrefix(unit.Of(s).Target, "test-") {
 				continue
 			}
 			for _, o := range r.unitOutputs(s) {
 				if filepath.Ext(o.Path) != "" || !o.Exists {
 					continue
 				}
-				if cur := newest[s.Target]; cur == nil || o.MTimeNS > cur.File.MTimeNS {
-					newest[s.Target] = &graph.Root{File: o, Kind: "test", Unit: s, TiedBy: "name"}
+				if cur := newest[unit.Of(s).Target]; cur == nil || o.MTimeNS > cur.File.MTimeNS {
+					newest[unit.Of(s).Target] = &graph.Root{File: o, Kind: "test", Unit: s, TiedBy: "name"}
 				}
 			}
 		}
@@ -626,11 +626,11 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 	}
 	var found *graph.Step
 	for _, s := range r.g.Steps {
-		if s.Config.ProfileDir != prof || s.Target != want {
+		if s.Config.ProfileDir != prof || unit.Of(s).Target != want {
 			continue
 		}
 		alive := false
-		for _, p := range r.depsListing(prof).byHash[s.Hash] {
+		for _, p := range r.depsListing(prof).byHash[unit.Of(s).Hash] {
 			if !strings.HasSuffix(p, ".d") {
 				alive = true
 			}
@@ -648,10 +648,10 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 
 func pickUnit(cands []*graph.Step, kind string) *graph.Step {
 	for _, c := range cands {
-		if strings.HasPrefix(c.Target, "test-") {
+		if strings.HasPrefix(unit.Of(c).Target, "test-") {
 			continue
 		}
-		if kind == "lib" && strings.HasPrefix(c.Target, "lib-") || kind != "lib" && !strings.HasPrefix(c.Target, "lib-") {
+		if kind == "lib" && strings.HasPrefix(unit.Of(c).Target, "lib-") || kind != "lib" && !strings.HasPrefix(unit.Of(c).Target, "lib-") {
 			return c
 		}
 	}
@@ -697,7 +697,7 @@ func unhashedUnit(steps map[string][]*graph.Step, all []*graph.Step, prof, name 
 	}
 	var found *graph.Step
 	for _, s := range all {
-		if s.Config.ProfileDir == prof && s.Target == "lib-"+crate {
+		if s.Config.ProfileDir == prof && unit.Of(s).Target == "lib-"+crate {
 			if found != nil {
 				return nil
 			}

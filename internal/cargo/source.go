@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -154,7 +155,7 @@ func (r *reader) readSources() {
 // rustcPackageRoot finds a rustc unit's package root from its rustc `.d` file in deps/: the first
 // input is the crate root file; the package root is the nearest folder above it with a Cargo.toml.
 func (r *reader) rustcPackageRoot(s *graph.Step) string {
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[unit.Of(s).Hash] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -216,7 +217,7 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 	}
 	r := &reader{g: g, l: &Layout{Workspace: g.Workspace, BuildDir: g.BuildDir, TargetDir: g.TargetDir}}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), "-"+s.Hash+".d") {
+		if strings.HasSuffix(e.Name(), "-"+unit.Of(s).Hash+".d") {
 			ins, err := r.parseRustcDepfile(filepath.Join(dir, e.Name()))
 			if err == nil && len(ins) > 0 {
 				return manifestDir(ins[0])

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
@@ -20,7 +21,7 @@ func TestDamagedRunFingerprintNoFalseErrors(t *testing.T) {
 	var jf string
 	for _, s := range g.Steps {
 		if s.Kind == graph.BuildScriptRun && s.Live() {
-			jf = filepath.Join(s.FingerprintDir, s.Target+".json")
+			jf = filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json")
 		}
 	}
 	if err := os.WriteFile(jf, []byte(`{"rustc":`), 0o644); err != nil {

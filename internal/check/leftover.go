@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -25,7 +26,7 @@ func outDirLeftover(g *graph.Graph) []Finding {
 			}
 			for _, in := range d.Inputs {
 				if in.Has(graph.Declared) {
-					used[in.File.Path] = fmt.Sprintf("listed in the dep-info of %s (%s)", unitName(d), d.Target)
+					used[in.File.Path] = fmt.Sprintf("listed in the dep-info of %s (%s)", unitName(d), unit.Of(d).Target)
 				}
 			}
 		}

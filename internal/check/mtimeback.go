@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -11,7 +12,7 @@ func stepWhat(s *graph.Step) string {
 	if s.Kind == graph.BuildScriptRun {
 		return "the build script of " + s.Package
 	}
-	return fmt.Sprintf("%s (%s)", s.Package, s.Target)
+	return fmt.Sprintf("%s (%s)", s.Package, unit.Of(s).Target)
 }
 
 // contentJudged applies an input's content verdict (internal/content baselines) to a finding about an

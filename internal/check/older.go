@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -23,7 +24,7 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 				Roots:    []string{r.File.Path},
 				Evidence: []Evidence{
 					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Unit) + " by " + r.TiedBy},
-					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Target + ")"},
+					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + unit.Of(s).Target + ")"},
 				},
 				Fix: olderFix(g, r, s),
 			}

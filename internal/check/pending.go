@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -19,7 +20,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		}
 		what := "the build script of " + s.Package
 		if s.Kind != graph.BuildScriptRun {
-			what = fmt.Sprintf("%s (%s)", s.Package, s.Target)
+			what = fmt.Sprintf("%s (%s)", s.Package, unit.Of(s).Target)
 		}
 		build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
 		if s.Failed != "" {
@@ -89,8 +90,8 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				// Cargo will rebuild both, but nothing on disk says their code changed.
 				msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
 					what, name, s.Config.ProfileDir, name, unitName(s))
-				f := pendingFinding(g, s, msg, s.FingerprintDir, build,
-					Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
+				f := pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
+					Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + unit.Of(s).Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
 				f.Severity = Info
 				if in := newerSourceOf(g, name, s.Reference.MTimeNS); in != nil {
 					// The dependency's own records are gone, but another profile's units of that path
@@ -108,8 +109,8 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			}
 			msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
 				what, name, hash, unitName(s))
-			out = append(out, pendingFinding(g, s, msg, s.FingerprintDir, build,
-				Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
+			out = append(out, pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
+				Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + unit.Of(s).Target + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
 		}
 		if s.Kind == graph.Rustc {
 			own := newestOutput(s)
@@ -120,7 +121,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				}
 				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; Cargo will rebuild %s",
 					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), unitName(s))
-				out = append(out, pendingFinding(g, s, msg, d.FingerprintDir, build,
+				out = append(out, pendingFinding(g, s, msg, unit.Of(d).FingerprintDir, build,
 					Evidence{Kind: "input", Path: dp, MTimeNS: dn, Detail: which}))
 			}
 		}
@@ -145,7 +146,7 @@ func unitDir(s *graph.Step) string {
 	if s.RunDir != "" {
 		return s.RunDir
 	}
-	return s.FingerprintDir
+	return unit.Of(s).FingerprintDir
 }
 
 // newestOutput is the newest mtime among a step's outputs that Cargo tracks: `output` for a run, the
@@ -190,7 +191,7 @@ func depOutput(s, d *graph.Step) (path string, ns int64, which string) {
 // every output a .rlib or .rmeta): Cargo's `!requires_upstream_objects()` in Build mode. Proc-macros,
 // dylibs, cdylibs, binaries and tests need their dependencies' objects.
 func rlibOnly(s *graph.Step) bool {
-	if s.Kind != graph.Rustc || !strings.HasPrefix(s.Target, "lib-") || len(s.Outputs) == 0 {
+	if s.Kind != graph.Rustc || !strings.HasPrefix(unit.Of(s).Target, "lib-") || len(s.Outputs) == 0 {
 		return false
 	}
 	rlib := false

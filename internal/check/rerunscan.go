@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -28,7 +29,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 	byScript := map[string]*agg{}
 	var order []string
 	for _, s := range liveSteps(g, graph.BuildScriptRun) {
-		if !s.HasLocal || s.Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
+		if !unit.Of(s).HasLocal || s.Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
 			continue
 		}
 		var missing []string

@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
 )
@@ -122,10 +123,10 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	dirs := map[string]*unitDir{}
 	var keys []string
 	for _, s := range g.Steps {
-		k := s.Config.ProfileDir + "\x00" + s.Package + "-" + s.Hash
+		k := s.Config.ProfileDir + "\x00" + s.Package + "-" + unit.Of(s).Hash
 		d := dirs[k]
 		if d == nil {
-			d = &unitDir{prof: s.Config.ProfileDir, pkg: s.Package, hash: s.Hash}
+			d = &unitDir{prof: s.Config.ProfileDir, pkg: s.Package, hash: unit.Of(s).Hash}
 			dirs[k] = d
 			keys = append(keys, k)
 		}
@@ -161,7 +162,7 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 		if d.keep || !judged[d.prof] {
 			continue
 		}
-		items = append(items, Item{Kind: KindFingerprint, Path: d.steps[0].FingerprintDir, Profile: d.prof, Package: d.pkg, Hash: d.hash,
+		items = append(items, Item{Kind: KindFingerprint, Path: unit.Of(d.steps[0]).FingerprintDir, Profile: d.prof, Package: d.pkg, Hash: d.hash,
 			What: "fingerprint of " + describe(d.steps), Dir: true})
 		if keptHash[d.prof+"\x00"+d.hash] {
 			continue
@@ -305,7 +306,7 @@ func describe(steps []*graph.Step) string {
 		case graph.BuildScriptCompile:
 			w = "build-script compile of " + s.Package
 		default:
-			w = s.Package + " " + s.Target
+			w = s.Package + " " + unit.Of(s).Target
 		}
 		w += " (" + configWords(s) + ")"
 		if s.Failed != "" {

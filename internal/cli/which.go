@@ -16,6 +16,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -340,9 +341,9 @@ func copyConfig(c evidence.Copy) string {
 		return "given with --candidate"
 	}
 	s := c.Step
-	what := "build-script run " + s.Package + "-" + s.Hash
+	what := "build-script run " + s.Package + "-" + unit.Of(s).Hash
 	if c.Bundled {
-		what = "rlib of " + s.Package + "-" + s.Hash + " (bundles the archive's objects)"
+		what = "rlib of " + s.Package + "-" + unit.Of(s).Hash + " (bundles the archive's objects)"
 	}
 	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.Config.ProfileDir, quoteList(s.Config.Features), rustflags(s.Config))
 }

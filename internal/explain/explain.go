@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -80,7 +81,7 @@ func (l *loader) fingerprint(s *graph.Step) *cargo.Fingerprint {
 	if ok {
 		return fp
 	}
-	if data, err := safeio.ReadFile(filepath.Join(s.FingerprintDir, s.Target+".json"), safeio.MaxRecord); err == nil {
+	if data, err := safeio.ReadFile(filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json"), safeio.MaxRecord); err == nil {
 		fp, _ = cargo.ParseFingerprint(data)
 	}
 	l.mu.Lock()
@@ -124,11 +125,11 @@ func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 	case graph.BuildScriptRun:
 		return nil, ""
 	case graph.BuildScriptCompile:
-		stem := strings.TrimPrefix(s.Target, "build-script-")
-		cands = []string{filepath.Join(l.g.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+s.Hash,
-			strings.ReplaceAll(stem, "-", "_")+"-"+s.Hash+".d")}
+		stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
+		cands = []string{filepath.Join(l.g.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash,
+			strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")}
 	default:
-		for _, p := range l.depsFiles(s.Config.ProfileDir, s.Hash) {
+		for _, p := range l.depsFiles(s.Config.ProfileDir, unit.Of(s).Hash) {
 			if strings.HasSuffix(p, ".d") {
 				cands = append(cands, p)
 			}
@@ -262,7 +263,7 @@ type RootUse struct {
 	Features []string `json:"features"`
 }
 
-func unitName(s *graph.Step) string { return s.Package + "-" + s.Hash }
+func unitName(s *graph.Step) string { return s.Package + "-" + unit.Of(s).Hash }
 
 func kindWords(s *graph.Step) string {
 	switch s.Kind {
@@ -271,7 +272,7 @@ func kindWords(s *graph.Step) string {
 	case graph.BuildScriptCompile:
 		return "build-script compile"
 	}
-	t := s.Target
+	t := unit.Of(s).Target
 	if i := strings.IndexByte(t, '-'); i > 0 {
 		t = t[:i]
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -168,10 +169,10 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 	byRole := map[string][]*graph.Step{}
 	var roles []string
 	for _, s := range steps {
-		if _, ok := byRole[s.Target]; !ok {
-			roles = append(roles, s.Target)
+		if _, ok := byRole[unit.Of(s).Target]; !ok {
+			roles = append(roles, unit.Of(s).Target)
 		}
-		byRole[s.Target] = append(byRole[s.Target], s)
+		byRole[unit.Of(s).Target] = append(byRole[unit.Of(s).Target], s)
 	}
 	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
 	for _, target := range roles {
@@ -183,17 +184,17 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 			if units[i].Live() != units[j].Live() {
 				return units[i].Live()
 			}
-			return units[i].Hash < units[j].Hash
+			return unit.Of(units[i]).Hash < unit.Of(units[j]).Hash
 		})
 		role := Role{Target: target, Kind: string(units[0].Kind)}
 		for _, s := range units {
-			v := Variant{Unit: unitName(s), Profile: s.Config.ProfileDir, Version: stepVersion(g, s), Dir: s.FingerprintDir,
+			v := Variant{Unit: unitName(s), Profile: s.Config.ProfileDir, Version: stepVersion(g, s), Dir: unit.Of(s).FingerprintDir,
 				Fields: l.fields(s), UsedBy: rootUses(s), Failed: s.Failed, Step: s}
 			if v.UsedBy == nil {
 				v.UsedBy = []RootUse{}
 			}
 			for _, d := range g.BuildDirs {
-				if d.ProfileDir == s.Config.ProfileDir && d.Hash == s.Hash && d.Package == s.Package {
+				if d.ProfileDir == s.Config.ProfileDir && d.Hash == unit.Of(s).Hash && d.Package == s.Package {
 					v.Dir, v.Bytes = d.Path, d.Bytes
 				}
 			}
@@ -275,8 +276,8 @@ func (l *loader) fields(s *graph.Step) []Field {
 	// Dependencies: the hash each was built against, and the unit on disk that holds it.
 	resolved := map[string]string{}
 	for _, d := range s.Deps {
-		if d.FingerprintHash != "" {
-			resolved[d.FingerprintHash] = unitName(d)
+		if unit.Of(d).FingerprintHash != "" {
+			resolved[unit.Of(d).FingerprintHash] = unitName(d)
 		}
 	}
 	count := map[string]int{}
@@ -285,15 +286,15 @@ func (l *loader) fields(s *graph.Step) []Field {
 	}
 	for _, d := range fp.Deps {
 		hx := cargo.HashHex(d.Hash)
-		unit := resolved[hx]
-		if unit == "" {
-			unit = "no unit on disk"
+		dep := resolved[hx]
+		if dep == "" {
+			dep = "no unit on disk"
 		}
 		name := "dep " + d.Name
 		if count[d.Name] > 1 {
 			name += fmt.Sprintf(" (%d)", d.PkgID)
 		}
-		out = append(out, Field{Name: name, Value: "hash " + hx + " → " + unit})
+		out = append(out, Field{Name: name, Value: "hash " + hx + " → " + dep})
 	}
 	var watch []string
 	for _, lf := range fp.Local {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -178,7 +179,7 @@ type pathExplainer struct {
 }
 
 func (e *pathExplainer) newVerdict(s *graph.Step) *StepVerdict {
-	v := &StepVerdict{Unit: unitName(s), Kind: kindWords(s), Target: s.Target, Profile: s.Config.ProfileDir,
+	v := &StepVerdict{Unit: unitName(s), Kind: kindWords(s), Target: unit.Of(s).Target, Profile: s.Config.ProfileDir,
 		Config: configWords(s), Live: s.Live(), UsedBy: rootUses(s), Step: s}
 	if v.UsedBy == nil {
 		v.UsedBy = []RootUse{}
@@ -323,7 +324,7 @@ func (e *pathExplainer) otherConfig(v *StepVerdict, s *graph.Step) {
 	}
 	var live []string
 	for _, o := range e.g.Steps {
-		if o != s && o.Live() && o.Package == s.Package && o.Target == s.Target {
+		if o != s && o.Live() && o.Package == s.Package && unit.Of(o).Target == unit.Of(s).Target {
 			live = append(live, fmt.Sprintf("%s (%s)", unitName(o), configWords(o)))
 		}
 	}
@@ -468,7 +469,7 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 		v.Reads = append(v.Reads, Clue{How: "links", Detail: fmt.Sprintf("rustc-link-lib=%s=%s printed by %s", orDefault(link.Kind), link.Name, unitName(run))})
 		v.Reasons = append(v.Reasons, reason(OutDirUnwatched, "%s links %s from the OUT_DIR of %s; Cargo does not track OUT_DIR contents, so replacing %s does not relink %s",
 			unitName(s), name, unitName(run), filepath.Base(e.p), unitName(s)))
-		if strings.HasPrefix(s.Target, "lib-") && (link.Kind == "static" || link.Kind == "") {
+		if strings.HasPrefix(unit.Of(s).Target, "lib-") && (link.Kind == "static" || link.Kind == "") {
 			v.Reasons = append(v.Reasons, e.bundled(s))
 		}
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
@@ -489,7 +490,7 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 // bundled says that a library crate's rlib carries the static library's members.
 func (e *pathExplainer) bundled(s *graph.Step) Reason {
 	var rlib string
-	for _, p := range e.l.depsFiles(s.Config.ProfileDir, s.Hash) {
+	for _, p := range e.l.depsFiles(s.Config.ProfileDir, unit.Of(s).Hash) {
 		if strings.HasSuffix(p, ".rlib") {
 			rlib = p
 		}

@@ -142,14 +142,11 @@ type Step struct {
 	ID      string // stable within one graph: "<profile dir>/<pkg>-<hash>/<fingerprint file>"
 	Kind    StepKind
 	Package string // package name
-	Hash    string // unit hash (folder suffix), 16 hex digits
-	// Target is the fingerprint file name, e.g. "bin-gpu-prover", "run-build-script-build-script-build".
-	Target string
-	Config Config
-
-	FingerprintDir  string
-	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing
-	PackageRoot     string // "" when unknown
+	Config  Config
+	// Key is the adapter's identity key of what the step built ("" when unknown): steps with the same
+	// key are interchangeable to the build system, so one that shares a live step's key is kept (Kept).
+	Key         string
+	PackageRoot string // "" when unknown
 	// PathPackage is true when the package is a path (workspace or [patch] path) package, whose files
 	// Cargo's dep-info tracks; false for registry, git and directory sources.
 	PathPackage bool
@@ -176,7 +173,6 @@ type Step struct {
 	PrecalculatedNow FileInfo
 	// PackageNewest is the newest file found in the package folder (live runs of path packages).
 	PackageNewest FileInfo
-	HasLocal      bool // the fingerprint JSON was read and its `local` list is known
 	Links         []Link
 	LinkSearch    []string // native link-search folders, absolute, in printed order
 	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
@@ -343,7 +339,7 @@ type Graph struct {
 	// Unjudged maps each profile folder (relative to BuildDir) whose orphans cannot be told to the
 	// reason, for people (filled by MarkLive; see Judged).
 	Unjudged map[string]string
-	// liveHash holds the hash-file contents of live units (filled by MarkLive; see Kept).
+	// liveHash holds the Keys of live steps (filled by MarkLive; see Kept).
 	liveHash map[string]bool
 }
 
@@ -409,8 +405,8 @@ func (g *Graph) MarkLive() {
 	}
 	g.liveHash = map[string]bool{}
 	for _, s := range g.Steps {
-		if s.Live() && s.FingerprintHash != "" {
-			g.liveHash[s.FingerprintHash] = true
+		if s.Live() && s.Key != "" {
+			g.liveHash[s.Key] = true
 		}
 	}
 	g.Unjudged = map[string]string{}
@@ -463,11 +459,11 @@ func (g *Graph) Judged(prof string) (bool, string) {
 	return true, ""
 }
 
-// Kept reports whether the step must be kept: it is live, or its hash-file content equals a live
-// unit's (Cargo resolves a dependency by that content, and fingerprint hashes are not unique: a tie
-// the records cannot break could hide a live unit).
+// Kept reports whether the step must be kept: it is live, or its Key equals a live step's (the build
+// system resolves a dependency by that key, and keys need not be unique: a tie the records cannot break
+// could hide a live step; for Cargo the key is the hash-file content).
 func (g *Graph) Kept(s *Step) bool {
-	return s.Live() || s.FingerprintHash != "" && g.liveHash[s.FingerprintHash]
+	return s.Live() || s.Key != "" && g.liveHash[s.Key]
 }
 
 // OrphanedBuildDirs returns the build folders of judged profile folders none of whose units is kept,

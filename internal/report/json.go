@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -97,7 +98,7 @@ func unitLabel(r *graph.Root) string {
 	if r.Unit == nil {
 		return ""
 	}
-	return r.Unit.Package + "-" + r.Unit.Hash
+	return r.Unit.Package + "-" + unit.Of(r.Unit).Hash
 }
 
 // NewCheckDoc builds the check document.

@@ -15,6 +15,12 @@ const System = "cargo"
 
 // Unit is a Cargo unit as recorded under `<profile>/.fingerprint/<pkg>-<hash>/` (cargo 1.95 layout).
 type Unit struct {
+	Hash string // unit hash (folder suffix), 16 hex digits
+	// Target is the fingerprint file name, e.g. "bin-gpu-prover", "run-build-script-build-script-build".
+	Target          string
+	FingerprintDir  string // <profile>/.fingerprint/<pkg>-<hash>, absolute
+	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing; also the step's Key
+	HasLocal        bool   // the fingerprint JSON was read and its `local` list is known
 }
 
 // Of returns the Cargo unit behind a step. A step of another system (or one built by hand in a test) has
