@@ -330,7 +330,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	}
 	rootOut, _ := safeio.ReadFile(filepath.Join(s.RunDir, "root-output"), safeio.MaxRecord)
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
-	s.MovedFrom, s.MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.OutDir)
+	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.OutDir)
 
 	declared := bo.RerunIfChanged
 	if fp := r.fingerprint(s); fp != nil {
@@ -340,16 +340,16 @@ func (r *reader) runDetails(s *graph.Step) {
 			case l.RerunIfChanged != nil:
 				declared = append(declared, l.RerunIfChanged.Paths...)
 			case l.RerunIfEnvChanged != nil:
-				s.RerunEnv = append(s.RerunEnv, l.RerunIfEnvChanged.Var)
+				unit.Of(s).RerunEnv = append(unit.Of(s).RerunEnv, l.RerunIfEnvChanged.Var)
 			case l.Precalculated != nil:
-				s.Precalculated = *l.Precalculated
-				if ns, file, ok := PrecalculatedTime(s.Precalculated); ok {
-					s.PrecalculatedNS, s.PrecalculatedFile = ns, file
+				unit.Of(s).Precalculated = *l.Precalculated
+				if ns, file, ok := PrecalculatedTime(unit.Of(s).Precalculated); ok {
+					unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile = ns, file
 				}
 			}
 		}
 	} else {
-		s.RerunEnv = bo.RerunIfEnvChanged
+		unit.Of(s).RerunEnv = bo.RerunIfEnvChanged
 	}
 	for _, p := range declared {
 		if !filepath.IsAbs(p) && s.PackageRoot == "" {
@@ -357,7 +357,7 @@ func (r *reader) runDetails(s *graph.Step) {
 			// its build-script compile is unknown): where it lies is unknown, so it is not judged.
 			continue
 		}
-		s.RerunPaths = append(s.RerunPaths, r.pkgPath(s, p))
+		unit.Of(s).RerunPaths = append(unit.Of(s).RerunPaths, r.pkgPath(s, p))
 	}
 	s.EnvReads = bo.EnvReads
 	for _, ls := range bo.LinkSearch {
@@ -462,9 +462,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	var order []string
 	add := func(p string, how graph.How, detail string) {
 		p = filepath.Clean(p)
-		if s.MovedFrom != "" && (p == s.MovedFrom || strings.HasPrefix(p, s.MovedFrom+string(filepath.Separator))) {
+		if unit.Of(s).MovedFrom != "" && (p == unit.Of(s).MovedFrom || strings.HasPrefix(p, unit.Of(s).MovedFrom+string(filepath.Separator))) {
 			// Depfiles and DWARF keep the paths of where the tree was built; map them to where it is now.
-			p = s.MovedTo + strings.TrimPrefix(p, s.MovedFrom)
+			p = unit.Of(s).MovedTo + strings.TrimPrefix(p, unit.Of(s).MovedFrom)
 		}
 		in := ins[p]
 		if in == nil {
@@ -480,7 +480,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		in.How = append(in.How, how)
 		in.Detail = append(in.Detail, detail)
 	}
-	for _, p := range s.RerunPaths {
+	for _, p := range unit.Of(s).RerunPaths {
 		add(p, graph.Declared, "rerun-if-changed in "+s.Reference.Path)
 	}
 	for _, cmd := range bo.Commands {
@@ -551,10 +551,10 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
-			s.PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
+			unit.Of(s).PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
 		}
-		if s.PrecalculatedFile != "" {
-			s.PrecalculatedNow = fileInfo(r.pkgPath(s, s.PrecalculatedFile))
+		if unit.Of(s).PrecalculatedFile != "" {
+			unit.Of(s).PrecalculatedNow = fileInfo(r.pkgPath(s, unit.Of(s).PrecalculatedFile))
 		}
 		for _, src := range scan.native {
 			add(src, graph.PackageFolder, s.PackageRoot)
@@ -623,10 +623,10 @@ func (r *reader) generated(p string) bool {
 // a rerun-if-changed path equal to p or a folder above it (not under $CARGO_HOME/registry or /git, which
 // Cargo skips), or, for a path package whose script prints no rerun-if line, Cargo's whole-package scan.
 func (r *reader) watchedBy(s *graph.Step, p string) string {
-	if s.Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
+	if unit.Of(s).Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
 		return "Cargo's package scan (the script prints no rerun-if line)"
 	}
-	for _, d := range s.RerunPaths {
+	for _, d := range unit.Of(s).RerunPaths {
 		if p != d && !under(p, d) {
 			continue
 		}

@@ -318,7 +318,7 @@ func (r *reader) resolveDeps() {
 			named := r.depCandidates(s, d)
 			switch {
 			case len(named) == 0:
-				s.DanglingDeps = append(s.DanglingDeps, d.Name+" "+hx)
+				unit.Of(s).DanglingDeps = append(unit.Of(s).DanglingDeps, d.Name+" "+hx)
 				dangling = append(dangling, danglingDep{s, d})
 				continue
 			case len(named) > 1:

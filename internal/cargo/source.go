@@ -97,11 +97,11 @@ func (r *reader) readSources() {
 		if s.PackageRoot == "" {
 			continue
 		}
-		s.Version = version(s.PackageRoot)
-		s.SourceID = lockSrc[s.Package+" "+s.Version]
-		s.Source = classifySource(s.PackageRoot, s.SourceID, s.PathPackage, r.opt.CargoHome, r.l.Workspace)
-		if s.Source == "path" {
-			s.SourceID = ""
+		unit.Of(s).Version = version(s.PackageRoot)
+		unit.Of(s).SourceID = lockSrc[s.Package+" "+unit.Of(s).Version]
+		unit.Of(s).Source = classifySource(s.PackageRoot, unit.Of(s).SourceID, s.PathPackage, r.opt.CargoHome, r.l.Workspace)
+		if unit.Of(s).Source == "path" {
+			unit.Of(s).SourceID = ""
 		}
 	}
 
@@ -119,11 +119,11 @@ func (r *reader) readSources() {
 		if cur, ok := since[s.Package]; !ok || s.Reference.MTimeNS < cur {
 			since[s.Package] = s.Reference.MTimeNS
 		}
-		if s.PackageRoot == "" || s.Source == "path" || s.Source == "" || byRoot[s.PackageRoot] != nil {
+		if s.PackageRoot == "" || unit.Of(s).Source == "path" || unit.Of(s).Source == "" || byRoot[s.PackageRoot] != nil {
 			continue
 		}
-		byRoot[s.PackageRoot] = &graph.PackageCopy{Name: s.Package, Version: s.Version, Root: s.PackageRoot,
-			Source: s.Source, SourceID: s.SourceID, Used: true}
+		byRoot[s.PackageRoot] = &graph.PackageCopy{Name: s.Package, Version: unit.Of(s).Version, Root: s.PackageRoot,
+			Source: unit.Of(s).Source, SourceID: unit.Of(s).SourceID, Used: true}
 	}
 	var copies []*graph.PackageCopy
 	for _, c := range byRoot {

@@ -44,7 +44,7 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 			used := usedCopies(live)
 			where := make([]string, len(used))
 			for i, u := range used {
-				where[i] = fmt.Sprintf("%s %s from %s (%s)", c.Name, u.Version, u.PackageRoot, sourceWords(u))
+				where[i] = fmt.Sprintf("%s %s from %s (%s)", c.Name, unit.Of(u).Version, u.PackageRoot, sourceWords(u))
 			}
 			why := "the patch is not applied"
 			if c.UnusedPatch {
@@ -142,9 +142,9 @@ func versionsOf(units []*graph.Step) string {
 	var vs []string
 	seen := map[string]bool{}
 	for _, u := range units {
-		if u.Version != "" && !seen[u.Version] {
-			seen[u.Version] = true
-			vs = append(vs, u.Version)
+		if unit.Of(u).Version != "" && !seen[unit.Of(u).Version] {
+			seen[unit.Of(u).Version] = true
+			vs = append(vs, unit.Of(u).Version)
 		}
 	}
 	if len(vs) == 0 {
@@ -155,15 +155,15 @@ func versionsOf(units []*graph.Step) string {
 
 // sourceWords says where a unit's package comes from, for sentences.
 func sourceWords(s *graph.Step) string {
-	switch s.Source {
+	switch unit.Of(s).Source {
 	case "path":
 		return "path package"
 	case "registry":
-		return "registry source, " + orUnknown(s.SourceID)
+		return "registry source, " + orUnknown(unit.Of(s).SourceID)
 	case "directory":
-		return "directory source replacing " + orUnknown(s.SourceID)
+		return "directory source replacing " + orUnknown(unit.Of(s).SourceID)
 	case "git":
-		return "git checkout of " + orUnknown(s.SourceID)
+		return "git checkout of " + orUnknown(unit.Of(s).SourceID)
 	}
 	return "source unknown"
 }

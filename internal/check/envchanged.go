@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -34,7 +35,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 			continue
 		}
 		declared := map[string]bool{}
-		for _, e := range s.RerunEnv {
+		for _, e := range unit.Of(s).RerunEnv {
 			declared[e] = true
 		}
 		seen := map[string]bool{}

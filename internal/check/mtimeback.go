@@ -108,12 +108,12 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 // precalculatedRerun reports whether an old-style build script's recorded newest package file no longer
 // matches the package (pendingRebuild's Precalculated case): Cargo reruns the script.
 func precalculatedRerun(s *graph.Step) bool {
-	if s.PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.BuildScriptRun {
+	if unit.Of(s).PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.BuildScriptRun {
 		return false
 	}
-	if s.PackageNewest.MTimeNS > s.PrecalculatedNS {
+	if unit.Of(s).PackageNewest.MTimeNS > unit.Of(s).PrecalculatedNS {
 		return true
 	}
-	now := s.PrecalculatedNow
-	return now.Exists && now.MTimeNS < s.PrecalculatedNS && s.PackageNewest.MTimeNS < s.PrecalculatedNS
+	now := unit.Of(s).PrecalculatedNow
+	return now.Exists && now.MTimeNS < unit.Of(s).PrecalculatedNS && unit.Of(s).PackageNewest.MTimeNS < unit.Of(s).PrecalculatedNS
 }

@@ -52,24 +52,24 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			}
 			out = append(out, f)
 		}
-		if ns, file := s.PrecalculatedNS, s.PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
+		if ns, file := unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
 			// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
 			// file now: a newer file reruns the script, and so does the recorded file's mtime going
 			// back (cp -p of older content) when nothing newer took its place.
-			newest, newestNS := s.PackageNewest.Path, s.PackageNewest.MTimeNS
+			newest, newestNS := unit.Of(s).PackageNewest.Path, unit.Of(s).PackageNewest.MTimeNS
 			var f *Finding
 			if newestNS > ns {
 				msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
 					display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
 				x := pendingFinding(g, s, msg, newest, build,
-					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Precalculated)})
+					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", unit.Of(s).Precalculated)})
 				f = &x
-			} else if now := s.PrecalculatedNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
+			} else if now := unit.Of(s).PrecalculatedNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
 				newest, newestNS = now.Path, now.MTimeNS
 				msg := fmt.Sprintf("%s now has the mtime %s, older than the %s Cargo recorded for it as the newest file of package %s when the build script last ran (its mtime was set back: cp -p, rsync -t, tar); Cargo compares the two for equality, so it reruns the script on the next build",
 					display(g, newest), fmtTime(newestNS), fmtTime(ns), s.Package)
 				x := pendingFinding(g, s, msg, newest, build,
-					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", s.Precalculated)})
+					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", unit.Of(s).Precalculated)})
 				f = &x
 			}
 			if f != nil {
@@ -83,7 +83,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				out = append(out, *f)
 			}
 		}
-		for _, d := range s.DanglingDeps {
+		for _, d := range unit.Of(s).DanglingDeps {
 			name, hash, _ := strings.Cut(d, " ")
 			if !hasUnitOf(g, s, name) {
 				// No unit of that crate is left in the profile (`cargo clean -p` removed its records):

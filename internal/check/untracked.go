@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -72,12 +73,12 @@ func linkedArchives(s *graph.Step) []string {
 
 // declaredSummary says what the script declared, e.g. "declared: rerun-if-changed=build.rs".
 func declaredSummary(g *graph.Graph, s *graph.Step) string {
-	parts := s.Declarations()
+	parts := unit.Declarations(s)
 	switch {
 	case len(parts) > 0:
 		return "declared: " + strings.Join(parts, ", ")
-	case s.Precalculated != "":
-		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", s.Precalculated)
+	case unit.Of(s).Precalculated != "":
+		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", unit.Of(s).Precalculated)
 	}
 	return "nothing declared"
 }

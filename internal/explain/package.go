@@ -132,13 +132,13 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 			continue
 		}
 		seen[root] = true
-		src := Source{Root: root, Version: stepVersion(g, s), Kind: s.Source, SourceID: s.SourceID}
+		src := Source{Root: root, Version: stepVersion(g, s), Kind: unit.Of(s).Source, SourceID: unit.Of(s).SourceID}
 		if src.Kind == "" {
 			// This unit's details were not read (not live, e.g. the other side of a feature toggle):
 			// any unit built from the same folder says where Cargo takes it from.
 			for _, o := range g.Steps {
-				if o.Source != "" && o.PackageRoot == root {
-					src.Kind, src.SourceID = o.Source, o.SourceID
+				if unit.Of(o).Source != "" && o.PackageRoot == root {
+					src.Kind, src.SourceID = unit.Of(o).Source, unit.Of(o).SourceID
 					break
 				}
 			}
@@ -207,8 +207,8 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 }
 
 func stepVersion(g *graph.Graph, s *graph.Step) string {
-	if s.Version != "" {
-		return s.Version
+	if unit.Of(s).Version != "" {
+		return unit.Of(s).Version
 	}
 	if root := cargo.UnitPackageRoot(g, s); root != "" {
 		return cargo.ManifestVersion(root, g.Workspace)

@@ -211,7 +211,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	}
 	clues := e.runClues(s)
 	decl := ""
-	for _, d := range s.RerunPaths {
+	for _, d := range unit.Of(s).RerunPaths {
 		if within(e.p, d) {
 			decl = d
 			break
@@ -220,7 +220,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	if !e.fi.Exists && decl != e.p {
 		decl = "" // a declared folder does not make a file that is not there one of its inputs
 	}
-	precalcScan := e.fi.Exists && s.Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
+	precalcScan := e.fi.Exists && unit.Of(s).Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
 	if len(clues) == 0 && decl == "" && !precalcScan {
 		return nil
 	}
@@ -236,21 +236,21 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	case !ref.Exists:
 		v.WillRerun = true
 		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no output file: the script never finished, Cargo reruns it", s.RunDir))
-	case s.Precalculated != "" && precalcScan:
+	case unit.Of(s).Precalculated != "" && precalcScan:
 		v.Declared, v.DeclaredBy = true, "Cargo's scan of the whole package (the script prints no rerun-if line)"
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
 		switch {
-		case e.fi.MTimeNS > s.PrecalculatedNS:
+		case e.fi.MTimeNS > unit.Of(s).PrecalculatedNS:
 			v.WillRerun = true
 			v.Reasons = append(v.Reasons, reason(PrecalculatedChanged, "%s (modified %s) is newer than the newest package file Cargo recorded, %s at %s, in Precalculated(%q): Cargo reruns the script (\"the precalculated components changed\")",
-				name, FmtTime(e.fi.MTimeNS), s.PrecalculatedFile, FmtTime(s.PrecalculatedNS), s.Precalculated))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).PrecalculatedFile, FmtTime(unit.Of(s).PrecalculatedNS), unit.Of(s).Precalculated))
 		default:
 			v.Reasons = append(v.Reasons, reason(Unchanged, "%s (modified %s) is not newer than the newest package file Cargo recorded (%s at %s): fresh",
-				name, FmtTime(e.fi.MTimeNS), s.PrecalculatedFile, FmtTime(s.PrecalculatedNS)))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).PrecalculatedFile, FmtTime(unit.Of(s).PrecalculatedNS)))
 		}
-	case s.Precalculated != "":
+	case unit.Of(s).Precalculated != "":
 		v.Reasons = append(v.Reasons, reason(PrecalculatedVersion, "the build script of %s prints no rerun-if line, so Cargo keys the run on Precalculated(%q): for a %s package that is its %s, which no edit of %s changes; Cargo never reruns the script for it",
-			s.Package, s.Precalculated, sourceName(s), versionWord(s), name))
+			s.Package, unit.Of(s).Precalculated, sourceName(s), versionWord(s), name))
 		e.addAge(v, ref)
 	case decl != "" && e.cargoHomeSkip(decl):
 		v.DeclaredBy = "rerun-if-changed=" + e.rel(decl) + " (skipped by Cargo)"
@@ -271,9 +271,9 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 		}
 		e.mtimeVerdict(v, cmp, what, ref, "the script's last run started", "the file `"+rel+"` has changed")
 	default:
-		if len(s.RerunPaths) == 0 && len(s.RerunEnv) > 0 {
+		if len(unit.Of(s).RerunPaths) == 0 && len(unit.Of(s).RerunEnv) > 0 {
 			v.Reasons = append(v.Reasons, reason(EnvOnly, "the build script of %s prints only rerun-if-env-changed lines (%s), which switches off Cargo's scan of the package: Cargo reruns it only when those variables change, never for %s",
-				s.Package, strings.Join(s.RerunEnv, ", "), name))
+				s.Package, strings.Join(unit.Of(s).RerunEnv, ", "), name))
 		} else {
 			v.Reasons = append(v.Reasons, reason(Undeclared, "%s is not among the run's rerun-if-changed paths (%s), so Cargo never checks it", name, declaredList(s)))
 		}
@@ -357,7 +357,7 @@ func (e *pathExplainer) runClues(s *graph.Step) []Clue {
 		}
 		return out
 	}
-	for _, d := range s.RerunPaths {
+	for _, d := range unit.Of(s).RerunPaths {
 		if within(e.p, d) && (e.fi.Exists || d == e.p) {
 			out = append(out, Clue{How: string(graph.Declared), Detail: "rerun-if-changed in " + s.Reference.Path})
 		}
@@ -475,7 +475,7 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
 	case reads && !haveDI:
 		v.Reasons = append(v.Reasons, reason(Undeclared, "rustc read %s, but %s's dep-info file (%s) is missing or unreadable, so Cargo cannot check it", name, unitName(s), ref.Path))
-	case reads && s.Source != "path" && !s.PathPackage:
+	case reads && unit.Of(s).Source != "path" && !s.PathPackage:
 		v.Reasons = append(v.Reasons, reason(RegistryUntracked, "rustc read %s when it compiled %s, but %s is a %s package: Cargo's dep-info drops the package's own files (%s lists none of them), so Cargo never checks %s",
 			name, unitName(s), s.Package, sourceName(s), e.rel(ref.Path), filepath.Base(e.p)))
 		e.addAge(v, ref)
@@ -571,7 +571,7 @@ func (e *pathExplainer) cargoHomeSkip(p string) bool {
 }
 
 func declaredList(s *graph.Step) string {
-	parts := s.Declarations()
+	parts := unit.Declarations(s)
 	if len(parts) == 0 {
 		return "it declares none"
 	}
@@ -579,7 +579,7 @@ func declaredList(s *graph.Step) string {
 }
 
 func sourceName(s *graph.Step) string {
-	switch s.Source {
+	switch unit.Of(s).Source {
 	case "registry":
 		return "registry"
 	case "directory":
@@ -593,7 +593,7 @@ func sourceName(s *graph.Step) string {
 }
 
 func versionWord(s *graph.Step) string {
-	if s.Source == "git" {
+	if unit.Of(s).Source == "git" {
 		return "revision"
 	}
 	return "version"

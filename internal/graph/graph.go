@@ -159,26 +159,12 @@ type Step struct {
 	Inputs  []*Input
 
 	// Build-script run details.
-	RunDir        string   // build/<pkg>-<hash>
-	OutDir        string   // build/<pkg>-<hash>/out
-	ScriptSource  string   // the build script's .rs file ("" when unknown)
-	RerunPaths    []string // declared rerun-if-changed paths, absolute
-	RerunEnv      []string // declared rerun-if-env-changed variable names
-	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
-	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
-	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
-	PrecalculatedNS   int64
-	PrecalculatedFile string
-	// PrecalculatedNow is that file as it is now (live runs of path packages).
-	PrecalculatedNow FileInfo
-	// PackageNewest is the newest file found in the package folder (live runs of path packages).
-	PackageNewest FileInfo
-	Links         []Link
-	LinkSearch    []string // native link-search folders, absolute, in printed order
-	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
-	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
-	MovedFrom, MovedTo string
-	DirBytes           int64 // bytes under RunDir (or the compile folder)
+	RunDir       string // build/<pkg>-<hash>
+	OutDir       string // build/<pkg>-<hash>/out
+	ScriptSource string // the build script's .rs file ("" when unknown)
+	Links        []Link
+	LinkSearch   []string // native link-search folders, absolute, in printed order
+	DirBytes     int64    // bytes under RunDir (or the compile folder)
 
 	// EnvReads are the environment variables the step's tools looked up, with the values they saw
 	// (cc-rs logs each lookup in the build script's output).
@@ -201,9 +187,6 @@ type Step struct {
 
 	Deps       []*Step
 	Dependents []*Step
-	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
-	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
-	DanglingDeps []string
 	// Reuses are the units on disk that a DanglingDeps entry can name by extern name, package and
 	// configuration although their hash file no longer holds the recorded hash: the same unit rebuilt
 	// in place since, or one whose last build failed (empty hash file) or whose hash file is unreadable.
@@ -212,30 +195,6 @@ type Step struct {
 	Reuses []*Step
 	// Roots are the roots that reach this step through Deps and Reuses (filled by MarkLive).
 	Roots []*Root
-
-	// Where Cargo takes the package from (internal/cargo/source.go).
-	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
-	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored
-	// source replacing a registry), "git" or "" when unknown.
-	Source   string
-	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
-}
-
-// Declarations lists what a build-script run declared to Cargo, as the script printed it:
-// "rerun-if-changed=<path relative to the package root>" then "rerun-if-env-changed=<VAR>".
-func (s *Step) Declarations() []string {
-	var out []string
-	for _, p := range s.RerunPaths {
-		rel, err := filepath.Rel(s.PackageRoot, p)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = p
-		}
-		out = append(out, "rerun-if-changed="+rel)
-	}
-	for _, e := range s.RerunEnv {
-		out = append(out, "rerun-if-env-changed="+e)
-	}
-	return out
 }
 
 // Live reports whether any root reaches the step.

@@ -69,7 +69,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		if s.Kind != graph.BuildScriptRun {
 			continue
 		}
-		rerunEnv = append(rerunEnv, s.RerunEnv...)
+		rerunEnv = append(rerunEnv, unit.Of(s).RerunEnv...)
 		if s.Failed != "" {
 			continue
 		}

@@ -8,7 +8,12 @@
 // dependency one way: graph ← unit ← cargo, graph ← unit ← check).
 package unit
 
-import "github.com/stalecheck/stalecheck/internal/graph"
+import (
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
 
 // System is the graph.Step.System of every Cargo step.
 const System = "cargo"
@@ -21,6 +26,33 @@ type Unit struct {
 	FingerprintDir  string // <profile>/.fingerprint/<pkg>-<hash>, absolute
 	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing; also the step's Key
 	HasLocal        bool   // the fingerprint JSON was read and its `local` list is known
+
+	// Build-script run declarations, as the script printed them in its `output`.
+	RerunPaths    []string // declared rerun-if-changed paths, absolute
+	RerunEnv      []string // declared rerun-if-env-changed variable names
+	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
+	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
+	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
+	PrecalculatedNS   int64
+	PrecalculatedFile string
+	// PrecalculatedNow is that file as it is now (live runs of path packages).
+	PrecalculatedNow graph.FileInfo
+	// PackageNewest is the newest file found in the package folder (live runs of path packages).
+	PackageNewest graph.FileInfo
+	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
+	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
+	MovedFrom, MovedTo string
+
+	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
+	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
+	DanglingDeps []string
+
+	// Where Cargo takes the package from (internal/cargo/source.go).
+	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
+	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored
+	// source replacing a registry), "git" or "" when unknown.
+	Source   string
+	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
 }
 
 // Of returns the Cargo unit behind a step. A step of another system (or one built by hand in a test) has
@@ -38,4 +70,22 @@ func Of(s *graph.Step) *Unit {
 func Is(s *graph.Step) bool {
 	_, ok := s.Origin.(*Unit)
 	return ok
+}
+
+// Declarations lists what a build-script run declared to Cargo, as the script printed it:
+// "rerun-if-changed=<path relative to the package root>" then "rerun-if-env-changed=<VAR>".
+func Declarations(s *graph.Step) []string {
+	u := Of(s)
+	var out []string
+	for _, p := range u.RerunPaths {
+		rel, err := filepath.Rel(s.PackageRoot, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = p
+		}
+		out = append(out, "rerun-if-changed="+rel)
+	}
+	for _, e := range u.RerunEnv {
+		out = append(out, "rerun-if-env-changed="+e)
+	}
+	return out
 }
