@@ -352,7 +352,12 @@ func (r *reader) resolveDeps() {
 	}
 	// Once every hash edge is known (reused looks at a candidate run's compile unit).
 	for _, x := range dangling {
-		x.s.Reuses = append(x.s.Reuses, r.reused(x.s, x.d, pkgID)...)
+		// The units on disk that a DanglingDeps entry can name by extern name, package and configuration
+		// although their hash file no longer holds the recorded hash (the same unit rebuilt in place since,
+		// or one whose last build failed or whose hash file is unreadable): Cargo builds this unit's
+		// configuration into those folders again, so they are live; all of them when the records cannot
+		// tell several apart.
+		x.s.KeepsLive = append(x.s.KeepsLive, r.reused(x.s, x.d, pkgID)...)
 	}
 }
 

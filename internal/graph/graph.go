@@ -187,13 +187,11 @@ type Step struct {
 
 	Deps       []*Step
 	Dependents []*Step
-	// Reuses are the units on disk that a DanglingDeps entry can name by extern name, package and
-	// configuration although their hash file no longer holds the recorded hash: the same unit rebuilt
-	// in place since, or one whose last build failed (empty hash file) or whose hash file is unreadable.
-	// Cargo builds this unit's configuration into those folders again, so they are live (MarkLive walks
-	// them as it walks Deps); all of them are listed when the records cannot tell several apart.
-	Reuses []*Step
-	// Roots are the roots that reach this step through Deps and Reuses (filled by MarkLive).
+	// KeepsLive are steps on disk that are live whenever this one is, besides its Deps: the build system
+	// will write this step's configuration into their outputs again (for Cargo, the units a dangling
+	// `deps` entry names; see internal/cargo). MarkLive walks them as it walks Deps.
+	KeepsLive []*Step
+	// Roots are the roots that reach this step through Deps and KeepsLive (filled by MarkLive).
 	Roots []*Root
 }
 
@@ -330,7 +328,7 @@ func (g *Graph) AddProblem(path string, err error) {
 }
 
 // MarkLive is stalecheck's one notion of live, which check's orphaned-build-dir rule and clean's plan
-// both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and Reuses from every root and
+// both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and KeepsLive from every root and
 // records, on each step, the roots that reach it; then it decides which profile folders can be judged
 // at all, from the roots and from the Problems recorded so far, so the adapter calls it once it has
 // read the records liveness depends on (hash files, fingerprint JSON, the roots) and before any other.
@@ -356,7 +354,7 @@ func (g *Graph) MarkLive() {
 			for _, d := range s.Deps {
 				walk(d)
 			}
-			for _, d := range s.Reuses {
+			for _, d := range s.KeepsLive {
 				walk(d)
 			}
 		}
