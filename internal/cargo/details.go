@@ -23,7 +23,7 @@ func (r *reader) readBuildDirs() {
 	byKey := map[string][]*graph.Step{}
 	for _, s := range r.g.Steps {
 		if s.Kind != graph.Rustc {
-			k := s.Config.ProfileDir + "/" + s.Package + "-" + unit.Of(s).Hash
+			k := s.ProfileDir + "/" + s.Package + "-" + unit.Of(s).Hash
 			byKey[k] = append(byKey[k], s)
 		}
 	}
@@ -188,7 +188,7 @@ func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
 		}
 	}
 	if rel == "" {
-		rel = filepath.Join(s.Config.ProfileDir, ".fingerprint", s.Package+"-"+unit.Of(s).Hash, "dep-"+unit.Of(s).Target)
+		rel = filepath.Join(s.ProfileDir, ".fingerprint", s.Package+"-"+unit.Of(s).Hash, "dep-"+unit.Of(s).Target)
 	}
 	if filepath.IsAbs(rel) {
 		return rel
@@ -201,7 +201,7 @@ func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
 // holds a Cargo.toml.
 func (r *reader) compileDetails(s *graph.Step) {
 	di := r.checkDepInfo(s)
-	dir := filepath.Join(r.l.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
+	dir := filepath.Join(r.l.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
 	stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
 	d := filepath.Join(dir, strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")
 	ins, err := r.parseRustcDepfile(d)
@@ -271,7 +271,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 		return
 	}
 	// The package root: rustc's .d lists the same files relative to the workspace root.
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -302,7 +302,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 // `root-output`, `invoked.timestamp`; then, for a live run, its inputs.
 func (r *reader) runDetails(s *graph.Step) {
 	if s.RunDir == "" {
-		s.RunDir = filepath.Join(r.l.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
+		s.RunDir = filepath.Join(r.l.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
 		s.OutDir = filepath.Join(s.RunDir, "out")
 	}
 	outFile := filepath.Join(s.RunDir, "output")

@@ -231,7 +231,7 @@ func (r *reader) readFingerprints(prof string) {
 			s := &graph.Step{
 				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
 				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg,
-				Config: graph.Config{ProfileDir: prof},
+				ProfileDir: prof,
 			}
 			hf := filepath.Join(dir, n)
 			h, err := ReadHashFile(hf)
@@ -372,10 +372,10 @@ func (r *reader) resolveDeps() {
 // several remain and some of them failed, those; else all: keeping a folder too many is safe, deleting
 // a live one is not.
 func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]uint64) []*graph.Step {
-	hp := hostProfile(s.Config.ProfileDir)
+	hp := hostProfile(s.ProfileDir)
 	var out []*graph.Step
 	for _, c := range r.g.Steps {
-		if c == s || c.Config.ProfileDir != s.Config.ProfileDir && (hp == "" || c.Config.ProfileDir != hp) {
+		if c == s || c.ProfileDir != s.ProfileDir && (hp == "" || c.ProfileDir != hp) {
 			continue
 		}
 		if !depNameMatches(d.Name, c) {
@@ -439,8 +439,8 @@ func scriptCompile(run *graph.Step) *graph.Step {
 // entry's name (all of them when none matches: a renamed dependency's extern name differs).
 func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 	hx := HashHex(d.Hash)
-	cands := append([]*graph.Step(nil), r.index[s.Config.ProfileDir][hx]...)
-	if hp := hostProfile(s.Config.ProfileDir); hp != "" {
+	cands := append([]*graph.Step(nil), r.index[s.ProfileDir][hx]...)
+	if hp := hostProfile(s.ProfileDir); hp != "" {
 		cands = append(cands, r.index[hp][hx]...)
 	}
 	var named []*graph.Step
@@ -515,7 +515,7 @@ func fileInfo(path string) graph.FileInfo {
 // unitOutputs returns a rustc unit's files in deps/ or examples/ (not its .d), stat'ed.
 func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 	var out []graph.FileInfo
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
 		if strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -530,7 +530,7 @@ func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
-		if s.Config.ProfileDir == prof && s.Kind == graph.Rustc {
+		if s.ProfileDir == prof && s.Kind == graph.Rustc {
 			steps[unit.Of(s).Hash] = append(steps[unit.Of(s).Hash], s)
 		}
 	}
@@ -631,7 +631,7 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 	}
 	var found *graph.Step
 	for _, s := range r.g.Steps {
-		if s.Config.ProfileDir != prof || unit.Of(s).Target != want {
+		if s.ProfileDir != prof || unit.Of(s).Target != want {
 			continue
 		}
 		alive := false
@@ -702,7 +702,7 @@ func unhashedUnit(steps map[string][]*graph.Step, all []*graph.Step, prof, name 
 	}
 	var found *graph.Step
 	for _, s := range all {
-		if s.Config.ProfileDir == prof && unit.Of(s).Target == "lib-"+crate {
+		if s.ProfileDir == prof && unit.Of(s).Target == "lib-"+crate {
 			if found != nil {
 				return nil
 			}

@@ -244,8 +244,9 @@ func howString(in *graph.Input) string {
 	return strings.Join(parts, ", ")
 }
 
-func configString(c graph.Config) string {
-	parts := []string{"profile " + c.ProfileDir, fmt.Sprintf("features %s", featureString(c.Features))}
+func configString(s *graph.Step) string {
+	c := s.Config
+	parts := []string{"profile " + s.ProfileDir, fmt.Sprintf("features %s", featureString(c.Features))}
 	if len(c.Rustflags) > 0 {
 		parts = append(parts, "rustflags "+strings.Join(c.Rustflags, " "))
 	}

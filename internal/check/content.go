@@ -60,7 +60,7 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		sev, why := Error, "its records name another copy: the binary is not what its own build records say"
 		for _, s := range root.Reach() {
 			if s == matchedRun {
-				sev, why = Info, fmt.Sprintf("it is the copy of the binary's own configuration (%s); the newer copy was made for %s", configString(matchedRun.Config), configString(newest.Config))
+				sev, why = Info, fmt.Sprintf("it is the copy of the binary's own configuration (%s); the newer copy was made for %s", configString(matchedRun), configString(newest))
 			}
 		}
 		f := Finding{
@@ -72,12 +72,12 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 			Roots:    []string{root.File.Path},
 			Evidence: []Evidence{
 				{Kind: "root", Path: root.File.Path, MTimeNS: root.File.MTimeNS, Size: root.File.Size},
-				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s, %s", cm.Outcome, cm.Confidence, unitName(matchedRun), configString(matchedRun.Config))},
+				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s, %s", cm.Outcome, cm.Confidence, unitName(matchedRun), configString(matchedRun))},
 				{Kind: "reference", Path: matchedRun.Reference.Path, MTimeNS: matchedRun.Reference.MTimeNS, Detail: "start of the run that made the copy inside"},
-				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s, %s", unitName(newest), configString(newest.Config))},
+				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s, %s", unitName(newest), configString(newest))},
 				{Kind: "reference", Path: newest.Reference.Path, MTimeNS: newest.Reference.MTimeNS, Detail: "start of the run that made the newest copy"},
 			},
-			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.Config.ProfileDir, newest.Config.Features)),
+			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.ProfileDir, newest.Config.Features)),
 		}
 		for _, e := range cm.Evidence {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: cm.Matched[0], How: "content-match", Detail: e})

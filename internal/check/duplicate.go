@@ -29,7 +29,7 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 		}
 		for _, o := range s.Outputs {
 			if isLibrary(filepath.Base(o.Path)) {
-				k := s.Config.ProfileDir + "\x00" + filepath.Base(o.Path)
+				k := s.ProfileDir + "\x00" + filepath.Base(o.Path)
 				groups[k] = append(groups[k], copy{o, s})
 			}
 		}
@@ -69,7 +69,7 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 			}
 			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Config.Features)))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
-				Detail: fmt.Sprintf("made by build-script run %s, %s; %s", unitName(c.run), configString(c.run.Config), use)})
+				Detail: fmt.Sprintf("made by build-script run %s, %s; %s", unitName(c.run), configString(c.run), use)})
 		}
 		for r := range roots {
 			f.Roots = append(f.Roots, r)

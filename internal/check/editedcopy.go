@@ -57,7 +57,7 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 					strings.Join(where, " and "), why),
 				Subjects: []string{c.Root},
 				Fix: fmt.Sprintf("make the patch apply: give %s a version that satisfies the dependency (Cargo builds %s), then run cargo update -p %s and %s; `cargo build -v` warns \"Patch `%s` was not used in the crate graph\" while it does not apply",
-					filepath.Join(c.Root, "Cargo.toml"), versionsOf(used), c.Name, buildCmd(live[0].Config.ProfileDir, rootFeatures(live[0])), c.Name),
+					filepath.Join(c.Root, "Cargo.toml"), versionsOf(used), c.Name, buildCmd(live[0].ProfileDir, rootFeatures(live[0])), c.Name),
 			}
 			for _, u := range used {
 				f.Subjects = append(f.Subjects, u.PackageRoot)
@@ -86,10 +86,10 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 					display(g, newest.Path), fmtTime(newest.MTimeNS), c.Name, c.Version, fmtTime(c.Since), c.Name, c.Root, kind, c.EditedCount),
 				Subjects: []string{newest.Path, c.Root},
 				Fix: fmt.Sprintf("to build an edited copy, make it a path package (Cargo watches those): add [patch.%s] %s = { path = %q } to %s, then %s",
-					table, c.Name, c.Root, ws, buildCmd(live[0].Config.ProfileDir, rootFeatures(live[0]))),
+					table, c.Name, c.Root, ws, buildCmd(live[0].ProfileDir, rootFeatures(live[0]))),
 			}
 			if c.Patch != "" {
-				f.Fix = "the copy is named by " + c.Patch + " but is built as a " + c.Source + " source; check the [patch] table, then " + buildCmd(live[0].Config.ProfileDir, rootFeatures(live[0]))
+				f.Fix = "the copy is named by " + c.Patch + " but is built as a " + c.Source + " source; check the [patch] table, then " + buildCmd(live[0].ProfileDir, rootFeatures(live[0]))
 			}
 		}
 		f.Roots = sortedKeys(roots)

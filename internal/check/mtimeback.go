@@ -30,7 +30,7 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 		if in.Watched {
 			f.Message = fmt.Sprintf("Cargo will redo %s because the mtime of %s changed (%s, after the run at %s); its content is the same as when %s ran: the binary is not stale",
 				unitName(s), display(g, in.File.Path), fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), unitName(s))
-			f.Fix = "nothing to fix: the next " + buildCmd(s.Config.ProfileDir, rootFeatures(s)) + " redoes " + unitName(s) + " at the cost of its time only"
+			f.Fix = "nothing to fix: the next " + buildCmd(s.ProfileDir, rootFeatures(s)) + " redoes " + unitName(s) + " at the cost of its time only"
 		} else {
 			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but its content is the same as when %s ran: the binary is not stale (Cargo does not watch it and will not rebuild)",
 				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), unitName(s))
@@ -74,10 +74,10 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			fix := rerunFix(g, s, in.File.Path)
 			if in.Watched {
 				watch = "Cargo watches it (" + in.WatchedBy + ") but compares mtimes only"
-				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
+				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
 			if s.Kind != graph.BuildScriptRun {
-				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
+				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
 			sev := Error
 			if !in.Strong() {

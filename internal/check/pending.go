@@ -22,7 +22,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if s.Kind != graph.BuildScriptRun {
 			what = fmt.Sprintf("%s (%s)", s.Package, unit.Of(s).Target)
 		}
-		build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
+		build := buildCmd(s.ProfileDir, rootFeatures(s))
 		if s.Failed != "" {
 			// The last attempt failed, so Cargo retries the unit on the next build whatever changed; what
 			// is on disk is from the last success. An input newer than that success means the binary
@@ -89,9 +89,9 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				// No unit of that crate is left in the profile (`cargo clean -p` removed its records):
 				// Cargo will rebuild both, but nothing on disk says their code changed.
 				msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
-					what, name, s.Config.ProfileDir, name, unitName(s))
+					what, name, s.ProfileDir, name, unitName(s))
 				f := pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
-					Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + unit.Of(s).Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
+					Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + unit.Of(s).Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.ProfileDir})
 				f.Severity = Info
 				if in := newerSourceOf(g, name, s.Reference.MTimeNS); in != nil {
 					// The dependency's own records are gone, but another profile's units of that path
@@ -100,7 +100,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 					// built from), so it is a warning, not a claim.
 					f.Severity = Warning
 					f.Message = fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them), and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
-						what, name, s.Config.ProfileDir, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
+						what, name, s.ProfileDir, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
 					f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
 						Detail: "a source of " + name + " as another profile's unit of it records"})
 				}
@@ -243,7 +243,7 @@ func failedButStale(g *graph.Graph, s *graph.Step, what, build string) []Finding
 // the entry's name is the crate name ('-' written '_'), build_script_build for s's own build script.
 func hasUnitOf(g *graph.Graph, s *graph.Step, crate string) bool {
 	for _, x := range g.Steps {
-		if x == s || x.Config.ProfileDir != s.Config.ProfileDir {
+		if x == s || x.ProfileDir != s.ProfileDir {
 			continue
 		}
 		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
@@ -321,7 +321,7 @@ func newerSourceOf(g *graph.Graph, crate string, ns int64) *graph.Input {
 // not list can be judged by content too; nil when none does.
 func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Input {
 	for _, x := range g.Steps {
-		if x == s || x.Package != s.Package || x.Config.ProfileDir != s.Config.ProfileDir || !x.Live() {
+		if x == s || x.Package != s.Package || x.ProfileDir != s.ProfileDir || !x.Live() {
 			continue
 		}
 		if in := inputAt(x, path); in != nil && in.File.Exists && in.Content != nil && in.File.MTimeNS > x.Reference.MTimeNS {

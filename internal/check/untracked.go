@@ -94,7 +94,7 @@ func rerunFix(g *graph.Graph, s *graph.Step, p string) string {
 	if s.ScriptSource == "" {
 		touch = ""
 	}
-	build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
+	build := buildCmd(s.ProfileDir, rootFeatures(s))
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return fmt.Sprintf("print cargo:rerun-if-changed=%s from %s, then: %s%s", p, script, touch, build)
 	}

@@ -228,7 +228,7 @@ func whyKept(g *graph.Graph, fresh *Plan, rel string) string {
 			hash = name[k+1:]
 		}
 		for _, s := range g.Steps {
-			if s.Config.ProfileDir == prof && unit.Of(s).Hash == hash && s.Live() {
+			if s.ProfileDir == prof && unit.Of(s).Hash == hash && s.Live() {
 				r := s.Roots[0]
 				return fmt.Sprintf("it is live now: %s is reached by %s", s.Package+"-"+unit.Of(s).Hash, r.File.Path)
 			}

@@ -123,10 +123,10 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	dirs := map[string]*unitDir{}
 	var keys []string
 	for _, s := range g.Steps {
-		k := s.Config.ProfileDir + "\x00" + s.Package + "-" + unit.Of(s).Hash
+		k := s.ProfileDir + "\x00" + s.Package + "-" + unit.Of(s).Hash
 		d := dirs[k]
 		if d == nil {
-			d = &unitDir{prof: s.Config.ProfileDir, pkg: s.Package, hash: unit.Of(s).Hash}
+			d = &unitDir{prof: s.ProfileDir, pkg: s.Package, hash: unit.Of(s).Hash}
 			dirs[k] = d
 			keys = append(keys, k)
 		}

@@ -345,10 +345,11 @@ func copyConfig(c evidence.Copy) string {
 	if c.Bundled {
 		what = "rlib of " + s.Package + "-" + unit.Of(s).Hash + " (bundles the archive's objects)"
 	}
-	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.Config.ProfileDir, quoteList(s.Config.Features), rustflags(s.Config))
+	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.ProfileDir, quoteList(s.Config.Features), rustflags(s))
 }
 
-func rustflags(c graph.Config) string {
+func rustflags(s *graph.Step) string {
+	c := s.Config
 	if len(c.Rustflags) == 0 {
 		return ""
 	}

@@ -68,7 +68,7 @@ func outputIndex(g *graph.Graph) map[string][]string {
 			continue
 		}
 		for _, f := range o.Outputs {
-			k := o.Config.ProfileDir + "\x00" + filepath.Base(f.Path)
+			k := o.ProfileDir + "\x00" + filepath.Base(f.Path)
 			idx[k] = append(idx[k], f.Path)
 		}
 	}
@@ -98,7 +98,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 			if l.Path == "" || !(l.Kind == "static" || l.Kind == "") {
 				continue
 			}
-			for _, p := range idx[s.Config.ProfileDir+"\x00"+filepath.Base(l.Path)] {
+			for _, p := range idx[s.ProfileDir+"\x00"+filepath.Base(l.Path)] {
 				add(l.Name, p)
 			}
 		}

@@ -61,7 +61,7 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 	if i := strings.LastIndexByte(base, '-'); i > 0 && len(base)-i-1 >= 16 {
 		h := base[i+1 : i+17]
 		for _, s := range g.Steps {
-			if s.Kind == graph.Rustc && unit.Of(s).Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.Config.ProfileDir)) {
+			if s.Kind == graph.Rustc && unit.Of(s).Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.ProfileDir)) {
 				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Unit: s, TiedBy: "name"}
 			}
 		}
@@ -114,7 +114,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				if d.Kind != graph.Rustc || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
 					continue
 				}
-				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.Config.ProfileDir, "deps", "lib*-"+unit.Of(d).Hash+".rlib"))
+				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.ProfileDir, "deps", "lib*-"+unit.Of(d).Hash+".rlib"))
 				for _, p := range m {
 					if st, err := os.Stat(p); err == nil {
 						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})

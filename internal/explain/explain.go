@@ -126,10 +126,10 @@ func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 		return nil, ""
 	case graph.BuildScriptCompile:
 		stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
-		cands = []string{filepath.Join(l.g.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash,
+		cands = []string{filepath.Join(l.g.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash,
 			strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")}
 	default:
-		for _, p := range l.depsFiles(s.Config.ProfileDir, unit.Of(s).Hash) {
+		for _, p := range l.depsFiles(s.ProfileDir, unit.Of(s).Hash) {
 			if strings.HasSuffix(p, ".d") {
 				cands = append(cands, p)
 			}
@@ -247,7 +247,7 @@ func rootUses(s *graph.Step) []RootUse {
 		seen[r.File.Path] = true
 		u := RootUse{Path: r.File.Path, Kind: r.Kind}
 		if r.Unit != nil {
-			u.Profile = r.Unit.Config.ProfileDir
+			u.Profile = r.Unit.ProfileDir
 			u.Features = r.Unit.Config.Features
 		}
 		out = append(out, u)

@@ -178,8 +178,8 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 	for _, target := range roles {
 		units := byRole[target]
 		sort.Slice(units, func(i, j int) bool {
-			if units[i].Config.ProfileDir != units[j].Config.ProfileDir {
-				return units[i].Config.ProfileDir < units[j].Config.ProfileDir
+			if units[i].ProfileDir != units[j].ProfileDir {
+				return units[i].ProfileDir < units[j].ProfileDir
 			}
 			if units[i].Live() != units[j].Live() {
 				return units[i].Live()
@@ -188,13 +188,13 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 		})
 		role := Role{Target: target, Kind: string(units[0].Kind)}
 		for _, s := range units {
-			v := Variant{Unit: unitName(s), Profile: s.Config.ProfileDir, Version: stepVersion(g, s), Dir: unit.Of(s).FingerprintDir,
+			v := Variant{Unit: unitName(s), Profile: s.ProfileDir, Version: stepVersion(g, s), Dir: unit.Of(s).FingerprintDir,
 				Fields: l.fields(s), UsedBy: rootUses(s), Failed: s.Failed, Step: s}
 			if v.UsedBy == nil {
 				v.UsedBy = []RootUse{}
 			}
 			for _, d := range g.BuildDirs {
-				if d.ProfileDir == s.Config.ProfileDir && d.Hash == unit.Of(s).Hash && d.Package == s.Package {
+				if d.ProfileDir == s.ProfileDir && d.Hash == unit.Of(s).Hash && d.Package == s.Package {
 					v.Dir, v.Bytes = d.Path, d.Bytes
 				}
 			}
@@ -241,7 +241,7 @@ func roleOrder(target string) string {
 // (features, profile settings, compile kind) is its compile unit's, which the run depends on.
 func (l *loader) fields(s *graph.Step) []Field {
 	fp := l.fingerprint(s)
-	out := []Field{{Name: "profile folder", Value: s.Config.ProfileDir}}
+	out := []Field{{Name: "profile folder", Value: s.ProfileDir}}
 	if fp == nil {
 		return append(out, Field{Name: "fingerprint", Value: "unreadable"})
 	}
@@ -258,8 +258,8 @@ func (l *loader) fields(s *graph.Step) []Field {
 	kind := "host"
 	if cfg.CompileKind != 0 {
 		kind = fmt.Sprintf("target %d", cfg.CompileKind)
-		if i := strings.IndexByte(s.Config.ProfileDir, '/'); i > 0 {
-			kind = fmt.Sprintf("target %s (%d)", s.Config.ProfileDir[:i], cfg.CompileKind)
+		if i := strings.IndexByte(s.ProfileDir, '/'); i > 0 {
+			kind = fmt.Sprintf("target %s (%d)", s.ProfileDir[:i], cfg.CompileKind)
 		}
 	}
 	out = append(out,

@@ -179,7 +179,7 @@ type pathExplainer struct {
 }
 
 func (e *pathExplainer) newVerdict(s *graph.Step) *StepVerdict {
-	v := &StepVerdict{Unit: unitName(s), Kind: kindWords(s), Target: unit.Of(s).Target, Profile: s.Config.ProfileDir,
+	v := &StepVerdict{Unit: unitName(s), Kind: kindWords(s), Target: unit.Of(s).Target, Profile: s.ProfileDir,
 		Config: configWords(s), Live: s.Live(), UsedBy: rootUses(s), Step: s}
 	if v.UsedBy == nil {
 		v.UsedBy = []RootUse{}
@@ -490,7 +490,7 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 // bundled says that a library crate's rlib carries the static library's members.
 func (e *pathExplainer) bundled(s *graph.Step) Reason {
 	var rlib string
-	for _, p := range e.l.depsFiles(s.Config.ProfileDir, unit.Of(s).Hash) {
+	for _, p := range e.l.depsFiles(s.ProfileDir, unit.Of(s).Hash) {
 		if strings.HasSuffix(p, ".rlib") {
 			rlib = p
 		}
@@ -604,7 +604,7 @@ func configWords(s *graph.Step) string {
 	for i, x := range s.Config.Features {
 		f[i] = fmt.Sprintf("%q", x)
 	}
-	parts := []string{"profile " + s.Config.ProfileDir, "features [" + strings.Join(f, ", ") + "]"}
+	parts := []string{"profile " + s.ProfileDir, "features [" + strings.Join(f, ", ") + "]"}
 	if len(s.Config.Rustflags) > 0 {
 		parts = append(parts, "rustflags "+strings.Join(s.Config.Rustflags, " "))
 	}

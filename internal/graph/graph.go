@@ -119,7 +119,6 @@ func (in *Input) Strong() bool {
 
 // Config is the configuration a unit was built in, as recorded in its fingerprint.
 type Config struct {
-	ProfileDir  string   // e.g. "release", "debug", "x86_64-unknown-linux-gnu/release"
 	Features    []string // enabled Cargo features
 	Rustflags   []string
 	CompileKind uint64 // 0 = host; else a hash of the target triple
@@ -142,7 +141,11 @@ type Step struct {
 	ID      string // stable within one graph: "<profile dir>/<pkg>-<hash>/<fingerprint file>"
 	Kind    StepKind
 	Package string // package name
-	Config  Config
+	// ProfileDir is the folder, relative to Graph.BuildDir, that holds the outputs of the step's
+	// configuration (Cargo's profile folder: "release", "debug", "x86_64-unknown-linux-gnu/release");
+	// BuildDirs, Unjudged and the orphan rules group steps by it.
+	ProfileDir string
+	Config     Config
 	// Key is the adapter's identity key of what the step built ("" when unknown): steps with the same
 	// key are interchangeable to the build system, so one that shares a live step's key is kept (Kept).
 	Key         string
@@ -394,8 +397,8 @@ func (g *Graph) MarkLive() {
 			}
 			continue
 		}
-		anchored[r.Unit.Config.ProfileDir] = true
-		if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
+		anchored[r.Unit.ProfileDir] = true
+		if hp := hostOf(r.Unit.ProfileDir); hp != "" {
 			anchored[hp] = true
 		}
 	}

@@ -119,7 +119,7 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 		rj := RootJSON{Path: r.File.Path, PathBytes: pathBytes(r.File.Path), Kind: r.Kind, Unit: unitLabel(r), TiedBy: r.TiedBy,
 			MTimeNS: r.File.MTimeNS, MTime: rfc3339(r.File.MTimeNS), Features: []string{}}
 		if r.Unit != nil {
-			rj.Profile = r.Unit.Config.ProfileDir
+			rj.Profile = r.Unit.ProfileDir
 			if r.Unit.Config.Features != nil {
 				rj.Features = r.Unit.Config.Features
 			}

@@ -233,7 +233,7 @@ func hasMagic(path, magic string) bool {
 func (p *Plan) native(s *graph.Step, l graph.Link) ledger.Native {
 	n := ledger.Native{Library: filepath.Base(l.Path), Path: l.Path}
 	n.Config.Features = append([]string{}, s.Config.Features...)
-	n.Config.Settings = map[string]string{"unit": s.Package + "-" + unit.Of(s).Hash, "profile": s.Config.ProfileDir}
+	n.Config.Settings = map[string]string{"unit": s.Package + "-" + unit.Of(s).Hash, "profile": s.ProfileDir}
 	if len(s.Config.Rustflags) > 0 {
 		n.Config.Settings["rustflags"] = strings.Join(s.Config.Rustflags, " ")
 	}

@@ -372,7 +372,7 @@ func (p *Plan) chooseMatter(given []string) {
 func isRelease(g *graph.Graph, r *graph.Root) bool {
 	prof := ""
 	if r.Unit != nil {
-		prof = r.Unit.Config.ProfileDir
+		prof = r.Unit.ProfileDir
 	} else if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
 		prof = filepath.ToSlash(rel)
 	}
