@@ -234,9 +234,9 @@ func (r *reader) inheritFromCompile(s *graph.Step) {
 	for _, d := range s.Deps {
 		if d.Kind == graph.BuildScriptCompile {
 			s.PackageRoot, s.ScriptSource, s.PathPackage = d.PackageRoot, d.ScriptSource, d.PathPackage
-			s.Config.Features = d.Config.Features
-			if s.Config.Rustc == 0 {
-				s.Config.Rustc = d.Config.Rustc
+			unit.Of(s).Features = unit.Of(d).Features
+			if unit.Of(s).Rustc == 0 {
+				unit.Of(s).Rustc = unit.Of(d).Rustc
 			}
 			return
 		}

@@ -82,6 +82,9 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.readDetails()
 		r.readSources()
 	}
+	for _, s := range g.Steps {
+		s.Config = unit.Config(unit.Of(s), s.ProfileDir)
+	}
 	sort.Slice(g.Problems, func(i, j int) bool {
 		a, b := g.Problems[i], g.Problems[j]
 		return a.Path < b.Path || a.Path == b.Path && a.Err < b.Err
@@ -251,10 +254,10 @@ func (r *reader) readFingerprints(prof string) {
 			}
 			if fp != nil {
 				unit.Of(s).HasLocal = true
-				s.Config.Features = FeatureList(fp.Features)
-				s.Config.Rustflags = fp.Rustflags
-				s.Config.CompileKind = fp.CompileKind
-				s.Config.Rustc = fp.Rustc
+				unit.Of(s).Features = FeatureList(fp.Features)
+				unit.Of(s).Rustflags = fp.Rustflags
+				unit.Of(s).CompileKind = fp.CompileKind
+				unit.Of(s).Rustc = fp.Rustc
 			}
 			results[i].steps = append(results[i].steps, s)
 			results[i].fps = append(results[i].fps, fp)
@@ -391,7 +394,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 				continue
 			}
 			if comp := scriptCompile(c); comp != nil && r.fps[comp] != nil && r.fps[s] != nil &&
-				!slices.Equal(comp.Config.Features, s.Config.Features) {
+				!slices.Equal(unit.Of(comp).Features, unit.Of(s).Features) {
 				continue
 			}
 		}
@@ -402,7 +405,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 			flagsOf = scriptCompile(c)
 		}
 		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.BuildScriptRun &&
-			!slices.Equal(flagsOf.Config.Rustflags, s.Config.Rustflags) {
+			!slices.Equal(unit.Of(flagsOf).Rustflags, unit.Of(s).Rustflags) {
 			continue
 		}
 		out = append(out, c)

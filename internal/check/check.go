@@ -226,7 +226,7 @@ func buildCmd(prof string, features []string) string {
 func rootFeatures(s *graph.Step) []string {
 	for _, r := range s.Roots {
 		if r.Unit != nil {
-			return r.Unit.Config.Features
+			return unit.Of(r.Unit).Features
 		}
 	}
 	return nil
@@ -244,17 +244,7 @@ func howString(in *graph.Input) string {
 	return strings.Join(parts, ", ")
 }
 
-func configString(s *graph.Step) string {
-	c := s.Config
-	parts := []string{"profile " + s.ProfileDir, fmt.Sprintf("features %s", featureString(c.Features))}
-	if len(c.Rustflags) > 0 {
-		parts = append(parts, "rustflags "+strings.Join(c.Rustflags, " "))
-	}
-	if c.CompileKind != 0 {
-		parts = append(parts, fmt.Sprintf("compile kind %d", c.CompileKind))
-	}
-	return strings.Join(parts, ", ")
-}
+func configString(s *graph.Step) string { return s.Config.String() }
 
 func featureString(f []string) string {
 	q := make([]string, len(f))

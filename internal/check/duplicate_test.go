@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -31,7 +32,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		feats := map[string]string{}
 		for _, s := range g.Steps {
 			if s.Kind == graph.BuildScriptRun && s.Package == "seed-sys" {
-				feats[filepath.Join(s.OutDir, "libgroth16_cuda.a")] = strings.Join(s.Config.Features, ",")
+				feats[filepath.Join(s.OutDir, "libgroth16_cuda.a")] = strings.Join(unit.Of(s).Features, ",")
 			}
 		}
 		return f, feats

@@ -318,12 +318,12 @@ func describe(steps []*graph.Step) string {
 }
 
 func configWords(s *graph.Step) string {
-	feats := s.Config.Features
+	feats := unit.Of(s).Features
 	if s.Kind == graph.BuildScriptRun {
 		// A run's fingerprint records no features; its compile unit's does (read without details).
 		for _, d := range s.Deps {
 			if d.Kind == graph.BuildScriptCompile {
-				feats = d.Config.Features
+				feats = unit.Of(d).Features
 			}
 		}
 	}
@@ -332,8 +332,8 @@ func configWords(s *graph.Step) string {
 		f[i] = fmt.Sprintf("%q", x)
 	}
 	w := "features [" + strings.Join(f, ", ") + "]"
-	if len(s.Config.Rustflags) > 0 {
-		w += ", rustflags " + strings.Join(s.Config.Rustflags, " ")
+	if len(unit.Of(s).Rustflags) > 0 {
+		w += ", rustflags " + strings.Join(unit.Of(s).Rustflags, " ")
 	}
 	return w
 }

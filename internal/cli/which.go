@@ -345,11 +345,11 @@ func copyConfig(c evidence.Copy) string {
 	if c.Bundled {
 		what = "rlib of " + s.Package + "-" + unit.Of(s).Hash + " (bundles the archive's objects)"
 	}
-	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.ProfileDir, quoteList(s.Config.Features), rustflags(s))
+	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.ProfileDir, quoteList(unit.Of(s).Features), rustflags(s))
 }
 
 func rustflags(s *graph.Step) string {
-	c := s.Config
+	c := unit.Of(s)
 	if len(c.Rustflags) == 0 {
 		return ""
 	}

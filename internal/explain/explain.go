@@ -248,7 +248,7 @@ func rootUses(s *graph.Step) []RootUse {
 		u := RootUse{Path: r.File.Path, Kind: r.Kind}
 		if r.Unit != nil {
 			u.Profile = r.Unit.ProfileDir
-			u.Features = r.Unit.Config.Features
+			u.Features = unit.Of(r.Unit).Features
 		}
 		out = append(out, u)
 	}

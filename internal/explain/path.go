@@ -600,13 +600,13 @@ func versionWord(s *graph.Step) string {
 }
 
 func configWords(s *graph.Step) string {
-	f := make([]string, len(s.Config.Features))
-	for i, x := range s.Config.Features {
+	f := make([]string, len(unit.Of(s).Features))
+	for i, x := range unit.Of(s).Features {
 		f[i] = fmt.Sprintf("%q", x)
 	}
 	parts := []string{"profile " + s.ProfileDir, "features [" + strings.Join(f, ", ") + "]"}
-	if len(s.Config.Rustflags) > 0 {
-		parts = append(parts, "rustflags "+strings.Join(s.Config.Rustflags, " "))
+	if len(unit.Of(s).Rustflags) > 0 {
+		parts = append(parts, "rustflags "+strings.Join(unit.Of(s).Rustflags, " "))
 	}
 	return strings.Join(parts, ", ")
 }

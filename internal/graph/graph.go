@@ -117,12 +117,34 @@ func (in *Input) Strong() bool {
 	return false
 }
 
-// Config is the configuration a unit was built in, as recorded in its fingerprint.
-type Config struct {
-	Features    []string // enabled Cargo features
-	Rustflags   []string
-	CompileKind uint64 // 0 = host; else a hash of the target triple
-	Rustc       uint64 // hash of `rustc -vV`
+// KV is one setting of a step's configuration.
+type KV struct {
+	Key   string // e.g. "profile", "features", "rustflags"
+	Value string // as people read it, e.g. `["cuda", "simd"]`
+}
+
+// Config is the configuration a step was built in, as the adapter read it from the build system's
+// records: a small ordered list of settings that tell two builds of the same step apart (Cargo: profile,
+// features, rustflags when set, compile kind when not the host). Messages print it with String.
+type Config []KV
+
+// String joins the settings as "key value, key value".
+func (c Config) String() string {
+	parts := make([]string, len(c))
+	for i, kv := range c {
+		parts[i] = kv.Key + " " + kv.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Get returns the value of the first setting named key ("" when none).
+func (c Config) Get(key string) string {
+	for _, kv := range c {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
 }
 
 // Link is a native library a build-script run tells rustc to link.

@@ -120,8 +120,8 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 			MTimeNS: r.File.MTimeNS, MTime: rfc3339(r.File.MTimeNS), Features: []string{}}
 		if r.Unit != nil {
 			rj.Profile = r.Unit.ProfileDir
-			if r.Unit.Config.Features != nil {
-				rj.Features = r.Unit.Config.Features
+			if unit.Of(r.Unit).Features != nil {
+				rj.Features = unit.Of(r.Unit).Features
 			}
 		}
 		d.Roots = append(d.Roots, rj)

@@ -232,10 +232,10 @@ func hasMagic(path, magic string) bool {
 // native describes one library copy a build-script run links, with its content fingerprint.
 func (p *Plan) native(s *graph.Step, l graph.Link) ledger.Native {
 	n := ledger.Native{Library: filepath.Base(l.Path), Path: l.Path}
-	n.Config.Features = append([]string{}, s.Config.Features...)
+	n.Config.Features = append([]string{}, unit.Of(s).Features...)
 	n.Config.Settings = map[string]string{"unit": s.Package + "-" + unit.Of(s).Hash, "profile": s.ProfileDir}
-	if len(s.Config.Rustflags) > 0 {
-		n.Config.Settings["rustflags"] = strings.Join(s.Config.Rustflags, " ")
+	if len(unit.Of(s).Rustflags) > 0 {
+		n.Config.Settings["rustflags"] = strings.Join(unit.Of(s).Rustflags, " ")
 	}
 	if l.Kind != "" {
 		n.Config.Settings["kind"] = l.Kind

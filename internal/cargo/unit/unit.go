@@ -9,6 +9,7 @@
 package unit
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 
@@ -26,6 +27,13 @@ type Unit struct {
 	FingerprintDir  string // <profile>/.fingerprint/<pkg>-<hash>, absolute
 	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing; also the step's Key
 	HasLocal        bool   // the fingerprint JSON was read and its `local` list is known
+
+	// The configuration the unit was built in, as recorded in its fingerprint (graph.Step.Config is the
+	// same for people, filled by the adapter from these).
+	Features    []string // enabled Cargo features
+	Rustflags   []string
+	CompileKind uint64 // 0 = host; else a hash of the target triple
+	Rustc       uint64 // hash of `rustc -vV`
 
 	// Build-script run declarations, as the script printed them in its `output`.
 	RerunPaths    []string // declared rerun-if-changed paths, absolute
@@ -88,4 +96,22 @@ func Declarations(s *graph.Step) []string {
 		out = append(out, "rerun-if-env-changed="+e)
 	}
 	return out
+}
+
+// Config is the configuration of a unit built into the profile folder prof, as graph.Step.Config holds
+// it: "profile <prof>", "features [\"a\", \"b\"]", then "rustflags <flags>" when any are set and
+// "compile kind <hash>" when the unit is not built for the host.
+func Config(u *Unit, prof string) graph.Config {
+	q := make([]string, len(u.Features))
+	for i, x := range u.Features {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	c := graph.Config{{Key: "profile", Value: prof}, {Key: "features", Value: "[" + strings.Join(q, ", ") + "]"}}
+	if len(u.Rustflags) > 0 {
+		c = append(c, graph.KV{Key: "rustflags", Value: strings.Join(u.Rustflags, " ")})
+	}
+	if u.CompileKind != 0 {
+		c = append(c, graph.KV{Key: "compile kind", Value: fmt.Sprintf("%d", u.CompileKind)})
+	}
+	return c
 }
