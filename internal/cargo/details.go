@@ -22,7 +22,7 @@ import (
 func (r *reader) readBuildDirs() {
 	byKey := map[string][]*graph.Step{}
 	for _, s := range r.g.Steps {
-		if s.Kind != graph.Rustc {
+		if s.Kind != graph.Compile {
 			k := s.ProfileDir + "/" + s.Package + "-" + unit.Of(s).Hash
 			byKey[k] = append(byKey[k], s)
 		}
@@ -93,7 +93,7 @@ func (r *reader) readBuildDirs() {
 	for i, d := range dirs {
 		for _, s := range d.Steps {
 			s.DirBytes = d.Bytes
-			if s.Kind == graph.BuildScriptRun {
+			if s.Kind == graph.ScriptRun {
 				s.RunDir = d.Path
 				s.OutDir = filepath.Join(d.Path, "out")
 				s.Outputs = outs[i]
@@ -109,9 +109,9 @@ func (r *reader) readDetails() {
 	var compile, runs, rustc []*graph.Step
 	for _, s := range r.g.Steps {
 		switch s.Kind {
-		case graph.BuildScriptCompile:
+		case graph.ScriptCompile:
 			compile = append(compile, s)
-		case graph.BuildScriptRun:
+		case graph.ScriptRun:
 			runs = append(runs, s)
 		default:
 			if s.Live() {
@@ -232,7 +232,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 // inheritFromCompile copies the package root, script and configuration of a run's compile unit.
 func (r *reader) inheritFromCompile(s *graph.Step) {
 	for _, d := range s.Deps {
-		if d.Kind == graph.BuildScriptCompile {
+		if d.Kind == graph.ScriptCompile {
 			s.PackageRoot, s.ScriptSource, s.PathPackage = d.PackageRoot, d.ScriptSource, d.PathPackage
 			unit.Of(s).Features = unit.Of(d).Features
 			if unit.Of(s).Rustc == 0 {

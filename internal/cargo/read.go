@@ -183,11 +183,11 @@ func SplitUnitName(name string) (pkg, hash string, ok bool) {
 func stepKind(target string) graph.StepKind {
 	switch {
 	case strings.HasPrefix(target, "run-build-script-"):
-		return graph.BuildScriptRun
+		return graph.ScriptRun
 	case strings.HasPrefix(target, "build-script-"):
-		return graph.BuildScriptCompile
+		return graph.ScriptCompile
 	}
-	return graph.Rustc
+	return graph.Compile
 }
 
 // readFingerprints creates one step per hash file in <profile>/.fingerprint/*/.
@@ -301,7 +301,7 @@ func (r *reader) resolveDeps() {
 			if len(cands) == 1 {
 				pkgID[cands[0]] = d.PkgID
 			}
-			if strings.HasPrefix(d.Name, "build_script_") && (s.Kind == graph.Rustc || s.Kind == graph.BuildScriptRun && len(cands) > 0 && cands[0].Kind == graph.BuildScriptCompile) {
+			if strings.HasPrefix(d.Name, "build_script_") && (s.Kind == graph.Compile || s.Kind == graph.ScriptRun && len(cands) > 0 && cands[0].Kind == graph.ScriptCompile) {
 				pkgID[s] = d.PkgID
 			}
 		}
@@ -387,10 +387,10 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 		if id, ok := pkgID[c]; ok && id != d.PkgID {
 			continue
 		}
-		if strings.HasPrefix(d.Name, "build_script_") && s.Kind != graph.BuildScriptRun {
+		if strings.HasPrefix(d.Name, "build_script_") && s.Kind != graph.ScriptRun {
 			// A lib, bin or test unit's own build-script run: same package, and its compile was built
 			// with the unit's features.
-			if c.Kind != graph.BuildScriptRun || c.Package != s.Package {
+			if c.Kind != graph.ScriptRun || c.Package != s.Package {
 				continue
 			}
 			if comp := scriptCompile(c); comp != nil && r.fps[comp] != nil && r.fps[s] != nil &&
@@ -401,10 +401,10 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 		// RUSTFLAGS are part of every unit's hash in one build: a unit built with other flags is
 		// another configuration's (e.g. before a RUSTFLAGS toggle), never the one Cargo reuses.
 		flagsOf := c
-		if c.Kind == graph.BuildScriptRun {
+		if c.Kind == graph.ScriptRun {
 			flagsOf = scriptCompile(c)
 		}
-		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.BuildScriptRun &&
+		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.ScriptRun &&
 			!slices.Equal(unit.Of(flagsOf).Rustflags, unit.Of(s).Rustflags) {
 			continue
 		}
@@ -430,7 +430,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 // scriptCompile returns the build-script compile unit a run depends on (nil when unknown).
 func scriptCompile(run *graph.Step) *graph.Step {
 	for _, d := range run.Deps {
-		if d.Kind == graph.BuildScriptCompile && d.Package == run.Package {
+		if d.Kind == graph.ScriptCompile && d.Package == run.Package {
 			return d
 		}
 	}
@@ -460,9 +460,9 @@ func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 
 func depNameMatches(name string, c *graph.Step) bool {
 	if strings.HasPrefix(name, "build_script_") {
-		return c.Kind == graph.BuildScriptRun || c.Kind == graph.BuildScriptCompile
+		return c.Kind == graph.ScriptRun || c.Kind == graph.ScriptCompile
 	}
-	return c.Kind == graph.Rustc && strings.HasSuffix(unit.Of(c).Target, "-"+name)
+	return c.Kind == graph.Compile && strings.HasSuffix(unit.Of(c).Target, "-"+name)
 }
 
 // depsDir is one profile's deps/ (and examples/) listing, by unit hash.
@@ -533,7 +533,7 @@ func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
-		if s.ProfileDir == prof && s.Kind == graph.Rustc {
+		if s.ProfileDir == prof && s.Kind == graph.Compile {
 			steps[unit.Of(s).Hash] = append(steps[unit.Of(s).Hash], s)
 		}
 	}

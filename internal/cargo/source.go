@@ -75,7 +75,7 @@ func (r *reader) readSources() {
 	// Package roots of live rustc units that their Cargo dep-info did not give (registry, git, directory).
 	var need []*graph.Step
 	for _, s := range g.Steps {
-		if s.Kind == graph.Rustc && s.PackageRoot == "" && s.Live() {
+		if s.Kind == graph.Compile && s.PackageRoot == "" && s.Live() {
 			need = append(need, s)
 		}
 	}
@@ -207,7 +207,7 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 	if s.PackageRoot != "" {
 		return s.PackageRoot
 	}
-	if s.Kind != graph.Rustc {
+	if s.Kind != graph.Compile {
 		return ""
 	}
 	dir := filepath.Join(g.BuildDir, s.ProfileDir, "deps")

@@ -13,7 +13,7 @@ import (
 // runOf returns the build-script run whose OUT_DIR holds path.
 func runOf(g *graph.Graph, path string) *graph.Step {
 	for _, s := range g.Steps {
-		if s.Kind == graph.BuildScriptRun && s.OutDir != "" && strings.HasPrefix(path, s.OutDir+string(filepath.Separator)) {
+		if s.Kind == graph.ScriptRun && s.OutDir != "" && strings.HasPrefix(path, s.OutDir+string(filepath.Separator)) {
 			return s
 		}
 	}
@@ -107,7 +107,7 @@ func linkSearchShadowing(g *graph.Graph) []Finding {
 		// Static libraries of the reached runs, by folder, in reach order (one pass over the outputs).
 		libsIn := map[string][]string{}
 		for _, s := range r.Reach() {
-			if s.Kind != graph.BuildScriptRun {
+			if s.Kind != graph.ScriptRun {
 				continue
 			}
 			for _, o := range s.Outputs {
@@ -188,7 +188,7 @@ func linkSearchShadowing(g *graph.Graph) []Finding {
 func searchOrder(r *graph.Root) []string {
 	var runs []*graph.Step
 	for _, s := range r.Reach() {
-		if s.Kind == graph.BuildScriptRun {
+		if s.Kind == graph.ScriptRun {
 			runs = append(runs, s)
 		}
 	}

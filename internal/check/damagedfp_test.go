@@ -20,7 +20,7 @@ func TestDamagedRunFingerprintNoFalseErrors(t *testing.T) {
 	_, g := p.Check()
 	var jf string
 	for _, s := range g.Steps {
-		if s.Kind == graph.BuildScriptRun && s.Live() {
+		if s.Kind == graph.ScriptRun && s.Live() {
 			jf = filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json")
 		}
 	}

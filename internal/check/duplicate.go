@@ -25,7 +25,7 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 	}
 	groups := map[string][]copy{}
 	for _, s := range g.Steps {
-		if s.Kind != graph.BuildScriptRun {
+		if s.Kind != graph.ScriptRun {
 			continue
 		}
 		for _, o := range s.Outputs {

@@ -31,7 +31,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		// features of the run that made each copy, from the graph
 		feats := map[string]string{}
 		for _, s := range g.Steps {
-			if s.Kind == graph.BuildScriptRun && s.Package == "seed-sys" {
+			if s.Kind == graph.ScriptRun && s.Package == "seed-sys" {
 				feats[filepath.Join(s.OutDir, "libgroth16_cuda.a")] = strings.Join(unit.Of(s).Features, ",")
 			}
 		}

@@ -28,7 +28,7 @@ func setByCargo(name string) bool {
 // next build keeps what was compiled with the old value. One finding per run, naming every variable.
 func untrackedEnvChanged(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		if !madeArchive(s) {
 			// A script that only probes (cc -E of a version header, pkg-config) links nothing it
 			// compiled: the variable cannot have changed the binary.

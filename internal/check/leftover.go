@@ -15,7 +15,7 @@ import (
 // mtimes) is not a leftover: leftovers are judged by what the last run wrote, not by mtime alone.
 func outDirLeftover(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		used := map[string]string{}
 		for _, p := range linkedArchives(s) {
 			used[p] = "linked: rustc-link-lib in " + s.Reference.Path

@@ -9,7 +9,7 @@ import (
 
 // stepWhat names a step for a sentence: "the build script of x" or "x (lib-x)".
 func stepWhat(s *graph.Step) string {
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		return "the build script of " + s.Package
 	}
 	return fmt.Sprintf("%s (%s)", s.Package, unit.Of(s).Target)
@@ -76,7 +76,7 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 				watch = "Cargo watches it (" + in.WatchedBy + ") but compares mtimes only"
 				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
-			if s.Kind != graph.BuildScriptRun {
+			if s.Kind != graph.ScriptRun {
 				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
 			sev := Error
@@ -108,7 +108,7 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 // precalculatedRerun reports whether an old-style build script's recorded newest package file no longer
 // matches the package (pendingRebuild's Precalculated case): Cargo reruns the script.
 func precalculatedRerun(s *graph.Step) bool {
-	if unit.Of(s).PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.BuildScriptRun {
+	if unit.Of(s).PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.ScriptRun {
 		return false
 	}
 	if unit.Of(s).PackageNewest.MTimeNS > unit.Of(s).PrecalculatedNS {

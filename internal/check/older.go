@@ -59,7 +59,7 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 
 func olderFix(g *graph.Graph, r *graph.Root, s *graph.Step) string {
 	build := buildCmd(r.Unit.ProfileDir, unit.Of(r.Unit).Features)
-	if s.Kind == graph.BuildScriptRun && s.ScriptSource != "" {
+	if s.Kind == graph.ScriptRun && s.ScriptSource != "" {
 		// Cargo does not track OUT_DIR contents: only a rerun of the script relinks.
 		return "touch " + display(g, s.ScriptSource) + " && " + build
 	}

@@ -23,7 +23,7 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 	}
 	groups := map[string]*group{}
 	var order []string
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		seen := map[string]bool{}
 		for _, dir := range s.LinkSearch {
 			dir = filepath.Clean(dir)

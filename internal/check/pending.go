@@ -19,7 +19,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			continue
 		}
 		what := "the build script of " + s.Package
-		if s.Kind != graph.BuildScriptRun {
+		if s.Kind != graph.ScriptRun {
 			what = fmt.Sprintf("%s (%s)", s.Package, unit.Of(s).Target)
 		}
 		build := buildCmd(s.ProfileDir, rootFeatures(s))
@@ -52,7 +52,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			}
 			out = append(out, f)
 		}
-		if ns, file := unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
+		if ns, file := unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.ScriptRun {
 			// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
 			// file now: a newer file reruns the script, and so does the recorded file's mtime going
 			// back (cp -p of older content) when nothing newer took its place.
@@ -112,7 +112,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			out = append(out, pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
 				Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + unit.Of(s).Target + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
 		}
-		if s.Kind == graph.Rustc {
+		if s.Kind == graph.Compile {
 			own := newestOutput(s)
 			for _, d := range s.Deps {
 				dp, dn, which := depOutput(s, d)
@@ -152,13 +152,13 @@ func unitDir(s *graph.Step) string {
 // newestOutput is the newest mtime among a step's outputs that Cargo tracks: `output` for a run, the
 // deps/ files for a rustc unit.
 func newestOutput(s *graph.Step) int64 {
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		if s.Reference.Exists {
 			return s.Reference.MTimeNS
 		}
 		return 0
 	}
-	if s.Kind != graph.Rustc {
+	if s.Kind != graph.Compile {
 		return 0
 	}
 	var n int64
@@ -191,7 +191,7 @@ func depOutput(s, d *graph.Step) (path string, ns int64, which string) {
 // every output a .rlib or .rmeta): Cargo's `!requires_upstream_objects()` in Build mode. Proc-macros,
 // dylibs, cdylibs, binaries and tests need their dependencies' objects.
 func rlibOnly(s *graph.Step) bool {
-	if s.Kind != graph.Rustc || !strings.HasPrefix(unit.Of(s).Target, "lib-") || len(s.Outputs) == 0 {
+	if s.Kind != graph.Compile || !strings.HasPrefix(unit.Of(s).Target, "lib-") || len(s.Outputs) == 0 {
 		return false
 	}
 	rlib := false
@@ -208,7 +208,7 @@ func rlibOnly(s *graph.Step) bool {
 }
 
 func outputPath(s *graph.Step) string {
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		return s.Reference.Path
 	}
 	var best graph.FileInfo
@@ -246,7 +246,7 @@ func hasUnitOf(g *graph.Graph, s *graph.Step, crate string) bool {
 		if x == s || x.ProfileDir != s.ProfileDir {
 			continue
 		}
-		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
+		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.ScriptCompile {
 			return true
 		}
 		if strings.ReplaceAll(x.Package, "-", "_") == crate {

@@ -28,7 +28,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 	}
 	byScript := map[string]*agg{}
 	var order []string
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		if !unit.Of(s).HasLocal || unit.Of(s).Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
 			continue
 		}

@@ -40,7 +40,7 @@ func TestFailedRunReuseIgnoresOtherConfigurations(t *testing.T) {
 			var other *graph.Step
 			for _, x := range g.Steps {
 				for _, d := range x.Deps {
-					if x.Kind == graph.BuildScriptRun && d.Kind == graph.BuildScriptCompile && d.Package == "fastmath-sys" && tc.is(d) {
+					if x.Kind == graph.ScriptRun && d.Kind == graph.ScriptCompile && d.Package == "fastmath-sys" && tc.is(d) {
 						other = x
 					}
 				}

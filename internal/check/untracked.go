@@ -15,7 +15,7 @@ import (
 // the only clue is that a native source lies in the package folder.
 func untrackedInputChanged(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		for _, in := range s.Inputs {
 			if in.Watched || !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS {
 				continue

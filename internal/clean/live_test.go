@@ -68,7 +68,7 @@ func runUnit(t *testing.T, g *graph.Graph, prof string) *graph.Step {
 	t.Helper()
 	var found *graph.Step
 	for _, s := range g.Steps {
-		if s.Package == "fastmath-sys" && s.Kind == graph.BuildScriptRun && s.ProfileDir == prof {
+		if s.Package == "fastmath-sys" && s.Kind == graph.ScriptRun && s.ProfileDir == prof {
 			if found != nil {
 				t.Fatalf("two runs of fastmath-sys in %s: %s, %s", prof, found.ID, s.ID)
 			}
@@ -184,7 +184,7 @@ func TestCheckAndCleanAgreeOnOrphans(t *testing.T) {
 	}
 	var live, dead *graph.Step
 	for _, s := range g.Steps {
-		if s.Package == "fastmath-sys" && s.Kind == graph.BuildScriptRun {
+		if s.Package == "fastmath-sys" && s.Kind == graph.ScriptRun {
 			if s.Live() {
 				live = s
 			} else {

@@ -169,7 +169,7 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 		}
 		rustc := false
 		for _, s := range d.steps {
-			if s.Kind == graph.Rustc {
+			if s.Kind == graph.Compile {
 				rustc = true
 			}
 		}
@@ -301,9 +301,9 @@ func describe(steps []*graph.Step) string {
 	for _, s := range steps {
 		var w string
 		switch s.Kind {
-		case graph.BuildScriptRun:
+		case graph.ScriptRun:
 			w = "build-script run of " + s.Package
-		case graph.BuildScriptCompile:
+		case graph.ScriptCompile:
 			w = "build-script compile of " + s.Package
 		default:
 			w = s.Package + " " + unit.Of(s).Target
@@ -319,10 +319,10 @@ func describe(steps []*graph.Step) string {
 
 func configWords(s *graph.Step) string {
 	feats := unit.Of(s).Features
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		// A run's fingerprint records no features; its compile unit's does (read without details).
 		for _, d := range s.Deps {
-			if d.Kind == graph.BuildScriptCompile {
+			if d.Kind == graph.ScriptCompile {
 				feats = unit.Of(d).Features
 			}
 		}

@@ -64,7 +64,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 func outputIndex(g *graph.Graph) map[string][]string {
 	idx := map[string][]string{}
 	for _, o := range g.Steps {
-		if o.Kind != graph.BuildScriptRun {
+		if o.Kind != graph.ScriptRun {
 			continue
 		}
 		for _, f := range o.Outputs {
@@ -89,7 +89,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 	reach := r.Reach()
 	var runs []*graph.Step
 	for _, s := range reach {
-		if s.Kind == graph.BuildScriptRun {
+		if s.Kind == graph.ScriptRun {
 			runs = append(runs, s)
 		}
 	}

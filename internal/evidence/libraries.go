@@ -61,7 +61,7 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 	if i := strings.LastIndexByte(base, '-'); i > 0 && len(base)-i-1 >= 16 {
 		h := base[i+1 : i+17]
 		for _, s := range g.Steps {
-			if s.Kind == graph.Rustc && unit.Of(s).Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.ProfileDir)) {
+			if s.Kind == graph.Compile && unit.Of(s).Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.ProfileDir)) {
 				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Unit: s, TiedBy: "name"}
 			}
 		}
@@ -89,7 +89,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	default:
 		for _, s := range g.Steps {
 			for _, o := range s.Outputs {
-				if b := filepath.Base(o.Path); s.Kind == graph.BuildScriptRun && strings.HasPrefix(b, "lib") && strings.HasSuffix(b, ".a") {
+				if b := filepath.Base(o.Path); s.Kind == graph.ScriptRun && strings.HasPrefix(b, "lib") && strings.HasSuffix(b, ".a") {
 					names[LibName(b)] = true
 				}
 			}
@@ -99,7 +99,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	for n := range names {
 		lib := Library{Name: n}
 		for _, s := range g.Steps {
-			if s.Kind != graph.BuildScriptRun {
+			if s.Kind != graph.ScriptRun {
 				continue
 			}
 			for _, o := range s.Outputs {
@@ -111,7 +111,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				continue
 			}
 			for _, d := range s.Dependents {
-				if d.Kind != graph.Rustc || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
+				if d.Kind != graph.Compile || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
 					continue
 				}
 				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.ProfileDir, "deps", "lib*-"+unit.Of(d).Hash+".rlib"))

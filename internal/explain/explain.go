@@ -122,9 +122,9 @@ func (l *loader) depsFiles(prof, hash string) []string {
 func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 	var cands []string
 	switch s.Kind {
-	case graph.BuildScriptRun:
+	case graph.ScriptRun:
 		return nil, ""
-	case graph.BuildScriptCompile:
+	case graph.ScriptCompile:
 		stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
 		cands = []string{filepath.Join(l.g.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash,
 			strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")}
@@ -267,9 +267,9 @@ func unitName(s *graph.Step) string { return s.Package + "-" + unit.Of(s).Hash }
 
 func kindWords(s *graph.Step) string {
 	switch s.Kind {
-	case graph.BuildScriptRun:
+	case graph.ScriptRun:
 		return "build-script run"
-	case graph.BuildScriptCompile:
+	case graph.ScriptCompile:
 		return "build-script compile"
 	}
 	t := unit.Of(s).Target

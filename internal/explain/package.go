@@ -186,7 +186,7 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 			}
 			return unit.Of(units[i]).Hash < unit.Of(units[j]).Hash
 		})
-		role := Role{Target: target, Kind: string(units[0].Kind)}
+		role := Role{Target: target, Kind: unit.KindName(units[0].Kind)}
 		for _, s := range units {
 			v := Variant{Unit: unitName(s), Profile: s.ProfileDir, Version: stepVersion(g, s), Dir: unit.Of(s).FingerprintDir,
 				Fields: l.fields(s), UsedBy: rootUses(s), Failed: s.Failed, Step: s}
@@ -246,9 +246,9 @@ func (l *loader) fields(s *graph.Step) []Field {
 		return append(out, Field{Name: "fingerprint", Value: "unreadable"})
 	}
 	cfg := fp
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		for _, d := range s.Deps {
-			if d.Kind == graph.BuildScriptCompile {
+			if d.Kind == graph.ScriptCompile {
 				if c := l.fingerprint(d); c != nil {
 					cfg = c
 				}

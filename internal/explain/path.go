@@ -153,7 +153,7 @@ func Path(g *graph.Graph, arg string, opt Options) (*PathReport, error) {
 	for _, s := range steps {
 		var v *StepVerdict
 		switch s.Kind {
-		case graph.BuildScriptRun:
+		case graph.ScriptRun:
 			v = e.run(s)
 		default:
 			v = e.compile(s)
@@ -414,7 +414,7 @@ func (e *pathExplainer) outDirFile(s *graph.Step) *StepVerdict {
 // linkClue reports whether a rustc unit links the file: a library one of its build-script runs links.
 func (e *pathExplainer) linkClue(s *graph.Step) (*graph.Step, *graph.Link) {
 	for _, d := range s.Deps {
-		if d.Kind != graph.BuildScriptRun || d.Package != s.Package {
+		if d.Kind != graph.ScriptRun || d.Package != s.Package {
 			continue
 		}
 		for i := range d.Links {

@@ -70,9 +70,9 @@ func TestSpecialRecordFiles(t *testing.T) {
 					continue
 				}
 				switch {
-				case s.Kind == graph.BuildScriptRun && !s.Live() && s.Reference.Exists:
+				case s.Kind == graph.ScriptRun && !s.Live() && s.Reference.Exists:
 					planted = append(planted, s.Reference.Path)
-				case s.Kind == graph.Rustc:
+				case s.Kind == graph.Compile:
 					planted = append(planted, filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json"),
 						filepath.Join(unit.Of(s).FingerprintDir, "dep-"+unit.Of(s).Target))
 				}

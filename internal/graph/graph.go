@@ -35,16 +35,18 @@ const (
 	ScriptSource How = "build-script-source"
 )
 
-// StepKind names the kind of build action.
+// StepKind names the kind of build action, in words common to build systems; each adapter maps its
+// own kinds onto these (internal/cargo/unit.KindName gives Cargo's names back).
 type StepKind string
 
 const (
-	// BuildScriptRun is Cargo's RunCustomBuild unit: one execution of build.rs with its OUT_DIR.
-	BuildScriptRun StepKind = "build-script-run"
-	// BuildScriptCompile is the rustc unit that compiles build.rs into an executable.
-	BuildScriptCompile StepKind = "build-script-compile"
-	// Rustc is any other rustc unit (lib, bin, test, example, proc-macro).
-	Rustc StepKind = "rustc"
+	// ScriptRun is one execution of a program the build wrote itself (a build script, a generator) with
+	// its own output folder.
+	ScriptRun StepKind = "script-run"
+	// ScriptCompile is the compile of such a program.
+	ScriptCompile StepKind = "script-compile"
+	// Compile is any other compile or link of the project's code (libraries, binaries, tests, examples).
+	Compile StepKind = "compile"
 )
 
 // FileInfo is a file as seen on disk when the graph was read.

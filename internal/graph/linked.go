@@ -26,7 +26,7 @@ func (r *Root) NewerLinked() []LinkedInput {
 		}
 		var cands []FileInfo
 		switch s.Kind {
-		case BuildScriptRun:
+		case ScriptRun:
 			for _, l := range s.Links {
 				if l.Path == "" || !strings.HasPrefix(l.Path, s.OutDir+string(filepath.Separator)) {
 					continue
@@ -37,7 +37,7 @@ func (r *Root) NewerLinked() []LinkedInput {
 					}
 				}
 			}
-		case Rustc:
+		case Compile:
 			if s == r.Unit {
 				continue
 			}

@@ -66,7 +66,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	natSeen := map[string]bool{}
 	var rerunEnv []string
 	for _, s := range steps {
-		if s.Kind != graph.BuildScriptRun {
+		if s.Kind != graph.ScriptRun {
 			continue
 		}
 		rerunEnv = append(rerunEnv, unit.Of(s).RerunEnv...)

@@ -115,3 +115,18 @@ func Config(u *Unit, prof string) graph.Config {
 	}
 	return c
 }
+
+// KindName is Cargo's name of a step kind: "build-script-run" (RunCustomBuild), "build-script-compile"
+// (the rustc unit that compiles build.rs), "rustc" (any other rustc unit: lib, bin, test, example,
+// proc-macro).
+func KindName(k graph.StepKind) string {
+	switch k {
+	case graph.ScriptRun:
+		return "build-script-run"
+	case graph.ScriptCompile:
+		return "build-script-compile"
+	case graph.Compile:
+		return "rustc"
+	}
+	return string(k)
+}
