@@ -48,7 +48,8 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 			}
 		}
 	}
-	g := &graph.Graph{System: "cargo", Workspace: l.Workspace, TargetDir: l.TargetDir, BuildDir: l.BuildDir}
+	g := &graph.Graph{System: unit.System, Workspace: l.Workspace, TargetDir: l.TargetDir, BuildDir: l.BuildDir,
+		Origins: map[string]any{unit.System: &unit.Tree{}}}
 	st, err := os.Stat(l.BuildDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no build folder at %s (chosen by %s); run cargo build first", ErrNotBuilt, l.BuildDir, l.BuildDirSrc)

@@ -29,7 +29,7 @@ import (
 //   - the workspace's [patch] paths (Cargo.toml and .cargo/config.toml) and Cargo.lock's
 //     [[patch.unused]] list.
 // Then every folder a live package may be built from (and every [patch] path) is scanned for files
-// modified after the package's live units were last built (graph.PackageCopy).
+// modified after the package's live units were last built (unit.PackageCopy).
 
 // lockFile is the part of Cargo.lock this reads.
 type lockFile struct {
@@ -55,7 +55,7 @@ type patchPath struct {
 // readSources fills Step.Version, Source and SourceID, Graph.CargoHome and Graph.Copies.
 func (r *reader) readSources() {
 	g := r.g
-	g.CargoHome = r.opt.CargoHome
+	unit.TreeOf(g).CargoHome = r.opt.CargoHome
 	var lock lockFile
 	if r.l.Workspace != "" {
 		lp := filepath.Join(r.l.Workspace, "Cargo.lock")
@@ -107,7 +107,7 @@ func (r *reader) readSources() {
 
 	// The copies: non-path roots of live units, then the [patch] paths.
 	since := map[string]int64{} // package name -> earliest reference of its live units
-	byRoot := map[string]*graph.PackageCopy{}
+	byRoot := map[string]*unit.PackageCopy{}
 	usedRoots := map[string]bool{}
 	for _, s := range g.Steps {
 		if s.PackageRoot != "" {
@@ -122,15 +122,15 @@ func (r *reader) readSources() {
 		if s.PackageRoot == "" || unit.Of(s).Source == "path" || unit.Of(s).Source == "" || byRoot[s.PackageRoot] != nil {
 			continue
 		}
-		byRoot[s.PackageRoot] = &graph.PackageCopy{Name: s.Package, Version: unit.Of(s).Version, Root: s.PackageRoot,
+		byRoot[s.PackageRoot] = &unit.PackageCopy{Name: s.Package, Version: unit.Of(s).Version, Root: s.PackageRoot,
 			Source: unit.Of(s).Source, SourceID: unit.Of(s).SourceID, Used: true}
 	}
-	var copies []*graph.PackageCopy
+	var copies []*unit.PackageCopy
 	for _, c := range byRoot {
 		copies = append(copies, c)
 	}
 	for _, p := range r.patchPaths() {
-		c := &graph.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
+		c := &unit.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
 			Used: usedRoots[p.path]}
 		c.UnusedPatch = unused[c.Name+" "+c.Version]
 		if prev := byRoot[p.path]; prev != nil {
@@ -149,7 +149,7 @@ func (r *reader) readSources() {
 		c.Since = ns
 		c.Edited, c.EditedCount = editedFiles(c.Root, ns, []string{r.l.BuildDir, r.l.TargetDir})
 	})
-	g.Copies = copies
+	unit.TreeOf(g).Copies = copies
 }
 
 // rustcPackageRoot finds a rustc unit's package root from its rustc `.d` file in deps/: the first
@@ -298,11 +298,11 @@ func manifestError(path string, err error) error {
 // for the workspace root or a folder inside it, else "" (a directory source and a path package outside
 // the workspace differ only by Cargo.lock's source).
 func RootSource(g *graph.Graph, root string) string {
-	if g.CargoHome == "" && g.Workspace == "" {
+	if unit.TreeOf(g).CargoHome == "" && g.Workspace == "" {
 		return ""
 	}
-	if g.CargoHome != "" && (under(root, filepath.Join(g.CargoHome, "registry")) || under(root, filepath.Join(g.CargoHome, "git"))) {
-		return classifySource(root, "", false, g.CargoHome, g.Workspace)
+	if unit.TreeOf(g).CargoHome != "" && (under(root, filepath.Join(unit.TreeOf(g).CargoHome, "registry")) || under(root, filepath.Join(unit.TreeOf(g).CargoHome, "git"))) {
+		return classifySource(root, "", false, unit.TreeOf(g).CargoHome, g.Workspace)
 	}
 	if g.Workspace != "" && (root == g.Workspace || under(root, g.Workspace)) {
 		return "path"

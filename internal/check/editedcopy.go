@@ -21,7 +21,7 @@ import (
 // "Edited" means modified after the earliest last build (reference mtime) of the package's live units.
 func editedCopyNotBuilt(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, c := range g.Copies {
+	for _, c := range unit.TreeOf(g).Copies {
 		if c.EditedCount == 0 || len(c.Edited) == 0 {
 			continue
 		}

@@ -146,7 +146,7 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 		if src.Kind == "" {
 			src.Kind = cargo.RootSource(g, root)
 		}
-		for _, c := range g.Copies {
+		for _, c := range unit.TreeOf(g).Copies {
 			if c.Root == root && c.Patch != "" {
 				src.Patch = c.Patch
 			}

@@ -555,7 +555,7 @@ func (e *pathExplainer) noStep() string {
 
 func (e *pathExplainer) cargoHomeDir(p string) string {
 	for _, sub := range []string{"registry", "git"} {
-		d := filepath.Join(e.g.CargoHome, sub)
+		d := filepath.Join(unit.TreeOf(e.g).CargoHome, sub)
 		if within(p, d) {
 			return "$CARGO_HOME/" + sub + " (" + d + ")"
 		}
@@ -564,10 +564,10 @@ func (e *pathExplainer) cargoHomeDir(p string) string {
 }
 
 func (e *pathExplainer) cargoHomeSkip(p string) bool {
-	if e.g.CargoHome == "" {
+	if unit.TreeOf(e.g).CargoHome == "" {
 		return false
 	}
-	return within(p, filepath.Join(e.g.CargoHome, "registry")) || within(p, filepath.Join(e.g.CargoHome, "git"))
+	return within(p, filepath.Join(unit.TreeOf(e.g).CargoHome, "registry")) || within(p, filepath.Join(unit.TreeOf(e.g).CargoHome, "git"))
 }
 
 func declaredList(s *graph.Step) string {

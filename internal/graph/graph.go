@@ -313,40 +313,15 @@ type Graph struct {
 	// environment the user's next build will see when stalecheck runs in the same shell.
 	Env map[string]EnvRead
 
-	// CargoHome is the $CARGO_HOME the graph was read with (rerun-if-changed paths under its registry/
-	// and git/ folders are not watched by Cargo).
-	CargoHome string
-	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
-	// live units and every [patch] path (internal/cargo/source.go).
-	Copies []*PackageCopy
+	// Origins hold what an adapter knows of the whole tree it read, keyed by Step.System (Cargo's is an
+	// internal/cargo/unit.Tree: $CARGO_HOME, the package copies a build may use).
+	Origins map[string]any
 
 	// Unjudged maps each profile folder (relative to BuildDir) whose orphans cannot be told to the
 	// reason, for people (filled by MarkLive; see Judged).
 	Unjudged map[string]string
 	// liveHash holds the Keys of live steps (filled by MarkLive; see Kept).
 	liveHash map[string]bool
-}
-
-// PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
-// (registry, directory source, git checkout), or a [patch] path of the workspace.
-type PackageCopy struct {
-	Name    string
-	Version string // from the folder's Cargo.toml
-	Root    string
-	// Source is "registry", "directory", "git" for a copy Cargo builds from, "patch" for a [patch] path.
-	Source   string
-	SourceID string // Cargo.lock's source ("" for a patch path)
-	// Patch is the [patch] table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
-	Patch string
-	// Used is true when some unit on disk was built from this folder.
-	Used bool
-	// UnusedPatch is true when Cargo.lock lists the package and version under [[patch.unused]].
-	UnusedPatch bool
-	// Since is the earliest last build (reference mtime, ns) of the live units of package Name;
-	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
-	Since       int64
-	Edited      []FileInfo
-	EditedCount int
 }
 
 // AddProblem records an unreadable record.

@@ -130,3 +130,44 @@ func KindName(k graph.StepKind) string {
 	}
 	return string(k)
 }
+
+// Tree is what Cargo's adapter knows of the whole tree it read (graph.Graph.Origins["cargo"]).
+type Tree struct {
+	// CargoHome is the $CARGO_HOME the graph was read with (rerun-if-changed paths under its registry/
+	// and git/ folders are not watched by Cargo).
+	CargoHome string
+	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
+	// live units and every [patch] path (internal/cargo/source.go).
+	Copies []*PackageCopy
+}
+
+// TreeOf returns Cargo's record of the graph; a graph no Cargo adapter read has none, and TreeOf then
+// returns a fresh empty Tree.
+func TreeOf(g *graph.Graph) *Tree {
+	if t, ok := g.Origins[System].(*Tree); ok {
+		return t
+	}
+	return &Tree{}
+}
+
+// PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
+// (registry, directory source, git checkout), or a [patch] path of the workspace.
+type PackageCopy struct {
+	Name    string
+	Version string // from the folder's Cargo.toml
+	Root    string
+	// Source is "registry", "directory", "git" for a copy Cargo builds from, "patch" for a [patch] path.
+	Source   string
+	SourceID string // Cargo.lock's source ("" for a patch path)
+	// Patch is the [patch] table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
+	Patch string
+	// Used is true when some unit on disk was built from this folder.
+	Used bool
+	// UnusedPatch is true when Cargo.lock lists the package and version under [[patch.unused]].
+	UnusedPatch bool
+	// Since is the earliest last build (reference mtime, ns) of the live units of package Name;
+	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
+	Since       int64
+	Edited      []graph.FileInfo
+	EditedCount int
+}
