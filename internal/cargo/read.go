@@ -78,6 +78,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.findRoots(p)
 	}
 	g.MarkLive()
+	judge(g)
 	r.readBuildDirs()
 	if !opt.LivenessOnly {
 		r.readDetails()
@@ -99,6 +100,55 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g.Problems = kept
 	return g, nil
+}
+
+// judge fills g.Unjudged once MarkLive has run: a profile folder is not judged when
+//   - no root there is tied to a unit, and it is not the host folder of a `<triple>/<profile>` folder
+//     that has one (e.g. only `cargo check` ran);
+//   - a root there could not be tied to its unit;
+//   - a record under its `.fingerprint` folder (or that of a `<triple>/<profile>` folder built on it)
+//     could not be read: it may be the one that ties a folder to a root.
+func judge(g *graph.Graph) {
+	g.Unjudged = map[string]string{}
+	mark := func(prof, why string) {
+		if _, ok := g.Unjudged[prof]; !ok {
+			g.Unjudged[prof] = why
+		}
+		if hp := hostProfile(prof); hp != "" {
+			if _, ok := g.Unjudged[hp]; !ok {
+				g.Unjudged[hp] = why
+			}
+		}
+	}
+	sep := string(filepath.Separator)
+	for _, p := range g.Problems {
+		for _, prof := range g.ProfileDirs {
+			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
+			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
+				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
+			}
+		}
+	}
+	anchored := map[string]bool{}
+	for _, r := range g.Roots {
+		if r.Unit == nil {
+			if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
+				mark(strings.TrimSuffix(rel, sep+"examples"), fmt.Sprintf("root %s could not be tied to its unit", r.File.Path))
+			}
+			continue
+		}
+		anchored[r.Unit.ProfileDir] = true
+		if hp := hostProfile(r.Unit.ProfileDir); hp != "" {
+			anchored[hp] = true
+		}
+	}
+	for _, prof := range g.ProfileDirs {
+		if !anchored[prof] {
+			if _, ok := g.Unjudged[prof]; !ok {
+				g.Unjudged[prof] = "no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged"
+			}
+		}
+	}
 }
 
 type reader struct {

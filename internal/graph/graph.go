@@ -7,8 +7,6 @@
 package graph
 
 import (
-	"fmt"
-	"path/filepath"
 	"strings"
 )
 
@@ -318,7 +316,7 @@ type Graph struct {
 	Origins map[string]any
 
 	// Unjudged maps each profile folder (relative to BuildDir) whose orphans cannot be told to the
-	// reason, for people (filled by MarkLive; see Judged).
+	// reason, for people (filled by the adapter after MarkLive; see Judged).
 	Unjudged map[string]string
 	// liveHash holds the Keys of live steps (filled by MarkLive; see Kept).
 	liveHash map[string]bool
@@ -331,15 +329,10 @@ func (g *Graph) AddProblem(path string, err error) {
 
 // MarkLive is stalecheck's one notion of live, which check's orphaned-build-dir rule and clean's plan
 // both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and KeepsLive from every root and
-// records, on each step, the roots that reach it; then it decides which profile folders can be judged
-// at all, from the roots and from the Problems recorded so far, so the adapter calls it once it has
-// read the records liveness depends on (hash files, fingerprint JSON, the roots) and before any other.
-// A profile folder is not judged (Unjudged says why) when:
-//   - no root there is tied to a unit, and it is not the host folder of a `<triple>/<profile>` folder
-//     that has one (e.g. only `cargo check` ran);
-//   - a root there could not be tied to its unit;
-//   - a record under its `.fingerprint` folder (or that of a `<triple>/<profile>` folder built on it)
-//     could not be read: it may be the one that ties a folder to a root.
+// records, on each step, the roots that reach it, and remembers the Keys of live steps for Kept. The
+// adapter calls it once it has read the records liveness depends on, before any other reader, and then
+// fills Unjudged with the profile folders whose orphans its records cannot tell (internal/cargo: no tied
+// root, an untied root, an unreadable record).
 func (g *Graph) MarkLive() {
 	for _, r := range g.Roots {
 		if r.Unit == nil {
@@ -366,46 +359,6 @@ func (g *Graph) MarkLive() {
 	for _, s := range g.Steps {
 		if s.Live() && s.Key != "" {
 			g.liveHash[s.Key] = true
-		}
-	}
-	g.Unjudged = map[string]string{}
-	mark := func(prof, why string) {
-		if _, ok := g.Unjudged[prof]; !ok {
-			g.Unjudged[prof] = why
-		}
-		if hp := hostOf(prof); hp != "" {
-			if _, ok := g.Unjudged[hp]; !ok {
-				g.Unjudged[hp] = why
-			}
-		}
-	}
-	sep := string(filepath.Separator)
-	for _, p := range g.Problems {
-		for _, prof := range g.ProfileDirs {
-			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
-			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
-				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
-			}
-		}
-	}
-	anchored := map[string]bool{}
-	for _, r := range g.Roots {
-		if r.Unit == nil {
-			if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
-				mark(strings.TrimSuffix(rel, sep+"examples"), fmt.Sprintf("root %s could not be tied to its unit", r.File.Path))
-			}
-			continue
-		}
-		anchored[r.Unit.ProfileDir] = true
-		if hp := hostOf(r.Unit.ProfileDir); hp != "" {
-			anchored[hp] = true
-		}
-	}
-	for _, prof := range g.ProfileDirs {
-		if !anchored[prof] {
-			if _, ok := g.Unjudged[prof]; !ok {
-				g.Unjudged[prof] = "no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged"
-			}
 		}
 	}
 }
@@ -444,13 +397,6 @@ func (g *Graph) OrphanedBuildDirs() []*BuildDir {
 		}
 	}
 	return out
-}
-
-func hostOf(prof string) string {
-	if i := strings.IndexByte(prof, '/'); i >= 0 {
-		return prof[i+1:]
-	}
-	return ""
 }
 
 // Reach returns the steps a root reaches, in a stable order (the root's unit first, then depth first).
