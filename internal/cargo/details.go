@@ -576,7 +576,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 		}
 		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
-			add(p, graph.ScriptSource, s.ScriptSource)
+			add(p, unit.ScriptSource, s.ScriptSource)
 		}
 	}
 	// A compiled source known only by its object or build.rs (cc-rs ≥ 1.0.80 logs no command line):
@@ -586,7 +586,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		scanned[c.source] = true
 	}
 	for _, p := range order {
-		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(graph.ScriptSource)) {
+		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(unit.ScriptSource)) {
 			compiles = append(compiles, r.scriptCompile(s, p, script))
 		}
 	}

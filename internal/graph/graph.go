@@ -1,8 +1,9 @@
 // Package graph is stalecheck's provenance graph: which build steps turned which inputs into which
 // outputs, how we know each edge, and which roots (the binaries users run) reach which steps.
 //
-// Adapters (internal/cargo, later ninja and cgo) fill a Graph from records on disk; checks
-// (internal/check) read it and never touch the disk themselves except to stat inputs they name.
+// It names no build system: adapters fill a Graph from the records their build system leaves on disk and
+// keep what only they know in each step's Origin (and the graph's Origins); checks read it and never
+// touch the disk themselves except to stat inputs they name.
 // Times are nanoseconds since the Unix epoch; sizes are bytes; paths are absolute.
 package graph
 
@@ -14,13 +15,13 @@ import (
 type How string
 
 const (
-	// Declared: the build system watches the file (a `rerun-if-changed` path, a dep-info entry).
+	// Declared: the build system watches the file (a path the step declared, a dependency-info entry).
 	Declared How = "declared"
 	// Depfile: a compiler dependency file (`-MD` `.d`) in the step's output folder lists it.
 	Depfile How = "depfile"
 	// DWARF: a compile unit in an object the step produced names it (CU name or line-table file).
 	DWARF How = "dwarf"
-	// CommandLine: a compiler command line the step logged (`running:` in a build script's output).
+	// CommandLine: a compiler command line the step logged in its output.
 	CommandLine How = "command-line"
 	// IncludeScan: a header reached by following the #include lines of a compiled source through the
 	// compile's -I/-iquote/-isystem/-idirafter folders and the source's own folder, transitively.
@@ -29,16 +30,14 @@ const (
 	PackageFolder How = "package-folder"
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
 	ArchiveMember How = "archive-member"
-	// ScriptSource: the build script's source text names the file (a second clue).
-	ScriptSource How = "build-script-source"
 )
 
 // StepKind names the kind of build action, in words common to build systems; each adapter maps its
-// own kinds onto these (internal/cargo/unit.KindName gives Cargo's names back).
+// own kinds onto these (and can give its own names back for people).
 type StepKind string
 
 const (
-	// ScriptRun is one execution of a program the build wrote itself (a build script, a generator) with
+	// ScriptRun is one execution of a program the build wrote itself (a generator, a configure step) with
 	// its own output folder.
 	ScriptRun StepKind = "script-run"
 	// ScriptCompile is the compile of such a program.
@@ -64,7 +63,8 @@ type Input struct {
 	Detail []string
 	// Watched is true when the build system will rebuild the step if this file changes.
 	Watched bool
-	// WatchedBy names the declaration that watches it (e.g. `rerun-if-changed=cuda`).
+	// WatchedBy names the declaration that watches it, in the build system's words (e.g. the declared
+	// path, "listed in build.ninja", "depfile main.o.d").
 	WatchedBy string
 	// Content is what the input's content says against the content baseline of its step (filled by
 	// internal/content.Annotate); nil when it was not judged.
@@ -107,7 +107,7 @@ func (in *Input) Has(h How) bool {
 }
 
 // Strong reports whether the step really read the file by some record (depfile, DWARF, command line,
-// declaration) or a package-folder candidate has a second clue (archive member, build-script source).
+// declaration) or a package-folder candidate has a second clue (archive member, the script's source).
 func (in *Input) Strong() bool {
 	for _, x := range in.How {
 		if x != PackageFolder {
@@ -124,8 +124,8 @@ type KV struct {
 }
 
 // Config is the configuration a step was built in, as the adapter read it from the build system's
-// records: a small ordered list of settings that tell two builds of the same step apart (Cargo: profile,
-// features, rustflags when set, compile kind when not the host). Messages print it with String.
+// records: a small ordered list of settings that tell two builds of the same step apart (a profile,
+// features, flags, a target). Messages print it with String.
 type Config []KV
 
 // String joins the settings as "key value, key value".
@@ -147,7 +147,7 @@ func (c Config) Get(key string) string {
 	return ""
 }
 
-// Link is a native library a build-script run tells rustc to link.
+// Link is a native library a step tells a later link step to link.
 type Link struct {
 	Kind      string // "static", "dylib", "framework", "" (default)
 	Modifiers string // e.g. "+whole-archive,-bundle"
@@ -156,15 +156,15 @@ type Link struct {
 	Path string
 }
 
-// Step is one build action: a Cargo unit (build-script run or compile, rustc unit).
+// Step is one build action that turned inputs into outputs. What only its build system knows is in Origin.
 type Step struct {
-	// System is the build system that ran the step: "cargo" (later "make", "ninja", "go").
+	// System names the build system that ran the step, as its adapter spells it (later "make", "ninja", "go").
 	System  string
-	ID      string // stable within one graph: "<profile dir>/<pkg>-<hash>/<fingerprint file>"
+	ID      string // stable within one graph, chosen by the adapter
 	Kind    StepKind
 	Package string // package name
 	// ProfileDir is the folder, relative to Graph.BuildDir, that holds the outputs of the step's
-	// configuration (Cargo's profile folder: "release", "debug", "x86_64-unknown-linux-gnu/release");
+	// configuration (a profile folder such as "release" or "x86_64-unknown-linux-gnu/release");
 	// BuildDirs, Unjudged and the orphan rules group steps by it.
 	ProfileDir string
 	Config     Config
@@ -173,36 +173,36 @@ type Step struct {
 	Key         string
 	PackageRoot string // "" when unknown
 	// PathPackage is true when the package is a path (workspace or [patch] path) package, whose files
-	// Cargo's dep-info tracks; false for registry, git and directory sources.
+	// the build system tracks; false for copies it treats as immutable (downloaded, vendored).
 	PathPackage bool
 
-	// Reference is the file whose mtime Cargo compares inputs against: the run folder's `output`
-	// for a build-script run, the fingerprint dep-info file for a rustc unit.
+	// Reference is the file whose mtime the build system compares inputs against (the run's output log,
+	// the dependency-info file of a compile).
 	Reference FileInfo
-	// Outputs are the step's outputs: OUT_DIR files for a run, the deps/ file(s) for a rustc unit.
+	// Outputs are the step's outputs: the files in a run's output folder, a compile's artifacts.
 	Outputs []FileInfo
 	Inputs  []*Input
 
-	// Build-script run details.
+	// Script-run details.
 	RunDir       string // build/<pkg>-<hash>
 	OutDir       string // build/<pkg>-<hash>/out
-	ScriptSource string // the build script's .rs file ("" when unknown)
+	ScriptSource string // the script's source file ("" when unknown)
 	Links        []Link
 	LinkSearch   []string // native link-search folders, absolute, in printed order
 	DirBytes     int64    // bytes under RunDir (or the compile folder)
 
 	// EnvReads are the environment variables the step's tools looked up, with the values they saw
-	// (cc-rs logs each lookup in the build script's output).
+	// (as the step's output log shows each lookup).
 	EnvReads []EnvRead
 
-	// Written lists OUT_DIR files that the last run's records show it wrote or confirmed in place even
+	// Written lists output-folder files that the last run's records show it wrote or confirmed in place even
 	// though their mtime may predate the run: path → the record that says so. CMake's install step
 	// keeps the source's mtime (whole seconds) and skips identical files ("-- Installing:" and
 	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
 	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
 	Written map[string]string
 
-	// Origin is the adapter's own record of the step (internal/cargo/unit.Unit for a Cargo unit): what only
+	// Origin is the adapter's own record of the step: what only
 	// that build system knows. Rules that only make sense for one system read it through the adapter's
 	// accessor (unit.Of); nil when the adapter keeps nothing.
 	Origin any
@@ -213,8 +213,7 @@ type Step struct {
 	Deps       []*Step
 	Dependents []*Step
 	// KeepsLive are steps on disk that are live whenever this one is, besides its Deps: the build system
-	// will write this step's configuration into their outputs again (for Cargo, the units a dangling
-	// `deps` entry names; see internal/cargo). MarkLive walks them as it walks Deps.
+	// will write this step's configuration into their outputs again. MarkLive walks them as it walks Deps.
 	KeepsLive []*Step
 	// Roots are the roots that reach this step through Deps and KeepsLive (filled by MarkLive).
 	Roots []*Root
@@ -234,12 +233,12 @@ type EnvRead struct {
 type Root struct {
 	File FileInfo
 	Kind string // "bin", "lib", "example", "test"
-	Unit *Step  // the rustc unit that produced it (nil when it could not be tied)
+	Unit *Step  // the step that produced it (nil when it could not be tied)
 	// TiedBy says how the root was tied to its unit: "inode", "content", "name".
 	TiedBy string
 }
 
-// BuildDir is one folder under a profile's build/ (a build-script run or compile folder).
+// BuildDir is one folder of a profile's intermediate outputs (a script run's or a compile's folder).
 type BuildDir struct {
 	Path       string
 	ProfileDir string
@@ -260,7 +259,7 @@ type Problem struct {
 type ContentMatch struct {
 	Root    *Root
 	Library string   // link name, e.g. "groth16_cuda"
-	Copies  []string // the candidate copies compared (OUT_DIR archives)
+	Copies  []string // the candidate copies compared (archives in script-run output folders)
 	Matched []string // the copies whose distinguishing content is inside
 	// Outcome is "matched", "identical", "none-inside", "unprovable" or "unknown" (cannot tell); Confidence "certain", "likely", "weak".
 	Outcome, Confidence string
@@ -274,7 +273,7 @@ type ContentMatch struct {
 // current content, so that a newer mtime with the same content is not staleness.
 type Holding struct {
 	Root  *Root
-	Input string // the linked library (an OUT_DIR archive, a dependency's rlib)
+	Input string // the linked library (an archive a script run made, a dependency's library)
 	// Verdict is HoldsContent, DiffersContent or UnknownContent.
 	Verdict string
 	// Detail is the evidence (what was compared and found) or, for UnknownContent, why it could not be told.
@@ -291,7 +290,7 @@ const (
 
 // Graph is everything one adapter read about one build tree.
 type Graph struct {
-	System      string // "cargo"
+	System      string // the adapter's system, as Step.System
 	Workspace   string
 	TargetDir   string
 	BuildDir    string
@@ -311,8 +310,7 @@ type Graph struct {
 	// environment the user's next build will see when stalecheck runs in the same shell.
 	Env map[string]EnvRead
 
-	// Origins hold what an adapter knows of the whole tree it read, keyed by Step.System (Cargo's is an
-	// internal/cargo/unit.Tree: $CARGO_HOME, the package copies a build may use).
+	// Origins hold what an adapter knows of the whole tree it read, keyed by Step.System.
 	Origins map[string]any
 
 	// Unjudged maps each profile folder (relative to BuildDir) whose orphans cannot be told to the
@@ -331,8 +329,8 @@ func (g *Graph) AddProblem(path string, err error) {
 // both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and KeepsLive from every root and
 // records, on each step, the roots that reach it, and remembers the Keys of live steps for Kept. The
 // adapter calls it once it has read the records liveness depends on, before any other reader, and then
-// fills Unjudged with the profile folders whose orphans its records cannot tell (internal/cargo: no tied
-// root, an untied root, an unreadable record).
+// fills Unjudged with the profile folders whose orphans its records cannot tell (no tied root, an untied
+// root, an unreadable record).
 func (g *Graph) MarkLive() {
 	for _, r := range g.Roots {
 		if r.Unit == nil {
@@ -373,7 +371,7 @@ func (g *Graph) Judged(prof string) (bool, string) {
 
 // Kept reports whether the step must be kept: it is live, or its Key equals a live step's (the build
 // system resolves a dependency by that key, and keys need not be unique: a tie the records cannot break
-// could hide a live step; for Cargo the key is the hash-file content).
+// could hide a live step).
 func (g *Graph) Kept(s *Step) bool {
 	return s.Live() || s.Key != "" && g.liveHash[s.Key]
 }

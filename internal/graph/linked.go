@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// LinkedInput is a library a root links through one step it reaches: a static archive in the OUT_DIR of
-// a build-script run that tells rustc to link it, or the rlib or shared library of a dependency unit.
+// LinkedInput is a library a root links through one step it reaches: a static archive in the output
+// folder of a script run that names it as a Link, or the library or shared library of a dependency step.
 type LinkedInput struct {
 	Step *Step
 	File FileInfo

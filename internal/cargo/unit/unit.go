@@ -19,6 +19,10 @@ import (
 // System is the graph.Step.System of every Cargo step.
 const System = "cargo"
 
+// ScriptSource is the graph.How clue of a package-folder file that the build script's source text names
+// (a second clue).
+const ScriptSource graph.How = "build-script-source"
+
 // Unit is a Cargo unit as recorded under `<profile>/.fingerprint/<pkg>-<hash>/` (cargo 1.95 layout).
 type Unit struct {
 	Hash string // unit hash (folder suffix), 16 hex digits
