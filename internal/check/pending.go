@@ -37,11 +37,11 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			var msg string
 			switch {
 			case !in.File.Exists:
-				msg = fmt.Sprintf("%s, which Cargo watches for %s, is missing; Cargo will rebuild %s on the next build, so the binary you have is not built from what is on disk",
-					display(g, in.File.Path), what, unitName(s))
+				msg = fmt.Sprintf("%s, which %s watches for %s, is missing; %s will rebuild %s on the next build, so the binary you have is not built from what is on disk",
+					display(g, in.File.Path), s.Words().Tool, what, s.Words().Tool, unitName(s))
 			case in.File.MTimeNS > s.Reference.MTimeNS:
-				msg = fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s); Cargo watches it, so the next build redoes %s: the binary you have is old",
-					display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), unitName(s))
+				msg = fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s); %s, so the next build redoes %s: the binary you have is old",
+					display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), s.Words().Watched, unitName(s))
 			default:
 				continue
 			}
@@ -119,8 +119,8 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				if own == 0 || dn == 0 || dn <= own {
 					continue
 				}
-				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; Cargo will rebuild %s",
-					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), unitName(s))
+				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; %s will rebuild %s",
+					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), s.Words().Tool, unitName(s))
 				out = append(out, pendingFinding(g, s, msg, unit.Of(d).FingerprintDir, build,
 					Evidence{Kind: "input", Path: dp, MTimeNS: dn, Detail: which}))
 			}
@@ -135,7 +135,7 @@ func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, e
 		Subjects: []string{subject, unitDir(s)},
 		Roots:    rootPaths(s),
 		Evidence: append(ev, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
-			Detail: "the file whose mtime Cargo compares inputs against"}),
+			Detail: s.Words().Reference}),
 		Fix: build,
 	}
 	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
@@ -288,8 +288,8 @@ func folderJudged(g *graph.Graph, s *graph.Step, dir *graph.Input, f Finding) Fi
 		}
 	}
 	f.Severity = Info
-	f.Message = fmt.Sprintf("Cargo will redo %s because files under %s have newer mtimes (%s); their content is the same as when %s ran: the binary is not stale",
-		unitName(s), display(g, dir.File.Path), display(g, newer[0].File.Path), unitName(s))
+	f.Message = fmt.Sprintf("%s will redo %s because files under %s have newer mtimes (%s); their content is the same as when %s ran: the binary is not stale",
+		s.Words().Tool, unitName(s), display(g, dir.File.Path), display(g, newer[0].File.Path), unitName(s))
 	for _, in := range newer {
 		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
 			Detail: "digest " + in.Content.Digest + " equals the content baseline recorded for this run"})

@@ -35,9 +35,9 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 			}
 			f := Finding{
 				Rule: "untracked-input-changed", Severity: sev,
-				Message: fmt.Sprintf("%s was modified at %s, after the build script of %s last ran at %s (%s); Cargo does not watch it (%s), so it will not rebuild %s",
+				Message: fmt.Sprintf("%s was modified at %s, after the build script of %s last ran at %s (%s); %s (%s), so it will not rebuild %s",
 					display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Package, fmtTime(s.Reference.MTimeNS),
-					display(g, s.Reference.Path), declaredSummary(g, s), what),
+					display(g, s.Reference.Path), s.Words().NotWatched, declaredSummary(g, s), what),
 				Subjects: append([]string{in.File.Path, s.RunDir}, products...),
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{

@@ -219,6 +219,40 @@ type Step struct {
 	Roots []*Root
 }
 
+// Words are a build system's own words for what rules say about its steps. Rules are written once and
+// take these from the step (Step.Words), so a message names each system as its users know it.
+type Words struct {
+	// Tool names the build system for people, at the start of a sentence (e.g. "Ninja").
+	Tool string
+	// Watched says that the build system watches an input of the step (e.g. "Ninja watches it").
+	Watched string
+	// NotWatched says that it does not (e.g. "the Ninja edge has no depfile naming it").
+	NotWatched string
+	// Reference describes the step's Reference (e.g. "the file whose mtime Ninja compares inputs against").
+	Reference string
+}
+
+// Worded is implemented by an adapter's Origin that supplies its system's Words.
+type Worded interface {
+	Words() Words
+}
+
+// neutralWords are the words for a step whose Origin supplies none.
+var neutralWords = Words{
+	Tool:       "The build system",
+	Watched:    "the build system watches it",
+	NotWatched: "the build system does not watch it",
+	Reference:  "the file whose mtime the build system compares inputs against",
+}
+
+// Words returns the step's system's words: its Origin's when it is Worded, else neutral ones.
+func (s *Step) Words() Words {
+	if w, ok := s.Origin.(Worded); ok {
+		return w.Words()
+	}
+	return neutralWords
+}
+
 // Live reports whether any root reaches the step.
 func (s *Step) Live() bool { return len(s.Roots) > 0 }
 

@@ -67,6 +67,17 @@ type Unit struct {
 	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
 }
 
+// words are Cargo's words for the rules' messages (graph.Words).
+var words = graph.Words{
+	Tool:       "Cargo",
+	Watched:    "Cargo watches it",
+	NotWatched: "Cargo does not watch it",
+	Reference:  "the file whose mtime Cargo compares inputs against",
+}
+
+// Words makes a Unit a graph.Worded origin: a Cargo step's messages say "Cargo".
+func (u *Unit) Words() graph.Words { return words }
+
 // Of returns the Cargo unit behind a step. A step of another system (or one built by hand in a test) has
 // none: Of then returns a fresh empty Unit, so a reader sees zero values rather than a nil pointer.
 func Of(s *graph.Step) *Unit {
