@@ -285,6 +285,7 @@ func (r *reader) readFingerprints(prof string) {
 			s := &graph.Step{
 				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
 				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg,
+				Name: pkg + "-" + hash, Label: n, RecordDir: dir,
 				ProfileDir: prof,
 			}
 			hf := filepath.Join(dir, n)

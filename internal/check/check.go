@@ -179,7 +179,7 @@ func rootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
 		for _, r := range s.Roots {
 			if r.File.Path == p {
 				out = append(out, Evidence{Kind: "root", Path: p, MTimeNS: r.File.MTimeNS, Size: r.File.Size,
-					Detail: fmt.Sprintf("%s %s reaches %s through the fingerprint deps chain", r.Kind, display(g, p), s.Package+"-"+unit.Of(s).Hash)})
+					Detail: fmt.Sprintf("%s %s reaches %s through the fingerprint deps chain", r.Kind, display(g, p), s.Name)})
 				break
 			}
 		}
@@ -254,7 +254,7 @@ func featureString(f []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-func unitName(s *graph.Step) string { return s.Package + "-" + unit.Of(s).Hash }
+func unitName(s *graph.Step) string { return s.Name }
 
 // liveSteps returns the live steps of a kind that did not fail on their last attempt.
 func liveSteps(g *graph.Graph, kind graph.StepKind) []*graph.Step {

@@ -102,7 +102,7 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 		}
 		for _, s := range live {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
-				Detail: fmt.Sprintf("last build of %s (%s) from %s (%s)", unitName(s), unit.Of(s).Target, orUnknown(s.PackageRoot), sourceWords(s))})
+				Detail: fmt.Sprintf("last build of %s (%s) from %s (%s)", unitName(s), s.Label, orUnknown(s.PackageRoot), sourceWords(s))})
 		}
 		for _, s := range live {
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -26,7 +25,7 @@ func outDirLeftover(g *graph.Graph) []Finding {
 			}
 			for _, in := range d.Inputs {
 				if in.Has(graph.Declared) {
-					used[in.File.Path] = fmt.Sprintf("listed in the dep-info of %s (%s)", unitName(d), unit.Of(d).Target)
+					used[in.File.Path] = fmt.Sprintf("listed in the dep-info of %s (%s)", unitName(d), d.Label)
 				}
 			}
 		}

@@ -12,7 +12,7 @@ func stepWhat(s *graph.Step) string {
 	if s.Kind == graph.ScriptRun {
 		return "the build script of " + s.Package
 	}
-	return fmt.Sprintf("%s (%s)", s.Package, unit.Of(s).Target)
+	return fmt.Sprintf("%s (%s)", s.Package, s.Label)
 }
 
 // contentJudged applies an input's content verdict (internal/content baselines) to a finding about an

@@ -24,7 +24,7 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 				Roots:    []string{r.File.Path},
 				Evidence: []Evidence{
 					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Unit) + " by " + r.TiedBy},
-					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + unit.Of(s).Target + ")"},
+					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Label + ")"},
 				},
 				Fix: olderFix(g, r, s),
 			}

@@ -7,7 +7,6 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/humanize"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -20,11 +19,11 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 		if s.Failed == "" {
 			continue
 		}
-		subject := unit.Of(s).FingerprintDir
+		subject := s.RecordDir
 		if s.RunDir != "" {
 			subject = s.RunDir
 		}
-		what := fmt.Sprintf("%s (%s, profile %s)", unitName(s), unit.Of(s).Target, s.ProfileDir)
+		what := fmt.Sprintf("%s (%s, profile %s)", unitName(s), s.Label, s.ProfileDir)
 		f := Finding{
 			Rule: "last-build-failed", Severity: Warning,
 			Message:  fmt.Sprintf("the last build of %s did not finish: %s", what, s.Failed),

@@ -163,6 +163,12 @@ type Step struct {
 	ID      string // stable within one graph, chosen by the adapter
 	Kind    StepKind
 	Package string // package name
+	// Name is the step's name for people, unique within its ProfileDir (Cargo: "<pkg>-<hash>").
+	Name string
+	// Label says what the step builds, for people (Cargo: the fingerprint file name, "bin-gpu-prover").
+	Label string
+	// RecordDir is the folder holding the build system's own records of the step ("" when none).
+	RecordDir string
 	// ProfileDir is the folder, relative to Graph.BuildDir, that holds the outputs of the step's
 	// configuration (a profile folder such as "release" or "x86_64-unknown-linux-gnu/release");
 	// BuildDirs, Unjudged and the orphan rules group steps by it.
