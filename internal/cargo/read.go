@@ -131,14 +131,14 @@ func judge(g *graph.Graph) {
 	}
 	anchored := map[string]bool{}
 	for _, r := range g.Roots {
-		if r.Unit == nil {
+		if r.Step == nil {
 			if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
 				mark(strings.TrimSuffix(rel, sep+"examples"), fmt.Sprintf("root %s could not be tied to its unit", r.File.Path))
 			}
 			continue
 		}
-		anchored[r.Unit.ProfileDir] = true
-		if hp := hostProfile(r.Unit.ProfileDir); hp != "" {
+		anchored[r.Step.ProfileDir] = true
+		if hp := hostProfile(r.Step.ProfileDir); hp != "" {
 			anchored[hp] = true
 		}
 	}
@@ -637,14 +637,14 @@ func (r *reader) findRoots(prof string) {
 			}
 			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
 			if src := byInode(st); src != "" {
-				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
+				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
 			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
-				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
+				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
 			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
-				root.Unit, root.TiedBy = u, "name"
+				root.Step, root.TiedBy = u, "name"
 			} else if u := r.unitWithoutOutput(prof, kind, n); u != nil {
 				// rustc deletes its output when a compile fails, so the uplifted copy is alone.
-				root.Unit, root.TiedBy = u, "name"
+				root.Step, root.TiedBy = u, "name"
 				r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s is tied to %s by name: its deps/ file is gone (rustc deletes it when a compile fails)", p, u.ID))
 			}
 			r.g.Roots = append(r.g.Roots, root)
@@ -662,7 +662,7 @@ func (r *reader) findRoots(prof string) {
 					continue
 				}
 				if cur := newest[unit.Of(s).Target]; cur == nil || o.MTimeNS > cur.File.MTimeNS {
-					newest[unit.Of(s).Target] = &graph.Root{File: o, Kind: "test", Unit: s, TiedBy: "name"}
+					newest[unit.Of(s).Target] = &graph.Root{File: o, Kind: "test", Step: s, TiedBy: "name"}
 				}
 			}
 		}

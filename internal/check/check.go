@@ -225,8 +225,8 @@ func buildCmd(prof string, features []string) string {
 // rootFeatures returns the feature list of the first root's unit that reaches s (for fix commands).
 func rootFeatures(s *graph.Step) []string {
 	for _, r := range s.Roots {
-		if r.Unit != nil {
-			return unit.Of(r.Unit).Features
+		if r.Step != nil {
+			return unit.Of(r.Step).Features
 		}
 	}
 	return nil

@@ -98,7 +98,7 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 func linkSearchShadowing(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
-		if r.Unit == nil || r.Kind == "lib" {
+		if r.Step == nil || r.Kind == "lib" {
 			continue
 		}
 		order := searchOrder(r)
@@ -192,7 +192,7 @@ func searchOrder(r *graph.Root) []string {
 			runs = append(runs, s)
 		}
 	}
-	own := r.Unit.Package
+	own := r.Step.Package
 	sort.SliceStable(runs, func(i, j int) bool {
 		a, b := runs[i], runs[j]
 		if (a.Package == own) != (b.Package == own) {

@@ -23,7 +23,7 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 				Subjects: []string{r.File.Path, in.Path},
 				Roots:    []string{r.File.Path},
 				Evidence: []Evidence{
-					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Unit) + " by " + r.TiedBy},
+					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Step) + " by " + r.TiedBy},
 					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Label + ")"},
 				},
 				Fix: olderFix(g, r, s),
@@ -58,7 +58,7 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 }
 
 func olderFix(g *graph.Graph, r *graph.Root, s *graph.Step) string {
-	build := buildCmd(r.Unit.ProfileDir, unit.Of(r.Unit).Features)
+	build := buildCmd(r.Step.ProfileDir, unit.Of(r.Step).Features)
 	if s.Kind == graph.ScriptRun && s.ScriptSource != "" {
 		// Cargo does not track OUT_DIR contents: only a rerun of the script relinks.
 		return "touch " + display(g, s.ScriptSource) + " && " + build

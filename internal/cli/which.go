@@ -154,7 +154,7 @@ func whichLibraries(binary string, fl whichFlags) (libs []evidence.Library, note
 	}
 	root := evidence.FindRoot(g, binary)
 	libs = evidence.Libraries(g, root, fl.lib)
-	if len(libs) == 0 && fl.lib == "" && root != nil && root.Unit != nil {
+	if len(libs) == 0 && fl.lib == "" && root != nil && root.Step != nil {
 		var shared []string
 		seen := map[string]bool{}
 		for _, s := range root.Reach() {

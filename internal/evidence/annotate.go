@@ -25,7 +25,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 	defer cache.save()
 	idx := outputIndex(g)
 	for _, r := range g.Roots {
-		if r.Unit == nil || r.Kind == "lib" {
+		if r.Step == nil || r.Kind == "lib" {
 			continue
 		}
 		copiesByLib := rootCopies(g, r, idx)

@@ -62,7 +62,7 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 		h := base[i+1 : i+17]
 		for _, s := range g.Steps {
 			if s.Kind == graph.Compile && unit.Of(s).Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.ProfileDir)) {
-				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Unit: s, TiedBy: "name"}
+				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Step: s, TiedBy: "name"}
 			}
 		}
 	}
@@ -78,7 +78,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	switch {
 	case only != "":
 		names[LibName(only)] = true
-	case root != nil && root.Unit != nil:
+	case root != nil && root.Step != nil:
 		for _, s := range root.Reach() {
 			for _, l := range s.Links {
 				if IsStaticLink(l) {

@@ -246,9 +246,9 @@ func rootUses(s *graph.Step) []RootUse {
 		}
 		seen[r.File.Path] = true
 		u := RootUse{Path: r.File.Path, Kind: r.Kind}
-		if r.Unit != nil {
-			u.Profile = r.Unit.ProfileDir
-			u.Features = unit.Of(r.Unit).Features
+		if r.Step != nil {
+			u.Profile = r.Step.ProfileDir
+			u.Features = unit.Of(r.Step).Features
 		}
 		out = append(out, u)
 	}

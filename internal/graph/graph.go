@@ -273,7 +273,7 @@ type EnvRead struct {
 type Root struct {
 	File FileInfo
 	Kind string // "bin", "lib", "example", "test"
-	Unit *Step  // the step that produced it (nil when it could not be tied)
+	Step *Step  // the step that produced it (nil when it could not be tied)
 	// TiedBy says how the root was tied to its unit: "inode", "content", "name".
 	TiedBy string
 }
@@ -373,7 +373,7 @@ func (g *Graph) AddProblem(path string, err error) {
 // root, an unreadable record).
 func (g *Graph) MarkLive() {
 	for _, r := range g.Roots {
-		if r.Unit == nil {
+		if r.Step == nil {
 			continue
 		}
 		seen := map[*Step]bool{}
@@ -391,7 +391,7 @@ func (g *Graph) MarkLive() {
 				walk(d)
 			}
 		}
-		walk(r.Unit)
+		walk(r.Step)
 	}
 	g.liveHash = map[string]bool{}
 	for _, s := range g.Steps {
@@ -452,6 +452,6 @@ func (r *Root) Reach() []*Step {
 			walk(d)
 		}
 	}
-	walk(r.Unit)
+	walk(r.Step)
 	return out
 }

@@ -16,7 +16,7 @@ type LinkedInput struct {
 // linked before they were written), in Reach order. Steps whose last attempt failed, and roots that are
 // not tied to a unit or whose unit failed, give none.
 func (r *Root) NewerLinked() []LinkedInput {
-	if r.Unit == nil || r.Unit.Failed != "" {
+	if r.Step == nil || r.Step.Failed != "" {
 		return nil
 	}
 	var out []LinkedInput
@@ -38,7 +38,7 @@ func (r *Root) NewerLinked() []LinkedInput {
 				}
 			}
 		case Compile:
-			if s == r.Unit {
+			if s == r.Step {
 				continue
 			}
 			for _, o := range s.Outputs {

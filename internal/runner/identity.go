@@ -45,7 +45,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	var steps []*graph.Step
 	stepSeen := map[*graph.Step]bool{}
 	for _, m := range p.Matter {
-		if r := p.root(m); r != nil && r.Unit != nil {
+		if r := p.root(m); r != nil && r.Step != nil {
 			for _, s := range r.Reach() {
 				if !stepSeen[s] {
 					stepSeen[s] = true
