@@ -163,9 +163,9 @@ type Step struct {
 	ID      string // stable within one graph, chosen by the adapter
 	Kind    StepKind
 	Package string // package name
-	// Name is the step's name for people, unique within its ProfileDir (Cargo: "<pkg>-<hash>").
+	// Name is the step's name for people, unique within its ProfileDir (e.g. "<package>-<hash>").
 	Name string
-	// Label says what the step builds, for people (Cargo: the fingerprint file name, "bin-gpu-prover").
+	// Label says what the step builds, for people (e.g. "bin-gpu-prover", an edge's first output).
 	Label string
 	// RecordDir is the folder holding the build system's own records of the step ("" when none).
 	RecordDir string

@@ -27,7 +27,7 @@ const ScriptSource graph.How = "build-script-source"
 type Unit struct {
 	Hash string // unit hash (folder suffix), 16 hex digits
 	// Target is the fingerprint file name, e.g. "bin-gpu-prover", "run-build-script-build-script-build".
-	Target          string
+	Target          string // also the step's Label; the step's Name is "<pkg>-<hash>"
 	FingerprintDir  string // <profile>/.fingerprint/<pkg>-<hash>, absolute
 	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing; also the step's Key
 	HasLocal        bool   // the fingerprint JSON was read and its `local` list is known
