@@ -3,9 +3,8 @@
 // package from. The Cargo adapter (internal/cargo) stores a *Unit in each graph.Step's Origin; Cargo-only
 // rules (internal/check) and commands (explain, clean, which) read it through Of.
 //
-// It is its own small package so that check, explain and the other readers can use the Cargo type without
-// importing the adapter (internal/cargo imports them for nothing, but keeping the type apart keeps the
-// dependency one way: graph ← unit ← cargo, graph ← unit ← check).
+// It is its own small package so that check, explain and the other readers use the Cargo type without
+// importing the adapter, and the imports go one way: graph ← unit ← cargo, graph ← unit ← check.
 package unit
 
 import (
