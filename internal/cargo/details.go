@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -22,8 +23,8 @@ import (
 func (r *reader) readBuildDirs() {
 	byKey := map[string][]*graph.Step{}
 	for _, s := range r.g.Steps {
-		if s.Kind != graph.Rustc {
-			k := s.Config.ProfileDir + "/" + s.Package + "-" + s.Hash
+		if s.Kind != graph.Compile {
+			k := s.ProfileDir + "/" + s.Package + "-" + unit.Of(s).Hash
 			byKey[k] = append(byKey[k], s)
 		}
 	}
@@ -93,7 +94,7 @@ func (r *reader) readBuildDirs() {
 	for i, d := range dirs {
 		for _, s := range d.Steps {
 			s.DirBytes = d.Bytes
-			if s.Kind == graph.BuildScriptRun {
+			if s.Kind == graph.ScriptRun {
 				s.RunDir = d.Path
 				s.OutDir = filepath.Join(d.Path, "out")
 				s.Outputs = outs[i]
@@ -109,9 +110,9 @@ func (r *reader) readDetails() {
 	var compile, runs, rustc []*graph.Step
 	for _, s := range r.g.Steps {
 		switch s.Kind {
-		case graph.BuildScriptCompile:
+		case graph.ScriptCompile:
 			compile = append(compile, s)
-		case graph.BuildScriptRun:
+		case graph.ScriptRun:
 			runs = append(runs, s)
 		default:
 			if s.Live() {
@@ -196,7 +197,7 @@ func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
 		}
 	}
 	if rel == "" {
-		rel = filepath.Join(s.Config.ProfileDir, ".fingerprint", s.Package+"-"+s.Hash, "dep-"+s.Target)
+		rel = filepath.Join(s.ProfileDir, ".fingerprint", s.Package+"-"+unit.Of(s).Hash, "dep-"+unit.Of(s).Target)
 	}
 	if filepath.IsAbs(rel) {
 		return rel
@@ -209,9 +210,9 @@ func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
 // holds a Cargo.toml.
 func (r *reader) compileDetails(s *graph.Step) {
 	di := r.checkDepInfo(s)
-	dir := filepath.Join(r.l.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+s.Hash)
-	stem := strings.TrimPrefix(s.Target, "build-script-")
-	d := filepath.Join(dir, strings.ReplaceAll(stem, "-", "_")+"-"+s.Hash+".d")
+	dir := filepath.Join(r.l.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
+	stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
+	d := filepath.Join(dir, strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")
 	ins, err := r.parseRustcDepfile(d)
 	if err != nil {
 		if !os.IsNotExist(err) {
@@ -240,11 +241,11 @@ func (r *reader) compileDetails(s *graph.Step) {
 // inheritFromCompile copies the package root, script and configuration of a run's compile unit.
 func (r *reader) inheritFromCompile(s *graph.Step) {
 	for _, d := range s.Deps {
-		if d.Kind == graph.BuildScriptCompile {
+		if d.Kind == graph.ScriptCompile {
 			s.PackageRoot, s.ScriptSource, s.PathPackage = d.PackageRoot, d.ScriptSource, d.PathPackage
-			s.Config.Features = d.Config.Features
-			if s.Config.Rustc == 0 {
-				s.Config.Rustc = d.Config.Rustc
+			unit.Of(s).Features = unit.Of(d).Features
+			if unit.Of(s).Rustc == 0 {
+				unit.Of(s).Rustc = unit.Of(d).Rustc
 			}
 			return
 		}
@@ -279,7 +280,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 		return
 	}
 	// The package root: rustc's .d lists the same files relative to the workspace root.
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -310,7 +311,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 // `root-output`, `invoked.timestamp`; then, for a live run, its inputs.
 func (r *reader) runDetails(s *graph.Step) {
 	if s.RunDir == "" {
-		s.RunDir = filepath.Join(r.l.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+s.Hash)
+		s.RunDir = filepath.Join(r.l.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
 		s.OutDir = filepath.Join(s.RunDir, "out")
 	}
 	outFile := filepath.Join(s.RunDir, "output")
@@ -338,7 +339,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	}
 	rootOut, _ := safeio.ReadFile(filepath.Join(s.RunDir, "root-output"), safeio.MaxRecord)
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
-	s.MovedFrom, s.MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.OutDir)
+	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.OutDir)
 
 	declared := bo.RerunIfChanged
 	if fp := r.fingerprint(s); fp != nil {
@@ -348,16 +349,16 @@ func (r *reader) runDetails(s *graph.Step) {
 			case l.RerunIfChanged != nil:
 				declared = append(declared, l.RerunIfChanged.Paths...)
 			case l.RerunIfEnvChanged != nil:
-				s.RerunEnv = append(s.RerunEnv, l.RerunIfEnvChanged.Var)
+				unit.Of(s).RerunEnv = append(unit.Of(s).RerunEnv, l.RerunIfEnvChanged.Var)
 			case l.Precalculated != nil:
-				s.Precalculated = *l.Precalculated
-				if ns, file, ok := PrecalculatedTime(s.Precalculated); ok {
-					s.PrecalculatedNS, s.PrecalculatedFile = ns, file
+				unit.Of(s).Precalculated = *l.Precalculated
+				if ns, file, ok := PrecalculatedTime(unit.Of(s).Precalculated); ok {
+					unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile = ns, file
 				}
 			}
 		}
 	} else {
-		s.RerunEnv = bo.RerunIfEnvChanged
+		unit.Of(s).RerunEnv = bo.RerunIfEnvChanged
 	}
 	for _, p := range declared {
 		if !filepath.IsAbs(p) && s.PackageRoot == "" {
@@ -365,11 +366,11 @@ func (r *reader) runDetails(s *graph.Step) {
 			// its build-script compile is unknown): where it lies is unknown, so it is not judged.
 			continue
 		}
-		s.RerunPaths = append(s.RerunPaths, r.pkgPath(s, p))
+		unit.Of(s).RerunPaths = append(unit.Of(s).RerunPaths, r.pkgPath(s, p))
 	}
 	s.EnvReads = bo.EnvReads
 	for _, f := range bo.CMakeFlags {
-		f.Names = ccEnvNames(f.Var, r.host, s.Config.ProfileDir)
+		f.Names = ccEnvNames(f.Var, r.host, s.ProfileDir)
 		s.FlagsSeen = append(s.FlagsSeen, f)
 	}
 	for _, ls := range bo.LinkSearch {
@@ -474,9 +475,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	var order []string
 	add := func(p string, how graph.How, detail string) {
 		p = filepath.Clean(p)
-		if s.MovedFrom != "" && (p == s.MovedFrom || strings.HasPrefix(p, s.MovedFrom+string(filepath.Separator))) {
+		if unit.Of(s).MovedFrom != "" && (p == unit.Of(s).MovedFrom || strings.HasPrefix(p, unit.Of(s).MovedFrom+string(filepath.Separator))) {
 			// Depfiles and DWARF keep the paths of where the tree was built; map them to where it is now.
-			p = s.MovedTo + strings.TrimPrefix(p, s.MovedFrom)
+			p = unit.Of(s).MovedTo + strings.TrimPrefix(p, unit.Of(s).MovedFrom)
 		}
 		in := ins[p]
 		if in == nil {
@@ -492,7 +493,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		in.How = append(in.How, how)
 		in.Detail = append(in.Detail, detail)
 	}
-	for _, p := range s.RerunPaths {
+	for _, p := range unit.Of(s).RerunPaths {
 		add(p, graph.Declared, "rerun-if-changed in "+s.Reference.Path)
 	}
 	for _, cmd := range bo.Commands {
@@ -563,10 +564,10 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
-			s.PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
+			unit.Of(s).PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
 		}
-		if s.PrecalculatedFile != "" {
-			s.PrecalculatedNow = fileInfo(r.pkgPath(s, s.PrecalculatedFile))
+		if unit.Of(s).PrecalculatedFile != "" {
+			unit.Of(s).PrecalculatedNow = fileInfo(r.pkgPath(s, unit.Of(s).PrecalculatedFile))
 		}
 		for _, src := range scan.native {
 			add(src, graph.PackageFolder, s.PackageRoot)
@@ -588,7 +589,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 		}
 		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
-			add(p, graph.ScriptSource, s.ScriptSource)
+			add(p, unit.ScriptSource, s.ScriptSource)
 		}
 	}
 	// A compiled source known only by its object or build.rs (cc-rs ≥ 1.0.80 logs no command line):
@@ -598,7 +599,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		scanned[c.source] = true
 	}
 	for _, p := range order {
-		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(graph.ScriptSource)) {
+		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(unit.ScriptSource)) {
 			compiles = append(compiles, r.scriptCompile(s, p, script))
 		}
 	}
@@ -635,10 +636,10 @@ func (r *reader) generated(p string) bool {
 // a rerun-if-changed path equal to p or a folder above it (not under $CARGO_HOME/registry or /git, which
 // Cargo skips), or, for a path package whose script prints no rerun-if line, Cargo's whole-package scan.
 func (r *reader) watchedBy(s *graph.Step, p string) string {
-	if s.Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
+	if unit.Of(s).Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
 		return "Cargo's package scan (the script prints no rerun-if line)"
 	}
-	for _, d := range s.RerunPaths {
+	for _, d := range unit.Of(s).RerunPaths {
 		if p != d && !under(p, d) {
 			continue
 		}

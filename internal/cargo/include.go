@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -647,7 +648,7 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compile
 // movedCompiles maps the paths of compiles recorded before the tree was copied or moved (s.MovedFrom)
 // to where they are now, as Cargo does for root-output paths.
 func (r *reader) movedCompiles(s *graph.Step, cs []compileCmd) []compileCmd {
-	if s.MovedFrom == "" {
+	if unit.Of(s).MovedFrom == "" {
 		return cs
 	}
 	mv := func(p string) string { return movedPath(s, p) }
@@ -669,8 +670,8 @@ func (r *reader) movedCompiles(s *graph.Step, cs []compileCmd) []compileCmd {
 
 // movedPath maps a path recorded before the tree was copied or moved to where it is now.
 func movedPath(s *graph.Step, p string) string {
-	if s.MovedFrom != "" && (p == s.MovedFrom || strings.HasPrefix(p, s.MovedFrom+string(filepath.Separator))) {
-		return s.MovedTo + strings.TrimPrefix(p, s.MovedFrom)
+	if unit.Of(s).MovedFrom != "" && (p == unit.Of(s).MovedFrom || strings.HasPrefix(p, unit.Of(s).MovedFrom+string(filepath.Separator))) {
+		return unit.Of(s).MovedTo + strings.TrimPrefix(p, unit.Of(s).MovedFrom)
 	}
 	return p
 }

@@ -202,7 +202,10 @@ func fmtTime(ns int64) string {
 
 // cmakeFlags returns the C and C++ flags a cmake configure command line (one `running:` line of the
 // cmake crate: `cd "<build>" && CMAKE_PREFIX_PATH="" "cmake" "<src>" "-DCMAKE_C_FLAGS=…" …`) hands to
-// CMake; none for `cmake --build` or any other command.
+// CMake; none for `cmake --build` or any other command. The cmake crate (0.1.45) builds the value as
+// `<its own cflags> <cc-rs's default flags> <the CFLAGS tokens>` minus -O*/-g, cc-rs (1.0.73) appending
+// the first set of CFLAGS_<target>, CFLAGS_<target_>, HOST_/TARGET_CFLAGS, CFLAGS split on whitespace
+// last, and neither logs the lookup.
 func cmakeFlags(words []string) []graph.FlagsSeen {
 	cmake := -1
 	for i, w := range words {

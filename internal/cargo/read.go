@@ -14,6 +14,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -47,7 +48,8 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 			}
 		}
 	}
-	g := &graph.Graph{System: "cargo", Workspace: l.Workspace, TargetDir: l.TargetDir, BuildDir: l.BuildDir}
+	g := &graph.Graph{System: unit.System, Workspace: l.Workspace, TargetDir: l.TargetDir, BuildDir: l.BuildDir,
+		Origins: map[string]any{unit.System: &unit.Tree{}}}
 	st, err := os.Stat(l.BuildDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no build folder at %s (chosen by %s); run cargo build first", ErrNotBuilt, l.BuildDir, l.BuildDirSrc)
@@ -76,10 +78,14 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.findRoots(p)
 	}
 	g.MarkLive()
+	judge(g)
 	r.readBuildDirs()
 	if !opt.LivenessOnly {
 		r.readDetails()
 		r.readSources()
+	}
+	for _, s := range g.Steps {
+		s.Config = unit.Config(unit.Of(s), s.ProfileDir)
 	}
 	sort.Slice(g.Problems, func(i, j int) bool {
 		a, b := g.Problems[i], g.Problems[j]
@@ -94,6 +100,55 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g.Problems = kept
 	return g, nil
+}
+
+// judge fills g.Unjudged once MarkLive has run: a profile folder is not judged when
+//   - no root there is tied to a unit, and it is not the host folder of a `<triple>/<profile>` folder
+//     that has one (e.g. only `cargo check` ran);
+//   - a root there could not be tied to its unit;
+//   - a record under its `.fingerprint` folder (or that of a `<triple>/<profile>` folder built on it)
+//     could not be read: it may be the one that ties a folder to a root.
+func judge(g *graph.Graph) {
+	g.Unjudged = map[string]string{}
+	mark := func(prof, why string) {
+		if _, ok := g.Unjudged[prof]; !ok {
+			g.Unjudged[prof] = why
+		}
+		if hp := hostProfile(prof); hp != "" {
+			if _, ok := g.Unjudged[hp]; !ok {
+				g.Unjudged[hp] = why
+			}
+		}
+	}
+	sep := string(filepath.Separator)
+	for _, p := range g.Problems {
+		for _, prof := range g.ProfileDirs {
+			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
+			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
+				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
+			}
+		}
+	}
+	anchored := map[string]bool{}
+	for _, r := range g.Roots {
+		if r.Step == nil {
+			if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
+				mark(strings.TrimSuffix(rel, sep+"examples"), fmt.Sprintf("root %s could not be tied to its unit", r.File.Path))
+			}
+			continue
+		}
+		anchored[r.Step.ProfileDir] = true
+		if hp := hostProfile(r.Step.ProfileDir); hp != "" {
+			anchored[hp] = true
+		}
+	}
+	for _, prof := range g.ProfileDirs {
+		if !anchored[prof] {
+			if _, ok := g.Unjudged[prof]; !ok {
+				g.Unjudged[prof] = "no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged"
+			}
+		}
+	}
 }
 
 type reader struct {
@@ -180,11 +235,11 @@ func SplitUnitName(name string) (pkg, hash string, ok bool) {
 func stepKind(target string) graph.StepKind {
 	switch {
 	case strings.HasPrefix(target, "run-build-script-"):
-		return graph.BuildScriptRun
+		return graph.ScriptRun
 	case strings.HasPrefix(target, "build-script-"):
-		return graph.BuildScriptCompile
+		return graph.ScriptCompile
 	}
-	return graph.Rustc
+	return graph.Compile
 }
 
 // readFingerprints creates one step per hash file in <profile>/.fingerprint/*/.
@@ -229,8 +284,10 @@ func (r *reader) readFingerprints(prof string) {
 				continue
 			}
 			s := &graph.Step{
-				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg, Hash: hash, Target: n,
-				FingerprintDir: dir, Config: graph.Config{ProfileDir: prof},
+				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
+				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg,
+				Name: pkg + "-" + hash, Label: n, RecordDir: dir,
+				ProfileDir: prof,
 			}
 			hf := filepath.Join(dir, n)
 			h, err := ReadHashFile(hf)
@@ -239,7 +296,7 @@ func (r *reader) readFingerprints(prof string) {
 			} else if h == "" {
 				s.Failed = fmt.Sprintf("the hash file %s is empty: Cargo truncates it when the unit starts building and rewrites it only on success", hf)
 			}
-			s.FingerprintHash = h
+			unit.Of(s).FingerprintHash, s.Key = h, h
 			var fp *Fingerprint
 			jf := hf + ".json"
 			if data, err := safeio.ReadFile(jf, safeio.MaxRecord); err != nil {
@@ -249,11 +306,11 @@ func (r *reader) readFingerprints(prof string) {
 				fp = nil
 			}
 			if fp != nil {
-				s.HasLocal = true
-				s.Config.Features = FeatureList(fp.Features)
-				s.Config.Rustflags = fp.Rustflags
-				s.Config.CompileKind = fp.CompileKind
-				s.Config.Rustc = fp.Rustc
+				unit.Of(s).HasLocal = true
+				unit.Of(s).Features = FeatureList(fp.Features)
+				unit.Of(s).Rustflags = fp.Rustflags
+				unit.Of(s).CompileKind = fp.CompileKind
+				unit.Of(s).Rustc = fp.Rustc
 			}
 			results[i].steps = append(results[i].steps, s)
 			results[i].fps = append(results[i].fps, fp)
@@ -264,8 +321,8 @@ func (r *reader) readFingerprints(prof string) {
 		for j, s := range res.steps {
 			r.g.Steps = append(r.g.Steps, s)
 			r.fps[s] = res.fps[j]
-			if s.FingerprintHash != "" {
-				idx[s.FingerprintHash] = append(idx[s.FingerprintHash], s)
+			if unit.Of(s).FingerprintHash != "" {
+				idx[unit.Of(s).FingerprintHash] = append(idx[unit.Of(s).FingerprintHash], s)
 			}
 		}
 	}
@@ -297,7 +354,7 @@ func (r *reader) resolveDeps() {
 			if len(cands) == 1 {
 				pkgID[cands[0]] = d.PkgID
 			}
-			if strings.HasPrefix(d.Name, "build_script_") && (s.Kind == graph.Rustc || s.Kind == graph.BuildScriptRun && len(cands) > 0 && cands[0].Kind == graph.BuildScriptCompile) {
+			if strings.HasPrefix(d.Name, "build_script_") && (s.Kind == graph.Compile || s.Kind == graph.ScriptRun && len(cands) > 0 && cands[0].Kind == graph.ScriptCompile) {
 				pkgID[s] = d.PkgID
 			}
 		}
@@ -317,7 +374,7 @@ func (r *reader) resolveDeps() {
 			named := r.depCandidates(s, d)
 			switch {
 			case len(named) == 0:
-				s.DanglingDeps = append(s.DanglingDeps, d.Name+" "+hx)
+				unit.Of(s).DanglingDeps = append(unit.Of(s).DanglingDeps, d.Name+" "+hx)
 				dangling = append(dangling, danglingDep{s, d})
 				continue
 			case len(named) > 1:
@@ -351,7 +408,12 @@ func (r *reader) resolveDeps() {
 	}
 	// Once every hash edge is known (reused looks at a candidate run's compile unit).
 	for _, x := range dangling {
-		x.s.Reuses = append(x.s.Reuses, r.reused(x.s, x.d, pkgID)...)
+		// The units on disk that a DanglingDeps entry can name by extern name, package and configuration
+		// although their hash file no longer holds the recorded hash (the same unit rebuilt in place since,
+		// or one whose last build failed or whose hash file is unreadable): Cargo builds this unit's
+		// configuration into those folders again, so they are live; all of them when the records cannot
+		// tell several apart.
+		x.s.KeepsLive = append(x.s.KeepsLive, r.reused(x.s, x.d, pkgID)...)
 	}
 }
 
@@ -366,10 +428,10 @@ func (r *reader) resolveDeps() {
 // several remain and some of them failed, those; else all: keeping a folder too many is safe, deleting
 // a live one is not.
 func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]uint64) []*graph.Step {
-	hp := hostProfile(s.Config.ProfileDir)
+	hp := hostProfile(s.ProfileDir)
 	var out []*graph.Step
 	for _, c := range r.g.Steps {
-		if c == s || c.Config.ProfileDir != s.Config.ProfileDir && (hp == "" || c.Config.ProfileDir != hp) {
+		if c == s || c.ProfileDir != s.ProfileDir && (hp == "" || c.ProfileDir != hp) {
 			continue
 		}
 		if !depNameMatches(d.Name, c) {
@@ -378,25 +440,25 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 		if id, ok := pkgID[c]; ok && id != d.PkgID {
 			continue
 		}
-		if strings.HasPrefix(d.Name, "build_script_") && s.Kind != graph.BuildScriptRun {
+		if strings.HasPrefix(d.Name, "build_script_") && s.Kind != graph.ScriptRun {
 			// A lib, bin or test unit's own build-script run: same package, and its compile was built
 			// with the unit's features.
-			if c.Kind != graph.BuildScriptRun || c.Package != s.Package {
+			if c.Kind != graph.ScriptRun || c.Package != s.Package {
 				continue
 			}
 			if comp := scriptCompile(c); comp != nil && r.fps[comp] != nil && r.fps[s] != nil &&
-				!slices.Equal(comp.Config.Features, s.Config.Features) {
+				!slices.Equal(unit.Of(comp).Features, unit.Of(s).Features) {
 				continue
 			}
 		}
 		// RUSTFLAGS are part of every unit's hash in one build: a unit built with other flags is
 		// another configuration's (e.g. before a RUSTFLAGS toggle), never the one Cargo reuses.
 		flagsOf := c
-		if c.Kind == graph.BuildScriptRun {
+		if c.Kind == graph.ScriptRun {
 			flagsOf = scriptCompile(c)
 		}
-		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.BuildScriptRun &&
-			!slices.Equal(flagsOf.Config.Rustflags, s.Config.Rustflags) {
+		if flagsOf != nil && r.fps[flagsOf] != nil && r.fps[s] != nil && s.Kind != graph.ScriptRun &&
+			!slices.Equal(unit.Of(flagsOf).Rustflags, unit.Of(s).Rustflags) {
 			continue
 		}
 		out = append(out, c)
@@ -407,7 +469,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 	if len(out) > 1 {
 		var failed []*graph.Step
 		for _, c := range out {
-			if c.FingerprintHash == "" {
+			if unit.Of(c).FingerprintHash == "" {
 				failed = append(failed, c)
 			}
 		}
@@ -421,7 +483,7 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 // scriptCompile returns the build-script compile unit a run depends on (nil when unknown).
 func scriptCompile(run *graph.Step) *graph.Step {
 	for _, d := range run.Deps {
-		if d.Kind == graph.BuildScriptCompile && d.Package == run.Package {
+		if d.Kind == graph.ScriptCompile && d.Package == run.Package {
 			return d
 		}
 	}
@@ -433,8 +495,8 @@ func scriptCompile(run *graph.Step) *graph.Step {
 // entry's name (all of them when none matches: a renamed dependency's extern name differs).
 func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 	hx := HashHex(d.Hash)
-	cands := append([]*graph.Step(nil), r.index[s.Config.ProfileDir][hx]...)
-	if hp := hostProfile(s.Config.ProfileDir); hp != "" {
+	cands := append([]*graph.Step(nil), r.index[s.ProfileDir][hx]...)
+	if hp := hostProfile(s.ProfileDir); hp != "" {
 		cands = append(cands, r.index[hp][hx]...)
 	}
 	var named []*graph.Step
@@ -451,9 +513,9 @@ func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 
 func depNameMatches(name string, c *graph.Step) bool {
 	if strings.HasPrefix(name, "build_script_") {
-		return c.Kind == graph.BuildScriptRun || c.Kind == graph.BuildScriptCompile
+		return c.Kind == graph.ScriptRun || c.Kind == graph.ScriptCompile
 	}
-	return c.Kind == graph.Rustc && strings.HasSuffix(c.Target, "-"+name)
+	return c.Kind == graph.Compile && strings.HasSuffix(unit.Of(c).Target, "-"+name)
 }
 
 // depsDir is one profile's deps/ (and examples/) listing, by unit hash.
@@ -509,7 +571,7 @@ func fileInfo(path string) graph.FileInfo {
 // unitOutputs returns a rustc unit's files in deps/ or examples/ (not its .d), stat'ed.
 func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 	var out []graph.FileInfo
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
 		if strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -524,8 +586,8 @@ func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
-		if s.Config.ProfileDir == prof && s.Kind == graph.Rustc {
-			steps[s.Hash] = append(steps[s.Hash], s)
+		if s.ProfileDir == prof && s.Kind == graph.Compile {
+			steps[unit.Of(s).Hash] = append(steps[unit.Of(s).Hash], s)
 		}
 	}
 	dl := r.depsListing(prof)
@@ -576,14 +638,14 @@ func (r *reader) findRoots(prof string) {
 			}
 			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
 			if src := byInode(st); src != "" {
-				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
+				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
 			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
-				root.Unit, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
+				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
 			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
-				root.Unit, root.TiedBy = u, "name"
+				root.Step, root.TiedBy = u, "name"
 			} else if u := r.unitWithoutOutput(prof, kind, n); u != nil {
 				// rustc deletes its output when a compile fails, so the uplifted copy is alone.
-				root.Unit, root.TiedBy = u, "name"
+				root.Step, root.TiedBy = u, "name"
 				r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s is tied to %s by name: its deps/ file is gone (rustc deletes it when a compile fails)", p, u.ID))
 			}
 			r.g.Roots = append(r.g.Roots, root)
@@ -593,15 +655,15 @@ func (r *reader) findRoots(prof string) {
 	newest := map[string]*graph.Root{}
 	for _, list := range steps {
 		for _, s := range list {
-			if !strings.HasPrefix(s.Target, "test-") {
+			if !strings.HasPrefix(unit.Of(s).Target, "test-") {
 				continue
 			}
 			for _, o := range r.unitOutputs(s) {
 				if filepath.Ext(o.Path) != "" || !o.Exists {
 					continue
 				}
-				if cur := newest[s.Target]; cur == nil || o.MTimeNS > cur.File.MTimeNS {
-					newest[s.Target] = &graph.Root{File: o, Kind: "test", Unit: s, TiedBy: "name"}
+				if cur := newest[unit.Of(s).Target]; cur == nil || o.MTimeNS > cur.File.MTimeNS {
+					newest[unit.Of(s).Target] = &graph.Root{File: o, Kind: "test", Step: s, TiedBy: "name"}
 				}
 			}
 		}
@@ -625,11 +687,11 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 	}
 	var found *graph.Step
 	for _, s := range r.g.Steps {
-		if s.Config.ProfileDir != prof || s.Target != want {
+		if s.ProfileDir != prof || unit.Of(s).Target != want {
 			continue
 		}
 		alive := false
-		for _, p := range r.depsListing(prof).byHash[s.Hash] {
+		for _, p := range r.depsListing(prof).byHash[unit.Of(s).Hash] {
 			if !strings.HasSuffix(p, ".d") {
 				alive = true
 			}
@@ -647,10 +709,10 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 
 func pickUnit(cands []*graph.Step, kind string) *graph.Step {
 	for _, c := range cands {
-		if strings.HasPrefix(c.Target, "test-") {
+		if strings.HasPrefix(unit.Of(c).Target, "test-") {
 			continue
 		}
-		if kind == "lib" && strings.HasPrefix(c.Target, "lib-") || kind != "lib" && !strings.HasPrefix(c.Target, "lib-") {
+		if kind == "lib" && strings.HasPrefix(unit.Of(c).Target, "lib-") || kind != "lib" && !strings.HasPrefix(unit.Of(c).Target, "lib-") {
 			return c
 		}
 	}
@@ -696,7 +758,7 @@ func unhashedUnit(steps map[string][]*graph.Step, all []*graph.Step, prof, name 
 	}
 	var found *graph.Step
 	for _, s := range all {
-		if s.Config.ProfileDir == prof && s.Target == "lib-"+crate {
+		if s.ProfileDir == prof && unit.Of(s).Target == "lib-"+crate {
 			if found != nil {
 				return nil
 			}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -28,7 +29,7 @@ import (
 //   - the workspace's [patch] paths (Cargo.toml and .cargo/config.toml) and Cargo.lock's
 //     [[patch.unused]] list.
 // Then every folder a live package may be built from (and every [patch] path) is scanned for files
-// modified after the package's live units were last built (graph.PackageCopy).
+// modified after the package's live units were last built (unit.PackageCopy).
 
 // lockFile is the part of Cargo.lock this reads.
 type lockFile struct {
@@ -54,7 +55,7 @@ type patchPath struct {
 // readSources fills Step.Version, Source and SourceID, Graph.CargoHome and Graph.Copies.
 func (r *reader) readSources() {
 	g := r.g
-	g.CargoHome = r.opt.CargoHome
+	unit.TreeOf(g).CargoHome = r.opt.CargoHome
 	var lock lockFile
 	if r.l.Workspace != "" {
 		lp := filepath.Join(r.l.Workspace, "Cargo.lock")
@@ -74,7 +75,7 @@ func (r *reader) readSources() {
 	// Package roots of live rustc units that their Cargo dep-info did not give (registry, git, directory).
 	var need []*graph.Step
 	for _, s := range g.Steps {
-		if s.Kind == graph.Rustc && s.PackageRoot == "" && s.Live() {
+		if s.Kind == graph.Compile && s.PackageRoot == "" && s.Live() {
 			need = append(need, s)
 		}
 	}
@@ -96,17 +97,17 @@ func (r *reader) readSources() {
 		if s.PackageRoot == "" {
 			continue
 		}
-		s.Version = version(s.PackageRoot)
-		s.SourceID = lockSrc[s.Package+" "+s.Version]
-		s.Source = classifySource(s.PackageRoot, s.SourceID, s.PathPackage, r.opt.CargoHome, r.l.Workspace)
-		if s.Source == "path" {
-			s.SourceID = ""
+		unit.Of(s).Version = version(s.PackageRoot)
+		unit.Of(s).SourceID = lockSrc[s.Package+" "+unit.Of(s).Version]
+		unit.Of(s).Source = classifySource(s.PackageRoot, unit.Of(s).SourceID, s.PathPackage, r.opt.CargoHome, r.l.Workspace)
+		if unit.Of(s).Source == "path" {
+			unit.Of(s).SourceID = ""
 		}
 	}
 
 	// The copies: non-path roots of live units, then the [patch] paths.
 	since := map[string]int64{} // package name -> earliest reference of its live units
-	byRoot := map[string]*graph.PackageCopy{}
+	byRoot := map[string]*unit.PackageCopy{}
 	usedRoots := map[string]bool{}
 	for _, s := range g.Steps {
 		if s.PackageRoot != "" {
@@ -118,18 +119,18 @@ func (r *reader) readSources() {
 		if cur, ok := since[s.Package]; !ok || s.Reference.MTimeNS < cur {
 			since[s.Package] = s.Reference.MTimeNS
 		}
-		if s.PackageRoot == "" || s.Source == "path" || s.Source == "" || byRoot[s.PackageRoot] != nil {
+		if s.PackageRoot == "" || unit.Of(s).Source == "path" || unit.Of(s).Source == "" || byRoot[s.PackageRoot] != nil {
 			continue
 		}
-		byRoot[s.PackageRoot] = &graph.PackageCopy{Name: s.Package, Version: s.Version, Root: s.PackageRoot,
-			Source: s.Source, SourceID: s.SourceID, Used: true}
+		byRoot[s.PackageRoot] = &unit.PackageCopy{Name: s.Package, Version: unit.Of(s).Version, Root: s.PackageRoot,
+			Source: unit.Of(s).Source, SourceID: unit.Of(s).SourceID, Used: true}
 	}
-	var copies []*graph.PackageCopy
+	var copies []*unit.PackageCopy
 	for _, c := range byRoot {
 		copies = append(copies, c)
 	}
 	for _, p := range r.patchPaths() {
-		c := &graph.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
+		c := &unit.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
 			Used: usedRoots[p.path]}
 		c.UnusedPatch = unused[c.Name+" "+c.Version]
 		if prev := byRoot[p.path]; prev != nil {
@@ -148,13 +149,13 @@ func (r *reader) readSources() {
 		c.Since = ns
 		c.Edited, c.EditedCount = editedFiles(c.Root, ns, []string{r.l.BuildDir, r.l.TargetDir})
 	})
-	g.Copies = copies
+	unit.TreeOf(g).Copies = copies
 }
 
 // rustcPackageRoot finds a rustc unit's package root from its rustc `.d` file in deps/: the first
 // input is the crate root file; the package root is the nearest folder above it with a Cargo.toml.
 func (r *reader) rustcPackageRoot(s *graph.Step) string {
-	for _, p := range r.depsListing(s.Config.ProfileDir).byHash[s.Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -206,17 +207,17 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 	if s.PackageRoot != "" {
 		return s.PackageRoot
 	}
-	if s.Kind != graph.Rustc {
+	if s.Kind != graph.Compile {
 		return ""
 	}
-	dir := filepath.Join(g.BuildDir, s.Config.ProfileDir, "deps")
+	dir := filepath.Join(g.BuildDir, s.ProfileDir, "deps")
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return ""
 	}
 	r := &reader{g: g, l: &Layout{Workspace: g.Workspace, BuildDir: g.BuildDir, TargetDir: g.TargetDir}}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), "-"+s.Hash+".d") {
+		if strings.HasSuffix(e.Name(), "-"+unit.Of(s).Hash+".d") {
 			ins, err := r.parseRustcDepfile(filepath.Join(dir, e.Name()))
 			if err == nil && len(ins) > 0 {
 				return manifestDir(ins[0])
@@ -297,11 +298,11 @@ func manifestError(path string, err error) error {
 // for the workspace root or a folder inside it, else "" (a directory source and a path package outside
 // the workspace differ only by Cargo.lock's source).
 func RootSource(g *graph.Graph, root string) string {
-	if g.CargoHome == "" && g.Workspace == "" {
+	if unit.TreeOf(g).CargoHome == "" && g.Workspace == "" {
 		return ""
 	}
-	if g.CargoHome != "" && (under(root, filepath.Join(g.CargoHome, "registry")) || under(root, filepath.Join(g.CargoHome, "git"))) {
-		return classifySource(root, "", false, g.CargoHome, g.Workspace)
+	if unit.TreeOf(g).CargoHome != "" && (under(root, filepath.Join(unit.TreeOf(g).CargoHome, "registry")) || under(root, filepath.Join(unit.TreeOf(g).CargoHome, "git"))) {
+		return classifySource(root, "", false, unit.TreeOf(g).CargoHome, g.Workspace)
 	}
 	if g.Workspace != "" && (root == g.Workspace || under(root, g.Workspace)) {
 		return "path"

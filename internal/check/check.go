@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -178,7 +179,7 @@ func rootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
 		for _, r := range s.Roots {
 			if r.File.Path == p {
 				out = append(out, Evidence{Kind: "root", Path: p, MTimeNS: r.File.MTimeNS, Size: r.File.Size,
-					Detail: fmt.Sprintf("%s %s reaches %s through the fingerprint deps chain", r.Kind, display(g, p), s.Package+"-"+s.Hash)})
+					Detail: fmt.Sprintf("%s %s reaches %s through the fingerprint deps chain", r.Kind, display(g, p), s.Name)})
 				break
 			}
 		}
@@ -224,8 +225,8 @@ func buildCmd(prof string, features []string) string {
 // rootFeatures returns the feature list of the first root's unit that reaches s (for fix commands).
 func rootFeatures(s *graph.Step) []string {
 	for _, r := range s.Roots {
-		if r.Unit != nil {
-			return r.Unit.Config.Features
+		if r.Step != nil {
+			return unit.Of(r.Step).Features
 		}
 	}
 	return nil
@@ -243,16 +244,7 @@ func howString(in *graph.Input) string {
 	return strings.Join(parts, ", ")
 }
 
-func configString(c graph.Config) string {
-	parts := []string{"profile " + c.ProfileDir, fmt.Sprintf("features %s", featureString(c.Features))}
-	if len(c.Rustflags) > 0 {
-		parts = append(parts, "rustflags "+strings.Join(c.Rustflags, " "))
-	}
-	if c.CompileKind != 0 {
-		parts = append(parts, fmt.Sprintf("compile kind %d", c.CompileKind))
-	}
-	return strings.Join(parts, ", ")
-}
+func configString(s *graph.Step) string { return s.Config.String() }
 
 func featureString(f []string) string {
 	q := make([]string, len(f))
@@ -262,7 +254,7 @@ func featureString(f []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-func unitName(s *graph.Step) string { return s.Package + "-" + s.Hash }
+func unitName(s *graph.Step) string { return s.Name }
 
 // liveSteps returns the live steps of a kind that did not fail on their last attempt.
 func liveSteps(g *graph.Graph, kind graph.StepKind) []*graph.Step {

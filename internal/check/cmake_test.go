@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -15,7 +16,7 @@ import (
 // stepOf returns the live unit of a package whose fingerprint file is target (nil when none).
 func stepOf(g *graph.Graph, pkg, target string) *graph.Step {
 	for _, s := range g.Steps {
-		if s.Package == pkg && s.Target == target && s.Live() {
+		if s.Package == pkg && unit.Of(s).Target == target && s.Live() {
 			return s
 		}
 	}

@@ -6,13 +6,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // runOf returns the build-script run whose OUT_DIR holds path.
 func runOf(g *graph.Graph, path string) *graph.Step {
 	for _, s := range g.Steps {
-		if s.Kind == graph.BuildScriptRun && s.OutDir != "" && strings.HasPrefix(path, s.OutDir+string(filepath.Separator)) {
+		if s.Kind == graph.ScriptRun && s.OutDir != "" && strings.HasPrefix(path, s.OutDir+string(filepath.Separator)) {
 			return s
 		}
 	}
@@ -60,24 +61,24 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		sev, why := Error, "its records name another copy: the binary is not what its own build records say"
 		for _, s := range root.Reach() {
 			if s == matchedRun {
-				sev, why = Info, fmt.Sprintf("it is the copy of the binary's own configuration (%s); the newer copy was made for %s", configString(matchedRun.Config), configString(newest.Config))
+				sev, why = Info, fmt.Sprintf("it is the copy of the binary's own configuration (%s); the newer copy was made for %s", configString(matchedRun), configString(newest))
 			}
 		}
 		f := Finding{
 			Rule: "linked-copy-not-newest", Severity: sev,
 			Message: fmt.Sprintf("%s holds the copy of lib%s.a made by the run at %s (%s, features %s), not the newest copy, made at %s (%s, features %s); proven by content (%s): %s; %s",
-				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(matchedRun.Config.Features),
-				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Config.Features), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
+				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(unit.Of(matchedRun).Features),
+				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(unit.Of(newest).Features), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
 			Subjects: []string{root.File.Path, cm.Matched[0], newestPath},
 			Roots:    []string{root.File.Path},
 			Evidence: []Evidence{
 				{Kind: "root", Path: root.File.Path, MTimeNS: root.File.MTimeNS, Size: root.File.Size},
-				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s, %s", cm.Outcome, cm.Confidence, unitName(matchedRun), configString(matchedRun.Config))},
+				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s, %s", cm.Outcome, cm.Confidence, unitName(matchedRun), configString(matchedRun))},
 				{Kind: "reference", Path: matchedRun.Reference.Path, MTimeNS: matchedRun.Reference.MTimeNS, Detail: "start of the run that made the copy inside"},
-				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s, %s", unitName(newest), configString(newest.Config))},
+				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s, %s", unitName(newest), configString(newest))},
 				{Kind: "reference", Path: newest.Reference.Path, MTimeNS: newest.Reference.MTimeNS, Detail: "start of the run that made the newest copy"},
 			},
-			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.Config.ProfileDir, newest.Config.Features)),
+			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.ProfileDir, unit.Of(newest).Features)),
 		}
 		for _, e := range cm.Evidence {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: cm.Matched[0], How: "content-match", Detail: e})
@@ -97,7 +98,7 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 func linkSearchShadowing(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
-		if r.Unit == nil || r.Kind == "lib" {
+		if r.Step == nil || r.Kind == "lib" {
 			continue
 		}
 		order := searchOrder(r)
@@ -106,7 +107,7 @@ func linkSearchShadowing(g *graph.Graph) []Finding {
 		// Static libraries of the reached runs, by folder, in reach order (one pass over the outputs).
 		libsIn := map[string][]string{}
 		for _, s := range r.Reach() {
-			if s.Kind != graph.BuildScriptRun {
+			if s.Kind != graph.ScriptRun {
 				continue
 			}
 			for _, o := range s.Outputs {
@@ -187,11 +188,11 @@ func linkSearchShadowing(g *graph.Graph) []Finding {
 func searchOrder(r *graph.Root) []string {
 	var runs []*graph.Step
 	for _, s := range r.Reach() {
-		if s.Kind == graph.BuildScriptRun {
+		if s.Kind == graph.ScriptRun {
 			runs = append(runs, s)
 		}
 	}
-	own := r.Unit.Package
+	own := r.Step.Package
 	sort.SliceStable(runs, func(i, j int) bool {
 		a, b := runs[i], runs[j]
 		if (a.Package == own) != (b.Package == own) {

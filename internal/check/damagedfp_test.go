@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
@@ -19,8 +20,8 @@ func TestDamagedRunFingerprintNoFalseErrors(t *testing.T) {
 	_, g := p.Check()
 	var jf string
 	for _, s := range g.Steps {
-		if s.Kind == graph.BuildScriptRun && s.Live() {
-			jf = filepath.Join(s.FingerprintDir, s.Target+".json")
+		if s.Kind == graph.ScriptRun && s.Live() {
+			jf = filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json")
 		}
 	}
 	if err := os.WriteFile(jf, []byte(`{"rustc":`), 0o644); err != nil {

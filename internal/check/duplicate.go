@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -24,12 +25,12 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 	}
 	groups := map[string][]copy{}
 	for _, s := range g.Steps {
-		if s.Kind != graph.BuildScriptRun {
+		if s.Kind != graph.ScriptRun {
 			continue
 		}
 		for _, o := range s.Outputs {
 			if isLibrary(filepath.Base(o.Path)) {
-				k := s.Config.ProfileDir + "\x00" + filepath.Base(o.Path)
+				k := s.ProfileDir + "\x00" + filepath.Base(o.Path)
 				groups[k] = append(groups[k], copy{o, s})
 			}
 		}
@@ -67,9 +68,9 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 				use = "used by " + strings.Join(names, ", ")
 				linked = append(linked, fmt.Sprintf("%s built from the copy in %s", strings.Join(names, ", "), unitName(c.run)))
 			}
-			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Config.Features)))
+			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(unit.Of(c.run).Features)))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
-				Detail: fmt.Sprintf("made by build-script run %s, %s; %s", unitName(c.run), configString(c.run.Config), use)})
+				Detail: fmt.Sprintf("made by build-script run %s, %s; %s", unitName(c.run), configString(c.run), use)})
 		}
 		for r := range roots {
 			f.Roots = append(f.Roots, r)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -30,8 +31,8 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		// features of the run that made each copy, from the graph
 		feats := map[string]string{}
 		for _, s := range g.Steps {
-			if s.Kind == graph.BuildScriptRun && s.Package == "seed-sys" {
-				feats[filepath.Join(s.OutDir, "libgroth16_cuda.a")] = strings.Join(s.Config.Features, ",")
+			if s.Kind == graph.ScriptRun && s.Package == "seed-sys" {
+				feats[filepath.Join(s.OutDir, "libgroth16_cuda.a")] = strings.Join(unit.Of(s).Features, ",")
 			}
 		}
 		return f, feats

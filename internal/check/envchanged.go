@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -27,14 +28,14 @@ func setByCargo(name string) bool {
 // next build keeps what was compiled with the old value. One finding per run, naming every variable.
 func untrackedEnvChanged(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		if !madeArchive(s) {
 			// A script that only probes (cc -E of a version header, pkg-config) links nothing it
 			// compiled: the variable cannot have changed the binary.
 			continue
 		}
 		declared := map[string]bool{}
-		for _, e := range s.RerunEnv {
+		for _, e := range unit.Of(s).RerunEnv {
 			declared[e] = true
 		}
 		seen := map[string]bool{}

@@ -13,7 +13,7 @@ import (
 // runInput returns the input of the package's live build-script run with that path (nil when none).
 func runInput(g *graph.Graph, pkg, path string) *graph.Input {
 	for _, s := range g.Steps {
-		if s.Kind != graph.BuildScriptRun || s.Package != pkg || !s.Live() {
+		if s.Kind != graph.ScriptRun || s.Package != pkg || !s.Live() {
 			continue
 		}
 		for _, in := range s.Inputs {

@@ -14,7 +14,7 @@ import (
 // mtimes) is not a leftover: leftovers are judged by what the last run wrote, not by mtime alone.
 func outDirLeftover(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		used := map[string]string{}
 		for _, p := range linkedArchives(s) {
 			used[p] = "linked: rustc-link-lib in " + s.Reference.Path
@@ -25,7 +25,7 @@ func outDirLeftover(g *graph.Graph) []Finding {
 			}
 			for _, in := range d.Inputs {
 				if in.Has(graph.Declared) {
-					used[in.File.Path] = fmt.Sprintf("listed in the dep-info of %s (%s)", unitName(d), d.Target)
+					used[in.File.Path] = fmt.Sprintf("listed in the dep-info of %s (%s)", unitName(d), d.Label)
 				}
 			}
 		}
@@ -45,7 +45,7 @@ func outDirLeftover(g *graph.Graph) []Finding {
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "start of the build script's last successful run"},
 				},
 				Fix: fmt.Sprintf("rm %s && touch %s && %s (Cargo never empties OUT_DIR; have the script delete what it no longer makes)",
-					display(g, o.Path), display(g, s.ScriptSource), buildCmd(s.Config.ProfileDir, rootFeatures(s))),
+					display(g, o.Path), display(g, s.ScriptSource), buildCmd(s.ProfileDir, rootFeatures(s))),
 			}
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 			out = append(out, f)

@@ -3,15 +3,16 @@ package check
 import (
 	"fmt"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // stepWhat names a step for a sentence: "the build script of x" or "x (lib-x)".
 func stepWhat(s *graph.Step) string {
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		return "the build script of " + s.Package
 	}
-	return fmt.Sprintf("%s (%s)", s.Package, s.Target)
+	return fmt.Sprintf("%s (%s)", s.Package, s.Label)
 }
 
 // contentJudged applies an input's content verdict (internal/content baselines) to a finding about an
@@ -27,12 +28,12 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 	case graph.ContentSame:
 		f.Severity = Info
 		if in.Watched {
-			f.Message = fmt.Sprintf("Cargo will redo %s because the mtime of %s changed (%s, after the run at %s); its content is the same as when %s ran: the binary is not stale",
-				unitName(s), display(g, in.File.Path), fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), unitName(s))
-			f.Fix = "nothing to fix: the next " + buildCmd(s.Config.ProfileDir, rootFeatures(s)) + " redoes " + unitName(s) + " at the cost of its time only"
+			f.Message = fmt.Sprintf("%s will redo %s because the mtime of %s changed (%s, after the run at %s); its content is the same as when %s ran: the binary is not stale",
+				s.Words().Tool, unitName(s), display(g, in.File.Path), fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), unitName(s))
+			f.Fix = "nothing to fix: the next " + buildCmd(s.ProfileDir, rootFeatures(s)) + " redoes " + unitName(s) + " at the cost of its time only"
 		} else {
-			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but its content is the same as when %s ran: the binary is not stale (Cargo does not watch it and will not rebuild)",
-				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), unitName(s))
+			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but its content is the same as when %s ran: the binary is not stale (%s and will not rebuild)",
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), unitName(s), s.Words().NotWatched)
 		}
 		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
 			Detail: fmt.Sprintf("digest %s equals the content baseline recorded at %s for this run of %s", c.Digest, fmtTime(c.BaselineNS), unitName(s))})
@@ -69,14 +70,14 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if precalculatedRerun(s) {
 				continue // Cargo's package scan sees the mtime move: pending-rebuild reports it
 			}
-			watch := "Cargo does not watch it"
+			watch := s.Words().NotWatched
 			fix := rerunFix(g, s, in.File.Path)
 			if in.Watched {
-				watch = "Cargo watches it (" + in.WatchedBy + ") but compares mtimes only"
-				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
+				watch = s.Words().Watched + " (" + in.WatchedBy + ") but compares mtimes only"
+				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
-			if s.Kind != graph.BuildScriptRun {
-				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.Config.ProfileDir, rootFeatures(s))
+			if s.Kind != graph.ScriptRun {
+				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
 			sev := Error
 			if !in.Strong() {
@@ -93,7 +94,7 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 						Detail: fmt.Sprintf("ctime %s; mtime not newer than the reference", fmtTime(c.CTimeNS))},
 					{Kind: "record", Path: in.File.Path, How: "content-baseline",
 						Detail: fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s))},
-					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "the file whose mtime Cargo compares inputs against"},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: s.Words().Reference},
 				},
 				Fix: fix,
 			}
@@ -107,12 +108,12 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 // precalculatedRerun reports whether an old-style build script's recorded newest package file no longer
 // matches the package (pendingRebuild's Precalculated case): Cargo reruns the script.
 func precalculatedRerun(s *graph.Step) bool {
-	if s.PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.BuildScriptRun {
+	if unit.Of(s).PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.ScriptRun {
 		return false
 	}
-	if s.PackageNewest.MTimeNS > s.PrecalculatedNS {
+	if unit.Of(s).PackageNewest.MTimeNS > unit.Of(s).PrecalculatedNS {
 		return true
 	}
-	now := s.PrecalculatedNow
-	return now.Exists && now.MTimeNS < s.PrecalculatedNS && s.PackageNewest.MTimeNS < s.PrecalculatedNS
+	now := unit.Of(s).PrecalculatedNow
+	return now.Exists && now.MTimeNS < unit.Of(s).PrecalculatedNS && unit.Of(s).PackageNewest.MTimeNS < unit.Of(s).PrecalculatedNS
 }

@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -22,8 +23,8 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 				Subjects: []string{r.File.Path, in.Path},
 				Roots:    []string{r.File.Path},
 				Evidence: []Evidence{
-					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Unit) + " by " + r.TiedBy},
-					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Target + ")"},
+					{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: r.Kind + " tied to unit " + unitName(r.Step) + " by " + r.TiedBy},
+					{Kind: "input", Path: in.Path, MTimeNS: in.MTimeNS, Size: in.Size, Detail: "linked through " + unitName(s) + " (" + s.Label + ")"},
 				},
 				Fix: olderFix(g, r, s),
 			}
@@ -57,8 +58,8 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 }
 
 func olderFix(g *graph.Graph, r *graph.Root, s *graph.Step) string {
-	build := buildCmd(r.Unit.Config.ProfileDir, r.Unit.Config.Features)
-	if s.Kind == graph.BuildScriptRun && s.ScriptSource != "" {
+	build := buildCmd(r.Step.ProfileDir, unit.Of(r.Step).Features)
+	if s.Kind == graph.ScriptRun && s.ScriptSource != "" {
 		// Cargo does not track OUT_DIR contents: only a rerun of the script relinks.
 		return "touch " + display(g, s.ScriptSource) + " && " + build
 	}

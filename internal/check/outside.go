@@ -23,7 +23,7 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 	}
 	groups := map[string]*group{}
 	var order []string
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		seen := map[string]bool{}
 		for _, dir := range s.LinkSearch {
 			dir = filepath.Clean(dir)
@@ -58,10 +58,10 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 		var runNames, profiles []string
 		profSeen := map[string]bool{}
 		for _, r := range gr.runs {
-			runNames = append(runNames, unitName(r)+" ("+r.Config.ProfileDir+")")
-			if !profSeen[r.Config.ProfileDir] {
-				profSeen[r.Config.ProfileDir] = true
-				profiles = append(profiles, r.Config.ProfileDir)
+			runNames = append(runNames, unitName(r)+" ("+r.ProfileDir+")")
+			if !profSeen[r.ProfileDir] {
+				profSeen[r.ProfileDir] = true
+				profiles = append(profiles, r.ProfileDir)
 			}
 			for _, p := range rootPaths(r) {
 				roots[p] = true
@@ -86,14 +86,14 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 			Subjects: append(append([]string{}, libs...), dir),
 			Roots:    sortedKeys(roots),
 			Fix: fmt.Sprintf("have %s build into OUT_DIR (e.g. make -C %s O=\"$OUT_DIR\", or the cc crate) and print cargo:rustc-link-search=native=$OUT_DIR; then remove the files in %s and rebuild (%s)",
-				orScript(g, s), display(g, dir), display(g, dir), buildCmd(s.Config.ProfileDir, rootFeatures(s))),
+				orScript(g, s), display(g, dir), display(g, dir), buildCmd(s.ProfileDir, rootFeatures(s))),
 		}
 		for _, l := range libs {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "artifact", Path: l, Detail: "library linked from outside OUT_DIR (rustc-link-lib)"})
 		}
 		for _, r := range gr.runs {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: r.Reference.Path, MTimeNS: r.Reference.MTimeNS,
-				Detail: fmt.Sprintf("build-script run %s (%s) printed rustc-link-search=%s; its OUT_DIR is %s", unitName(r), configString(r.Config), dir, r.OutDir)})
+				Detail: fmt.Sprintf("build-script run %s (%s) printed rustc-link-search=%s; its OUT_DIR is %s", unitName(r), configString(r), dir, r.OutDir)})
 		}
 		for _, r := range gr.runs {
 			f.Evidence = append(f.Evidence, rootEvidence(g, r)...)

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/content"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -19,22 +19,18 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			continue
 		}
 		what := "the build script of " + s.Package
-		if s.Kind != graph.BuildScriptRun {
-			what = fmt.Sprintf("%s (%s)", s.Package, s.Target)
+		if s.Kind != graph.ScriptRun {
+			what = fmt.Sprintf("%s (%s)", s.Package, s.Label)
 		}
-		build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
+		build := buildCmd(s.ProfileDir, rootFeatures(s))
 		if s.Failed != "" {
 			// The last attempt failed, so Cargo retries the unit on the next build whatever changed; what
 			// is on disk is from the last success. An input newer than that success means the binary
 			// you have predates it: that is staleness, whatever made the retry fail.
 			out = append(out, failedButStale(g, s, what, build)...)
-			for _, d := range s.DanglingDeps {
-				// A failed unit built against a dependency whose records are gone (cargo clean -p, then a
-				// build that failed): its binary is judged by the dependency's sources all the same.
-				if name, hash, _ := strings.Cut(d, " "); content.RemovedDependency(g, s, name) {
-					out = append(out, removedDep(g, s, what, build, name, hash))
-				}
-			}
+			// A failed unit built against a dependency whose records are gone (cargo clean -p, then a
+			// build that failed): its binary is judged by the dependency's sources all the same.
+			out = append(out, cargoRemovedDepsPending(g, s, what, build)...)
 			continue
 		}
 		for _, in := range s.Inputs {
@@ -44,11 +40,11 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			var msg string
 			switch {
 			case !in.File.Exists:
-				msg = fmt.Sprintf("%s, which Cargo watches for %s, is missing; Cargo will rebuild %s on the next build, so the binary you have is not built from what is on disk",
-					display(g, in.File.Path), what, unitName(s))
+				msg = fmt.Sprintf("%s, which %s watches for %s, is missing; %s will rebuild %s on the next build, so the binary you have is not built from what is on disk",
+					display(g, in.File.Path), s.Words().Tool, what, s.Words().Tool, unitName(s))
 			case in.File.MTimeNS > s.Reference.MTimeNS:
-				msg = fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s); Cargo watches it, so the next build redoes %s: the binary you have is old",
-					display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), unitName(s))
+				msg = fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s); %s, so the next build redoes %s: the binary you have is old",
+					display(g, in.File.Path), fmtTime(in.File.MTimeNS), what, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), s.Words().Watched, unitName(s))
 			default:
 				continue
 			}
@@ -59,58 +55,19 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			}
 			out = append(out, f)
 		}
-		if ns, file := s.PrecalculatedNS, s.PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.BuildScriptRun {
-			// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
-			// file now: a newer file reruns the script, and so does the recorded file's mtime going
-			// back (cp -p of older content) when nothing newer took its place.
-			newest, newestNS := s.PackageNewest.Path, s.PackageNewest.MTimeNS
-			var f *Finding
-			if newestNS > ns {
-				msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
-					display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
-				x := pendingFinding(g, s, msg, newest, build,
-					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Precalculated)})
-				f = &x
-			} else if now := s.PrecalculatedNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
-				newest, newestNS = now.Path, now.MTimeNS
-				msg := fmt.Sprintf("%s now has the mtime %s, older than the %s Cargo recorded for it as the newest file of package %s when the build script last ran (its mtime was set back: cp -p, rsync -t, tar); Cargo compares the two for equality, so it reruns the script on the next build",
-					display(g, newest), fmtTime(newestNS), fmtTime(ns), s.Package)
-				x := pendingFinding(g, s, msg, newest, build,
-					Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", s.Precalculated)})
-				f = &x
-			}
-			if f != nil {
-				if in := inputAt(s, newest); in != nil && in.File.Exists {
-					*f = contentJudged(g, s, in, *f)
-				} else if in := sameContentElsewhere(g, s, newest); in != nil {
-					// The newest file is a Rust source the script does not read: the package's rustc
-					// unit, built in the same build, holds its baseline.
-					*f = contentJudged(g, s, in, *f)
-				}
-				out = append(out, *f)
-			}
-		}
-		for _, d := range s.DanglingDeps {
-			name, hash, _ := strings.Cut(d, " ")
-			if content.RemovedDependency(g, s, name) {
-				out = append(out, removedDep(g, s, what, build, name, hash))
-				continue
-			}
-			msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
-				what, name, hash, unitName(s))
-			out = append(out, pendingFinding(g, s, msg, s.FingerprintDir, build,
-				Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
-		}
-		if s.Kind == graph.Rustc {
+		// What only Cargo's records say: the Precalculated package scan and dangling deps entries.
+		out = append(out, cargoPrecalculatedPending(g, s, build)...)
+		out = append(out, cargoDanglingPending(g, s, what, build)...)
+		if s.Kind == graph.Compile {
 			own := newestOutput(s)
 			for _, d := range s.Deps {
 				dp, dn, which := depOutput(s, d)
 				if own == 0 || dn == 0 || dn <= own {
 					continue
 				}
-				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; Cargo will rebuild %s",
-					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), unitName(s))
-				out = append(out, pendingFinding(g, s, msg, d.FingerprintDir, build,
+				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; %s will rebuild %s",
+					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), s.Words().Tool, unitName(s))
+				out = append(out, pendingFinding(g, s, msg, d.RecordDir, build,
 					Evidence{Kind: "input", Path: dp, MTimeNS: dn, Detail: which}))
 			}
 		}
@@ -124,7 +81,7 @@ func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, e
 		Subjects: []string{subject, unitDir(s)},
 		Roots:    rootPaths(s),
 		Evidence: append(ev, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
-			Detail: "the file whose mtime Cargo compares inputs against"}),
+			Detail: s.Words().Reference}),
 		Fix: build,
 	}
 	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
@@ -135,19 +92,19 @@ func unitDir(s *graph.Step) string {
 	if s.RunDir != "" {
 		return s.RunDir
 	}
-	return s.FingerprintDir
+	return s.RecordDir
 }
 
 // newestOutput is the newest mtime among a step's outputs that Cargo tracks: `output` for a run, the
 // deps/ files for a rustc unit.
 func newestOutput(s *graph.Step) int64 {
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		if s.Reference.Exists {
 			return s.Reference.MTimeNS
 		}
 		return 0
 	}
-	if s.Kind != graph.Rustc {
+	if s.Kind != graph.Compile {
 		return 0
 	}
 	var n int64
@@ -180,7 +137,7 @@ func depOutput(s, d *graph.Step) (path string, ns int64, which string) {
 // every output a .rlib or .rmeta): Cargo's `!requires_upstream_objects()` in Build mode. Proc-macros,
 // dylibs, cdylibs, binaries and tests need their dependencies' objects.
 func rlibOnly(s *graph.Step) bool {
-	if s.Kind != graph.Rustc || !strings.HasPrefix(s.Target, "lib-") || len(s.Outputs) == 0 {
+	if s.Kind != graph.Compile || !strings.HasPrefix(unit.Of(s).Target, "lib-") || len(s.Outputs) == 0 {
 		return false
 	}
 	rlib := false
@@ -197,7 +154,7 @@ func rlibOnly(s *graph.Step) bool {
 }
 
 func outputPath(s *graph.Step) string {
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		return s.Reference.Path
 	}
 	var best graph.FileInfo
@@ -260,8 +217,8 @@ func folderJudged(g *graph.Graph, s *graph.Step, dir *graph.Input, f Finding) Fi
 		}
 	}
 	f.Severity = Info
-	f.Message = fmt.Sprintf("Cargo will redo %s because files under %s have newer mtimes (%s); their content is the same as when %s ran: the binary is not stale",
-		unitName(s), display(g, dir.File.Path), display(g, newer[0].File.Path), unitName(s))
+	f.Message = fmt.Sprintf("%s will redo %s because files under %s have newer mtimes (%s); their content is the same as when %s ran: the binary is not stale",
+		s.Words().Tool, unitName(s), display(g, dir.File.Path), display(g, newer[0].File.Path), unitName(s))
 	for _, in := range newer {
 		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
 			Detail: "digest " + in.Content.Digest + " equals the content baseline recorded for this run"})
@@ -274,7 +231,7 @@ func folderJudged(g *graph.Graph, s *graph.Step, dir *graph.Input, f Finding) Fi
 // not list can be judged by content too; nil when none does.
 func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Input {
 	for _, x := range g.Steps {
-		if x == s || x.Package != s.Package || x.Config.ProfileDir != s.Config.ProfileDir || !x.Live() {
+		if x == s || x.Package != s.Package || x.ProfileDir != s.ProfileDir || !x.Live() {
 			continue
 		}
 		if in := inputAt(x, path); in != nil && in.File.Exists && in.Content != nil && in.File.MTimeNS > x.Reference.MTimeNS {
@@ -282,65 +239,4 @@ func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Inp
 		}
 	}
 	return nil
-}
-
-// removedDep is the finding about a deps entry of s naming a dependency whose records are all gone
-// from s's profile folder: Cargo will rebuild both; the dependency's sources decide whether the binary is
-// stale (removedDepJudged).
-func removedDep(g *graph.Graph, s *graph.Step, what, build, name, hash string) Finding {
-	msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
-		what, name, s.Config.ProfileDir, name, unitName(s))
-	f := pendingFinding(g, s, msg, s.FingerprintDir, build,
-		Evidence{Kind: "record", Path: s.FingerprintDir + "/" + s.Target + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.Config.ProfileDir})
-	f.Severity = Info
-	removedDepJudged(g, s, what, name, &f)
-	return f
-}
-
-// removedDepJudged sets the severity of a finding about a dependency whose records `cargo clean -p`
-// removed from s's profile: the dependency's sources that another profile's units know and that changed
-// after s was built are judged by content against what the removed units used
-// (graph.Step.RemovedDepContent). One that differs is an error: the binary predates it; all the same:
-// info; any not judged: a warning, the binary may predate it.
-func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Finding) {
-	newer := content.NewerSources(g, name, s.Reference.MTimeNS)
-	if len(newer) == 0 {
-		return
-	}
-	var differs, unknown *graph.Input
-	for _, in := range newer {
-		switch ic := s.RemovedDepContent[in.File.Path]; {
-		case ic == nil || ic.Verdict == graph.ContentUnknown:
-			if unknown == nil {
-				unknown = in
-			}
-		case ic.Verdict == graph.ContentDiffers:
-			if differs == nil {
-				differs = in
-			}
-		}
-	}
-	head := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them)", what, name, s.Config.ProfileDir)
-	in := unknown
-	switch {
-	case differs != nil:
-		in = differs
-		ic := s.RemovedDepContent[in.File.Path]
-		f.Severity = Error
-		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s; its content differs from what the removed units of %s used (content baseline recorded %s): the binary you have predates it",
-			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS), name, fmtTime(ic.BaselineNS))
-	case unknown != nil:
-		f.Severity = Warning
-		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
-			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
-		if ic := s.RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
-			f.Message += " (its content was not compared: " + ic.Why + ")"
-		}
-	default:
-		in = newer[0]
-		f.Message = fmt.Sprintf("%s; its sources modified since %s was built (%s) have the content the removed units of %s used: Cargo will rebuild %s and %s, but the binary is not stale",
-			head, unitName(s), display(g, in.File.Path), name, name, unitName(s))
-	}
-	f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
-		Detail: "a source of " + name + " as another profile's unit of it records"})
 }

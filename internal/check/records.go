@@ -19,18 +19,18 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 		if s.Failed == "" {
 			continue
 		}
-		subject := s.FingerprintDir
+		subject := s.RecordDir
 		if s.RunDir != "" {
 			subject = s.RunDir
 		}
-		what := fmt.Sprintf("%s (%s, profile %s)", unitName(s), s.Target, s.Config.ProfileDir)
+		what := fmt.Sprintf("%s (%s, profile %s)", unitName(s), s.Label, s.ProfileDir)
 		f := Finding{
 			Rule: "last-build-failed", Severity: Warning,
 			Message:  fmt.Sprintf("the last build of %s did not finish: %s", what, s.Failed),
 			Subjects: []string{subject},
 			Roots:    rootPaths(s),
 			Evidence: []Evidence{{Kind: "failed", Path: subject, Detail: s.Failed}},
-			Fix:      buildCmd(s.Config.ProfileDir, rootFeatures(s)) + " (and read its error)",
+			Fix:      buildCmd(s.ProfileDir, rootFeatures(s)) + " (and read its error)",
 		}
 		out = append(out, f)
 	}
@@ -69,7 +69,7 @@ func orphanedBuildDir(g *graph.Graph) []Finding {
 	for _, d := range g.OrphanedBuildDirs() {
 		var cfg string
 		for _, s := range d.Steps {
-			cfg = configString(s.Config)
+			cfg = configString(s)
 		}
 		detail := "no fingerprint record names this folder"
 		if cfg != "" {

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -27,8 +28,8 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 	}
 	byScript := map[string]*agg{}
 	var order []string
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
-		if !s.HasLocal || s.Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
+		if !unit.Of(s).HasLocal || unit.Of(s).Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
 			continue
 		}
 		var missing []string
@@ -71,8 +72,8 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		}
 		sort.Strings(missing)
 		how := "declares only " + strings.TrimPrefix(declaredSummary(g, s), "declared: ")
-		if len(s.RerunPaths) == 0 {
-			how = "prints only rerun-if-env-changed lines (" + strings.Join(s.RerunEnv, ", ") + ")"
+		if len(unit.Of(s).RerunPaths) == 0 {
+			how = "prints only rerun-if-env-changed lines (" + strings.Join(unit.Of(s).RerunEnv, ", ") + ")"
 		}
 		rels := make([]string, len(missing))
 		dirs := map[string]bool{}

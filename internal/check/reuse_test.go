@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
@@ -22,9 +23,9 @@ func TestFailedRunReuseIgnoresOtherConfigurations(t *testing.T) {
 			p.Env = append(p.Env, "RUSTFLAGS=--cfg truth_rf")
 			p.Cargo("build")
 			p.Env = p.Env[:len(p.Env)-1]
-		}, func(s *graph.Step) bool { return strings.Contains(strings.Join(s.Config.Rustflags, " "), "truth_rf") }},
+		}, func(s *graph.Step) bool { return strings.Contains(strings.Join(unit.Of(s).Rustflags, " "), "truth_rf") }},
 		{"feature", func(p *testutil.Project) { p.Cargo("build", "--features", "app/fast") },
-			func(s *graph.Step) bool { return strings.Join(s.Config.Features, ",") == "fast" }},
+			func(s *graph.Step) bool { return strings.Join(unit.Of(s).Features, ",") == "fast" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testutil.NewProject(t, testutil.CCSys(t))
@@ -39,7 +40,7 @@ func TestFailedRunReuseIgnoresOtherConfigurations(t *testing.T) {
 			var other *graph.Step
 			for _, x := range g.Steps {
 				for _, d := range x.Deps {
-					if x.Kind == graph.BuildScriptRun && d.Kind == graph.BuildScriptCompile && d.Package == "fastmath-sys" && tc.is(d) {
+					if x.Kind == graph.ScriptRun && d.Kind == graph.ScriptCompile && d.Package == "fastmath-sys" && tc.is(d) {
 						other = x
 					}
 				}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -14,7 +15,7 @@ import (
 // the only clue is that a native source lies in the package folder.
 func untrackedInputChanged(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, s := range liveSteps(g, graph.BuildScriptRun) {
+	for _, s := range liveSteps(g, graph.ScriptRun) {
 		for _, in := range s.Inputs {
 			if in.Watched || !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS {
 				continue
@@ -34,9 +35,9 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 			}
 			f := Finding{
 				Rule: "untracked-input-changed", Severity: sev,
-				Message: fmt.Sprintf("%s was modified at %s, after the build script of %s last ran at %s (%s); Cargo does not watch it (%s), so it will not rebuild %s",
+				Message: fmt.Sprintf("%s was modified at %s, after the build script of %s last ran at %s (%s); %s (%s), so it will not rebuild %s",
 					display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Package, fmtTime(s.Reference.MTimeNS),
-					display(g, s.Reference.Path), declaredSummary(g, s), what),
+					display(g, s.Reference.Path), s.Words().NotWatched, declaredSummary(g, s), what),
 				Subjects: append([]string{in.File.Path, s.RunDir}, products...),
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
@@ -72,12 +73,12 @@ func linkedArchives(s *graph.Step) []string {
 
 // declaredSummary says what the script declared, e.g. "declared: rerun-if-changed=build.rs".
 func declaredSummary(g *graph.Graph, s *graph.Step) string {
-	parts := s.Declarations()
+	parts := unit.Declarations(s)
 	switch {
 	case len(parts) > 0:
 		return "declared: " + strings.Join(parts, ", ")
-	case s.Precalculated != "":
-		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", s.Precalculated)
+	case unit.Of(s).Precalculated != "":
+		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", unit.Of(s).Precalculated)
 	}
 	return "nothing declared"
 }
@@ -93,7 +94,7 @@ func rerunFix(g *graph.Graph, s *graph.Step, p string) string {
 	if s.ScriptSource == "" {
 		touch = ""
 	}
-	build := buildCmd(s.Config.ProfileDir, rootFeatures(s))
+	build := buildCmd(s.ProfileDir, rootFeatures(s))
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return fmt.Sprintf("print cargo:rerun-if-changed=%s from %s, then: %s%s", p, script, touch, build)
 	}

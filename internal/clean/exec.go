@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -227,9 +228,9 @@ func whyKept(g *graph.Graph, fresh *Plan, rel string) string {
 			hash = name[k+1:]
 		}
 		for _, s := range g.Steps {
-			if s.Config.ProfileDir == prof && s.Hash == hash && s.Live() {
+			if s.ProfileDir == prof && unit.Of(s).Hash == hash && s.Live() {
 				r := s.Roots[0]
-				return fmt.Sprintf("it is live now: %s is reached by %s", s.Package+"-"+s.Hash, r.File.Path)
+				return fmt.Sprintf("it is live now: %s is reached by %s", s.Package+"-"+unit.Of(s).Hash, r.File.Path)
 			}
 		}
 		if sub == "incremental" && !fresh.Incremental {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/clean"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -67,7 +68,7 @@ func runUnit(t *testing.T, g *graph.Graph, prof string) *graph.Step {
 	t.Helper()
 	var found *graph.Step
 	for _, s := range g.Steps {
-		if s.Package == "fastmath-sys" && s.Kind == graph.BuildScriptRun && s.Config.ProfileDir == prof {
+		if s.Package == "fastmath-sys" && s.Kind == graph.ScriptRun && s.ProfileDir == prof {
 			if found != nil {
 				t.Fatalf("two runs of fastmath-sys in %s: %s, %s", prof, found.ID, s.ID)
 			}
@@ -133,7 +134,7 @@ func TestCleanLeavesProfileWithUnreadableRecord(t *testing.T) {
 	p.Cargo("build")
 	_, g := p.Check()
 	run := runUnit(t, g, "debug")
-	hashFile := filepath.Join(run.FingerprintDir, run.Target)
+	hashFile := filepath.Join(unit.Of(run).FingerprintDir, unit.Of(run).Target)
 	if err := os.WriteFile(hashFile, []byte("zzzzzzzzzzzzzzzz"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -183,7 +184,7 @@ func TestCheckAndCleanAgreeOnOrphans(t *testing.T) {
 	}
 	var live, dead *graph.Step
 	for _, s := range g.Steps {
-		if s.Package == "fastmath-sys" && s.Kind == graph.BuildScriptRun {
+		if s.Package == "fastmath-sys" && s.Kind == graph.ScriptRun {
 			if s.Live() {
 				live = s
 			} else {
@@ -194,7 +195,7 @@ func TestCheckAndCleanAgreeOnOrphans(t *testing.T) {
 	if live == nil || dead == nil {
 		t.Fatal("want a live and an orphaned run of fastmath-sys")
 	}
-	if err := os.WriteFile(filepath.Join(dead.FingerprintDir, dead.Target), []byte(live.FingerprintHash), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(unit.Of(dead).FingerprintDir, unit.Of(dead).Target), []byte(unit.Of(live).FingerprintHash), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	fs, _ = p.Check()
@@ -218,7 +219,7 @@ func TestCleanLeavesProfileWithOddFingerprintFolder(t *testing.T) {
 			p := testutil.NewProject(t, testutil.CCSys(t))
 			p.Cargo("build")
 			_, g := p.Check()
-			dir := runUnit(t, g, "debug").FingerprintDir
+			dir := unit.Of(runUnit(t, g, "debug")).FingerprintDir
 			aside := filepath.Join(t.TempDir(), filepath.Base(dir))
 			if err := os.Rename(dir, aside); err != nil {
 				t.Fatal(err)

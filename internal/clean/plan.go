@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
 )
@@ -122,10 +123,10 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	dirs := map[string]*unitDir{}
 	var keys []string
 	for _, s := range g.Steps {
-		k := s.Config.ProfileDir + "\x00" + s.Package + "-" + s.Hash
+		k := s.ProfileDir + "\x00" + s.Package + "-" + unit.Of(s).Hash
 		d := dirs[k]
 		if d == nil {
-			d = &unitDir{prof: s.Config.ProfileDir, pkg: s.Package, hash: s.Hash}
+			d = &unitDir{prof: s.ProfileDir, pkg: s.Package, hash: unit.Of(s).Hash}
 			dirs[k] = d
 			keys = append(keys, k)
 		}
@@ -161,14 +162,14 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 		if d.keep || !judged[d.prof] {
 			continue
 		}
-		items = append(items, Item{Kind: KindFingerprint, Path: d.steps[0].FingerprintDir, Profile: d.prof, Package: d.pkg, Hash: d.hash,
+		items = append(items, Item{Kind: KindFingerprint, Path: unit.Of(d.steps[0]).FingerprintDir, Profile: d.prof, Package: d.pkg, Hash: d.hash,
 			What: "fingerprint of " + describe(d.steps), Dir: true})
 		if keptHash[d.prof+"\x00"+d.hash] {
 			continue
 		}
 		rustc := false
 		for _, s := range d.steps {
-			if s.Kind == graph.Rustc {
+			if s.Kind == graph.Compile {
 				rustc = true
 			}
 		}
@@ -300,12 +301,12 @@ func describe(steps []*graph.Step) string {
 	for _, s := range steps {
 		var w string
 		switch s.Kind {
-		case graph.BuildScriptRun:
+		case graph.ScriptRun:
 			w = "build-script run of " + s.Package
-		case graph.BuildScriptCompile:
+		case graph.ScriptCompile:
 			w = "build-script compile of " + s.Package
 		default:
-			w = s.Package + " " + s.Target
+			w = s.Package + " " + unit.Of(s).Target
 		}
 		w += " (" + configWords(s) + ")"
 		if s.Failed != "" {
@@ -317,12 +318,12 @@ func describe(steps []*graph.Step) string {
 }
 
 func configWords(s *graph.Step) string {
-	feats := s.Config.Features
-	if s.Kind == graph.BuildScriptRun {
+	feats := unit.Of(s).Features
+	if s.Kind == graph.ScriptRun {
 		// A run's fingerprint records no features; its compile unit's does (read without details).
 		for _, d := range s.Deps {
-			if d.Kind == graph.BuildScriptCompile {
-				feats = d.Config.Features
+			if d.Kind == graph.ScriptCompile {
+				feats = unit.Of(d).Features
 			}
 		}
 	}
@@ -331,8 +332,8 @@ func configWords(s *graph.Step) string {
 		f[i] = fmt.Sprintf("%q", x)
 	}
 	w := "features [" + strings.Join(f, ", ") + "]"
-	if len(s.Config.Rustflags) > 0 {
-		w += ", rustflags " + strings.Join(s.Config.Rustflags, " ")
+	if len(unit.Of(s).Rustflags) > 0 {
+		w += ", rustflags " + strings.Join(unit.Of(s).Rustflags, " ")
 	}
 	return w
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -153,7 +154,7 @@ func whichLibraries(binary string, fl whichFlags) (libs []evidence.Library, note
 	}
 	root := evidence.FindRoot(g, binary)
 	libs = evidence.Libraries(g, root, fl.lib)
-	if len(libs) == 0 && fl.lib == "" && root != nil && root.Unit != nil {
+	if len(libs) == 0 && fl.lib == "" && root != nil && root.Step != nil {
 		var shared []string
 		seen := map[string]bool{}
 		for _, s := range root.Reach() {
@@ -340,14 +341,15 @@ func copyConfig(c evidence.Copy) string {
 		return "given with --candidate"
 	}
 	s := c.Step
-	what := "build-script run " + s.Package + "-" + s.Hash
+	what := "build-script run " + s.Package + "-" + unit.Of(s).Hash
 	if c.Bundled {
-		what = "rlib of " + s.Package + "-" + s.Hash + " (bundles the archive's objects)"
+		what = "rlib of " + s.Package + "-" + unit.Of(s).Hash + " (bundles the archive's objects)"
 	}
-	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.Config.ProfileDir, quoteList(s.Config.Features), rustflags(s.Config))
+	return fmt.Sprintf("%s, profile %s, features %s%s", what, s.ProfileDir, quoteList(unit.Of(s).Features), rustflags(s))
 }
 
-func rustflags(c graph.Config) string {
+func rustflags(s *graph.Step) string {
+	c := unit.Of(s)
 	if len(c.Rustflags) == 0 {
 		return ""
 	}

@@ -32,7 +32,7 @@ func annotateHoldings(g *graph.Graph, opt Options) {
 			switch {
 			case opt.SkipNative:
 				h.Verdict, h.Detail = graph.UnknownContent, "--no-native: the root and the library were not opened, so their content was not compared"
-			case li.Step.Kind != graph.BuildScriptRun:
+			case li.Step.Kind != graph.ScriptRun:
 				h.Verdict, h.Detail = graph.UnknownContent, "a Rust library of a dependency unit: its content is not compared (Cargo relinks the root on the next build)"
 			default:
 				key, ok := holdKey(r.File.Path, li.File.Path)

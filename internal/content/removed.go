@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -18,17 +19,18 @@ import (
 func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 	runs := st.runsByStep()
 	for _, s := range g.Steps {
-		if !s.Live() || !s.Reference.Exists || len(s.DanglingDeps) == 0 {
+		if !s.Live() || !s.Reference.Exists || len(unit.Of(s).DanglingDeps) == 0 {
 			continue
 		}
-		for _, d := range s.DanglingDeps {
+		u := unit.Of(s)
+		for _, d := range u.DanglingDeps {
 			crate, _, _ := strings.Cut(d, " ")
 			if !RemovedDependency(g, s, crate) {
 				continue
 			}
 			for _, in := range NewerSources(g, crate, s.Reference.MTimeNS) {
 				p := in.File.Path
-				if _, done := s.RemovedDepContent[p]; done {
+				if _, done := u.RemovedDepContent[p]; done {
 					continue
 				}
 				ic := &graph.InputContent{Verdict: graph.ContentUnknown}
@@ -43,10 +45,10 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 						ic.Verdict = graph.ContentDiffers
 					}
 				}
-				if s.RemovedDepContent == nil {
-					s.RemovedDepContent = map[string]*graph.InputContent{}
+				if u.RemovedDepContent == nil {
+					u.RemovedDepContent = map[string]*graph.InputContent{}
 				}
-				s.RemovedDepContent[p] = ic
+				u.RemovedDepContent[p] = ic
 			}
 		}
 	}
@@ -56,7 +58,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 // in their last runs before s was built, with when it was recorded; "" and why when none recorded it or
 // they disagree.
 func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, rel string) (string, int64, string) {
-	prefix := s.Config.ProfileDir + "/"
+	prefix := s.ProfileDir + "/"
 	var digests []string
 	var at int64
 	for id, keys := range runs {
@@ -89,9 +91,9 @@ func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, 
 	sort.Strings(digests)
 	switch {
 	case len(digests) == 0:
-		return "", 0, "no content baseline of " + crate + "'s removed units in " + s.Config.ProfileDir + " records it (stalecheck had not checked that build before the records were removed)"
+		return "", 0, "no content baseline of " + crate + "'s removed units in " + s.ProfileDir + " records it (stalecheck had not checked that build before the records were removed)"
 	case digests[0] != digests[len(digests)-1]:
-		return "", 0, "the removed units of " + crate + " in " + s.Config.ProfileDir + " used different contents of it, and the records cannot tell which one " + s.Package + " was built against"
+		return "", 0, "the removed units of " + crate + " in " + s.ProfileDir + " used different contents of it, and the records cannot tell which one " + s.Package + " was built against"
 	}
 	return digests[0], at, ""
 }
@@ -102,15 +104,15 @@ func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, 
 // failed before writing its reference (dep-info, run output) or is not the kind the entry names.
 func RemovedDependency(g *graph.Graph, s *graph.Step, crate string) bool {
 	for _, x := range g.Steps {
-		if x == s || x.Config.ProfileDir != s.Config.ProfileDir || !x.Reference.Exists {
+		if x == s || x.ProfileDir != s.ProfileDir || !x.Reference.Exists {
 			continue
 		}
-		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.BuildScriptCompile {
+		if strings.HasPrefix(crate, "build_script_") && x.Package == s.Package && x.Kind == graph.ScriptCompile {
 			return false
 		}
 		// A compile unit's deps entry of another crate names that crate's compile unit: its build-script
 		// units, rebuilt by a build that then failed at the compile, are not it.
-		if strings.ReplaceAll(x.Package, "-", "_") == crate && (s.Kind != graph.Rustc || x.Kind == graph.Rustc) {
+		if strings.ReplaceAll(x.Package, "-", "_") == crate && (s.Kind != graph.Compile || x.Kind == graph.Compile) {
 			return false
 		}
 	}

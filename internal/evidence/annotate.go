@@ -25,7 +25,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 	defer cache.save()
 	idx := outputIndex(g)
 	for _, r := range g.Roots {
-		if r.Unit == nil || r.Kind == "lib" {
+		if r.Step == nil || r.Kind == "lib" {
 			continue
 		}
 		copiesByLib := rootCopies(g, r, idx)
@@ -64,11 +64,11 @@ func Annotate(g *graph.Graph, cacheDir string) {
 func outputIndex(g *graph.Graph) map[string][]string {
 	idx := map[string][]string{}
 	for _, o := range g.Steps {
-		if o.Kind != graph.BuildScriptRun {
+		if o.Kind != graph.ScriptRun {
 			continue
 		}
 		for _, f := range o.Outputs {
-			k := o.Config.ProfileDir + "\x00" + filepath.Base(f.Path)
+			k := o.ProfileDir + "\x00" + filepath.Base(f.Path)
 			idx[k] = append(idx[k], f.Path)
 		}
 	}
@@ -89,7 +89,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 	reach := r.Reach()
 	var runs []*graph.Step
 	for _, s := range reach {
-		if s.Kind == graph.BuildScriptRun {
+		if s.Kind == graph.ScriptRun {
 			runs = append(runs, s)
 		}
 	}
@@ -98,7 +98,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 			if l.Path == "" || !(l.Kind == "static" || l.Kind == "") {
 				continue
 			}
-			for _, p := range idx[s.Config.ProfileDir+"\x00"+filepath.Base(l.Path)] {
+			for _, p := range idx[s.ProfileDir+"\x00"+filepath.Base(l.Path)] {
 				add(l.Name, p)
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -60,8 +61,8 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 	if i := strings.LastIndexByte(base, '-'); i > 0 && len(base)-i-1 >= 16 {
 		h := base[i+1 : i+17]
 		for _, s := range g.Steps {
-			if s.Kind == graph.Rustc && s.Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.Config.ProfileDir)) {
-				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Unit: s, TiedBy: "name"}
+			if s.Kind == graph.Compile && unit.Of(s).Hash == h && strings.HasPrefix(abs, filepath.Join(g.BuildDir, s.ProfileDir)) {
+				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: true}, Kind: "bin", Step: s, TiedBy: "name"}
 			}
 		}
 	}
@@ -77,7 +78,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	switch {
 	case only != "":
 		names[LibName(only)] = true
-	case root != nil && root.Unit != nil:
+	case root != nil && root.Step != nil:
 		for _, s := range root.Reach() {
 			for _, l := range s.Links {
 				if IsStaticLink(l) {
@@ -88,7 +89,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	default:
 		for _, s := range g.Steps {
 			for _, o := range s.Outputs {
-				if b := filepath.Base(o.Path); s.Kind == graph.BuildScriptRun && strings.HasPrefix(b, "lib") && strings.HasSuffix(b, ".a") {
+				if b := filepath.Base(o.Path); s.Kind == graph.ScriptRun && strings.HasPrefix(b, "lib") && strings.HasSuffix(b, ".a") {
 					names[LibName(b)] = true
 				}
 			}
@@ -98,7 +99,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	for n := range names {
 		lib := Library{Name: n}
 		for _, s := range g.Steps {
-			if s.Kind != graph.BuildScriptRun {
+			if s.Kind != graph.ScriptRun {
 				continue
 			}
 			for _, o := range s.Outputs {
@@ -110,10 +111,10 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				continue
 			}
 			for _, d := range s.Dependents {
-				if d.Kind != graph.Rustc || !strings.HasPrefix(d.Target, "lib-") {
+				if d.Kind != graph.Compile || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
 					continue
 				}
-				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.Config.ProfileDir, "deps", "lib*-"+d.Hash+".rlib"))
+				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.ProfileDir, "deps", "lib*-"+unit.Of(d).Hash+".rlib"))
 				for _, p := range m {
 					if st, err := os.Stat(p); err == nil {
 						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})

@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -80,7 +81,7 @@ func (l *loader) fingerprint(s *graph.Step) *cargo.Fingerprint {
 	if ok {
 		return fp
 	}
-	if data, err := safeio.ReadFile(filepath.Join(s.FingerprintDir, s.Target+".json"), safeio.MaxRecord); err == nil {
+	if data, err := safeio.ReadFile(filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json"), safeio.MaxRecord); err == nil {
 		fp, _ = cargo.ParseFingerprint(data)
 	}
 	l.mu.Lock()
@@ -121,14 +122,14 @@ func (l *loader) depsFiles(prof, hash string) []string {
 func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 	var cands []string
 	switch s.Kind {
-	case graph.BuildScriptRun:
+	case graph.ScriptRun:
 		return nil, ""
-	case graph.BuildScriptCompile:
-		stem := strings.TrimPrefix(s.Target, "build-script-")
-		cands = []string{filepath.Join(l.g.BuildDir, s.Config.ProfileDir, "build", s.Package+"-"+s.Hash,
-			strings.ReplaceAll(stem, "-", "_")+"-"+s.Hash+".d")}
+	case graph.ScriptCompile:
+		stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
+		cands = []string{filepath.Join(l.g.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash,
+			strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")}
 	default:
-		for _, p := range l.depsFiles(s.Config.ProfileDir, s.Hash) {
+		for _, p := range l.depsFiles(s.ProfileDir, unit.Of(s).Hash) {
 			if strings.HasSuffix(p, ".d") {
 				cands = append(cands, p)
 			}
@@ -245,9 +246,9 @@ func rootUses(s *graph.Step) []RootUse {
 		}
 		seen[r.File.Path] = true
 		u := RootUse{Path: r.File.Path, Kind: r.Kind}
-		if r.Unit != nil {
-			u.Profile = r.Unit.Config.ProfileDir
-			u.Features = r.Unit.Config.Features
+		if r.Step != nil {
+			u.Profile = r.Step.ProfileDir
+			u.Features = unit.Of(r.Step).Features
 		}
 		out = append(out, u)
 	}
@@ -262,16 +263,16 @@ type RootUse struct {
 	Features []string `json:"features"`
 }
 
-func unitName(s *graph.Step) string { return s.Package + "-" + s.Hash }
+func unitName(s *graph.Step) string { return s.Package + "-" + unit.Of(s).Hash }
 
 func kindWords(s *graph.Step) string {
 	switch s.Kind {
-	case graph.BuildScriptRun:
+	case graph.ScriptRun:
 		return "build-script run"
-	case graph.BuildScriptCompile:
+	case graph.ScriptCompile:
 		return "build-script compile"
 	}
-	t := s.Target
+	t := unit.Of(s).Target
 	if i := strings.IndexByte(t, '-'); i > 0 {
 		t = t[:i]
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -131,13 +132,13 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 			continue
 		}
 		seen[root] = true
-		src := Source{Root: root, Version: stepVersion(g, s), Kind: s.Source, SourceID: s.SourceID}
+		src := Source{Root: root, Version: stepVersion(g, s), Kind: unit.Of(s).Source, SourceID: unit.Of(s).SourceID}
 		if src.Kind == "" {
 			// This unit's details were not read (not live, e.g. the other side of a feature toggle):
 			// any unit built from the same folder says where Cargo takes it from.
 			for _, o := range g.Steps {
-				if o.Source != "" && o.PackageRoot == root {
-					src.Kind, src.SourceID = o.Source, o.SourceID
+				if unit.Of(o).Source != "" && o.PackageRoot == root {
+					src.Kind, src.SourceID = unit.Of(o).Source, unit.Of(o).SourceID
 					break
 				}
 			}
@@ -145,7 +146,7 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 		if src.Kind == "" {
 			src.Kind = cargo.RootSource(g, root)
 		}
-		for _, c := range g.Copies {
+		for _, c := range unit.TreeOf(g).Copies {
 			if c.Root == root && c.Patch != "" {
 				src.Patch = c.Patch
 			}
@@ -168,32 +169,32 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 	byRole := map[string][]*graph.Step{}
 	var roles []string
 	for _, s := range steps {
-		if _, ok := byRole[s.Target]; !ok {
-			roles = append(roles, s.Target)
+		if _, ok := byRole[unit.Of(s).Target]; !ok {
+			roles = append(roles, unit.Of(s).Target)
 		}
-		byRole[s.Target] = append(byRole[s.Target], s)
+		byRole[unit.Of(s).Target] = append(byRole[unit.Of(s).Target], s)
 	}
 	sort.Slice(roles, func(i, j int) bool { return roleOrder(roles[i]) < roleOrder(roles[j]) })
 	for _, target := range roles {
 		units := byRole[target]
 		sort.Slice(units, func(i, j int) bool {
-			if units[i].Config.ProfileDir != units[j].Config.ProfileDir {
-				return units[i].Config.ProfileDir < units[j].Config.ProfileDir
+			if units[i].ProfileDir != units[j].ProfileDir {
+				return units[i].ProfileDir < units[j].ProfileDir
 			}
 			if units[i].Live() != units[j].Live() {
 				return units[i].Live()
 			}
-			return units[i].Hash < units[j].Hash
+			return unit.Of(units[i]).Hash < unit.Of(units[j]).Hash
 		})
-		role := Role{Target: target, Kind: string(units[0].Kind)}
+		role := Role{Target: target, Kind: unit.KindName(units[0].Kind)}
 		for _, s := range units {
-			v := Variant{Unit: unitName(s), Profile: s.Config.ProfileDir, Version: stepVersion(g, s), Dir: s.FingerprintDir,
+			v := Variant{Unit: unitName(s), Profile: s.ProfileDir, Version: stepVersion(g, s), Dir: unit.Of(s).FingerprintDir,
 				Fields: l.fields(s), UsedBy: rootUses(s), Failed: s.Failed, Step: s}
 			if v.UsedBy == nil {
 				v.UsedBy = []RootUse{}
 			}
 			for _, d := range g.BuildDirs {
-				if d.ProfileDir == s.Config.ProfileDir && d.Hash == s.Hash && d.Package == s.Package {
+				if d.ProfileDir == s.ProfileDir && d.Hash == unit.Of(s).Hash && d.Package == s.Package {
 					v.Dir, v.Bytes = d.Path, d.Bytes
 				}
 			}
@@ -206,8 +207,8 @@ func Package(g *graph.Graph, spec string, opt Options) (*PackageReport, error) {
 }
 
 func stepVersion(g *graph.Graph, s *graph.Step) string {
-	if s.Version != "" {
-		return s.Version
+	if unit.Of(s).Version != "" {
+		return unit.Of(s).Version
 	}
 	if root := cargo.UnitPackageRoot(g, s); root != "" {
 		return cargo.ManifestVersion(root, g.Workspace)
@@ -240,14 +241,14 @@ func roleOrder(target string) string {
 // (features, profile settings, compile kind) is its compile unit's, which the run depends on.
 func (l *loader) fields(s *graph.Step) []Field {
 	fp := l.fingerprint(s)
-	out := []Field{{Name: "profile folder", Value: s.Config.ProfileDir}}
+	out := []Field{{Name: "profile folder", Value: s.ProfileDir}}
 	if fp == nil {
 		return append(out, Field{Name: "fingerprint", Value: "unreadable"})
 	}
 	cfg := fp
-	if s.Kind == graph.BuildScriptRun {
+	if s.Kind == graph.ScriptRun {
 		for _, d := range s.Deps {
-			if d.Kind == graph.BuildScriptCompile {
+			if d.Kind == graph.ScriptCompile {
 				if c := l.fingerprint(d); c != nil {
 					cfg = c
 				}
@@ -257,8 +258,8 @@ func (l *loader) fields(s *graph.Step) []Field {
 	kind := "host"
 	if cfg.CompileKind != 0 {
 		kind = fmt.Sprintf("target %d", cfg.CompileKind)
-		if i := strings.IndexByte(s.Config.ProfileDir, '/'); i > 0 {
-			kind = fmt.Sprintf("target %s (%d)", s.Config.ProfileDir[:i], cfg.CompileKind)
+		if i := strings.IndexByte(s.ProfileDir, '/'); i > 0 {
+			kind = fmt.Sprintf("target %s (%d)", s.ProfileDir[:i], cfg.CompileKind)
 		}
 	}
 	out = append(out,
@@ -275,8 +276,8 @@ func (l *loader) fields(s *graph.Step) []Field {
 	// Dependencies: the hash each was built against, and the unit on disk that holds it.
 	resolved := map[string]string{}
 	for _, d := range s.Deps {
-		if d.FingerprintHash != "" {
-			resolved[d.FingerprintHash] = unitName(d)
+		if unit.Of(d).FingerprintHash != "" {
+			resolved[unit.Of(d).FingerprintHash] = unitName(d)
 		}
 	}
 	count := map[string]int{}
@@ -285,15 +286,15 @@ func (l *loader) fields(s *graph.Step) []Field {
 	}
 	for _, d := range fp.Deps {
 		hx := cargo.HashHex(d.Hash)
-		unit := resolved[hx]
-		if unit == "" {
-			unit = "no unit on disk"
+		dep := resolved[hx]
+		if dep == "" {
+			dep = "no unit on disk"
 		}
 		name := "dep " + d.Name
 		if count[d.Name] > 1 {
 			name += fmt.Sprintf(" (%d)", d.PkgID)
 		}
-		out = append(out, Field{Name: name, Value: "hash " + hx + " → " + unit})
+		out = append(out, Field{Name: name, Value: "hash " + hx + " → " + dep})
 	}
 	var watch []string
 	for _, lf := range fp.Local {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -152,7 +153,7 @@ func Path(g *graph.Graph, arg string, opt Options) (*PathReport, error) {
 	for _, s := range steps {
 		var v *StepVerdict
 		switch s.Kind {
-		case graph.BuildScriptRun:
+		case graph.ScriptRun:
 			v = e.run(s)
 		default:
 			v = e.compile(s)
@@ -178,7 +179,7 @@ type pathExplainer struct {
 }
 
 func (e *pathExplainer) newVerdict(s *graph.Step) *StepVerdict {
-	v := &StepVerdict{Unit: unitName(s), Kind: kindWords(s), Target: s.Target, Profile: s.Config.ProfileDir,
+	v := &StepVerdict{Unit: unitName(s), Kind: kindWords(s), Target: unit.Of(s).Target, Profile: s.ProfileDir,
 		Config: configWords(s), Live: s.Live(), UsedBy: rootUses(s), Step: s}
 	if v.UsedBy == nil {
 		v.UsedBy = []RootUse{}
@@ -210,7 +211,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	}
 	clues := e.runClues(s)
 	decl := ""
-	for _, d := range s.RerunPaths {
+	for _, d := range unit.Of(s).RerunPaths {
 		if within(e.p, d) {
 			decl = d
 			break
@@ -219,7 +220,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	if !e.fi.Exists && decl != e.p {
 		decl = "" // a declared folder does not make a file that is not there one of its inputs
 	}
-	precalcScan := e.fi.Exists && s.Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
+	precalcScan := e.fi.Exists && unit.Of(s).Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
 	if len(clues) == 0 && decl == "" && !precalcScan {
 		return nil
 	}
@@ -235,21 +236,21 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	case !ref.Exists:
 		v.WillRerun = true
 		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no output file: the script never finished, Cargo reruns it", s.RunDir))
-	case s.Precalculated != "" && precalcScan:
+	case unit.Of(s).Precalculated != "" && precalcScan:
 		v.Declared, v.DeclaredBy = true, "Cargo's scan of the whole package (the script prints no rerun-if line)"
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
 		switch {
-		case e.fi.MTimeNS > s.PrecalculatedNS:
+		case e.fi.MTimeNS > unit.Of(s).PrecalculatedNS:
 			v.WillRerun = true
 			v.Reasons = append(v.Reasons, reason(PrecalculatedChanged, "%s (modified %s) is newer than the newest package file Cargo recorded, %s at %s, in Precalculated(%q): Cargo reruns the script (\"the precalculated components changed\")",
-				name, FmtTime(e.fi.MTimeNS), s.PrecalculatedFile, FmtTime(s.PrecalculatedNS), s.Precalculated))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).PrecalculatedFile, FmtTime(unit.Of(s).PrecalculatedNS), unit.Of(s).Precalculated))
 		default:
 			v.Reasons = append(v.Reasons, reason(Unchanged, "%s (modified %s) is not newer than the newest package file Cargo recorded (%s at %s): fresh",
-				name, FmtTime(e.fi.MTimeNS), s.PrecalculatedFile, FmtTime(s.PrecalculatedNS)))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).PrecalculatedFile, FmtTime(unit.Of(s).PrecalculatedNS)))
 		}
-	case s.Precalculated != "":
+	case unit.Of(s).Precalculated != "":
 		v.Reasons = append(v.Reasons, reason(PrecalculatedVersion, "the build script of %s prints no rerun-if line, so Cargo keys the run on Precalculated(%q): for a %s package that is its %s, which no edit of %s changes; Cargo never reruns the script for it",
-			s.Package, s.Precalculated, sourceName(s), versionWord(s), name))
+			s.Package, unit.Of(s).Precalculated, sourceName(s), versionWord(s), name))
 		e.addAge(v, ref)
 	case decl != "" && e.cargoHomeSkip(decl):
 		v.DeclaredBy = "rerun-if-changed=" + e.rel(decl) + " (skipped by Cargo)"
@@ -270,9 +271,9 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 		}
 		e.mtimeVerdict(v, cmp, what, ref, "the script's last run started", "the file `"+rel+"` has changed")
 	default:
-		if len(s.RerunPaths) == 0 && len(s.RerunEnv) > 0 {
+		if len(unit.Of(s).RerunPaths) == 0 && len(unit.Of(s).RerunEnv) > 0 {
 			v.Reasons = append(v.Reasons, reason(EnvOnly, "the build script of %s prints only rerun-if-env-changed lines (%s), which switches off Cargo's scan of the package: Cargo reruns it only when those variables change, never for %s",
-				s.Package, strings.Join(s.RerunEnv, ", "), name))
+				s.Package, strings.Join(unit.Of(s).RerunEnv, ", "), name))
 		} else {
 			v.Reasons = append(v.Reasons, reason(Undeclared, "%s is not among the run's rerun-if-changed paths (%s), so Cargo never checks it", name, declaredList(s)))
 		}
@@ -323,7 +324,7 @@ func (e *pathExplainer) otherConfig(v *StepVerdict, s *graph.Step) {
 	}
 	var live []string
 	for _, o := range e.g.Steps {
-		if o != s && o.Live() && o.Package == s.Package && o.Target == s.Target {
+		if o != s && o.Live() && o.Package == s.Package && unit.Of(o).Target == unit.Of(s).Target {
 			live = append(live, fmt.Sprintf("%s (%s)", unitName(o), configWords(o)))
 		}
 	}
@@ -356,7 +357,7 @@ func (e *pathExplainer) runClues(s *graph.Step) []Clue {
 		}
 		return out
 	}
-	for _, d := range s.RerunPaths {
+	for _, d := range unit.Of(s).RerunPaths {
 		if within(e.p, d) && (e.fi.Exists || d == e.p) {
 			out = append(out, Clue{How: string(graph.Declared), Detail: "rerun-if-changed in " + s.Reference.Path})
 		}
@@ -413,7 +414,7 @@ func (e *pathExplainer) outDirFile(s *graph.Step) *StepVerdict {
 // linkClue reports whether a rustc unit links the file: a library one of its build-script runs links.
 func (e *pathExplainer) linkClue(s *graph.Step) (*graph.Step, *graph.Link) {
 	for _, d := range s.Deps {
-		if d.Kind != graph.BuildScriptRun || d.Package != s.Package {
+		if d.Kind != graph.ScriptRun || d.Package != s.Package {
 			continue
 		}
 		for i := range d.Links {
@@ -468,13 +469,13 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 		v.Reads = append(v.Reads, Clue{How: "links", Detail: fmt.Sprintf("rustc-link-lib=%s=%s printed by %s", orDefault(link.Kind), link.Name, unitName(run))})
 		v.Reasons = append(v.Reasons, reason(OutDirUnwatched, "%s links %s from the OUT_DIR of %s; Cargo does not track OUT_DIR contents, so replacing %s does not relink %s",
 			unitName(s), name, unitName(run), filepath.Base(e.p), unitName(s)))
-		if strings.HasPrefix(s.Target, "lib-") && (link.Kind == "static" || link.Kind == "") {
+		if strings.HasPrefix(unit.Of(s).Target, "lib-") && (link.Kind == "static" || link.Kind == "") {
 			v.Reasons = append(v.Reasons, e.bundled(s))
 		}
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
 	case reads && !haveDI:
 		v.Reasons = append(v.Reasons, reason(Undeclared, "rustc read %s, but %s's dep-info file (%s) is missing or unreadable, so Cargo cannot check it", name, unitName(s), ref.Path))
-	case reads && s.Source != "path" && !s.PathPackage:
+	case reads && unit.Of(s).Source != "path" && !s.PathPackage:
 		v.Reasons = append(v.Reasons, reason(RegistryUntracked, "rustc read %s when it compiled %s, but %s is a %s package: Cargo's dep-info drops the package's own files (%s lists none of them), so Cargo never checks %s",
 			name, unitName(s), s.Package, sourceName(s), e.rel(ref.Path), filepath.Base(e.p)))
 		e.addAge(v, ref)
@@ -489,7 +490,7 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 // bundled says that a library crate's rlib carries the static library's members.
 func (e *pathExplainer) bundled(s *graph.Step) Reason {
 	var rlib string
-	for _, p := range e.l.depsFiles(s.Config.ProfileDir, s.Hash) {
+	for _, p := range e.l.depsFiles(s.ProfileDir, unit.Of(s).Hash) {
 		if strings.HasSuffix(p, ".rlib") {
 			rlib = p
 		}
@@ -554,7 +555,7 @@ func (e *pathExplainer) noStep() string {
 
 func (e *pathExplainer) cargoHomeDir(p string) string {
 	for _, sub := range []string{"registry", "git"} {
-		d := filepath.Join(e.g.CargoHome, sub)
+		d := filepath.Join(unit.TreeOf(e.g).CargoHome, sub)
 		if within(p, d) {
 			return "$CARGO_HOME/" + sub + " (" + d + ")"
 		}
@@ -563,14 +564,14 @@ func (e *pathExplainer) cargoHomeDir(p string) string {
 }
 
 func (e *pathExplainer) cargoHomeSkip(p string) bool {
-	if e.g.CargoHome == "" {
+	if unit.TreeOf(e.g).CargoHome == "" {
 		return false
 	}
-	return within(p, filepath.Join(e.g.CargoHome, "registry")) || within(p, filepath.Join(e.g.CargoHome, "git"))
+	return within(p, filepath.Join(unit.TreeOf(e.g).CargoHome, "registry")) || within(p, filepath.Join(unit.TreeOf(e.g).CargoHome, "git"))
 }
 
 func declaredList(s *graph.Step) string {
-	parts := s.Declarations()
+	parts := unit.Declarations(s)
 	if len(parts) == 0 {
 		return "it declares none"
 	}
@@ -578,7 +579,7 @@ func declaredList(s *graph.Step) string {
 }
 
 func sourceName(s *graph.Step) string {
-	switch s.Source {
+	switch unit.Of(s).Source {
 	case "registry":
 		return "registry"
 	case "directory":
@@ -592,20 +593,20 @@ func sourceName(s *graph.Step) string {
 }
 
 func versionWord(s *graph.Step) string {
-	if s.Source == "git" {
+	if unit.Of(s).Source == "git" {
 		return "revision"
 	}
 	return "version"
 }
 
 func configWords(s *graph.Step) string {
-	f := make([]string, len(s.Config.Features))
-	for i, x := range s.Config.Features {
+	f := make([]string, len(unit.Of(s).Features))
+	for i, x := range unit.Of(s).Features {
 		f[i] = fmt.Sprintf("%q", x)
 	}
-	parts := []string{"profile " + s.Config.ProfileDir, "features [" + strings.Join(f, ", ") + "]"}
-	if len(s.Config.Rustflags) > 0 {
-		parts = append(parts, "rustflags "+strings.Join(s.Config.Rustflags, " "))
+	parts := []string{"profile " + s.ProfileDir, "features [" + strings.Join(f, ", ") + "]"}
+	if len(unit.Of(s).Rustflags) > 0 {
+		parts = append(parts, "rustflags "+strings.Join(unit.Of(s).Rustflags, " "))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/explain"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -69,11 +70,11 @@ func TestSpecialRecordFiles(t *testing.T) {
 					continue
 				}
 				switch {
-				case s.Kind == graph.BuildScriptRun && !s.Live() && s.Reference.Exists:
+				case s.Kind == graph.ScriptRun && !s.Live() && s.Reference.Exists:
 					planted = append(planted, s.Reference.Path)
-				case s.Kind == graph.Rustc:
-					planted = append(planted, filepath.Join(s.FingerprintDir, s.Target+".json"),
-						filepath.Join(s.FingerprintDir, "dep-"+s.Target))
+				case s.Kind == graph.Compile:
+					planted = append(planted, filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json"),
+						filepath.Join(unit.Of(s).FingerprintDir, "dep-"+unit.Of(s).Target))
 				}
 			}
 			if len(planted) < 3 {

@@ -1,14 +1,13 @@
 // Package graph is stalecheck's provenance graph: which build steps turned which inputs into which
 // outputs, how we know each edge, and which roots (the binaries users run) reach which steps.
 //
-// Adapters (internal/cargo, later ninja and cgo) fill a Graph from records on disk; checks
-// (internal/check) read it and never touch the disk themselves except to stat inputs they name.
+// It names no build system: adapters fill a Graph from the records their build system leaves on disk and
+// keep what only they know in each step's Origin (and the graph's Origins); checks read it and never
+// touch the disk themselves except to stat inputs they name.
 // Times are nanoseconds since the Unix epoch; sizes are bytes; paths are absolute.
 package graph
 
 import (
-	"fmt"
-	"path/filepath"
 	"strings"
 )
 
@@ -16,13 +15,13 @@ import (
 type How string
 
 const (
-	// Declared: the build system watches the file (a `rerun-if-changed` path, a dep-info entry).
+	// Declared: the build system watches the file (a path the step declared, a dependency-info entry).
 	Declared How = "declared"
 	// Depfile: a compiler dependency file (`-MD` `.d`) in the step's output folder lists it.
 	Depfile How = "depfile"
 	// DWARF: a compile unit in an object the step produced names it (CU name or line-table file).
 	DWARF How = "dwarf"
-	// CommandLine: a compiler command line the step logged (`running:` in a build script's output).
+	// CommandLine: a compiler command line the step logged in its output.
 	CommandLine How = "command-line"
 	// IncludeScan: a header reached by following the #include lines of a compiled source through the
 	// compile's -I/-iquote/-isystem/-idirafter folders and the source's own folder, transitively.
@@ -31,20 +30,20 @@ const (
 	PackageFolder How = "package-folder"
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
 	ArchiveMember How = "archive-member"
-	// ScriptSource: the build script's source text names the file (a second clue).
-	ScriptSource How = "build-script-source"
 )
 
-// StepKind names the kind of build action.
+// StepKind names the kind of build action, in words common to build systems; each adapter maps its
+// own kinds onto these (and can give its own names back for people).
 type StepKind string
 
 const (
-	// BuildScriptRun is Cargo's RunCustomBuild unit: one execution of build.rs with its OUT_DIR.
-	BuildScriptRun StepKind = "build-script-run"
-	// BuildScriptCompile is the rustc unit that compiles build.rs into an executable.
-	BuildScriptCompile StepKind = "build-script-compile"
-	// Rustc is any other rustc unit (lib, bin, test, example, proc-macro).
-	Rustc StepKind = "rustc"
+	// ScriptRun is one execution of a program the build wrote itself (a generator, a configure step) with
+	// its own output folder.
+	ScriptRun StepKind = "script-run"
+	// ScriptCompile is the compile of such a program.
+	ScriptCompile StepKind = "script-compile"
+	// Compile is any other compile or link of the project's code (libraries, binaries, tests, examples).
+	Compile StepKind = "compile"
 )
 
 // FileInfo is a file as seen on disk when the graph was read.
@@ -64,7 +63,8 @@ type Input struct {
 	Detail []string
 	// Watched is true when the build system will rebuild the step if this file changes.
 	Watched bool
-	// WatchedBy names the declaration that watches it (e.g. `rerun-if-changed=cuda`).
+	// WatchedBy names the declaration that watches it, in the build system's words (e.g. the declared
+	// path, "listed in build.ninja", "depfile main.o.d").
 	WatchedBy string
 	// Content is what the input's content says against the content baseline of its step (filled by
 	// internal/content.Annotate); nil when it was not judged.
@@ -107,7 +107,7 @@ func (in *Input) Has(h How) bool {
 }
 
 // Strong reports whether the step really read the file by some record (depfile, DWARF, command line,
-// declaration) or a package-folder candidate has a second clue (archive member, build-script source).
+// declaration) or a package-folder candidate has a second clue (archive member, the script's source).
 func (in *Input) Strong() bool {
 	for _, x := range in.How {
 		if x != PackageFolder {
@@ -117,16 +117,37 @@ func (in *Input) Strong() bool {
 	return false
 }
 
-// Config is the configuration a unit was built in, as recorded in its fingerprint.
-type Config struct {
-	ProfileDir  string   // e.g. "release", "debug", "x86_64-unknown-linux-gnu/release"
-	Features    []string // enabled Cargo features
-	Rustflags   []string
-	CompileKind uint64 // 0 = host; else a hash of the target triple
-	Rustc       uint64 // hash of `rustc -vV`
+// KV is one setting of a step's configuration.
+type KV struct {
+	Key   string // e.g. "profile", "features", "rustflags"
+	Value string // as people read it, e.g. `["cuda", "simd"]`
 }
 
-// Link is a native library a build-script run tells rustc to link.
+// Config is the configuration a step was built in, as the adapter read it from the build system's
+// records: a small ordered list of settings that tell two builds of the same step apart (a profile,
+// features, flags, a target). Messages print it with String.
+type Config []KV
+
+// String joins the settings as "key value, key value".
+func (c Config) String() string {
+	parts := make([]string, len(c))
+	for i, kv := range c {
+		parts[i] = kv.Key + " " + kv.Value
+	}
+	return strings.Join(parts, ", ")
+}
+
+// Get returns the value of the first setting named key ("" when none).
+func (c Config) Get(key string) string {
+	for _, kv := range c {
+		if kv.Key == key {
+			return kv.Value
+		}
+	}
+	return ""
+}
+
+// Link is a native library a step tells a later link step to link.
 type Link struct {
 	Kind      string // "static", "dylib", "framework", "" (default)
 	Modifiers string // e.g. "+whole-archive,-bundle"
@@ -135,112 +156,110 @@ type Link struct {
 	Path string
 }
 
-// Step is one build action: a Cargo unit (build-script run or compile, rustc unit).
+// Step is one build action that turned inputs into outputs. What only its build system knows is in Origin.
 type Step struct {
-	ID      string // stable within one graph: "<profile dir>/<pkg>-<hash>/<fingerprint file>"
+	// System names the build system that ran the step, as its adapter spells it (later "make", "ninja", "go").
+	System  string
+	ID      string // stable within one graph, chosen by the adapter
 	Kind    StepKind
 	Package string // package name
-	Hash    string // unit hash (folder suffix), 16 hex digits
-	// Target is the fingerprint file name, e.g. "bin-gpu-prover", "run-build-script-build-script-build".
-	Target string
-	Config Config
-
-	FingerprintDir  string
-	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing
-	PackageRoot     string // "" when unknown
+	// Name is the step's name for people, unique within its ProfileDir (e.g. "<package>-<hash>").
+	Name string
+	// Label says what the step builds, for people (e.g. "bin-gpu-prover", an edge's first output).
+	Label string
+	// RecordDir is the folder holding the build system's own records of the step ("" when none).
+	RecordDir string
+	// ProfileDir is the folder, relative to Graph.BuildDir, that holds the outputs of the step's
+	// configuration (a profile folder such as "release" or "x86_64-unknown-linux-gnu/release");
+	// BuildDirs, Unjudged and the orphan rules group steps by it.
+	ProfileDir string
+	Config     Config
+	// Key is the adapter's identity key of what the step built ("" when unknown): steps with the same
+	// key are interchangeable to the build system, so one that shares a live step's key is kept (Kept).
+	Key         string
+	PackageRoot string // "" when unknown
 	// PathPackage is true when the package is a path (workspace or [patch] path) package, whose files
-	// Cargo's dep-info tracks; false for registry, git and directory sources.
+	// the build system tracks; false for copies it treats as immutable (downloaded, vendored).
 	PathPackage bool
 
-	// Reference is the file whose mtime Cargo compares inputs against: the run folder's `output`
-	// for a build-script run, the fingerprint dep-info file for a rustc unit.
+	// Reference is the file whose mtime the build system compares inputs against (the run's output log,
+	// the dependency-info file of a compile).
 	Reference FileInfo
-	// Outputs are the step's outputs: OUT_DIR files for a run, the deps/ file(s) for a rustc unit.
+	// Outputs are the step's outputs: the files in a run's output folder, a compile's artifacts.
 	Outputs []FileInfo
 	Inputs  []*Input
 
-	// Build-script run details.
-	RunDir        string   // build/<pkg>-<hash>
-	OutDir        string   // build/<pkg>-<hash>/out
-	ScriptSource  string   // the build script's .rs file ("" when unknown)
-	RerunPaths    []string // declared rerun-if-changed paths, absolute
-	RerunEnv      []string // declared rerun-if-env-changed variable names
-	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
-	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
-	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
-	PrecalculatedNS   int64
-	PrecalculatedFile string
-	// PrecalculatedNow is that file as it is now (live runs of path packages).
-	PrecalculatedNow FileInfo
-	// PackageNewest is the newest file found in the package folder (live runs of path packages).
-	PackageNewest FileInfo
-	HasLocal      bool // the fingerprint JSON was read and its `local` list is known
-	Links         []Link
-	LinkSearch    []string // native link-search folders, absolute, in printed order
-	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
-	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
-	MovedFrom, MovedTo string
-	DirBytes           int64 // bytes under RunDir (or the compile folder)
+	// Script-run details.
+	RunDir       string // build/<pkg>-<hash>
+	OutDir       string // build/<pkg>-<hash>/out
+	ScriptSource string // the script's source file ("" when unknown)
+	Links        []Link
+	LinkSearch   []string // native link-search folders, absolute, in printed order
+	DirBytes     int64    // bytes under RunDir (or the compile folder)
 
 	// EnvReads are the environment variables the step's tools looked up, with the values they saw
-	// (cc-rs logs each lookup in the build script's output).
+	// (as the step's output log shows each lookup).
 	EnvReads []EnvRead
 	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
-	// logging the lookup (the cmake crate's -DCMAKE_C_FLAGS=), for untracked-env-changed.
+	// logging the lookup (a CMake -DCMAKE_C_FLAGS= on a logged configure line), for untracked-env-changed.
 	FlagsSeen []FlagsSeen
 
-	// Written lists OUT_DIR files that the last run's records show it wrote or confirmed in place even
+	// Written lists output-folder files that the last run's records show it wrote or confirmed in place even
 	// though their mtime may predate the run: path → the record that says so. CMake's install step
 	// keeps the source's mtime (whole seconds) and skips identical files ("-- Installing:" and
 	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
 	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
 	Written map[string]string
 
+	// Origin is the adapter's own record of the step: what only
+	// that build system knows. Rules that only make sense for one system read it through the adapter's
+	// accessor (unit.Of); nil when the adapter keeps nothing.
+	Origin any
+
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
 
 	Deps       []*Step
 	Dependents []*Step
-	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
-	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
-	DanglingDeps []string
-	// Reuses are the units on disk that a DanglingDeps entry can name by extern name, package and
-	// configuration although their hash file no longer holds the recorded hash: the same unit rebuilt
-	// in place since, or one whose last build failed (empty hash file) or whose hash file is unreadable.
-	// Cargo builds this unit's configuration into those folders again, so they are live (MarkLive walks
-	// them as it walks Deps); all of them are listed when the records cannot tell several apart.
-	Reuses []*Step
-	// RemovedDepContent judges, for a DanglingDeps entry whose records are all gone from the profile
-	// folder (`cargo clean -p`), the dependency's sources that changed after this unit was built (as
-	// other profiles' units of it record them), path → content against what the removed units used
-	// (filled by internal/content.Annotate; nil when not judged).
-	RemovedDepContent map[string]*InputContent
-	// Roots are the roots that reach this step through Deps and Reuses (filled by MarkLive).
+	// KeepsLive are steps on disk that are live whenever this one is, besides its Deps: the build system
+	// will write this step's configuration into their outputs again. MarkLive walks them as it walks Deps.
+	KeepsLive []*Step
+	// Roots are the roots that reach this step through Deps and KeepsLive (filled by MarkLive).
 	Roots []*Root
-
-	// Where Cargo takes the package from (internal/cargo/source.go).
-	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
-	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored
-	// source replacing a registry), "git" or "" when unknown.
-	Source   string
-	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
 }
 
-// Declarations lists what a build-script run declared to Cargo, as the script printed it:
-// "rerun-if-changed=<path relative to the package root>" then "rerun-if-env-changed=<VAR>".
-func (s *Step) Declarations() []string {
-	var out []string
-	for _, p := range s.RerunPaths {
-		rel, err := filepath.Rel(s.PackageRoot, p)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = p
-		}
-		out = append(out, "rerun-if-changed="+rel)
+// Words are a build system's own words for what rules say about its steps. Rules are written once and
+// take these from the step (Step.Words), so a message names each system as its users know it.
+type Words struct {
+	// Tool names the build system for people, at the start of a sentence (e.g. "Ninja").
+	Tool string
+	// Watched says that the build system watches an input of the step (e.g. "Ninja watches it").
+	Watched string
+	// NotWatched says that it does not (e.g. "the Ninja edge has no depfile naming it").
+	NotWatched string
+	// Reference describes the step's Reference (e.g. "the file whose mtime Ninja compares inputs against").
+	Reference string
+}
+
+// Worded is implemented by an adapter's Origin that supplies its system's Words.
+type Worded interface {
+	Words() Words
+}
+
+// neutralWords are the words for a step whose Origin supplies none.
+var neutralWords = Words{
+	Tool:       "The build system",
+	Watched:    "the build system watches it",
+	NotWatched: "the build system does not watch it",
+	Reference:  "the file whose mtime the build system compares inputs against",
+}
+
+// Words returns the step's system's words: its Origin's when it is Worded, else neutral ones.
+func (s *Step) Words() Words {
+	if w, ok := s.Origin.(Worded); ok {
+		return w.Words()
 	}
-	for _, e := range s.RerunEnv {
-		out = append(out, "rerun-if-env-changed="+e)
-	}
-	return out
+	return neutralWords
 }
 
 // Live reports whether any root reaches the step.
@@ -253,15 +272,14 @@ type EnvRead struct {
 	Set   bool
 }
 
-// FlagsSeen is one flags string a step's tool built from an environment variable and handed on: the
-// cmake crate (0.1.45) passes CMake `-DCMAKE_C_FLAGS=<its own cflags> <cc-rs's default flags> <the
-// CFLAGS tokens>`, cc-rs (1.0.73) appending the first set of Names split on whitespace last, without
-// logging the lookup.
+// FlagsSeen is one flags string a step's tool built from an environment variable and handed on without
+// logging the lookup: the variable's tokens end the string (the adapter documents the tool and version
+// it observed).
 type FlagsSeen struct {
 	Var   string   // the variable as users know it: "CFLAGS", "CXXFLAGS"
-	Names []string // the names cc-rs looks up, first set wins (e.g. CFLAGS_<target>, HOST_CFLAGS, CFLAGS)
+	Names []string // the names the tool looks up, first set wins (e.g. CFLAGS_<target>, HOST_CFLAGS, CFLAGS)
 	Value string   // the flags string as handed on
-	// Define is where it was handed on, e.g. "-DCMAKE_C_FLAGS" of the cmake configure `running:` line.
+	// Define is where it was handed on, e.g. "-DCMAKE_C_FLAGS" of a logged CMake configure line.
 	Define string
 }
 
@@ -269,12 +287,12 @@ type FlagsSeen struct {
 type Root struct {
 	File FileInfo
 	Kind string // "bin", "lib", "example", "test"
-	Unit *Step  // the rustc unit that produced it (nil when it could not be tied)
+	Step *Step  // the step that produced it (nil when it could not be tied)
 	// TiedBy says how the root was tied to its unit: "inode", "content", "name".
 	TiedBy string
 }
 
-// BuildDir is one folder under a profile's build/ (a build-script run or compile folder).
+// BuildDir is one folder of a profile's intermediate outputs (a script run's or a compile's folder).
 type BuildDir struct {
 	Path       string
 	ProfileDir string
@@ -295,7 +313,7 @@ type Problem struct {
 type ContentMatch struct {
 	Root    *Root
 	Library string   // link name, e.g. "groth16_cuda"
-	Copies  []string // the candidate copies compared (OUT_DIR archives)
+	Copies  []string // the candidate copies compared (archives in script-run output folders)
 	Matched []string // the copies whose distinguishing content is inside
 	// Outcome is "matched", "identical", "none-inside", "unprovable" or "unknown" (cannot tell); Confidence "certain", "likely", "weak".
 	Outcome, Confidence string
@@ -309,7 +327,7 @@ type ContentMatch struct {
 // current content, so that a newer mtime with the same content is not staleness.
 type Holding struct {
 	Root  *Root
-	Input string // the linked library (an OUT_DIR archive, a dependency's rlib)
+	Input string // the linked library (an archive a script run made, a dependency's library)
 	// Verdict is HoldsContent, DiffersContent or UnknownContent.
 	Verdict string
 	// Detail is the evidence (what was compared and found) or, for UnknownContent, why it could not be told.
@@ -326,7 +344,7 @@ const (
 
 // Graph is everything one adapter read about one build tree.
 type Graph struct {
-	System      string // "cargo"
+	System      string // the adapter's system, as Step.System
 	Workspace   string
 	TargetDir   string
 	BuildDir    string
@@ -346,40 +364,14 @@ type Graph struct {
 	// environment the user's next build will see when stalecheck runs in the same shell.
 	Env map[string]EnvRead
 
-	// CargoHome is the $CARGO_HOME the graph was read with (rerun-if-changed paths under its registry/
-	// and git/ folders are not watched by Cargo).
-	CargoHome string
-	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
-	// live units and every [patch] path (internal/cargo/source.go).
-	Copies []*PackageCopy
+	// Origins hold what an adapter knows of the whole tree it read, keyed by Step.System.
+	Origins map[string]any
 
 	// Unjudged maps each profile folder (relative to BuildDir) whose orphans cannot be told to the
-	// reason, for people (filled by MarkLive; see Judged).
+	// reason, for people (filled by the adapter after MarkLive; see Judged).
 	Unjudged map[string]string
-	// liveHash holds the hash-file contents of live units (filled by MarkLive; see Kept).
+	// liveHash holds the Keys of live steps (filled by MarkLive; see Kept).
 	liveHash map[string]bool
-}
-
-// PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
-// (registry, directory source, git checkout), or a [patch] path of the workspace.
-type PackageCopy struct {
-	Name    string
-	Version string // from the folder's Cargo.toml
-	Root    string
-	// Source is "registry", "directory", "git" for a copy Cargo builds from, "patch" for a [patch] path.
-	Source   string
-	SourceID string // Cargo.lock's source ("" for a patch path)
-	// Patch is the [patch] table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
-	Patch string
-	// Used is true when some unit on disk was built from this folder.
-	Used bool
-	// UnusedPatch is true when Cargo.lock lists the package and version under [[patch.unused]].
-	UnusedPatch bool
-	// Since is the earliest last build (reference mtime, ns) of the live units of package Name;
-	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
-	Since       int64
-	Edited      []FileInfo
-	EditedCount int
 }
 
 // AddProblem records an unreadable record.
@@ -388,19 +380,14 @@ func (g *Graph) AddProblem(path string, err error) {
 }
 
 // MarkLive is stalecheck's one notion of live, which check's orphaned-build-dir rule and clean's plan
-// both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and Reuses from every root and
-// records, on each step, the roots that reach it; then it decides which profile folders can be judged
-// at all, from the roots and from the Problems recorded so far, so the adapter calls it once it has
-// read the records liveness depends on (hash files, fingerprint JSON, the roots) and before any other.
-// A profile folder is not judged (Unjudged says why) when:
-//   - no root there is tied to a unit, and it is not the host folder of a `<triple>/<profile>` folder
-//     that has one (e.g. only `cargo check` ran);
-//   - a root there could not be tied to its unit;
-//   - a record under its `.fingerprint` folder (or that of a `<triple>/<profile>` folder built on it)
-//     could not be read: it may be the one that ties a folder to a root.
+// both use (through Judged, Kept and OrphanedBuildDirs). It walks Deps and KeepsLive from every root and
+// records, on each step, the roots that reach it, and remembers the Keys of live steps for Kept. The
+// adapter calls it once it has read the records liveness depends on, before any other reader, and then
+// fills Unjudged with the profile folders whose orphans its records cannot tell (no tied root, an untied
+// root, an unreadable record).
 func (g *Graph) MarkLive() {
 	for _, r := range g.Roots {
-		if r.Unit == nil {
+		if r.Step == nil {
 			continue
 		}
 		seen := map[*Step]bool{}
@@ -414,56 +401,16 @@ func (g *Graph) MarkLive() {
 			for _, d := range s.Deps {
 				walk(d)
 			}
-			for _, d := range s.Reuses {
+			for _, d := range s.KeepsLive {
 				walk(d)
 			}
 		}
-		walk(r.Unit)
+		walk(r.Step)
 	}
 	g.liveHash = map[string]bool{}
 	for _, s := range g.Steps {
-		if s.Live() && s.FingerprintHash != "" {
-			g.liveHash[s.FingerprintHash] = true
-		}
-	}
-	g.Unjudged = map[string]string{}
-	mark := func(prof, why string) {
-		if _, ok := g.Unjudged[prof]; !ok {
-			g.Unjudged[prof] = why
-		}
-		if hp := hostOf(prof); hp != "" {
-			if _, ok := g.Unjudged[hp]; !ok {
-				g.Unjudged[hp] = why
-			}
-		}
-	}
-	sep := string(filepath.Separator)
-	for _, p := range g.Problems {
-		for _, prof := range g.ProfileDirs {
-			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
-			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
-				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
-			}
-		}
-	}
-	anchored := map[string]bool{}
-	for _, r := range g.Roots {
-		if r.Unit == nil {
-			if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
-				mark(strings.TrimSuffix(rel, sep+"examples"), fmt.Sprintf("root %s could not be tied to its unit", r.File.Path))
-			}
-			continue
-		}
-		anchored[r.Unit.Config.ProfileDir] = true
-		if hp := hostOf(r.Unit.Config.ProfileDir); hp != "" {
-			anchored[hp] = true
-		}
-	}
-	for _, prof := range g.ProfileDirs {
-		if !anchored[prof] {
-			if _, ok := g.Unjudged[prof]; !ok {
-				g.Unjudged[prof] = "no binary or library there is tied to a unit (e.g. only cargo check ran), so liveness cannot be judged"
-			}
+		if s.Live() && s.Key != "" {
+			g.liveHash[s.Key] = true
 		}
 	}
 }
@@ -476,11 +423,11 @@ func (g *Graph) Judged(prof string) (bool, string) {
 	return true, ""
 }
 
-// Kept reports whether the step must be kept: it is live, or its hash-file content equals a live
-// unit's (Cargo resolves a dependency by that content, and fingerprint hashes are not unique: a tie
-// the records cannot break could hide a live unit).
+// Kept reports whether the step must be kept: it is live, or its Key equals a live step's (the build
+// system resolves a dependency by that key, and keys need not be unique: a tie the records cannot break
+// could hide a live step).
 func (g *Graph) Kept(s *Step) bool {
-	return s.Live() || s.FingerprintHash != "" && g.liveHash[s.FingerprintHash]
+	return s.Live() || s.Key != "" && g.liveHash[s.Key]
 }
 
 // OrphanedBuildDirs returns the build folders of judged profile folders none of whose units is kept,
@@ -504,13 +451,6 @@ func (g *Graph) OrphanedBuildDirs() []*BuildDir {
 	return out
 }
 
-func hostOf(prof string) string {
-	if i := strings.IndexByte(prof, '/'); i >= 0 {
-		return prof[i+1:]
-	}
-	return ""
-}
-
 // Reach returns the steps a root reaches, in a stable order (the root's unit first, then depth first).
 func (r *Root) Reach() []*Step {
 	var out []*Step
@@ -526,6 +466,6 @@ func (r *Root) Reach() []*Step {
 			walk(d)
 		}
 	}
-	walk(r.Unit)
+	walk(r.Step)
 	return out
 }

@@ -5,8 +5,8 @@ import (
 	"strings"
 )
 
-// LinkedInput is a library a root links through one step it reaches: a static archive in the OUT_DIR of
-// a build-script run that tells rustc to link it, or the rlib or shared library of a dependency unit.
+// LinkedInput is a library a root links through one step it reaches: a static archive in the output
+// folder of a script run that names it as a Link, or the library or shared library of a dependency step.
 type LinkedInput struct {
 	Step *Step
 	File FileInfo
@@ -16,7 +16,7 @@ type LinkedInput struct {
 // linked before they were written), in Reach order. Steps whose last attempt failed, and roots that are
 // not tied to a unit or whose unit failed, give none.
 func (r *Root) NewerLinked() []LinkedInput {
-	if r.Unit == nil || r.Unit.Failed != "" {
+	if r.Step == nil || r.Step.Failed != "" {
 		return nil
 	}
 	var out []LinkedInput
@@ -26,7 +26,7 @@ func (r *Root) NewerLinked() []LinkedInput {
 		}
 		var cands []FileInfo
 		switch s.Kind {
-		case BuildScriptRun:
+		case ScriptRun:
 			for _, l := range s.Links {
 				if l.Path == "" || !strings.HasPrefix(l.Path, s.OutDir+string(filepath.Separator)) {
 					continue
@@ -37,8 +37,8 @@ func (r *Root) NewerLinked() []LinkedInput {
 					}
 				}
 			}
-		case Rustc:
-			if s == r.Unit {
+		case Compile:
+			if s == r.Step {
 				continue
 			}
 			for _, o := range s.Outputs {

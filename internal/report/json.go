@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -94,10 +95,10 @@ func pathBytes(p string) string {
 
 // unitLabel names a root's unit for people and JSON.
 func unitLabel(r *graph.Root) string {
-	if r.Unit == nil {
+	if r.Step == nil {
 		return ""
 	}
-	return r.Unit.Package + "-" + r.Unit.Hash
+	return r.Step.Package + "-" + unit.Of(r.Step).Hash
 }
 
 // NewCheckDoc builds the check document.
@@ -117,10 +118,10 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 	for _, r := range g.Roots {
 		rj := RootJSON{Path: r.File.Path, PathBytes: pathBytes(r.File.Path), Kind: r.Kind, Unit: unitLabel(r), TiedBy: r.TiedBy,
 			MTimeNS: r.File.MTimeNS, MTime: rfc3339(r.File.MTimeNS), Features: []string{}}
-		if r.Unit != nil {
-			rj.Profile = r.Unit.Config.ProfileDir
-			if r.Unit.Config.Features != nil {
-				rj.Features = r.Unit.Config.Features
+		if r.Step != nil {
+			rj.Profile = r.Step.ProfileDir
+			if unit.Of(r.Step).Features != nil {
+				rj.Features = unit.Of(r.Step).Features
 			}
 		}
 		d.Roots = append(d.Roots, rj)

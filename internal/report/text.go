@@ -74,7 +74,7 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 	if len(fs) == 0 {
 		tied := 0
 		for _, r := range g.Roots {
-			if r.Unit != nil {
+			if r.Step != nil {
 				tied++
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -44,7 +45,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	var steps []*graph.Step
 	stepSeen := map[*graph.Step]bool{}
 	for _, m := range p.Matter {
-		if r := p.root(m); r != nil && r.Unit != nil {
+		if r := p.root(m); r != nil && r.Step != nil {
 			for _, s := range r.Reach() {
 				if !stepSeen[s] {
 					stepSeen[s] = true
@@ -65,10 +66,10 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	natSeen := map[string]bool{}
 	var rerunEnv []string
 	for _, s := range steps {
-		if s.Kind != graph.BuildScriptRun {
+		if s.Kind != graph.ScriptRun {
 			continue
 		}
-		rerunEnv = append(rerunEnv, s.RerunEnv...)
+		rerunEnv = append(rerunEnv, unit.Of(s).RerunEnv...)
 		if s.Failed != "" {
 			continue
 		}
@@ -231,10 +232,10 @@ func hasMagic(path, magic string) bool {
 // native describes one library copy a build-script run links, with its content fingerprint.
 func (p *Plan) native(s *graph.Step, l graph.Link) ledger.Native {
 	n := ledger.Native{Library: filepath.Base(l.Path), Path: l.Path}
-	n.Config.Features = append([]string{}, s.Config.Features...)
-	n.Config.Settings = map[string]string{"unit": s.Package + "-" + s.Hash, "profile": s.Config.ProfileDir}
-	if len(s.Config.Rustflags) > 0 {
-		n.Config.Settings["rustflags"] = strings.Join(s.Config.Rustflags, " ")
+	n.Config.Features = append([]string{}, unit.Of(s).Features...)
+	n.Config.Settings = map[string]string{"unit": s.Package + "-" + unit.Of(s).Hash, "profile": s.ProfileDir}
+	if len(unit.Of(s).Rustflags) > 0 {
+		n.Config.Settings["rustflags"] = strings.Join(unit.Of(s).Rustflags, " ")
 	}
 	if l.Kind != "" {
 		n.Config.Settings["kind"] = l.Kind

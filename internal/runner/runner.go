@@ -371,8 +371,8 @@ func (p *Plan) chooseMatter(given []string) {
 // isRelease reports whether a root was built in the release profile (`release` or `<triple>/release`).
 func isRelease(g *graph.Graph, r *graph.Root) bool {
 	prof := ""
-	if r.Unit != nil {
-		prof = r.Unit.Config.ProfileDir
+	if r.Step != nil {
+		prof = r.Step.ProfileDir
 	} else if rel, err := filepath.Rel(g.TargetDir, filepath.Dir(r.File.Path)); err == nil {
 		prof = filepath.ToSlash(rel)
 	}

@@ -1,0 +1,192 @@
+// Package unit holds what only Cargo knows about a step of the provenance graph: the unit's fingerprint
+// hash and folder, its build script's declarations, the Precalculated fingerprint, where Cargo takes the
+// package from. The Cargo adapter (internal/cargo) stores a *Unit in each graph.Step's Origin; Cargo-only
+// rules (internal/check) and commands (explain, clean, which) read it through Of.
+//
+// It is its own small package so that check, explain and the other readers use the Cargo type without
+// importing the adapter, and the imports go one way: graph ← unit ← cargo, graph ← unit ← check.
+package unit
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// System is the graph.Step.System of every Cargo step.
+const System = "cargo"
+
+// ScriptSource is the graph.How clue of a package-folder file that the build script's source text names
+// (a second clue).
+const ScriptSource graph.How = "build-script-source"
+
+// Unit is a Cargo unit as recorded under `<profile>/.fingerprint/<pkg>-<hash>/` (cargo 1.95 layout).
+type Unit struct {
+	Hash string // unit hash (folder suffix), 16 hex digits
+	// Target is the fingerprint file name, e.g. "bin-gpu-prover", "run-build-script-build-script-build".
+	Target          string // also the step's Label; the step's Name is "<pkg>-<hash>"
+	FingerprintDir  string // <profile>/.fingerprint/<pkg>-<hash>, absolute
+	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing; also the step's Key
+	HasLocal        bool   // the fingerprint JSON was read and its `local` list is known
+
+	// The configuration the unit was built in, as recorded in its fingerprint (graph.Step.Config is the
+	// same for people, filled by the adapter from these).
+	Features    []string // enabled Cargo features
+	Rustflags   []string
+	CompileKind uint64 // 0 = host; else a hash of the target triple
+	Rustc       uint64 // hash of `rustc -vV`
+
+	// Build-script run declarations, as the script printed them in its `output`.
+	RerunPaths    []string // declared rerun-if-changed paths, absolute
+	RerunEnv      []string // declared rerun-if-env-changed variable names
+	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
+	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
+	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
+	PrecalculatedNS   int64
+	PrecalculatedFile string
+	// PrecalculatedNow is that file as it is now (live runs of path packages).
+	PrecalculatedNow graph.FileInfo
+	// PackageNewest is the newest file found in the package folder (live runs of path packages).
+	PackageNewest graph.FileInfo
+	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
+	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
+	MovedFrom, MovedTo string
+
+	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
+	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
+	DanglingDeps []string
+	// RemovedDepContent judges, for a DanglingDeps entry whose records are all gone from the profile
+	// folder (`cargo clean -p`), the dependency's sources that changed after this unit was built (as
+	// other profiles' units of it record them), path → content against what the removed units used
+	// (filled by internal/content.Annotate; nil when not judged).
+	RemovedDepContent map[string]*graph.InputContent
+
+	// Where Cargo takes the package from (internal/cargo/source.go).
+	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
+	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored
+	// source replacing a registry), "git" or "" when unknown.
+	Source   string
+	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
+}
+
+// words are Cargo's words for the rules' messages (graph.Words).
+var words = graph.Words{
+	Tool:       "Cargo",
+	Watched:    "Cargo watches it",
+	NotWatched: "Cargo does not watch it",
+	Reference:  "the file whose mtime Cargo compares inputs against",
+}
+
+// Words makes a Unit a graph.Worded origin: a Cargo step's messages say "Cargo".
+func (u *Unit) Words() graph.Words { return words }
+
+// Of returns the Cargo unit behind a step. A step of another system (or one built by hand in a test) has
+// none: Of then returns a fresh empty Unit, so a reader sees zero values rather than a nil pointer.
+func Of(s *graph.Step) *Unit {
+	if s != nil {
+		if u, ok := s.Origin.(*Unit); ok {
+			return u
+		}
+	}
+	return &Unit{}
+}
+
+// Is reports whether the step is a Cargo unit.
+func Is(s *graph.Step) bool {
+	_, ok := s.Origin.(*Unit)
+	return ok
+}
+
+// Declarations lists what a build-script run declared to Cargo, as the script printed it:
+// "rerun-if-changed=<path relative to the package root>" then "rerun-if-env-changed=<VAR>".
+func Declarations(s *graph.Step) []string {
+	u := Of(s)
+	var out []string
+	for _, p := range u.RerunPaths {
+		rel, err := filepath.Rel(s.PackageRoot, p)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = p
+		}
+		out = append(out, "rerun-if-changed="+rel)
+	}
+	for _, e := range u.RerunEnv {
+		out = append(out, "rerun-if-env-changed="+e)
+	}
+	return out
+}
+
+// Config is the configuration of a unit built into the profile folder prof, as graph.Step.Config holds
+// it: "profile <prof>", "features [\"a\", \"b\"]", then "rustflags <flags>" when any are set and
+// "compile kind <hash>" when the unit is not built for the host.
+func Config(u *Unit, prof string) graph.Config {
+	q := make([]string, len(u.Features))
+	for i, x := range u.Features {
+		q[i] = fmt.Sprintf("%q", x)
+	}
+	c := graph.Config{{Key: "profile", Value: prof}, {Key: "features", Value: "[" + strings.Join(q, ", ") + "]"}}
+	if len(u.Rustflags) > 0 {
+		c = append(c, graph.KV{Key: "rustflags", Value: strings.Join(u.Rustflags, " ")})
+	}
+	if u.CompileKind != 0 {
+		c = append(c, graph.KV{Key: "compile kind", Value: fmt.Sprintf("%d", u.CompileKind)})
+	}
+	return c
+}
+
+// KindName is Cargo's name of a step kind: "build-script-run" (RunCustomBuild), "build-script-compile"
+// (the rustc unit that compiles build.rs), "rustc" (any other rustc unit: lib, bin, test, example,
+// proc-macro).
+func KindName(k graph.StepKind) string {
+	switch k {
+	case graph.ScriptRun:
+		return "build-script-run"
+	case graph.ScriptCompile:
+		return "build-script-compile"
+	case graph.Compile:
+		return "rustc"
+	}
+	return string(k)
+}
+
+// Tree is what Cargo's adapter knows of the whole tree it read (graph.Graph.Origins["cargo"]).
+type Tree struct {
+	// CargoHome is the $CARGO_HOME the graph was read with (rerun-if-changed paths under its registry/
+	// and git/ folders are not watched by Cargo).
+	CargoHome string
+	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
+	// live units and every [patch] path (internal/cargo/source.go).
+	Copies []*PackageCopy
+}
+
+// TreeOf returns Cargo's record of the graph; a graph no Cargo adapter read has none, and TreeOf then
+// returns a fresh empty Tree.
+func TreeOf(g *graph.Graph) *Tree {
+	if t, ok := g.Origins[System].(*Tree); ok {
+		return t
+	}
+	return &Tree{}
+}
+
+// PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
+// (registry, directory source, git checkout), or a [patch] path of the workspace.
+type PackageCopy struct {
+	Name    string
+	Version string // from the folder's Cargo.toml
+	Root    string
+	// Source is "registry", "directory", "git" for a copy Cargo builds from, "patch" for a [patch] path.
+	Source   string
+	SourceID string // Cargo.lock's source ("" for a patch path)
+	// Patch is the [patch] table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
+	Patch string
+	// Used is true when some unit on disk was built from this folder.
+	Used bool
+	// UnusedPatch is true when Cargo.lock lists the package and version under [[patch.unused]].
+	UnusedPatch bool
+	// Since is the earliest last build (reference mtime, ns) of the live units of package Name;
+	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
+	Since       int64
+	Edited      []graph.FileInfo
+	EditedCount int
+}

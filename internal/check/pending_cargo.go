@@ -1,0 +1,141 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/content"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// The parts of pending-rebuild that only Cargo's records give (internal/cargo/unit): the Precalculated
+// package scan of an old-style build script, and `deps` entries whose hash no unit has any more.
+
+// cargoPrecalculatedPending: a path package's old-style script (no rerun-if line) is rerun when the
+// package's newest file is no longer the one Cargo recorded in its Precalculated fingerprint.
+func cargoPrecalculatedPending(g *graph.Graph, s *graph.Step, build string) []Finding {
+	if ns, file := unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.ScriptRun {
+		// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
+		// file now: a newer file reruns the script, and so does the recorded file's mtime going
+		// back (cp -p of older content) when nothing newer took its place.
+		newest, newestNS := unit.Of(s).PackageNewest.Path, unit.Of(s).PackageNewest.MTimeNS
+		var f *Finding
+		if newestNS > ns {
+			msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
+				display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
+			x := pendingFinding(g, s, msg, newest, build,
+				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", unit.Of(s).Precalculated)})
+			f = &x
+		} else if now := unit.Of(s).PrecalculatedNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
+			newest, newestNS = now.Path, now.MTimeNS
+			msg := fmt.Sprintf("%s now has the mtime %s, older than the %s Cargo recorded for it as the newest file of package %s when the build script last ran (its mtime was set back: cp -p, rsync -t, tar); Cargo compares the two for equality, so it reruns the script on the next build",
+				display(g, newest), fmtTime(newestNS), fmtTime(ns), s.Package)
+			x := pendingFinding(g, s, msg, newest, build,
+				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", unit.Of(s).Precalculated)})
+			f = &x
+		}
+		if f != nil {
+			if in := inputAt(s, newest); in != nil && in.File.Exists {
+				*f = contentJudged(g, s, in, *f)
+			} else if in := sameContentElsewhere(g, s, newest); in != nil {
+				// The newest file is a Rust source the script does not read: the package's rustc
+				// unit, built in the same build, holds its baseline.
+				*f = contentJudged(g, s, in, *f)
+			}
+			return []Finding{*f}
+		}
+	}
+	return nil
+}
+
+// cargoDanglingPending: a `deps` entry whose hash matches no hash file (the dependency was rebuilt since,
+// or `cargo clean -p` removed its records) makes Cargo rebuild the unit.
+func cargoDanglingPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
+	var out []Finding
+	for _, d := range unit.Of(s).DanglingDeps {
+		name, hash, _ := strings.Cut(d, " ")
+		if content.RemovedDependency(g, s, name) {
+			out = append(out, removedDep(g, s, what, build, name, hash))
+			continue
+		}
+		msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
+			what, name, hash, unitName(s))
+		out = append(out, pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
+			Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + s.Label + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
+	}
+	return out
+}
+
+// cargoRemovedDepsPending: the deps entries of a failed unit that name a dependency whose records are
+// all gone from its profile folder.
+func cargoRemovedDepsPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
+	var out []Finding
+	for _, d := range unit.Of(s).DanglingDeps {
+		if name, hash, _ := strings.Cut(d, " "); content.RemovedDependency(g, s, name) {
+			out = append(out, removedDep(g, s, what, build, name, hash))
+		}
+	}
+	return out
+}
+
+// removedDep is the finding about a deps entry of s naming a dependency whose records are all gone
+// from s's profile folder: Cargo will rebuild both; the dependency's sources decide whether the binary is
+// stale (removedDepJudged).
+func removedDep(g *graph.Graph, s *graph.Step, what, build, name, hash string) Finding {
+	msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
+		what, name, s.ProfileDir, name, unitName(s))
+	f := pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
+		Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + s.Label + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.ProfileDir})
+	f.Severity = Info
+	removedDepJudged(g, s, what, name, &f)
+	return f
+}
+
+// removedDepJudged sets the severity of a finding about a dependency whose records `cargo clean -p`
+// removed from s's profile: the dependency's sources that another profile's units know and that changed
+// after s was built are judged by content against what the removed units used
+// (graph.Step.RemovedDepContent). One that differs is an error: the binary predates it; all the same:
+// info; any not judged: a warning, the binary may predate it.
+func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Finding) {
+	newer := content.NewerSources(g, name, s.Reference.MTimeNS)
+	if len(newer) == 0 {
+		return
+	}
+	var differs, unknown *graph.Input
+	for _, in := range newer {
+		switch ic := unit.Of(s).RemovedDepContent[in.File.Path]; {
+		case ic == nil || ic.Verdict == graph.ContentUnknown:
+			if unknown == nil {
+				unknown = in
+			}
+		case ic.Verdict == graph.ContentDiffers:
+			if differs == nil {
+				differs = in
+			}
+		}
+	}
+	head := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them)", what, name, s.ProfileDir)
+	in := unknown
+	switch {
+	case differs != nil:
+		in = differs
+		ic := unit.Of(s).RemovedDepContent[in.File.Path]
+		f.Severity = Error
+		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s; its content differs from what the removed units of %s used (content baseline recorded %s): the binary you have predates it",
+			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS), name, fmtTime(ic.BaselineNS))
+	case unknown != nil:
+		f.Severity = Warning
+		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
+			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
+		if ic := unit.Of(s).RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
+			f.Message += " (its content was not compared: " + ic.Why + ")"
+		}
+	default:
+		in = newer[0]
+		f.Message = fmt.Sprintf("%s; its sources modified since %s was built (%s) have the content the removed units of %s used: Cargo will rebuild %s and %s, but the binary is not stale",
+			head, unitName(s), display(g, in.File.Path), name, name, unitName(s))
+	}
+	f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
+		Detail: "a source of " + name + " as another profile's unit of it records"})
+}
