@@ -83,7 +83,8 @@ func medianChange(a, b *benchgroup.Group) (*medianChangeJSON, stats.Change, erro
 	}
 	j := &medianChangeJSON{Method: "percentile-bootstrap", Level: c.Level, Resamples: c.Resamples, NA: len(a.Timed), NB: len(b.Timed),
 		MedianANS: int64(math.Round(c.MedianA)), MedianBNS: int64(math.Round(c.MedianB)),
-		ChangeNS: int64(math.Round(c.Abs)), ChangeLoNS: int64(math.Round(c.AbsLo)), ChangeHiNS: int64(math.Round(c.AbsHi))}
+		ChangeLoNS: int64(math.Round(c.AbsLo)), ChangeHiNS: int64(math.Round(c.AbsHi))}
+	j.ChangeNS = j.MedianBNS - j.MedianANS // the rounded medians' difference, so the JSON adds up
 	if c.RelOK {
 		j.Rel, j.RelLo, j.RelHi = &c.Rel, &c.RelLo, &c.RelHi
 	}

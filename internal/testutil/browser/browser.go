@@ -42,7 +42,7 @@ func New(t testing.TB, timeout time.Duration) context.Context {
 		chromedp.Flag("disable-gpu", true),
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.UserDataDir(t.TempDir()),
-		chromedp.WindowSize(1000, 900),
+		chromedp.WindowSize(1240, 900),
 		// No network: a page that asked for anything but file:// would fail to load it.
 		chromedp.Flag("proxy-server", "http://127.0.0.1:9"),
 		chromedp.Flag("proxy-bypass-list", "<-loopback>"),
