@@ -2,9 +2,7 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -15,13 +13,13 @@ import (
 )
 
 type diffFlags struct {
-	ledger, format string
+	ledger, format, name string
 }
 
 func newDiffCmd(st Streams) *cobra.Command {
 	var fl diffFlags
 	cmd := &cobra.Command{
-		Use:   "diff A B",
+		Use:   "diff A B  (run IDs or build keys)",
 		Short: "Show what differs between the builds of two recorded runs, beside their timings",
 		Long: `diff compares two runs of the ledger (IDs as listed by stalecheck runs): their timings, and what differs
 between the builds they ran: binaries (digest, size, build-id), the native library copies linked (which
@@ -31,13 +29,21 @@ folder, so runs of two copies of a workspace compare file by file. "Same build" 
 timed the same code. A peak RSS marked "≤ floor" is not above the resident set of the process that
 started the command (recorded with each run), which Linux counts into the command's peak.
 
-Exit status: 0 answered, 2 error (no such run, the ledger cannot be read).`,
+A and B may also name builds: 4 to 12 hex digits of a build key as stalecheck runs --group-by build
+prints it (build:HEX for a key of digits only; --name picks the benchmark when a build ran under several
+names). diff then reports the change in median wall time between the two builds' runs that exited 0 with
+its 95% confidence interval (percentile bootstrap, 5,000 resamples, a fixed seed: the same runs give
+the same interval), e.g. "median +19.2% (95% CI +17.8…+20.5%)", and compares the builds through their
+newest runs. For two run IDs it adds the same line for the runs' builds when each has 2 runs or more.
+
+Exit status: 0 answered, 2 error (no such run or build, an ambiguous build prefix, the ledger cannot be read).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(st, args, fl) },
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
+	f.StringVar(&fl.name, "name", "", "with builds as A and B: only the runs of this benchmark name")
 	return cmd
 }
 
@@ -51,6 +57,15 @@ type DiffDoc struct {
 	Changes   []runner.Change  `json:"changes"`
 	Summary   []string         `json:"summary"`
 	Timing    map[string]int64 `json:"timing_delta"` // B minus A: wall_ns, user_ns, sys_ns, peak_rss_bytes
+	// ABy and BBy say what each argument named: "run" or "build" (then A and B are its newest run).
+	ABy    string     `json:"a_by"`
+	BBy    string     `json:"b_by"`
+	ABuild *buildJSON `json:"a_build"`
+	BBuild *buildJSON `json:"b_build"`
+	// MedianChange is the change in median wall time from A's build to B's with its 95% CI; null (and
+	// MedianChangeNote says why) when a build has fewer than 2 runs that exited 0.
+	MedianChange     *medianChangeJSON `json:"median_change"`
+	MedianChangeNote string            `json:"median_change_note,omitempty"`
 }
 
 type diffRun struct {
@@ -80,14 +95,6 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
 	}
-	var ids [2]int64
-	for i, a := range args {
-		id, err := strconv.ParseInt(a, 10, 64)
-		if err != nil || id <= 0 {
-			return &ExitError{2, fmt.Errorf("%q is not a run ID (stalecheck runs lists them)", a)}
-		}
-		ids[i] = id
-	}
 	dsn := ledgerDSN(fl.ledger)
 	l, err := openLedgerRO(dsn)
 	if err != nil {
@@ -96,24 +103,31 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	defer l.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	var recs [2]*ledger.Record
-	for i, id := range ids {
-		r, err := l.Get(ctx, id)
-		if errors.Is(err, ledger.ErrNotFound) {
-			return &ExitError{2, fmt.Errorf("no run %d in the ledger %s", id, ledger.Location(dsn))}
-		}
-		if err != nil {
-			return &ExitError{2, err}
-		}
-		recs[i] = r
+	sides, err := resolveDiffSides(ctx, l, dsn, args, fl.name)
+	if err != nil {
+		return &ExitError{2, err}
 	}
-	a, b := recs[0], recs[1]
+	mc, mcLine, mcWhy := diffMedian(sides)
+	a, b := sides[0].Rec, sides[1].Rec
 	d := runner.Diff(a, b)
 	if fl.format == "json" {
 		doc := DiffDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "diff"},
 			Ledger: ledger.Location(dsn), A: newDiffRun(a), B: newDiffRun(b), SameBuild: d.SameBuild(),
 			Changes: d.Changes, Summary: d.Summary(),
 			Timing: map[string]int64{"wall_ns": b.WallNS - a.WallNS, "user_ns": b.UserNS - a.UserNS, "sys_ns": b.SysNS - a.SysNS, "peak_rss_bytes": b.PeakRSSBytes - a.PeakRSSBytes}}
+		for i, p := range []*string{&doc.ABy, &doc.BBy} {
+			*p = map[bool]string{true: "build", false: "run"}[sides[i].ByBuild]
+		}
+		for i, p := range []**buildJSON{&doc.ABuild, &doc.BBuild} {
+			if g := sides[i].Group; g != nil {
+				j := newBuildJSON(g)
+				*p = &j
+			}
+		}
+		doc.MedianChange = mc
+		if mcWhy != nil {
+			doc.MedianChangeNote = mcWhy.Error()
+		}
 		if doc.Changes == nil {
 			doc.Changes = []runner.Change{}
 		}
@@ -148,6 +162,10 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		change(a.WallNS, b.WallNS, seconds), change(a.UserNS, b.UserNS, seconds), change(a.SysNS, b.SysNS, seconds), rssChange)
 	for _, l := range fn.lines() {
 		fmt.Fprintf(st.Out, "  %s\n", l)
+	}
+	writeDiffBuilds(st.Out, sides, mcWhy)
+	if mcWhy == nil {
+		fmt.Fprintf(st.Out, "%s\n", mcLine)
 	}
 	switch {
 	case d.SameBuild() && d.KeyA != d.KeyB:

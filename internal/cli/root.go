@@ -52,7 +52,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.SetErr(st.Err)
 	chk := newCheckCmd(st)
 	root.AddCommand(chk)
-	root.AddCommand(newRunCmd(st), newRunsCmd(st), newDiffCmd(st))
+	root.AddCommand(newRunCmd(st), newRunsCmd(st), newDiffCmd(st), newReportCmd(st))
 	root.AddCommand(newWhichCmd(st))
 	root.AddCommand(newVerifyCmd(st))
 	root.AddCommand(newExplainCmd(st), newCleanCmd(st))

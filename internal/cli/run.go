@@ -138,6 +138,8 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	defer rec.close()
 	status := 0
 	floorSaid := false
+	var wall, user, sys []int64 // of the runs that exited 0, for the --repeat summary
+	build := ""
 	for i := 0; i < fl.repeat; i++ {
 		u, err := plan.Exec(runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
 		if err != nil {
@@ -159,6 +161,10 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		if status != 0 {
 			break
 		}
+		wall, user, sys, build = append(wall, r.WallNS), append(user, r.UserNS), append(sys, r.SysNS), runner.BuildKey(r.Identity)
+	}
+	if fl.repeat > 1 && len(wall) > 0 && !fl.quiet {
+		writeRepeatSummary(st.Err, name, build, wall, user, sys)
 	}
 	if status != 0 {
 		return &ExitError{Code: status}

@@ -17,8 +17,8 @@ import (
 )
 
 type runsFlags struct {
-	ledger, name, format string
-	limit                int
+	ledger, name, format, groupBy string
+	limit                         int
 }
 
 func newRunsCmd(st Streams) *cobra.Command {
@@ -41,6 +41,7 @@ Exit status: 0 answered, 2 error (the ledger cannot be opened or read).`,
 	f.StringVar(&fl.name, "name", "", "only runs with this name")
 	f.IntVar(&fl.limit, "limit", 0, "at most this many runs, newest first (0: all)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
+	f.StringVar(&fl.groupBy, "group-by", "", `"build": statistics of the wall times per name and build identity (n, median, mean ± σ, min, max, outliers)`)
 	return cmd
 }
 
@@ -190,6 +191,9 @@ func runRuns(st Streams, fl runsFlags) error {
 	if fl.limit < 0 {
 		return &ExitError{2, fmt.Errorf("--limit %d: want 0 (all runs) or a positive number", fl.limit)}
 	}
+	if fl.groupBy != "" && fl.groupBy != "build" {
+		return &ExitError{2, fmt.Errorf("--group-by %q: want build", fl.groupBy)}
+	}
 	dsn := ledgerDSN(fl.ledger)
 	l, err := openLedgerRO(dsn)
 	if err != nil {
@@ -201,6 +205,9 @@ func runRuns(st Streams, fl runsFlags) error {
 	recs, err := l.List(ctx, ledger.Filter{Name: fl.name, Limit: fl.limit})
 	if err != nil {
 		return &ExitError{2, err}
+	}
+	if fl.groupBy == "build" {
+		return writeGroups(st, fl.format, dsn, recs)
 	}
 	if fl.format == "json" {
 		doc := RunsDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "runs"},

@@ -1,0 +1,243 @@
+// Package stats summarises benchmark timings: mean, sample standard deviation, median, minimum,
+// maximum and outliers of one sample, and a confidence interval for the change in median between two
+// samples. All values are nanoseconds (float64, exact for integers up to 2^53 ns, about 104 days).
+//
+// The descriptive statistics come from github.com/montanaflynn/stats v0.14.0 (Mean,
+// StandardDeviationSample with its overflow-safe scaled variance, Median, Min, Max,
+// MedianAbsoluteDeviationPopulation): a small, dependency-free, tested library, so stalecheck does not
+// keep its own copies of them. It has no bootstrap of a difference of medians (nor has gonum v0.17.0's
+// stat package), so MedianChangeCI is owned here (about 60 lines).
+//
+// Nothing here returns NaN or an infinity for finite input: an empty sample is an error (ErrEmpty), the
+// standard deviation of one value is 0, and a relative change from a zero median is left out (Rel* are
+// then not set, RelOK false).
+package stats
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	mfs "github.com/montanaflynn/stats"
+)
+
+// ErrEmpty is returned for a sample with no values.
+var ErrEmpty = errors.New("stats: empty sample")
+
+// Summary describes one sample of timings, in nanoseconds.
+type Summary struct {
+	N      int     // number of values
+	Mean   float64 // arithmetic mean, ns
+	StdDev float64 // sample standard deviation (n−1 divisor), ns; 0 when N is 1
+	Median float64 // median (the mean of the two middle values for even N), ns
+	Min    float64 // ns
+	Max    float64 // ns
+	// MAD is the median absolute deviation from the median (not scaled by 1.4826), ns.
+	MAD float64
+	// Outliers is the number of values whose modified z-score exceeds OutlierThreshold (see IsOutlier).
+	Outliers int
+}
+
+// OutlierThreshold is hyperfine's: a value is an outlier when |x − median| / MAD > 1.4826 × 10, i.e.
+// more than 10 robust standard deviations (1.4826 × MAD estimates σ for normal data) from the median;
+// in the 0.6745-scaled form of Iglewicz and Hoaglin's modified z-score, 0.6745·|x − median|/MAD > 10.
+// Source: hyperfine's src/outlier_detection.rs (OUTLIER_THRESHOLD = 1.4826 * 10.0, read for hyperfine
+// 1.x). Iglewicz and Hoaglin's own recommendation, 0.6745·|x − median|/MAD > 3.5, flags far more of
+// a benchmark's ordinary tail; IglewiczHoaglinThreshold is that cut in the same unscaled form.
+const OutlierThreshold = 1.4826 * 10.0
+
+// IglewiczHoaglinThreshold is |x − median| / MAD > 3.5 / 0.6745 (Iglewicz and Hoaglin 1993, "How to
+// Detect and Handle Outliers"), for CountOutliers.
+const IglewiczHoaglinThreshold = 3.5 / 0.6745
+
+// Summarize returns the summary of xs (nanoseconds; xs is not modified). Errors: ErrEmpty, and an
+// error for a NaN or infinite value.
+func Summarize(xs []float64) (Summary, error) {
+	if len(xs) == 0 {
+		return Summary{}, ErrEmpty
+	}
+	for i, x := range xs {
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			return Summary{}, fmt.Errorf("stats: value %d is %v", i, x)
+		}
+	}
+	d := mfs.Float64Data(xs)
+	s := Summary{N: len(xs)}
+	s.Mean, _ = mfs.Mean(d)
+	if len(xs) > 1 {
+		s.StdDev, _ = mfs.StandardDeviationSample(d)
+	}
+	s.Median, _ = mfs.Median(d)
+	s.Min, _ = mfs.Min(d)
+	s.Max, _ = mfs.Max(d)
+	s.MAD, _ = mfs.MedianAbsoluteDeviationPopulation(d)
+	s.Outliers = countOutliers(xs, s.Median, s.MAD, OutlierThreshold)
+	return s, nil
+}
+
+// SummarizeNS is Summarize over integer nanoseconds.
+func SummarizeNS(ns []int64) (Summary, error) {
+	return Summarize(floats(ns))
+}
+
+func floats(ns []int64) []float64 {
+	out := make([]float64, len(ns))
+	for i, v := range ns {
+		out[i] = float64(v)
+	}
+	return out
+}
+
+// IsOutlier says whether x is an outlier of a sample with this median and MAD under threshold
+// (OutlierThreshold for hyperfine's rule): |x − median| / MAD > threshold. As in hyperfine, a MAD of 0
+// (more than half the values equal) is replaced by the smallest float64 step above 1 (2.2e-16 ns), so
+// every value other than the median is then an outlier, and none when all are equal.
+func IsOutlier(x, median, mad, threshold float64) bool {
+	if !(mad > 0) {
+		mad = math.Nextafter(1, 2) - 1
+	}
+	return math.Abs(x-median)/mad > threshold
+}
+
+// CountOutliers counts the outliers of xs under threshold (see IsOutlier); 0 for an empty sample.
+func CountOutliers(xs []float64, threshold float64) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	med, _ := mfs.Median(xs)
+	mad, _ := mfs.MedianAbsoluteDeviationPopulation(xs)
+	return countOutliers(xs, med, mad, threshold)
+}
+
+func countOutliers(xs []float64, med, mad, threshold float64) int {
+	n := 0
+	for _, x := range xs {
+		if IsOutlier(x, med, mad, threshold) {
+			n++
+		}
+	}
+	return n
+}
+
+// Resamples is the number of bootstrap resamples MedianChangeCI draws.
+const Resamples = 5000
+
+// Seed is the fixed seed of MedianChangeCI's generator (PCG), so that the same two samples always
+// give the same interval.
+const Seed = 0x57a1ec4ec4
+
+// Change is the change in median from sample A to sample B with a confidence interval.
+type Change struct {
+	MedianA, MedianB float64 // ns
+	// Abs is MedianB − MedianA, ns; AbsLo and AbsHi its confidence bounds, ns.
+	Abs, AbsLo, AbsHi float64
+	// Rel is MedianB/MedianA − 1 (0.192 for +19.2 %); RelLo and RelHi its bounds. Set only when RelOK
+	// (MedianA is not 0 and no resample of A had a zero median).
+	Rel, RelLo, RelHi float64
+	RelOK             bool
+	// Level is the confidence level (0.95), Resamples the number of bootstrap resamples.
+	Level     float64
+	Resamples int
+}
+
+// ErrTooFew is returned by MedianChangeCI when a sample has fewer than 2 values: the bootstrap of one
+// value is that value, which says nothing about its spread.
+var ErrTooFew = errors.New("stats: a confidence interval needs at least 2 values in each sample")
+
+// MedianChangeCI returns the change in median from a to b (nanoseconds) with a percentile bootstrap
+// confidence interval at level (e.g. 0.95): Resamples times, a and b are each resampled with
+// replacement (independently, each at its own size), and the difference (and ratio) of the resamples'
+// medians is recorded; the bounds are the (1−level)/2 and (1+level)/2 quantiles of those differences
+// (linear interpolation between order statistics, Hyndman–Fan type 7). The generator is PCG with the
+// fixed Seed and indices are drawn by Lemire's multiply-shift on its 64-bit output, so the result
+// depends only on the two samples (in their order) and level, on every Go version.
+//
+// Why the bootstrap and not Hodges–Lehmann with the Mann–Whitney interval: the question asked is the
+// change in the median of the timings, and the bootstrap estimates exactly that statistic, also when
+// the two builds' distributions differ in shape (a build that adds a slow phase on some runs), where
+// Hodges–Lehmann estimates the median of pairwise differences, which is the shift in median only under
+// the pure location-shift model. The price: with few values per sample (under about 10) the percentile
+// interval of a median is too narrow (it can only take values the samples hold); say "n" beside it.
+//
+// Errors: ErrTooFew when either sample has fewer than 2 values; an error for NaN or infinite values or
+// a level outside (0, 1).
+func MedianChangeCI(a, b []float64, level float64) (Change, error) {
+	if len(a) < 2 || len(b) < 2 {
+		return Change{}, ErrTooFew
+	}
+	if !(level > 0 && level < 1) {
+		return Change{}, fmt.Errorf("stats: confidence level %v: want a number between 0 and 1", level)
+	}
+	for _, s := range [][]float64{a, b} {
+		for i, x := range s {
+			if math.IsNaN(x) || math.IsInf(x, 0) {
+				return Change{}, fmt.Errorf("stats: value %d is %v", i, x)
+			}
+		}
+	}
+	c := Change{Level: level, Resamples: Resamples}
+	c.MedianA, _ = mfs.Median(a)
+	c.MedianB, _ = mfs.Median(b)
+	c.Abs = c.MedianB - c.MedianA
+	c.RelOK = c.MedianA != 0
+	if c.RelOK {
+		c.Rel = c.MedianB/c.MedianA - 1
+	}
+	rng := rand.NewPCG(Seed, uint64(len(a))<<32|uint64(len(b)))
+	bufA, bufB := make([]float64, len(a)), make([]float64, len(b))
+	abs := make([]float64, Resamples)
+	rel := make([]float64, Resamples)
+	for r := range Resamples {
+		ma := resampleMedian(rng, a, bufA)
+		mb := resampleMedian(rng, b, bufB)
+		abs[r] = mb - ma
+		if ma == 0 {
+			c.RelOK = false
+		} else {
+			rel[r] = mb/ma - 1
+		}
+	}
+	lo, hi := (1-level)/2, (1+level)/2
+	slices.Sort(abs)
+	c.AbsLo, c.AbsHi = quantile(abs, lo), quantile(abs, hi)
+	if c.RelOK {
+		slices.Sort(rel)
+		c.RelLo, c.RelHi = quantile(rel, lo), quantile(rel, hi)
+	} else {
+		c.Rel = 0
+	}
+	return c, nil
+}
+
+// MedianChangeCINS is MedianChangeCI over integer nanoseconds.
+func MedianChangeCINS(a, b []int64, level float64) (Change, error) {
+	return MedianChangeCI(floats(a), floats(b), level)
+}
+
+// resampleMedian draws len(xs) values of xs with replacement into buf and returns their median.
+func resampleMedian(rng *rand.PCG, xs, buf []float64) float64 {
+	n := uint64(len(xs))
+	for i := range buf {
+		hi, _ := bits.Mul64(rng.Uint64(), n)
+		buf[i] = xs[hi]
+	}
+	slices.Sort(buf)
+	m := len(buf) / 2
+	if len(buf)%2 == 1 {
+		return buf[m]
+	}
+	return (buf[m-1] + buf[m]) / 2
+}
+
+// quantile is the type-7 quantile p of sorted (non-empty) values.
+func quantile(sorted []float64, p float64) float64 {
+	h := p * float64(len(sorted)-1)
+	i := int(math.Floor(h))
+	if i >= len(sorted)-1 {
+		return sorted[len(sorted)-1]
+	}
+	return sorted[i] + (h-float64(i))*(sorted[i+1]-sorted[i])
+}
