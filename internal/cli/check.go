@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
 
@@ -15,8 +16,8 @@ import (
 )
 
 type checkFlags struct {
-	format, failOn, targetDir, buildDir, color string
-	verbose, noNative                          bool
+	format, failOn, targetDir, buildDir, color, output string
+	verbose, noNative                                  bool
 }
 
 func newCheckCmd(st Streams) *cobra.Command {
@@ -38,7 +39,8 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&fl.format, "format", "text", "output format: text or json")
+	f.StringVar(&fl.format, "format", "text", "output format: text, json or sarif (SARIF 2.1.0, for code scanning)")
+	f.StringVarP(&fl.output, "output", "o", "", "write the report to this file (atomically: a temporary file renamed into place) instead of stdout")
 	f.StringVar(&fl.failOn, "fail-on", "error", "exit 1 when a finding is at least this severe: error, warning, info or none")
 	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
@@ -49,8 +51,8 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 }
 
 func runCheck(st Streams, path string, fl checkFlags) error {
-	if fl.format != "text" && fl.format != "json" {
-		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
+	if fl.format != "text" && fl.format != "json" && fl.format != "sarif" {
+		return &ExitError{2, fmt.Errorf("--format %q: want text, json or sarif", fl.format)}
 	}
 	if fl.color != "auto" && fl.color != "always" && fl.color != "never" {
 		return &ExitError{2, fmt.Errorf("--color %q: want auto, always or never", fl.color)}
@@ -79,11 +81,15 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	content.Annotate(g, content.Options{StateDir: stateDir, SkipNative: fl.noNative})
 	findings := check.Run(g, check.Options{})
 	tool := report.Tool{Name: "stalecheck", Version: Version}
-	if fl.format == "json" {
-		err = report.WriteJSON(st.Out, report.NewCheckDoc(tool, g, findings))
-	} else {
-		err = report.WriteText(st.Out, g, findings, report.TextOptions{Color: useColor(st.Out, fl.color), Verbose: fl.verbose})
-	}
+	err = writeOutput(st.Out, fl.output, func(w io.Writer) error {
+		switch fl.format {
+		case "json":
+			return report.WriteJSON(w, report.NewCheckDoc(tool, g, findings))
+		case "sarif":
+			return report.WriteSarif(w, report.NewSarifLog(report.NewCheckDoc(tool, g, findings), report.SarifOptions{}))
+		}
+		return report.WriteText(w, g, findings, report.TextOptions{Color: useColor(w, fl.color), Verbose: fl.verbose})
+	})
 	if err != nil {
 		return &ExitError{2, err}
 	}

@@ -43,11 +43,17 @@ func NewRoot(st Streams) *cobra.Command {
 		Long: `stalecheck reads what Cargo left on disk (fingerprints, build-script runs, OUT_DIR contents, the
 uplifted binaries) and reports native inputs that changed without a rebuild, duplicate copies of a
 library and which one each binary links, failed builds and orphaned folders. It never runs Cargo.`,
-		Version:       Version,
+		Example: `  stalecheck                                  # check the workspace at or above the working folder
+  stalecheck check ~/src/prover --fail-on warning
+  stalecheck check --format sarif -o stalecheck.sarif   # for code scanning
+  stalecheck explain prover-sys
+  stalecheck completion bash > ~/.local/share/bash-completion/completions/stalecheck`,
+		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		Args:          cobra.NoArgs,
 	}
+	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(st.Out)
 	root.SetErr(st.Err)
 	chk := newCheckCmd(st)
@@ -56,6 +62,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.AddCommand(newWhichCmd(st))
 	root.AddCommand(newVerifyCmd(st))
 	root.AddCommand(newExplainCmd(st), newCleanCmd(st))
+	addExamples(root)
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
 	root.Flags().AddFlagSet(chk.Flags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return chk.RunE(cmd, args) }

@@ -1,0 +1,82 @@
+package report
+
+// ruleTexts hold, per rule, a one-sentence summary and the README's rules table (the severity and
+// meaning columns, Markdown as written there), for SARIF's reportingDescriptor (shortDescription,
+// fullDescription, help). TestSarifRuleTextsMatchREADME keeps them equal to README.md.
+var ruleTexts = map[string]ruleText{
+	"untracked-input-changed": {
+		Short:    "A file a build script really compiled changed after its last run, and Cargo does not watch it.",
+		Severity: "error; warning when the only clue is a native source lying in the package folder; info when its content equals the content baseline",
+		Meaning:  "a file the build script's step really compiled changed after the step last ran, and Cargo does not watch it: it will not rebuild",
+	},
+	"pending-rebuild": {
+		Short:    "A watched input changed: the next build redoes the unit, so the binary on disk is old.",
+		Severity: "error; info when the input's content equals the content baseline (\"Cargo will redo X because its mtime changed; its content is the same as when X ran: the binary is not stale\"); info when the only reason is a dependency whose records are gone (`cargo clean -p`: Cargo rebuilds, nothing shows the code changed), or when the dependency's sources changed since (as another profile's units of it record them) but still have the content the removed units used (their content baselines, when stalecheck checked that build before the clean); error when one differs; warning when that cannot be told",
+		Meaning:  "a watched input changed (rerun-if-changed paths, Cargo's dep-info for Rust sources, the package scan of a script with no rerun-if line, a dependency rebuilt since): the next build redoes the unit, so the binary you have is old. A dependency counts as rebuilt as Cargo counts it: its newest output is newer than the unit's newest output, except that a unit built only as an rlib is compared with a library dependency's `.rmeta` alone (pipelining starts it from that file and writes the dependency's `.rlib` later)",
+	},
+	"untracked-env-changed": {
+		Short:    "An environment variable a build script's tools read has another value now, and Cargo does not watch it.",
+		Severity: "error",
+		Meaning:  "a build script's tools read an environment variable (cc-rs logs each lookup in `output`: `CFLAGS = None`) that the script does not declare with `rerun-if-env-changed`, and the environment stalecheck runs in gives it another value: Cargo will not rerun the script, so the next build keeps what was compiled with the old value. Variables Cargo sets for build scripts (`TARGET`, `OPT_LEVEL`, `CARGO_*`, …) are not compared. Run `check` in the shell you build in",
+	},
+	"binary-older-than-input": {
+		Short:    "A binary is older than a library its build links.",
+		Severity: "error; info when the root provably holds the library's current content",
+		Meaning:  "a binary (root) is older than a static library its build scripts link or an rlib/library of a dependency unit. Judged by content: a linked binary by every code and data section of the archive's objects (located by symbol, relocation fields masked), its strings, symbol sizes and fatbinary entries; an rlib by the objects it bundles. A touched or identically rebuilt archive is info; other content is an error saying what differs; where content cannot decide (stripped binary with code to compare, LTO, `--no-native`, a dependency's Rust library) it stays an error that says why",
+	},
+	"changed-with-older-mtime": {
+		Short:    "An input was rewritten with its mtime set back, so Cargo calls the step fresh.",
+		Severity: "error; warning when the only clue is a native source lying in the package folder",
+		Meaning:  "an input of a live step whose mtime is not newer than the step's run (so Cargo calls it fresh) but whose ctime is, and whose content differs from the content baseline: it was rewritten and its mtime set back (`cp -p` of a saved copy, `rsync -t`, `tar`), so the binary was built from other content. Without a baseline nothing is claimed: a note (`-v`, JSON `notes`) lists such files and says their content is unknown (a `cp -a` copy has new ctimes everywhere)",
+	},
+	"linked-copy-not-newest": {
+		Short:    "The binary holds an older copy of a library than the newest one its package made.",
+		Severity: "error; info when the copy inside is the one the binary's own configuration makes (records and bytes agree; the newer copy belongs to another configuration, e.g. after a feature toggle)",
+		Meaning:  "content evidence shows the binary holds an older copy of a library than the newest copy the same package's build scripts made in its profile folder (newest = latest run `output`); checked only where duplicates exist, cached by inode, size and mtime in the state folder",
+	},
+	"edited-copy-not-built": {
+		Short:    "A registry, vendored, git or unapplied [patch] copy of a package was edited, and no build will use the edit.",
+		Severity: "error",
+		Meaning:  "a copy of a package was edited after the package's units were last built, and no build will use the edit: a registry, directory (vendored) or git source, which Cargo treats as immutable (fix: a `[patch]` path), or a `[patch]` path Cargo does not apply (`[[patch.unused]]` in `Cargo.lock`), naming where Cargo takes the package from",
+	},
+	"duplicate-native-artifact": {
+		Short:    "The same library file exists in the OUT_DIRs of several build-script runs of one profile.",
+		Severity: "warning",
+		Meaning:  "the same library file name exists in the `OUT_DIR`s of several build-script runs of one profile folder; says which configuration made each copy and which binaries are built from which",
+	},
+	"rerun-scan-disabled": {
+		Short:    "A build script's rerun-if lines switch off Cargo's package scan and miss some of its native sources.",
+		Severity: "warning; info when every such source is tied to the step by a record (command line, depfile, DWARF, include scan, archive member, build-script source), so that an edit to it is an `untracked-input-changed` error and a healthy build carries no warning",
+		Meaning:  "a path package's build script printed only `rerun-if-env-changed` lines, or `rerun-if-changed` lines that miss some of its native sources, switching off Cargo's whole-package scan",
+	},
+	"output-outside-out-dir": {
+		Short:    "A build script links from a folder of its package or workspace outside OUT_DIR.",
+		Severity: "warning",
+		Meaning:  "a build script links from (or searches) a folder of its package or workspace outside `OUT_DIR` (e.g. `make` leaving `native/libfoo.a`): `cargo clean` never removes it and every profile links the same file",
+	},
+	"link-search-shadowing": {
+		Short:    "A library file name is in several link-search folders of one binary's build scripts.",
+		Severity: "warning",
+		Meaning:  "a library file name is in several link-search folders of one binary's build scripts; Cargo's `-L` order is not on disk, so it is reconstructed (the binary's own package first, then dependencies sorted by package name, `OUT_DIR` paths before others; cargo ≥ 1.88) and said so, with the copy the binary holds by content",
+	},
+	"out-dir-leftover": {
+		Short:    "An OUT_DIR file the last run of the script did not rewrite is still used by the build.",
+		Severity: "warning",
+		Meaning:  "an `OUT_DIR` file the last run of the script did not rewrite (older than the run's start) that the build still uses (a live unit's dep-info names it, or it is a linked library). Judged by what the last run wrote, not by mtime alone: a file its records show it installed or rebuilt is not a leftover, whatever its mtime (CMake's install step keeps whole-second or source mtimes: `-- Installing:` and `-- Up-to-date:` lines in `output`, an `install_manifest.txt` the run wrote, files of a build tree a `running: cd \"<folder>\" && … cmake`/`make` line worked in)",
+	},
+	"last-build-failed": {
+		Short:    "The last build of a unit failed or was interrupted.",
+		Severity: "warning",
+		Meaning:  "the last attempt of a unit failed or was interrupted (empty hash file, `invoked.timestamp` newer than `output`, no `output`); it is not called stale for that alone, but an input changed since its last success is still reported as `pending-rebuild` (the binary on disk predates it)",
+	},
+	"unreadable-record": {
+		Short:    "A build record could not be read or parsed.",
+		Severity: "warning",
+		Meaning:  "a fingerprint, hash file, dep-info, build-script output, archive, package `Cargo.toml` or `Cargo.lock` could not be read or parsed, or an `OUT_DIR` entry is a FIFO or a device (it is still counted as there, e.g. for `duplicate-native-artifact`); names the file and why (with the byte offset for binary formats). Every read is bounded and never waits on a FIFO",
+	},
+	"orphaned-build-dir": {
+		Short:    "A build folder no binary reaches.",
+		Severity: "info",
+		Meaning:  "a `build/<pkg>-<hash>` folder no root reaches, with the bytes it holds (hard links counted once): exactly the build folders `clean` removes (a failed unit of a live configuration is live). Profile folders with no root at all (e.g. after only `cargo check`), with a root not tied to its unit, or with an unreadable fingerprint record are not judged",
+	},
+}
