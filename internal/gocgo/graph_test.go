@@ -3,6 +3,7 @@ package gocgo_test
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -247,4 +248,115 @@ func evidenceHow(f rules.Finding, kind string) string {
 		}
 	}
 	return ""
+}
+
+// The Go → Rust → C chain: a Go program links a Cargo staticlib whose build.rs compiles native/x.c
+// with Debian's cc crate. An edit of x.c without cargo build is Cargo's pending rebuild with the Go
+// binary among its roots; after cargo build the rebuilt staticlib is binary-older-than-input against
+// the Go binary (content: differs) and names x.c behind it; relinking the Go binary clears both.
+func TestReadGraphGoRustCChain(t *testing.T) {
+	goEnv(t)
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Skip("cargo is not on PATH")
+	}
+	if _, err := os.Stat(filepath.Join(testutil.CCCrate, "Cargo.toml")); err != nil {
+		t.Skipf("Debian's librust-cc-dev is not installed: %v", err)
+	}
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"rs/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"" + testutil.DebianRegistry + "\"\n[net]\noffline = true\n",
+		"rs/Cargo.toml": "[package]\nname = \"rcalc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\ncrate-type = [\"staticlib\"]\n\n" +
+			"[build-dependencies]\ncc = \"1.0\"\n\n[profile.dev]\npanic = \"abort\"\n",
+		"rs/build.rs": "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=native/x.c\");\n    cc::Build::new().file(\"native/x.c\").compile(\"x\");\n}\n",
+		"rs/native/x.c": "int x_compute(int v) { return v * 3; }\n",
+		"rs/src/lib.rs": "extern \"C\" { fn x_compute(v: i32) -> i32; }\n#[no_mangle]\npub extern \"C\" fn rcalc(x: i32) -> i32 { unsafe { x_compute(x) } }\n",
+		"go/go.mod":      "module example.com/chain\n\ngo 1.26\n",
+		"go/rbridge/rbridge.go": `package rbridge
+
+/*
+#cgo LDFLAGS: -L${SRCDIR}/../../rs/target/debug -lrcalc -lpthread -ldl -lm
+int rcalc(int);
+*/
+import "C"
+
+func Calc(x int) int { return int(C.rcalc(C.int(x))) }
+`,
+		"go/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/chain/rbridge\"\n)\n\nfunc main() { fmt.Println(rbridge.Calc(2)) }\n",
+	})
+	rs, gomod := filepath.Join(dir, "rs"), filepath.Join(dir, "go")
+	state := t.TempDir()
+	run(t, rs, "cargo", "build", "--offline")
+	app := filepath.Join(gomod, "chain") // go build's default name for the module's root package
+	run(t, gomod, "go", "build")
+	if out := run(t, gomod, app); out != "6\n" {
+		t.Fatalf("first build prints %q", out)
+	}
+	lib := filepath.Join(rs, "target", "debug", "librcalc.a")
+	xc := filepath.Join(rs, "native", "x.c")
+	fs, g := goCheck(t, gomod, state, rs)
+	var goRoot *graph.Root
+	for _, r := range g.Roots {
+		if r.File.Path == app {
+			goRoot = r
+		}
+	}
+	if goRoot == nil {
+		t.Fatalf("no root for %s: %+v", app, g.Roots)
+	}
+	crossed := false
+	for _, s := range goRoot.Reach() {
+		if s.System == "cargo" {
+			crossed = true
+		}
+	}
+	if !crossed {
+		t.Fatalf("the Go binary's root reaches no Cargo step; link step deps %+v", goRoot.Step.Deps)
+	}
+	if errs := testutil.AtLeast(fs, rules.Warning); len(errs) != 0 {
+		t.Fatalf("fresh builds: %s", testutil.Dump(errs))
+	}
+
+	// Edit the C file, no cargo build: Cargo's build-script run will rerun, and the Go binary is behind it.
+	write(t, rs, map[string]string{"native/x.c": "int x_compute(int v) { return v * 3 + 1000; }\n"})
+	fs, _ = goCheck(t, gomod, state, rs)
+	var named []rules.Finding
+	for _, rule := range []string{"pending-rebuild", "untracked-input-changed"} {
+		named = append(named, findings(fs, rule, xc)...)
+	}
+	if len(named) == 0 || !hasRoot(named[0], app) || named[0].Severity != rules.Error {
+		t.Fatalf("the edited C file is not named with the Go binary among its roots:\n%s", testutil.Dump(fs))
+	}
+	t.Logf("%s: %s (roots %v)", named[0].Rule, named[0].Message, named[0].Roots)
+
+	// cargo build rebuilds the staticlib; the Go binary is not relinked.
+	run(t, rs, "cargo", "build", "--offline")
+	fs, _ = goCheck(t, gomod, state, rs)
+	b := findings(fs, "binary-older-than-input", lib)
+	if len(b) != 1 || b[0].Subjects[0] != app || b[0].Severity != rules.Error {
+		t.Fatalf("the rebuilt staticlib is not binary-older-than-input against the Go binary:\n%s", testutil.Dump(fs))
+	}
+	behind := false
+	for _, e := range b[0].Evidence {
+		if e.Kind == "input" && e.Path == xc && e.MTimeNS == mtime(t, xc) {
+			behind = true
+		}
+	}
+	if !behind || !strings.Contains(b[0].Message, "native/x.c") {
+		t.Fatalf("x.c is not named behind the staticlib:\n%s", testutil.Dump(b))
+	}
+	t.Logf("%s (content: %s)", b[0].Message, evidenceHow(b[0], "record"))
+	if evidenceHow(b[0], "record") != "content-differs" {
+		t.Errorf("content verdict %q, want content-differs", evidenceHow(b[0], "record"))
+	}
+
+	// The fix: relink the Go binary.
+	edit(t, filepath.Join(gomod, "rbridge", "rbridge.go"), "\n// relink after librcalc.a changed\n")
+	run(t, gomod, "go", "build")
+	if out := run(t, gomod, app); out != "1006\n" {
+		t.Fatalf("after the fix: %q", out)
+	}
+	fs, _ = goCheck(t, gomod, state, rs)
+	if errs := testutil.AtLeast(fs, rules.Warning); len(errs) != 0 {
+		t.Fatalf("after relinking the Go binary: %s", testutil.Dump(errs))
+	}
 }
