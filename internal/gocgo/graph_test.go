@@ -267,10 +267,10 @@ func TestReadGraphGoRustCChain(t *testing.T) {
 		"rs/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"" + testutil.DebianRegistry + "\"\n[net]\noffline = true\n",
 		"rs/Cargo.toml": "[package]\nname = \"rcalc\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[lib]\ncrate-type = [\"staticlib\"]\n\n" +
 			"[build-dependencies]\ncc = \"1.0\"\n\n[profile.dev]\npanic = \"abort\"\n",
-		"rs/build.rs": "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=native/x.c\");\n    cc::Build::new().file(\"native/x.c\").compile(\"x\");\n}\n",
+		"rs/build.rs":   "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=native/x.c\");\n    cc::Build::new().file(\"native/x.c\").compile(\"x\");\n}\n",
 		"rs/native/x.c": "int x_compute(int v) { return v * 3; }\n",
 		"rs/src/lib.rs": "extern \"C\" { fn x_compute(v: i32) -> i32; }\n#[no_mangle]\npub extern \"C\" fn rcalc(x: i32) -> i32 { unsafe { x_compute(x) } }\n",
-		"go/go.mod":      "module example.com/chain\n\ngo 1.26\n",
+		"go/go.mod":     "module example.com/chain\n\ngo 1.26\n",
 		"go/rbridge/rbridge.go": `package rbridge
 
 /*
