@@ -64,8 +64,8 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if c == nil || !in.File.Exists || in.File.MTimeNS > s.Reference.MTimeNS {
 				continue
 			}
-			if c.Verdict != graph.ContentDiffers {
-				continue
+			if c.Verdict != graph.ContentDiffers || c.Build != "" {
+				continue // a baseline keyed by a build identity: untracked-input-changed reports it
 			}
 			if precalculatedRerun(s) {
 				continue // Cargo's package scan sees the mtime move: pending-rebuild reports it

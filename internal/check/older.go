@@ -44,6 +44,10 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 				}
 				f.Message = when + ": the binary cannot hold what that library now contains unless its content is unchanged, and content could not clear it (" + why + ")"
 			}
+			if ev, clause := behindLibrary(g, r, s, in.Path); clause != "" {
+				f.Message += clause
+				f.Evidence = append(f.Evidence, ev...)
+			}
 			if h != nil {
 				ev := Evidence{Kind: "record", Path: in.Path, How: "content-" + h.Verdict, Detail: h.Detail}
 				if h.Cached {
@@ -58,6 +62,9 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 }
 
 func olderFix(g *graph.Graph, r *graph.Root, s *graph.Step) string {
+	if w := r.Step.Words(); w.Rebuild != "" {
+		return w.Rebuild
+	}
 	build := buildCmd(r.Step.ProfileDir, unit.Of(r.Step).Features)
 	if s.Kind == graph.ScriptRun && s.ScriptSource != "" {
 		// Cargo does not track OUT_DIR contents: only a rerun of the script relinks.

@@ -61,6 +61,9 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if s.Kind == graph.Compile {
 			own := newestOutput(s)
 			for _, d := range s.Deps {
+				if d.System != s.System {
+					continue // another system's output: the consuming step's input, judged by binary-older-than-input
+				}
 				dp, dn, which := depOutput(s, d)
 				if own == 0 || dn == 0 || dn <= own {
 					continue

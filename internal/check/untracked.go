@@ -57,7 +57,7 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 			out = append(out, contentJudged(g, s, in, f))
 		}
 	}
-	return out
+	return append(out, untrackedInputChangedNeutral(g)...)
 }
 
 // linkedArchives returns the library files a run tells rustc to link that lie in its own OUT_DIR.

@@ -22,7 +22,8 @@ type holdEntry struct {
 }
 
 // annotateHoldings judges every (root, newer linked library) pair the way binary-older-than-input finds
-// them (graph.Root.NewerLinked).
+// them (graph.Root.NewerLinked): archives of script runs, and libraries the root's own step links (a Go
+// binary's -l libraries), by content; Rust libraries of dependency units are not compared.
 func annotateHoldings(g *graph.Graph, opt Options) {
 	cache := loadJSON[holdEntry](opt.StateDir, HoldsCacheFile)
 	defer cache.save()
@@ -32,7 +33,7 @@ func annotateHoldings(g *graph.Graph, opt Options) {
 			switch {
 			case opt.SkipNative:
 				h.Verdict, h.Detail = graph.UnknownContent, "--no-native: the root and the library were not opened, so their content was not compared"
-			case li.Step.Kind != graph.ScriptRun:
+			case li.Step.Kind != graph.ScriptRun && li.Step != r.Step:
 				h.Verdict, h.Detail = graph.UnknownContent, "a Rust library of a dependency unit: its content is not compared (Cargo relinks the root on the next build)"
 			default:
 				key, ok := holdKey(r.File.Path, li.File.Path)

@@ -79,6 +79,8 @@ type Candidate struct {
 	Native bool
 	// RustMembers counts an rlib's own members (lib.rmeta, codegen units) that were skipped.
 	RustMembers int
+	// ltoMembers are the ELF members that carry LTO sections (their features are not machine code's).
+	ltoMembers map[string]bool
 }
 
 // minString is the shortest string literal used as a feature (shorter ones collide by chance).
@@ -194,6 +196,10 @@ func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
 	for _, sec := range f.File.Sections {
 		if strings.HasPrefix(sec.Name, ".gnu.lto_") || sec.Name == ".llvmbc" || sec.Name == ".llvm.lto" {
 			c.LTO = true
+			if c.ltoMembers == nil {
+				c.ltoMembers = map[string]bool{}
+			}
+			c.ltoMembers[member] = true
 		}
 	}
 	fb, err := f.Fatbins(nil)

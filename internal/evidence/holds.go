@@ -47,6 +47,21 @@ type Holding struct {
 // Errors are those of reading b (corrupt symbol or fatbinary data), naming it.
 func Holds(b *Binary, c *Candidate) (*Holding, error) {
 	if c.LTO {
+		// The members without LTO code (a C object in a Rust staticlib whose std objects embed
+		// bitcode) can still contradict the binary; nothing else can decide.
+		plain := *c
+		plain.LTO, plain.Features = false, nil
+		for _, f := range c.Features {
+			if !c.ltoMembers[f.Member] {
+				plain.Features = append(plain.Features, f)
+			}
+		}
+		if len(plain.Features) > 0 {
+			if h, err := Holds(b, &plain); err == nil && h.Verdict == HoldsOther {
+				h.Why += " (judged on the members without LTO intermediate code; others carry it)"
+				return h, nil
+			}
+		}
 		return &Holding{Verdict: HoldUnknown, Why: "the library carries LTO intermediate code: its machine code is made at link time"}, nil
 	}
 	b.fatbinMu.Lock()

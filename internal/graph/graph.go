@@ -94,6 +94,11 @@ type InputContent struct {
 	CTimeNS int64
 	// Why says, for ContentUnknown, what is missing.
 	Why string
+	// Build is the build identity the baseline was recorded under when the adapter keys baselines by one
+	// (a Go build ID, which changes exactly when the binary is linked again) rather than by the
+	// reference's mtime: then a digest that differs is an edit the step's outputs lack whatever the
+	// mtimes say (a build that only touched the reference moved it past the edit). "" otherwise.
+	Build string
 }
 
 // Has reports whether the input carries the clue h.
@@ -239,6 +244,9 @@ type Words struct {
 	NotWatched string
 	// Reference describes the step's Reference (e.g. "the file whose mtime Ninja compares inputs against").
 	Reference string
+	// Rebuild is the command that rebuilds the step whatever the build system's records say (e.g.
+	// "go build -a -o app ./cmd/app"), for fixes; "" when the rule's own fix applies.
+	Rebuild string
 }
 
 // Worded is implemented by an adapter's Origin that supplies its system's Words.

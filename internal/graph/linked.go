@@ -13,18 +13,29 @@ type LinkedInput struct {
 }
 
 // NewerLinked returns the libraries the root links whose mtime is newer than the root's own (the root was
-// linked before they were written), in Reach order. Steps whose last attempt failed, and roots that are
-// not tied to a unit or whose unit failed, give none.
+// linked before they were written), in Reach order: a static archive a script run names as a Link, the
+// libraries and rlibs of dependency steps, and the root's own step's linked libraries (LinkedLibrary
+// inputs: a library its link line names that the build system does not watch, as a Go link step's -l
+// libraries). Only steps of the root's own system are walked: a library another system made enters
+// through the consuming step's LinkedLibrary input (the edge a merge of graphs adds). Steps whose last
+// attempt failed, and roots that are not tied to a unit or whose unit failed, give none.
 func (r *Root) NewerLinked() []LinkedInput {
 	if r.Step == nil || r.Step.Failed != "" {
 		return nil
 	}
 	var out []LinkedInput
 	for _, s := range r.Reach() {
-		if s.Failed != "" {
+		if s.Failed != "" || s.System != r.Step.System {
 			continue
 		}
 		var cands []FileInfo
+		if s == r.Step {
+			for _, in := range s.Inputs {
+				if LinkedLibrary(in) && in.File.Exists {
+					cands = append(cands, in.File)
+				}
+			}
+		}
 		switch s.Kind {
 		case ScriptRun:
 			for _, l := range s.Links {
@@ -39,10 +50,10 @@ func (r *Root) NewerLinked() []LinkedInput {
 			}
 		case Compile:
 			if s == r.Step {
-				continue
+				break // its own outputs are the root
 			}
 			for _, o := range s.Outputs {
-				if ext := filepath.Ext(o.Path); ext == ".rlib" || ext == ".a" || ext == ".so" || strings.Contains(filepath.Base(o.Path), ".so.") {
+				if isLibrary(o.Path) || filepath.Ext(o.Path) == ".rlib" {
 					cands = append(cands, o)
 				}
 			}
@@ -54,6 +65,18 @@ func (r *Root) NewerLinked() []LinkedInput {
 		}
 	}
 	return out
+}
+
+// LinkedLibrary reports whether an input is a library a link step's command line names (How CommandLine)
+// that its build system does not watch (a static archive .a or a shared library .so, .so.N): a Go link
+// step's -L/-l libraries, which Go's build cache does not hash.
+func LinkedLibrary(in *Input) bool {
+	return !in.Watched && in.Has(CommandLine) && isLibrary(in.File.Path)
+}
+
+func isLibrary(p string) bool {
+	ext := filepath.Ext(p)
+	return ext == ".a" || ext == ".so" || strings.Contains(filepath.Base(p), ".so.")
 }
 
 // HoldingOf returns the content answer for a root and a library it links, or nil when none was gathered.

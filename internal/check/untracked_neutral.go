@@ -1,0 +1,69 @@
+package check
+
+import (
+	"fmt"
+
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// untrackedInputChangedNeutral is untracked-input-changed on the steps of other build systems than
+// Cargo, from neutral fields only: an input of a live step that its build system does not watch, whose
+// mtime is newer than the step's reference, or whose content differs from a baseline the adapter keyed
+// by a build identity (graph.InputContent.Build: then a build that only touched the reference hides the
+// mtime, but the outputs were not rebuilt since the baseline). Libraries a link step names
+// (graph.LinkedLibrary) are binary-older-than-input's. Error on a strong clue, warning otherwise.
+func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		if s.System == unit.System || !s.Live() || s.Failed != "" || !s.Reference.Exists {
+			continue
+		}
+		w := s.Words()
+		for _, in := range s.Inputs {
+			if in.Watched || !in.File.Exists || graph.LinkedLibrary(in) {
+				continue
+			}
+			newer := in.File.MTimeNS > s.Reference.MTimeNS
+			sameBuild := in.Content != nil && in.Content.Build != "" && in.Content.Verdict == graph.ContentDiffers
+			if !newer && !sameBuild {
+				continue
+			}
+			sev := Error
+			if !in.Strong() {
+				sev = Warning
+			}
+			msg := fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s: %s); %s, so %s will not rebuild it",
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS),
+				display(g, s.Reference.Path), w.Reference, w.NotWatched, w.Tool)
+			if !newer {
+				msg = fmt.Sprintf("%s changed since %s was last built into %s: its content differs from the baseline recorded under build %s, which %s still has (its mtime %s was moved past the edit at %s without a rebuild); %s, so %s will not rebuild it",
+					display(g, in.File.Path), stepWhat(s), display(g, s.Reference.Path), in.Content.Build, display(g, s.Reference.Path),
+					fmtTime(s.Reference.MTimeNS), fmtTime(in.File.MTimeNS), w.NotWatched, w.Tool)
+			}
+			f := Finding{
+				Rule: "untracked-input-changed", Severity: sev, Message: msg,
+				Subjects: []string{in.File.Path, s.Reference.Path},
+				Roots:    rootPaths(s),
+				Evidence: []Evidence{
+					{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: clueDetail(in)},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: w.Reference},
+				},
+				Fix: w.Rebuild,
+			}
+			if !in.Strong() {
+				f.Evidence[0].Detail = "a candidate; no record ties it to this step: " + f.Evidence[0].Detail
+			}
+			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+			if newer {
+				f = contentJudged(g, s, in, f)
+			} else {
+				c := in.Content
+				f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
+					Detail: fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s under build %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS), c.Build)})
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
