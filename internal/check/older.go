@@ -15,6 +15,10 @@ import (
 func binaryOlderThanInput(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
+		if r.Step != nil && foreign(r.Step) {
+			out = append(out, olderForeign(g, r)...)
+			continue
+		}
 		for _, li := range r.NewerLinked() {
 			s, in := li.Step, li.File
 			h := g.HoldingOf(r, in.Path)

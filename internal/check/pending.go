@@ -18,6 +18,10 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if !s.Live() || !s.Reference.Exists {
 			continue
 		}
+		if foreign(s) {
+			out = append(out, pendingForeign(g, s)...)
+			continue
+		}
 		what := "the build script of " + s.Package
 		if s.Kind != graph.ScriptRun {
 			what = fmt.Sprintf("%s (%s)", s.Package, s.Label)

@@ -57,6 +57,8 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 			out = append(out, contentJudged(g, s, in, f))
 		}
 	}
+	// Make, Ninja and other systems' steps: from neutral fields (foreign.go).
+	out = append(out, untrackedForeign(g)...)
 	return out
 }
 
