@@ -61,9 +61,10 @@ func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why s
 		if f.Kind == MissingDepfile {
 			rule = o.Step.RuleFrom
 			if rule == "" || rule == "built-in" {
-				rule = "(make's built-in rule for " + o.Step.Target + ")"
+				rule = "make's built-in %.o rule"
 			}
-			return rule, strings.Join(o.Step.Recipe, "; "), f.Path, false, f.Message
+			return rule, strings.Join(o.Step.Recipe, "; "), f.Path, false,
+				"the recipe writes no depfile: looked for " + strings.Join(f.Detail, ", ")
 		}
 	}
 	return "", "", "", false, ""
