@@ -348,3 +348,18 @@ func archiveMemberWithoutRule(g *graph.Graph) []Finding {
 	}
 	return out
 }
+
+// foreignSystemOf names the system other than Cargo whose build folder holds path (its Graph.Origins
+// value names the folder through BuildFolder), "" when none does.
+func foreignSystemOf(g *graph.Graph, path string) string {
+	for name, o := range g.Origins {
+		f, ok := o.(interface{ BuildFolder() string })
+		if !ok || name == unit.System {
+			continue
+		}
+		if d := f.BuildFolder(); path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return name
+		}
+	}
+	return ""
+}

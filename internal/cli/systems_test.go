@@ -429,3 +429,30 @@ func TestMakeAndNinjaTogether(t *testing.T) {
 		t.Fatal("--system make: no finding")
 	}
 }
+
+// TestNinjaDamagedLogs: a .ninja_log that is not one and a truncated .ninja_deps are unreadable-record
+// findings naming each file (Ninja's words in the fix), and the check goes on (the dry run is skipped,
+// as ninja would rewrite them).
+func TestNinjaDamagedLogs(t *testing.T) {
+	needTools(t, "ninja", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"build.ninja": "rule cc\n  command = cc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\nbuild main.o: cc main.c\n",
+		"m.h":         "#define M 0\n", "main.c": "#include \"m.h\"\nint main(void) { return M; }\n",
+	})
+	shIn(t, dir, nil, "ninja")
+	logp, deps := filepath.Join(dir, ".ninja_log"), filepath.Join(dir, ".ninja_deps")
+	data, err := os.ReadFile(deps)
+	if err != nil || len(data) < 20 {
+		t.Fatalf("deps log %d bytes: %v", len(data), err)
+	}
+	os.WriteFile(deps, data[:len(data)-3], 0o644)
+	os.WriteFile(logp, []byte("garbage\x00\xff\n"), 0o644)
+	fs, _ := checkSystems(t, dir)
+	for _, p := range []string{logp, deps} {
+		u := find(fs, "unreadable-record", p)
+		if len(u) != 1 || u[0].System != "ninja" || !strings.Contains(u[0].Message, p) || !strings.Contains(u[0].Fix, "ninja run") {
+			t.Fatalf("unreadable-record for %s: %+v in %+v", p, u, fs)
+		}
+	}
+}

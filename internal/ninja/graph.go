@@ -103,10 +103,11 @@ func (b *Build) Graph() *graph.Graph {
 	if b.Generator != nil && b.Generator.Err != nil {
 		g.AddProblem(b.Generator.Record, b.Generator.Err)
 	}
-	for _, err := range []error{b.LogErr, b.DepsErr} {
-		if err != nil {
-			g.AddProblem(b.Dir, err)
-		}
+	if b.LogErr != nil {
+		g.AddProblem(b.LogPath, b.LogErr)
+	}
+	if b.DepsErr != nil {
+		g.AddProblem(b.DepsPath, b.DepsErr)
 	}
 	if b.DryRunErr != nil {
 		g.Notes = append(g.Notes, "ninja -n: "+b.DryRunErr.Error())
