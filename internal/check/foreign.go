@@ -41,6 +41,23 @@ func forceCmd(s *graph.Step, input string) string {
 	return "make " + s.Words().Tool + " watch " + input + ", then rebuild " + s.Label
 }
 
+// verdicter is implemented by an Origin whose build system was asked (dry run) what it would redo.
+type verdicter interface {
+	// Verdict says, in words, whether the build system's dry run would redo the step; ok false when it
+	// was not asked.
+	Verdict() (verdict string, ok bool)
+}
+
+// verdictEvidence is the build system's own dry-run answer for s as evidence (none when not asked).
+func verdictEvidence(s *graph.Step) []Evidence {
+	if v, ok := s.Origin.(verdicter); ok {
+		if text, ok := v.Verdict(); ok {
+			return []Evidence{{Kind: "record", Path: s.Reference.Path, How: "dry-run", Detail: text}}
+		}
+	}
+	return nil
+}
+
 // producer returns the dependency of s that writes path (an output or the root file of the step), nil
 // when none does.
 func producer(s *graph.Step, path string) *graph.Step {
@@ -159,6 +176,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 				},
 				Fix: forceCmd(s, in.File.Path),
 			}
+			f.Evidence = append(f.Evidence, verdictEvidence(s)...)
 			f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
 			out = append(out, f)
 		}
@@ -200,6 +218,7 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 			},
 			Fix: rebuildCmd(s),
 		}
+		f.Evidence = append(f.Evidence, verdictEvidence(s)...)
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
 		out = append(out, f)
 	}

@@ -182,6 +182,9 @@ func TestS12MakeDepfilesNeverIncluded(t *testing.T) {
 			!strings.Contains(got.Fix, "-include") {
 			t.Fatalf("finding %+v", got)
 		}
+		if _, d, ok := evidenceAt(*got, "record", filepath.Join(dir, obj+".o")); !ok || !strings.Contains(d, "does not call "+obj+".o out of date") {
+			t.Fatalf("make -q evidence %q", d)
+		}
 	}
 	if len(find(fs, "missing-depfile", "")) != 0 {
 		t.Fatalf("depfiles exist: no missing-depfile wanted: %+v", find(fs, "missing-depfile", ""))
@@ -237,6 +240,9 @@ func TestS13NinjaRuleWithoutDepfile(t *testing.T) {
 	if len(un) != 1 || un[0].Severity != "error" || un[0].System != "ninja" || un[0].Subjects[1] != obj ||
 		!strings.Contains(un[0].Message, "the Ninja edge main.o (rule cc) has no depfile or deps entry naming it") {
 		t.Fatalf("untracked-input-changed %+v", un)
+	}
+	if _, d, ok := evidenceAt(un[0], "record", obj); !ok || !strings.Contains(d, "dry-run ninja -n -d explain would not run this edge") {
+		t.Fatalf("dry-run evidence %q", d)
 	}
 	// The text report names the system.
 	out, _, _ := run(t, "check", dir)

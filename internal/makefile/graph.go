@@ -2,6 +2,7 @@ package makefile
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -28,6 +29,8 @@ type Origin struct {
 	Step   *Step
 	Folder *Folder
 	Facts  []Fact
+	// GoalPass is false when make's goal pass was not run (ErrTargetShell): no -q verdict then.
+	GoalPass bool
 }
 
 // Words are Make's words for what rules say about the step.
@@ -70,6 +73,17 @@ func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why s
 	return "", "", "", false, ""
 }
 
+// Verdict is what make's own -q pass says of the target, for evidence.
+func (o *Origin) Verdict() (string, bool) {
+	if !o.GoalPass {
+		return "", false
+	}
+	if o.Step.MakeRemakes {
+		return "make -q -n -p says " + o.Step.Target + " needs to be updated", true
+	}
+	return "make -q -n -p does not call " + o.Step.Target + " out of date", true
+}
+
 // DepfileFix is the change that makes make see the headers of a compile with no depfile.
 func (o *Origin) DepfileFix() string {
 	return "add -MMD -MP to the compile flags and -include $(OBJS:.o=.d) to " + filepath.Base(o.Folder.Makefile) +
@@ -107,6 +121,12 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 	for _, p := range b.Problems {
 		g.AddProblem(p.Path, p.Err)
 	}
+	goal := true
+	for _, p := range b.Problems {
+		if errors.Is(p.Err, ErrTargetShell) {
+			goal = false
+		}
+	}
 	facts := map[string][]Fact{}
 	for _, f := range b.Facts {
 		facts[f.Step] = append(facts[f.Step], f)
@@ -118,7 +138,7 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		for _, kv := range s.Config {
 			gs.Config = append(gs.Config, graph.KV{Key: kv.Key, Value: kv.Value})
 		}
-		o := &Origin{Step: s, Folder: b.Folder, Facts: facts[s.Output.Path]}
+		o := &Origin{Step: s, Folder: b.Folder, Facts: facts[s.Output.Path], GoalPass: goal}
 		if opt.NoNative {
 			var keep []Fact
 			for _, f := range o.Facts {

@@ -74,6 +74,26 @@ func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why s
 // DepfileFix is the change that makes Ninja see the headers of a compile with no depfile.
 func (o *Origin) DepfileFix() string { return o.ForceRebuild("") }
 
+// Verdict is what ninja's own dry run says of the edge, for evidence: whether `ninja -n` would run it
+// and its explain lines; ok is false when no dry run was made (see Build.DryRunErr).
+func (o *Origin) Verdict() (verdict string, ok bool) {
+	if o.Build.DryRun == nil {
+		return "", false
+	}
+	if !o.Edge.WouldRun {
+		return "ninja -n -d explain would not run this edge (no work to do for it)", true
+	}
+	v := "ninja -n -d explain would run this edge"
+	if len(o.Edge.Why) > 0 {
+		why := o.Edge.Why
+		if len(why) > 3 {
+			why = append(why[:3:3], fmt.Sprintf("and %d more", len(o.Edge.Why)-3))
+		}
+		v += ": " + strings.Join(why, "; ")
+	}
+	return v, true
+}
+
 // ReadGraph reads the Ninja build folder dir (Read, with the dry run) into the neutral graph: one
 // graph.Step per non-phony edge (System "ninja", Kind graph.Compile, ID "ninja:" + its first output,
 // absolute; Reference its oldest output, Exists false when an output is missing; Outputs every
