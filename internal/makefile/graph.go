@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -219,8 +220,20 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		}
 		g.Roots = append(g.Roots, &graph.Root{File: gs.Reference, Kind: kind, Step: gs, TiedBy: "rule"})
 	}
+	if len(b.Steps) == 0 {
+		why := ""
+		if g := b.Folder; g != nil && fileExists(filepath.Join(g.Dir, "CMakeCache.txt")) {
+			why = " (a CMake \"Unix Makefiles\" tree builds through recursive $(MAKE) calls, which stalecheck does not follow)"
+		}
+		g.Notes = append(g.Notes, fmt.Sprintf("make's data base for %s shows no rule that builds an object, archive or program%s", b.Folder.Makefile, why))
+	}
 	g.MarkLive()
 	return g
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // stat is the reader's stat, for paths Read did not look at.
