@@ -97,6 +97,10 @@ type Found struct {
 	// the build folder for Ninja, the makefile's folder for Make, the go.mod folder for Go.
 	Dir string
 	Why string // what was found, e.g. "build.ninja", "Makefile and 3 built files"
+	// Package is, for a Make or Ninja folder inside a Cargo package with a build script (the nearest
+	// Cargo.toml at or above Dir has a build.rs beside it), that package's folder: its build script
+	// most likely drives this build, so ReadAll reads it only when --system names the system.
+	Package string
 }
 
 // Walk bounds of Detect: folders below PATH, and folders looked at in all.
@@ -137,11 +141,11 @@ func Detect(path string) []Found {
 			if g := ninja.DetectGenerator(dir); g != nil {
 				why += " written by " + g.System + " (" + filepath.Base(g.Record) + ")"
 			}
-			out = append(out, Found{System: "ninja", Dir: dir, Why: why})
+			out = append(out, Found{System: "ninja", Dir: dir, Why: why, Package: scriptPackage(dir)})
 			return
 		}
 		if f, err := makefile.Detect(dir); err == nil && f != nil {
-			out = append(out, Found{System: "make", Dir: dir, Why: fmt.Sprintf("%s and %d built file(s)", filepath.Base(f.Makefile), len(f.Built))})
+			out = append(out, Found{System: "make", Dir: dir, Why: fmt.Sprintf("%s and %d built file(s)", filepath.Base(f.Makefile), len(f.Built)), Package: scriptPackage(dir)})
 			return
 		}
 		if isFile(filepath.Join(dir, "go.mod")) {
@@ -185,6 +189,22 @@ func cargoAt(path string) string {
 	return ""
 }
 
+// scriptPackage returns the folder of the nearest Cargo.toml at or above dir when a build.rs lies
+// beside it (a package whose build script may run make, cmake or ninja there), else "".
+func scriptPackage(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if isFile(filepath.Join(d, "Cargo.toml")) {
+			if isFile(filepath.Join(d, "build.rs")) {
+				return d
+			}
+			return ""
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
 func isFile(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.Mode().IsRegular()
@@ -212,7 +232,8 @@ var ErrNoSystem = errors.New("no build system found")
 // the only system found, or none is found, it is Cargo's graph and error exactly as cargo.Locate and
 // cargo.Read give them (so a folder with nothing gives Cargo's "no Cargo.toml" error). A system found
 // with no reader registered, or whose reader fails while another succeeds, is a graph note or
-// problem naming its folder; when every reader fails, the first error is returned.
+// problem naming its folder; a Make or Ninja folder inside a Cargo package with a build script
+// (Found.Package) is read only when only names its system, else a note says why not; when every reader fails, the first error is returned.
 // Errors: ErrUnknownSystem for a name in only that is not registered, ErrNoSystem when only names
 // none of the systems found.
 func ReadAll(ctx context.Context, path string, only []string, opt Options) (*graph.Graph, []Found, error) {
@@ -225,7 +246,13 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	}
 	all := Detect(path)
 	var found []Found
+	var notes []string
 	for _, f := range all {
+		if f.Package != "" && !want[f.System] {
+			notes = append(notes, fmt.Sprintf("%s build at %s (%s) lies in the Cargo package %s, whose build script most likely drives it: not read on its own (--system %s reads it)",
+				f.System, f.Dir, f.Why, f.Package, f.System))
+			continue
+		}
 		if len(want) == 0 || want[f.System] {
 			found = append(found, f)
 		}
@@ -233,6 +260,9 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	cargoOnly := len(found) == 0 || len(found) == 1 && found[0].System == unit.System
 	if cargoOnly && (len(want) == 0 || want[unit.System]) {
 		g, err := reader(unit.System)(ctx, path, opt)
+		if err == nil {
+			g.Notes = append(g.Notes, notes...)
+		}
 		return g, found, err
 	}
 	if len(found) == 0 {
@@ -249,7 +279,6 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	var gs []*graph.Graph
 	var firstErr error
 	var failed []graph.Problem
-	var notes []string
 	for _, f := range found {
 		read := reader(f.System)
 		if read == nil {

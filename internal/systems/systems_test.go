@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
 )
 
@@ -58,18 +59,28 @@ func TestDetect(t *testing.T) {
 		"c/Makefile":                             "all:\n",
 		".hidden/build.ninja":                    "",
 		"g/go.mod":                               "module g\n",
+		"p/Cargo.toml":                           "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+		"p/build.rs":                             "fn main() {}\n",
+		"p/native/Makefile":                      "all:\n",
+		"p/native/y.o":                           "not really an object",
 	})
 	got := map[string]string{}
 	for _, f := range Detect(root) {
 		got[f.Dir] += f.System + " "
 	}
-	want := map[string]string{root: "cargo ", filepath.Join(root, "a/build"): "ninja ", filepath.Join(root, "b"): "make ", filepath.Join(root, "g"): "go "}
+	want := map[string]string{root: "cargo ", filepath.Join(root, "a/build"): "ninja ", filepath.Join(root, "b"): "make ", filepath.Join(root, "g"): "go ",
+		filepath.Join(root, "p/native"): "make "}
 	if len(got) != len(want) {
 		t.Fatalf("Detect: %v, want %v", got, want)
 	}
 	for d, s := range want {
 		if got[d] != s {
 			t.Fatalf("Detect: %v, want %v", got, want)
+		}
+	}
+	for _, f := range Detect(root) {
+		if want := map[bool]string{true: filepath.Join(root, "p"), false: ""}[f.Dir == filepath.Join(root, "p/native")]; f.Package != want {
+			t.Fatalf("%s: Package %q, want %q", f.Dir, f.Package, want)
 		}
 	}
 	// Under the Cargo workspace, PATH itself is Cargo's (cargo.Locate walks up).
@@ -159,5 +170,34 @@ func TestMergeTiesMakeToNinja(t *testing.T) {
 	}
 	if fs := check.Run(g, check.Options{}); len(fs) != 0 {
 		t.Fatalf("after make: %+v", fs)
+	}
+}
+
+// TestReadAllSkipsScriptDrivenBuilds: a Make folder inside a Cargo package with a build script is the
+// script's build: ReadAll reads Cargo alone (its own error here: nothing built) unless --system names
+// make, and then reads that folder.
+func TestReadAllSkipsScriptDrivenBuilds(t *testing.T) {
+	need(t, "make")
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"Cargo.toml":      "[package]\nname = \"p\"\nversion = \"0.1.0\"\n",
+		"build.rs":        "fn main() {}\n",
+		"native/Makefile": "all: y.o\ny.o:\n\ttrue\n",
+		"native/y.o":      "not really an object",
+		"src/lib.rs":      "",
+	})
+	if _, _, err := ReadAll(context.Background(), root, nil, Options{}); !errors.Is(err, cargo.ErrNotBuilt) {
+		t.Fatalf("default: %v, want Cargo's nothing-built error", err)
+	}
+	g, found, err := ReadAll(context.Background(), root, []string{"make"}, Options{})
+	if err != nil || len(found) != 1 || found[0].Dir != filepath.Join(root, "native") || found[0].Package != root {
+		t.Fatalf("--system make: %v %+v", err, found)
+	}
+	ok := false
+	for _, s := range g.Steps {
+		ok = ok || s.ID == "make:"+filepath.Join(root, "native/y.o") && s.System == "make"
+	}
+	if !ok {
+		t.Fatalf("no step for native/y.o in %d steps", len(g.Steps))
 	}
 }
