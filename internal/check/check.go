@@ -74,6 +74,9 @@ type Finding struct {
 	Roots    []string // the roots (binaries) it affects; empty when none
 	Evidence []Evidence
 	Fix      string
+	// System names the build system of the finding's step where it is not Cargo ("make", "ninja",
+	// "go"); "" for Cargo's findings.
+	System string
 }
 
 // Rule is one named check.
@@ -95,6 +98,8 @@ var Rules = []Rule{
 	{"edited-copy-not-built", Error, editedCopyNotBuilt},
 	{"duplicate-native-artifact", Warning, duplicateNativeArtifact},
 	{"rerun-scan-disabled", Warning, rerunScanDisabled},
+	{"missing-depfile", Warning, missingDepfile},
+	{"archive-member-without-rule", Warning, archiveMemberWithoutRule},
 	{"output-outside-out-dir", Warning, outputOutsideOutDir},
 	{"link-search-shadowing", Warning, linkSearchShadowing},
 	{"out-dir-leftover", Warning, outDirLeftover},

@@ -15,6 +15,12 @@ import (
 func binaryOlderThanInput(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
+		// Make and Ninja roots; a Go root takes the path below (graph.Root.NewerLinked follows the
+		// libraries its link step names, and behindLibrary the Cargo units behind them).
+		if r.Step != nil && foreign(r.Step) && r.Step.System != goSystem {
+			out = append(out, olderForeign(g, r)...)
+			continue
+		}
 		for _, li := range r.NewerLinked() {
 			s, in := li.Step, li.File
 			h := g.HoldingOf(r, in.Path)

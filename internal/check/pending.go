@@ -18,6 +18,15 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if !s.Live() || !s.Reference.Exists {
 			continue
 		}
+		if s.System == goSystem {
+			// Go's build cache compares content hashes, not mtimes: a newer watched file is no reason
+			// of its own, and the content it hashes is not recorded on disk.
+			continue
+		}
+		if foreign(s) {
+			out = append(out, pendingForeign(g, s)...)
+			continue
+		}
 		what := "the build script of " + s.Package
 		if s.Kind != graph.ScriptRun {
 			what = fmt.Sprintf("%s (%s)", s.Package, s.Label)

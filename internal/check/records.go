@@ -48,12 +48,17 @@ func unreadableRecord(g *graph.Graph) []Finding {
 			// A manifest, Cargo.lock or config: Cargo reads it too, and nothing rewrites it.
 			fix = "make " + display(g, p.Path) + " a readable regular file again (Cargo cannot build with it either)"
 		}
+		sys := foreignSystemOf(g, p.Path)
+		if sys != "" {
+			fix = "repair or remove " + display(g, p.Path) + ": the next " + sys + " run writes its records afresh (and may redo the steps they recorded)"
+		}
 		out = append(out, Finding{
 			Rule: "unreadable-record", Severity: Warning,
 			Message:  fmt.Sprintf("could not read %s: %s; the check went on without it", display(g, p.Path), p.Err),
 			Subjects: []string{p.Path},
 			Evidence: []Evidence{{Kind: "record", Path: p.Path, Detail: p.Err}},
 			Fix:      fix,
+			System:   sys,
 		})
 	}
 	return out

@@ -57,6 +57,9 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 			out = append(out, contentJudged(g, s, in, f))
 		}
 	}
+	// Make, Ninja and other systems' steps: from neutral fields (foreign.go); Go's, with its build-ID
+	// baselines (untracked_neutral.go).
+	out = append(out, untrackedForeign(g)...)
 	return append(out, untrackedInputChangedNeutral(g)...)
 }
 

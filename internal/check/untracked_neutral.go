@@ -3,12 +3,11 @@ package check
 import (
 	"fmt"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
-// untrackedInputChangedNeutral is untracked-input-changed on the steps of other build systems than
-// Cargo, from neutral fields only: an input of a live step that its build system does not watch, whose
+// untrackedInputChangedNeutral is untracked-input-changed on Go's steps (internal/gocgo), from neutral
+// fields only: an input of a live step that its build system does not watch, whose
 // mtime is newer than the step's reference, or whose content differs from a baseline the adapter keyed
 // by a build identity (graph.InputContent.Build: then a build that only touched the reference hides the
 // mtime, but the outputs were not rebuilt since the baseline). Libraries a link step names
@@ -16,7 +15,7 @@ import (
 func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if s.System == unit.System || !s.Live() || s.Failed != "" || !s.Reference.Exists {
+		if s.System != goSystem || !s.Live() || s.Failed != "" || !s.Reference.Exists {
 			continue
 		}
 		w := s.Words()
@@ -42,7 +41,7 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 					fmtTime(s.Reference.MTimeNS), fmtTime(in.File.MTimeNS), w.NotWatched, w.Tool)
 			}
 			f := Finding{
-				Rule: "untracked-input-changed", Severity: sev, Message: msg,
+				Rule: "untracked-input-changed", Severity: sev, System: s.System, Message: msg,
 				Subjects: []string{in.File.Path, s.Reference.Path},
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{

@@ -1,32 +1,36 @@
 package cli
 
 import (
-	"errors"
+	"context"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
 
-	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/systems"
 )
 
 type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
 	verbose, noNative                                  bool
+	systems                                            []string
 }
 
 func newCheckCmd(st Streams) *cobra.Command {
 	var fl checkFlags
 	cmd := &cobra.Command{
 		Use:   "check [PATH]",
-		Short: "Check the Cargo workspace at or above PATH (default: the working folder)",
+		Short: "Check the builds at PATH (default: the working folder): Cargo, Make, Ninja (CMake, Meson)",
 		Long: `check finds the Cargo workspace at or above PATH and its target and build folders the way Cargo
-does, reads every profile folder without running Cargo, and runs every rule.
+does, reads every profile folder without running Cargo, and runs every rule. Make folders (a makefile
+with built files) and Ninja build folders (build.ninja; CMake and Meson write one) at or under PATH
+are read too (make -n -p -q and ninja -n only: nothing is built), and joined by file path; --system
+narrows which are read.
 
 Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error.`,
 		Args: cobra.MaximumNArgs(1),
@@ -46,6 +50,7 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
 	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&fl.verbose, "verbose", "v", false, "also list every root and how it was tied to its unit")
+	f.StringSliceVar(&fl.systems, "system", nil, "read only these build systems (comma-separated: cargo, make, ninja, ...); default: every one found at or under PATH")
 	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
 	return cmd
 }
@@ -61,18 +66,14 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	if err != nil {
 		return &ExitError{2, fmt.Errorf("--fail-on: %w", err)}
 	}
-	layout, err := cargo.Locate(path, cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
-	if err != nil {
-		return &ExitError{2, err}
-	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: fl.noNative})
-	if err != nil {
-		if errors.Is(err, cargo.ErrNotBuilt) {
-			return &ExitError{2, err}
-		}
-		return &ExitError{2, err}
-	}
 	stateDir, _ := digest.DefaultDir()
+	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
+	// read exactly as before (systems.ReadAll).
+	g, _, err := systems.ReadAll(context.Background(), path, fl.systems,
+		systems.Options{StateDir: stateDir, NoNative: fl.noNative, CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir})
+	if err != nil {
+		return &ExitError{2, err}
+	}
 	if !fl.noNative {
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
 		evidence.Annotate(g, stateDir)

@@ -14,63 +14,9 @@ import (
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/gocgo"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/systems"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
-
-// mergeGraphs is a local stand-in for systems.Merge (JOIN.md item 2) until it lands: it concatenates
-// the graphs (the first one's folders), ties a step input whose path is another system's root or step
-// output to the producing step (Deps, Dependents), and runs MarkLive again.
-func mergeGraphs(gs ...*graph.Graph) *graph.Graph {
-	out := &graph.Graph{Origins: map[string]any{}, Unjudged: map[string]string{}, Env: map[string]graph.EnvRead{}}
-	for i, g := range gs {
-		if i == 0 {
-			out.System, out.Workspace, out.TargetDir, out.BuildDir = g.System, g.Workspace, g.TargetDir, g.BuildDir
-		}
-		out.ProfileDirs = append(out.ProfileDirs, g.ProfileDirs...)
-		out.Steps = append(out.Steps, g.Steps...)
-		out.Roots = append(out.Roots, g.Roots...)
-		out.BuildDirs = append(out.BuildDirs, g.BuildDirs...)
-		out.Problems = append(out.Problems, g.Problems...)
-		out.Notes = append(out.Notes, g.Notes...)
-		out.Content = append(out.Content, g.Content...)
-		out.Holdings = append(out.Holdings, g.Holdings...)
-		for k, v := range g.Origins {
-			out.Origins[k] = v
-		}
-		for k, v := range g.Unjudged {
-			out.Unjudged[k] = v
-		}
-		for k, v := range g.Env {
-			out.Env[k] = v
-		}
-	}
-	producer := map[string]*graph.Step{}
-	for _, r := range out.Roots {
-		if r.Step != nil {
-			producer[r.File.Path] = r.Step
-		}
-	}
-	for _, s := range out.Steps {
-		for _, o := range s.Outputs {
-			if _, ok := producer[o.Path]; !ok {
-				producer[o.Path] = s
-			}
-		}
-	}
-	for _, s := range out.Steps {
-		for _, in := range s.Inputs {
-			if p := producer[in.File.Path]; p != nil && p.System != s.System {
-				s.Deps = append(s.Deps, p)
-				p.Dependents = append(p.Dependents, s)
-			}
-		}
-	}
-	for _, s := range out.Steps {
-		s.Roots = nil
-	}
-	out.MarkLive()
-	return out
-}
 
 // goCheck reads the Go module (and Cargo workspaces given) into one graph, annotates it as `check`
 // does, and runs the rules.
@@ -94,7 +40,7 @@ func goCheck(t *testing.T, dir, state string, cargoDirs ...string) ([]rules.Find
 	}
 	g := gg
 	if len(gs) > 0 {
-		g = mergeGraphs(append(gs, gg)...)
+		g = systems.Merge(append(gs, gg)...)
 	}
 	evidence.Annotate(g, state)
 	content.Annotate(g, content.Options{StateDir: state})

@@ -17,6 +17,8 @@
 //     DWARF compile units and archive members through internal/binfmt), the output's mtime as the
 //     reference; and Facts: missing-depfile, untracked-input-changed, pending-rebuild,
 //     binary-older-than-input, archive-member-without-rule, each with paths and mtimes in nanoseconds.
+//   - graph.go: ReadGraph and Build.Graph turn a Build into the neutral graph (internal/graph), with an
+//     Origin per step that supplies Make's words and fix commands.
 //
-// The package has its own types; the neutral graph (internal/graph) is not used here.
+// The reader has its own types; only graph.go uses the neutral graph.
 package makefile

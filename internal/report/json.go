@@ -64,6 +64,8 @@ type FindingJSON struct {
 	Roots         []string       `json:"roots"`
 	Evidence      []EvidenceJSON `json:"evidence"`
 	Fix           string         `json:"fix"`
+	// System names the build system of the finding's step where it is not Cargo ("make", "ninja", "go").
+	System string `json:"system,omitempty"`
 }
 
 // EvidenceJSON is one fact behind a finding. Times are integer nanoseconds since the epoch with an
@@ -95,8 +97,8 @@ func pathBytes(p string) string {
 
 // unitLabel names a root's unit for people and JSON.
 func unitLabel(r *graph.Root) string {
-	if r.Step == nil {
-		return ""
+	if r.Step == nil || r.Step.System != "" && r.Step.System != unit.System {
+		return "" // a Make or Ninja step has no unit
 	}
 	return r.Step.Package + "-" + unit.Of(r.Step).Hash
 }
@@ -128,7 +130,7 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 	}
 	for _, f := range fs {
 		fj := FindingJSON{Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message, Subjects: f.Subjects,
-			Roots: f.Roots, Fix: f.Fix, Evidence: []EvidenceJSON{}}
+			Roots: f.Roots, Fix: f.Fix, Evidence: []EvidenceJSON{}, System: f.System}
 		if fj.Subjects == nil {
 			fj.Subjects = []string{}
 		}

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -22,11 +23,23 @@ type TextOptions struct {
 // same set of binaries sit under one heading; findings with no root come last.
 func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions) error {
 	p := &printer{w: w, g: g, color: opt.Color}
-	p.line("stalecheck: Cargo workspace %s", orNone(g.Workspace))
-	if g.BuildDir != g.TargetDir {
-		p.line("  target folder %s, build folder %s", g.TargetDir, g.BuildDir)
+	others := otherBuilds(g)
+	if g.System == "" || g.System == unit.System || len(others) == 0 {
+		p.line("stalecheck: Cargo workspace %s", orNone(g.Workspace))
+		if g.BuildDir != g.TargetDir {
+			p.line("  target folder %s, build folder %s", g.TargetDir, g.BuildDir)
+		} else {
+			p.line("  target folder %s (profiles: %s)", g.TargetDir, strings.Join(g.ProfileDirs, ", "))
+		}
 	} else {
-		p.line("  target folder %s (profiles: %s)", g.TargetDir, strings.Join(g.ProfileDirs, ", "))
+		p.line("stalecheck: %s", others[0])
+		others = others[1:]
+		if _, ok := g.Origins[unit.System]; ok {
+			p.line("  also read: Cargo workspace %s", orNone(g.Workspace))
+		}
+	}
+	for _, o := range others {
+		p.line("  also read: %s", o)
 	}
 	if opt.Verbose {
 		for _, r := range g.Roots {
@@ -78,7 +91,9 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 				tied++
 			}
 		}
-		if tied == 0 {
+		if tied == 0 && g.System != "" && g.System != unit.System {
+			p.line("No findings, but nothing to judge either: the records in %s show no built target tied to a rule or edge (see the notes with -v).", g.BuildDir)
+		} else if tied == 0 {
 			// Nothing to vouch for: say so rather than call an empty folder fresh.
 			p.line("No findings, but no binary to judge either: %s holds no uplifted binary or library tied to a build record (the first build failed before linking, or only cargo check ran).", g.TargetDir)
 		} else {
@@ -151,12 +166,43 @@ func (p *printer) rootLabel(path string) string {
 	return p.rel(path)
 }
 
+// folderer is implemented by a system's Origins value that names the folder it read (Make, Ninja).
+type folderer interface{ BuildFolder() string }
+
+// otherBuilds describes the builds of systems other than Cargo in g, g.System's first, then by name:
+// "ninja build folder /b".
+func otherBuilds(g *graph.Graph) []string {
+	var names []string
+	for k := range g.Origins {
+		if k != unit.System && k != g.System {
+			names = append(names, k)
+		}
+	}
+	sort.Strings(names)
+	if g.System != unit.System {
+		names = append([]string{g.System}, names...)
+	}
+	var out []string
+	for _, n := range names {
+		if f, ok := g.Origins[n].(folderer); ok {
+			out = append(out, n+" build folder "+f.BuildFolder())
+		} else if _, ok := g.Origins[n]; ok {
+			out = append(out, n+" build")
+		}
+	}
+	return out
+}
+
 func (p *printer) finding(f check.Finding) {
 	if p.err != nil {
 		return
 	}
 	// Severity and colour codes are ours; everything else goes through Escape.
-	_, p.err = fmt.Fprintf(p.w, "  %s %s\n", p.sev(f.Severity), Escape(f.Rule))
+	if f.System != "" {
+		_, p.err = fmt.Fprintf(p.w, "  %s %s (%s)\n", p.sev(f.Severity), Escape(f.Rule), Escape(f.System))
+	} else {
+		_, p.err = fmt.Fprintf(p.w, "  %s %s\n", p.sev(f.Severity), Escape(f.Rule))
+	}
 	p.line("    %s", f.Message)
 	for _, e := range f.Evidence {
 		var parts []string

@@ -1,0 +1,328 @@
+package check
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// This file holds the neutral paths of untracked-input-changed, pending-rebuild and
+// binary-older-than-input for the steps of systems other than Cargo (Make, Ninja, Go): they read only
+// neutral fields (Inputs with Watched and How, Reference, Deps, Roots) and take the system's words
+// from the step (Step.Words) and its fix commands from its Origin (rebuilder).
+
+// foreign reports whether s belongs to a system other than Cargo (a step with no System, as tests
+// build them, is Cargo's).
+func foreign(s *graph.Step) bool { return s.System != "" && s.System != unit.System }
+
+// goSystem is internal/gocgo's Step.System: its steps keep their own untracked-input-changed (build-ID
+// content baselines, untracked_neutral.go) and binary-older-than-input (NewerLinked) paths.
+const goSystem = "go"
+
+// rebuilder is implemented by an Origin that knows its system's fix commands.
+type rebuilder interface {
+	// Rebuild is the command that redoes the step when the build system knows it must.
+	Rebuild() string
+	// ForceRebuild is what makes the build system see input (absolute path) and redo the step.
+	ForceRebuild(input string) string
+}
+
+func rebuildCmd(s *graph.Step) string {
+	if r, ok := s.Origin.(rebuilder); ok {
+		return r.Rebuild()
+	}
+	return "rebuild " + s.Label + " with " + s.Words().Tool
+}
+
+func forceCmd(s *graph.Step, input string) string {
+	if r, ok := s.Origin.(rebuilder); ok {
+		return r.ForceRebuild(input)
+	}
+	return "make " + s.Words().Tool + " watch " + input + ", then rebuild " + s.Label
+}
+
+// verdicter is implemented by an Origin whose build system was asked (dry run) what it would redo.
+type verdicter interface {
+	// Verdict says, in words, whether the build system's dry run would redo the step; ok false when it
+	// was not asked.
+	Verdict() (verdict string, ok bool)
+}
+
+// verdictEvidence is the build system's own dry-run answer for s as evidence (none when not asked).
+func verdictEvidence(s *graph.Step) []Evidence {
+	if v, ok := s.Origin.(verdicter); ok {
+		if text, ok := v.Verdict(); ok {
+			return []Evidence{{Kind: "record", Path: s.Reference.Path, How: "dry-run", Detail: text}}
+		}
+	}
+	return nil
+}
+
+// producer returns the dependency of s that writes path (an output or the root file of the step), nil
+// when none does.
+func producer(s *graph.Step, path string) *graph.Step {
+	for _, d := range s.Deps {
+		for _, o := range d.Outputs {
+			if o.Path == path {
+				return d
+			}
+		}
+		for _, r := range d.Roots {
+			if r.Step == d && r.File.Path == path {
+				return d
+			}
+		}
+	}
+	return nil
+}
+
+// rootOf reports whether s produces a root (a program or library users run or link).
+func rootOf(g *graph.Graph, s *graph.Step) bool {
+	for _, r := range g.Roots {
+		if r.Step == s {
+			return true
+		}
+	}
+	return false
+}
+
+// linkedByRoot reports whether binary-older-than-input speaks of in: an input of a root's step that
+// a dependency step writes (an object or library the root links).
+func linkedByRoot(g *graph.Graph, s *graph.Step, in *graph.Input) bool {
+	return rootOf(g, s) && producer(s, in.File.Path) != nil
+}
+
+// foreignRootEvidence names the roots that reach s.
+func foreignRootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
+	var out []Evidence
+	for _, p := range rootPaths(s) {
+		for _, r := range s.Roots {
+			if r.File.Path == p {
+				out = append(out, Evidence{Kind: "root", Path: p, MTimeNS: r.File.MTimeNS, Size: r.File.Size,
+					Detail: fmt.Sprintf("%s %s (%s) reaches %s through the steps that make its inputs", r.Kind, display(g, p), systemOf(r.Step), s.Label)})
+				break
+			}
+		}
+	}
+	return out
+}
+
+func systemOf(s *graph.Step) string {
+	if s == nil || s.System == "" {
+		return unit.System
+	}
+	return s.System
+}
+
+// watchedSummary lists what the build system watches for s: "watches: main.c, build.ninja:4".
+func watchedSummary(g *graph.Graph, s *graph.Step) string {
+	var names []string
+	for _, in := range s.Inputs {
+		if in.Watched {
+			names = append(names, display(g, in.File.Path))
+		}
+	}
+	if len(names) == 0 {
+		return "it watches no input of " + s.Label
+	}
+	if len(names) > 8 {
+		names = append(names[:8], fmt.Sprintf("and %d more", len(names)-8))
+	}
+	return "it watches: " + strings.Join(names, ", ")
+}
+
+// pendingWatched reports whether s will be redone anyway: a watched input is newer than its reference.
+func pendingWatched(s *graph.Step) bool {
+	for _, in := range s.Inputs {
+		if in.Watched && in.File.Exists && in.File.MTimeNS > s.Reference.MTimeNS {
+			return true
+		}
+	}
+	return false
+}
+
+// untrackedForeign: an input of a live step of another system changed after the step's reference and
+// the system does not watch it (a header only the depfile make never includes, DWARF or the include
+// scan names): the build system will not redo the step. Steps that a watched input redoes anyway are
+// left to pending-rebuild (the next build compiles the new header too), and so are the objects and
+// libraries a root links (binary-older-than-input). Error when a record ties the file to the step,
+// warning on a package-folder candidate alone.
+func untrackedForeign(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		if !foreign(s) || s.System == goSystem || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingWatched(s) {
+			continue
+		}
+		for _, in := range s.Inputs {
+			if in.Watched || !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS || linkedByRoot(g, s, in) {
+				continue
+			}
+			w := s.Words()
+			sev := Error
+			if !in.Strong() {
+				sev = Warning
+			}
+			f := Finding{
+				Rule: "untracked-input-changed", Severity: sev, System: s.System,
+				Message: fmt.Sprintf("%s was modified at %s, after %s was built at %s (%s); %s, so %s will not rebuild %s",
+					display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Label, fmtTime(s.Reference.MTimeNS),
+					display(g, s.Reference.Path), w.NotWatched, w.Tool, s.Label),
+				Subjects: []string{in.File.Path, s.Reference.Path},
+				Roots:    rootPaths(s),
+				Evidence: []Evidence{
+					{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: clueDetail(in)},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
+					{Kind: "declared", Path: s.Reference.Path, Detail: watchedSummary(g, s)},
+				},
+				Fix: forceCmd(s, in.File.Path),
+			}
+			f.Evidence = append(f.Evidence, verdictEvidence(s)...)
+			f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// pendingForeign: watched inputs of a live step of another system that are newer than its reference
+// (or missing): the build system will redo the step, so what is on disk is old. The objects and
+// libraries a root links are binary-older-than-input's.
+func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
+	var out []Finding
+	if s.Failed != "" {
+		return nil
+	}
+	w := s.Words()
+	for _, in := range s.Inputs {
+		if !in.Watched || linkedByRoot(g, s, in) {
+			continue
+		}
+		var msg string
+		switch {
+		case !in.File.Exists:
+			msg = fmt.Sprintf("%s, which %s, is missing; %s will try to remake %s on the next build, so %s is not built from what is on disk",
+				display(g, in.File.Path), w.Watched, w.Tool, s.Label, s.Label)
+		case in.File.MTimeNS > s.Reference.MTimeNS:
+			msg = fmt.Sprintf("%s was modified at %s, after %s was built at %s (%s); %s, so the next build redoes %s: what is on disk is old",
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Label, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), w.Watched, s.Label)
+		default:
+			continue
+		}
+		f := Finding{
+			Rule: "pending-rebuild", Severity: Error, System: s.System, Message: msg,
+			Subjects: []string{in.File.Path, s.Reference.Path},
+			Roots:    rootPaths(s),
+			Evidence: []Evidence{
+				{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy},
+				{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
+			},
+			Fix: rebuildCmd(s),
+		}
+		f.Evidence = append(f.Evidence, verdictEvidence(s)...)
+		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
+		out = append(out, f)
+	}
+	return out
+}
+
+// olderForeign: a root of another system is older than an object or library its step links, one a
+// dependency step writes (of any system: a Go binary and the Cargo staticlib behind it). Content
+// answers (graph.Holding) clear or confirm it where internal/content gathered one.
+func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
+	s := r.Step
+	if s.Failed != "" || !r.File.Exists {
+		return nil
+	}
+	var out []Finding
+	for _, in := range s.Inputs {
+		d := producer(s, in.File.Path)
+		if d == nil || !in.File.Exists || in.File.MTimeNS <= r.File.MTimeNS {
+			continue
+		}
+		f := Finding{
+			Rule: "binary-older-than-input", Severity: Error, System: s.System,
+			Subjects: []string{r.File.Path, in.File.Path},
+			Roots:    []string{r.File.Path},
+			Evidence: []Evidence{
+				{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: fmt.Sprintf("%s made by %s step %s (tied by %s)", r.Kind, systemOf(s), s.Label, r.TiedBy)},
+				{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
+					Detail: fmt.Sprintf("written by %s step %s; %s", systemOf(d), d.Label, clueDetail(in))},
+			},
+			Fix: rebuildCmd(s),
+		}
+		when := fmt.Sprintf("%s was linked at %s, before %s was written at %s", display(g, r.File.Path), fmtTime(r.File.MTimeNS), display(g, in.File.Path), fmtTime(in.File.MTimeNS))
+		h := g.HoldingOf(r, in.File.Path)
+		switch {
+		case h != nil && h.Verdict == graph.HoldsContent:
+			f.Severity, f.Fix = Info, ""
+			f.Message = when + ", but by content it holds what that file now contains (" + h.Detail + "): only the mtime is newer, it is not stale"
+		case h != nil && h.Verdict == graph.DiffersContent:
+			f.Message = when + ", and by content it holds other code: " + h.Detail
+		default:
+			watch := "and " + s.Words().Tool + " will relink it on the next build"
+			if !in.Watched {
+				watch = "and " + s.Words().NotWatched + ", so it will not relink it"
+				f.Fix = forceCmd(s, in.File.Path)
+			}
+			f.Message = when + ": the binary on disk does not hold what that file now contains, " + watch
+		}
+		if h != nil && (h.Verdict == graph.HoldsContent || h.Verdict == graph.DiffersContent) {
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-" + h.Verdict, Detail: h.Detail})
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// archiveMemberWithoutRule: an archive of another system holds a member that no step of the graph
+// makes any more (`ar r` keeps the object of a removed source), so whatever links the archive may
+// still get its symbols. Warning.
+func archiveMemberWithoutRule(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		if !foreign(s) || !s.Reference.Exists {
+			continue
+		}
+		for _, in := range s.Inputs {
+			if len(in.How) != 1 || in.How[0] != graph.ArchiveMember || in.Watched || producer(s, in.File.Path) != nil {
+				continue
+			}
+			member := in.Detail[0]
+			ev := []Evidence{{Kind: "artifact", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, How: string(graph.ArchiveMember), Detail: "archive member " + member}}
+			state := "no longer on disk"
+			if in.File.Exists {
+				state = "still on disk"
+				ev = append(ev, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, Detail: "an object of the member's name, which no rule makes"})
+			}
+			f := Finding{
+				Rule: "archive-member-without-rule", Severity: Warning, System: s.System,
+				Message: fmt.Sprintf("%s holds %s, which no rule of %s makes any more (its object is %s): `ar r` keeps the members of removed sources, so whatever links %s may still get its symbols",
+					display(g, s.Reference.Path), filepath.Base(in.File.Path), s.Words().Tool, state, s.Label),
+				Subjects: []string{s.Reference.Path, member},
+				Roots:    rootPaths(s),
+				Evidence: append(ev, foreignRootEvidence(g, s)...),
+				Fix:      "rm " + s.Reference.Path + " && " + rebuildCmd(s) + " (the archive is written afresh from the objects its rule names)",
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// foreignSystemOf names the system other than Cargo whose build folder holds path (its Graph.Origins
+// value names the folder through BuildFolder), "" when none does.
+func foreignSystemOf(g *graph.Graph, path string) string {
+	for name, o := range g.Origins {
+		f, ok := o.(interface{ BuildFolder() string })
+		if !ok || name == unit.System {
+			continue
+		}
+		if d := f.BuildFolder(); path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return name
+		}
+	}
+	return ""
+}

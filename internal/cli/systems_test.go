@@ -1,0 +1,464 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// Tests of `check` on Make and Ninja builds (scenarios S12, S13 of shared/scenarios, CMake/Meson + nvcc,
+// an archive keeping a removed object): real builds in t.TempDir(), then the fix step.
+
+// nvccEnv makes Debian's nvcc 11.8 accept gcc 12 as its host compiler.
+var nvccEnv = []string{"NVCC_PREPEND_FLAGS=-ccbin c++ -allow-unsupported-compiler"}
+
+func needTools(t *testing.T, tools ...string) {
+	t.Helper()
+	for _, tool := range tools {
+		if _, err := exec.LookPath(tool); err != nil {
+			if tool == "nvcc" {
+				t.Skipf("nvcc is not installed (%v): this test compiles CUDA with a real nvcc (.ci/setup-debian --cuda installs Debian's nvidia-cuda-toolkit)", err)
+			}
+			t.Skipf("%s is not installed (%v): this test drives a real %s build", tool, err, tool)
+		}
+	}
+}
+
+func writeFiles(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func shIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, name, args...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+	return string(out)
+}
+
+// editLater appends to a file and sets its mtime two seconds ahead, so the edit is newer than every
+// output whatever the filesystem's timestamp granularity, and waits until that time has passed (so a
+// later build's outputs are newer); it returns the mtime in ns.
+func editLater(t *testing.T, p, text string) int64 {
+	t.Helper()
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(text)
+	f.Close()
+	when := time.Now().Add(2 * time.Second)
+	if err := os.Chtimes(p, when, when); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(p)
+	time.Sleep(time.Until(when) + 10*time.Millisecond)
+	return st.ModTime().UnixNano()
+}
+
+type sysFinding struct {
+	Rule     string   `json:"rule"`
+	Severity string   `json:"severity"`
+	Message  string   `json:"message"`
+	Subjects []string `json:"subjects"`
+	System   string   `json:"system"`
+	Fix      string   `json:"fix"`
+	Evidence []struct {
+		Kind    string `json:"kind"`
+		Path    string `json:"path"`
+		MTimeNS int64  `json:"mtime_ns"`
+		How     string `json:"how"`
+		Detail  string `json:"detail"`
+	} `json:"evidence"`
+}
+
+// checkSystems runs `check --format json` on dir with extra flags and returns the findings and exit code.
+func checkSystems(t *testing.T, dir string, flags ...string) ([]sysFinding, int) {
+	t.Helper()
+	out, stderr, code := run(t, append(append([]string{"check", "--format", "json"}, flags...), dir)...)
+	if code == 2 {
+		t.Fatalf("check %s: exit 2: %s", dir, stderr)
+	}
+	var doc struct {
+		Findings []sysFinding `json:"findings"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("invalid JSON: %v\n%s", err, out)
+	}
+	// Every document validates against the documented schema.
+	c := jsonschema.NewCompiler()
+	c.AssertFormat()
+	schema, err := c.Compile(filepath.Join("..", "..", "docs", "schema", "check.v1.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw any
+	json.Unmarshal([]byte(out), &raw)
+	if err := schema.Validate(raw); err != nil {
+		t.Fatalf("output does not match docs/schema/check.v1.json: %v\n%s", err, out)
+	}
+	return doc.Findings, code
+}
+
+// find returns the findings of rule whose first subject is subject (any subject when "").
+func find(fs []sysFinding, rule, subject string) []sysFinding {
+	var out []sysFinding
+	for _, f := range fs {
+		if f.Rule == rule && (subject == "" || len(f.Subjects) > 0 && f.Subjects[0] == subject) {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func evidenceAt(f sysFinding, kind, path string) (int64, string, bool) {
+	for _, e := range f.Evidence {
+		if e.Kind == kind && e.Path == path {
+			return e.MTimeNS, e.How + " " + e.Detail, true
+		}
+	}
+	return 0, "", false
+}
+
+// TestS12MakeDepfilesNeverIncluded: -MMD writes main.d and point.d, which the Makefile never includes;
+// point.h changes and make says it is up to date. check names point.h against both objects, known by
+// the depfiles (and DWARF), as make's words; including the depfiles and running make fixes it.
+func TestS12MakeDepfilesNeverIncluded(t *testing.T) {
+	needTools(t, "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile": "CFLAGS = -g -O0 -MMD\nOBJS = main.o point.o\napp: $(OBJS)\n\t$(CC) $(OBJS) -o $@\n",
+		"point.h":  "struct point { int x, y; };\nint norm(struct point p);\n",
+		"point.c":  "#include \"point.h\"\nint norm(struct point p) { return p.x + p.y; }\n",
+		"main.c":   "#include \"point.h\"\nint main(void) { struct point p = {1, 2}; return norm(p) - 3; }\n",
+	})
+	shIn(t, dir, nil, "make")
+	hdr := filepath.Join(dir, "point.h")
+	ns := editLater(t, hdr, "struct point3 { int x, y, z; };\n")
+	if out := shIn(t, dir, nil, "make"); !strings.Contains(out, "up to date") {
+		t.Fatalf("make rebuilt after the header edit (the scenario needs it not to):\n%s", out)
+	}
+	fs, code := checkSystems(t, dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %+v", code, fs)
+	}
+	for _, obj := range []string{"main", "point"} {
+		var got *sysFinding
+		for _, f := range find(fs, "untracked-input-changed", hdr) {
+			if len(f.Subjects) > 1 && f.Subjects[1] == filepath.Join(dir, obj+".o") {
+				got = &f
+			}
+		}
+		if got == nil {
+			t.Fatalf("no untracked-input-changed for point.h against %s.o: %+v", obj, fs)
+		}
+		mt, how, ok := evidenceAt(*got, "input", hdr)
+		if !ok || mt != ns || !strings.Contains(how, "depfile") || !strings.Contains(how, filepath.Join(dir, obj+".d")) {
+			t.Fatalf("input evidence %d %q (want mtime %d, depfile %s.d)", mt, how, ns, obj)
+		}
+		if got.Severity != "error" || got.System != "make" || !strings.Contains(got.Message, "make does not have it as a prerequisite of "+obj+".o") ||
+			!strings.Contains(got.Fix, "-include") {
+			t.Fatalf("finding %+v", got)
+		}
+		if _, d, ok := evidenceAt(*got, "record", filepath.Join(dir, obj+".o")); !ok || !strings.Contains(d, "does not call "+obj+".o out of date") {
+			t.Fatalf("make -q evidence %q", d)
+		}
+	}
+	if len(find(fs, "missing-depfile", "")) != 0 {
+		t.Fatalf("depfiles exist: no missing-depfile wanted: %+v", find(fs, "missing-depfile", ""))
+	}
+	// The fix: include the depfiles; make now sees point.h and rebuilds both objects.
+	f, _ := os.OpenFile(filepath.Join(dir, "Makefile"), os.O_APPEND|os.O_WRONLY, 0)
+	f.WriteString("-include $(OBJS:.o=.d)\n")
+	f.Close()
+	if out := shIn(t, dir, nil, "make"); !strings.Contains(out, "point.o") {
+		t.Fatalf("make did not rebuild after the fix:\n%s", out)
+	}
+	fs, code = checkSystems(t, dir)
+	if code != 0 || len(find(fs, "untracked-input-changed", "")) != 0 {
+		t.Fatalf("after the fix: exit %d, %+v", code, fs)
+	}
+}
+
+// TestS13NinjaRuleWithoutDepfile: build.ninja compiles main.c (which includes m.h) with no depfile or
+// deps; m.h changes and ninja has no work to do. check gives missing-depfile on the rule and
+// untracked-input-changed for m.h (the include scan); --system narrows; the fix (a depfile with deps =
+// gcc, -MD -MF) and a ninja run leave no finding.
+func TestS13NinjaRuleWithoutDepfile(t *testing.T) {
+	needTools(t, "ninja", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"build.ninja": "rule cc\n  command = cc -c $in -o $out\nrule link\n  command = cc $in -o $out\nbuild main.o: cc main.c\nbuild app: link main.o\n",
+		"m.h":         "#define M 0\n",
+		"main.c":      "#include \"m.h\"\nint main(void) { return M; }\n",
+	})
+	shIn(t, dir, nil, "ninja")
+	mh := filepath.Join(dir, "m.h")
+	ns := editLater(t, mh, "#undef M\n#define M 1\n")
+	if out := shIn(t, dir, nil, "ninja", "-n"); !strings.Contains(out, "no work to do") {
+		t.Fatalf("ninja would rebuild after the header edit (the scenario needs it not to):\n%s", out)
+	}
+	obj := filepath.Join(dir, "main.o")
+	fs, code := checkSystems(t, dir)
+	if code != 1 {
+		t.Fatalf("exit %d, want 1: %+v", code, fs)
+	}
+	md := find(fs, "missing-depfile", obj)
+	if len(md) != 1 || md[0].Severity != "warning" || md[0].System != "ninja" || !strings.Contains(md[0].Message, "rule cc") ||
+		!strings.Contains(md[0].Message, "neither depfile nor deps") {
+		t.Fatalf("missing-depfile %+v in %+v", md, fs)
+	}
+	if _, d, ok := evidenceAt(md[0], "rule", obj); !ok || !strings.Contains(d, "cc -c main.c -o main.o") || !strings.Contains(d, "build.ninja:5") {
+		t.Fatalf("rule evidence %q", d)
+	}
+	if mt, how, ok := evidenceAt(md[0], "input", mh); !ok || mt != ns || !strings.Contains(how, "include-scan") {
+		t.Fatalf("missing-depfile names no header seen by the include scan: %q", how)
+	}
+	un := find(fs, "untracked-input-changed", mh)
+	if len(un) != 1 || un[0].Severity != "error" || un[0].System != "ninja" || un[0].Subjects[1] != obj ||
+		!strings.Contains(un[0].Message, "the Ninja edge main.o (rule cc) has no depfile or deps entry naming it") {
+		t.Fatalf("untracked-input-changed %+v", un)
+	}
+	if _, d, ok := evidenceAt(un[0], "record", obj); !ok || !strings.Contains(d, "dry-run ninja -n -d explain would not run this edge") {
+		t.Fatalf("dry-run evidence %q", d)
+	}
+	// The text report names the system.
+	out, _, _ := run(t, "check", dir)
+	if !strings.Contains(out, "stalecheck: ninja build folder "+dir) || !strings.Contains(out, "missing-depfile (ninja)") {
+		t.Fatalf("text report:\n%s", out)
+	}
+	// --system: make finds nothing here (exit 2, naming what was found); ninja is what the default read.
+	if _, stderr, code := run(t, "check", "--system", "make", dir); code != 2 || !strings.Contains(stderr, "ninja at "+dir) {
+		t.Fatalf("--system make: exit %d %q", code, stderr)
+	}
+	if _, stderr, code := run(t, "check", "--system", "scons", dir); code != 2 || !strings.Contains(stderr, "unknown build system") {
+		t.Fatalf("--system scons: exit %d %q", code, stderr)
+	}
+	if fs2, _ := checkSystems(t, dir, "--system", "ninja"); len(fs2) != len(fs) {
+		t.Fatalf("--system ninja: %d findings, default %d", len(fs2), len(fs))
+	}
+	// The fix: a depfile the compiler writes; the changed command makes ninja recompile.
+	writeFiles(t, dir, map[string]string{"build.ninja": "rule cc\n  command = cc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n" +
+		"rule link\n  command = cc $in -o $out\nbuild main.o: cc main.c\nbuild app: link main.o\n"})
+	shIn(t, dir, nil, "ninja")
+	fs, code = checkSystems(t, dir, "--fail-on", "warning")
+	if code != 0 || len(fs) != 0 {
+		t.Fatalf("after the fix: exit %d, %+v", code, fs)
+	}
+}
+
+// TestMakeArchiveKeepsRemovedObject: libk.a is made with `ar rcs $@ $^` from a.o and b.o; b.c is
+// removed from the Makefile and a.c edited: make rewrites a.o into the archive and keeps b.o. check
+// names b.o as a member no rule makes; removing the archive and running make fixes it.
+func TestMakeArchiveKeepsRemovedObject(t *testing.T) {
+	needTools(t, "make", "cc", "ar")
+	dir := t.TempDir()
+	mk := func(objs string) string {
+		return "CFLAGS = -O0 -MMD\nOBJS = " + objs + "\napp: main.o libk.a\n\t$(CC) main.o libk.a -o $@\nlibk.a: $(OBJS)\n\t$(AR) rcs $@ $^\n-include *.d\n"
+	}
+	writeFiles(t, dir, map[string]string{
+		"Makefile": mk("a.o b.o"),
+		"a.c":      "int a(void) { return 1; }\n",
+		"b.c":      "int b(void) { return 2; }\n",
+		"main.c":   "int a(void);\nint main(void) { return a() - 1; }\n",
+	})
+	shIn(t, dir, nil, "make")
+	writeFiles(t, dir, map[string]string{"Makefile": mk("a.o")})
+	os.Remove(filepath.Join(dir, "b.c"))
+	os.Remove(filepath.Join(dir, "b.o"))
+	os.Remove(filepath.Join(dir, "b.d"))
+	editLater(t, filepath.Join(dir, "a.c"), "int a2(void) { return 3; }\n")
+	shIn(t, dir, nil, "make")
+	if out := shIn(t, dir, nil, "ar", "t", filepath.Join(dir, "libk.a")); !strings.Contains(out, "b.o") {
+		t.Fatalf("ar dropped b.o (the scenario needs it kept): %s", out)
+	}
+	lib := filepath.Join(dir, "libk.a")
+	fs, _ := checkSystems(t, dir)
+	am := find(fs, "archive-member-without-rule", lib)
+	if len(am) != 1 || am[0].Severity != "warning" || am[0].System != "make" || am[0].Subjects[1] != lib+":b.o" ||
+		!strings.Contains(am[0].Message, "holds b.o, which no rule of Make makes any more (its object is no longer on disk)") {
+		t.Fatalf("archive-member-without-rule %+v in %+v", am, fs)
+	}
+	if _, d, ok := evidenceAt(am[0], "artifact", lib); !ok || !strings.Contains(d, "archive member "+lib+":b.o") {
+		t.Fatalf("artifact evidence %q", d)
+	}
+	if len(find(fs, "archive-member-without-rule", "")) != 1 {
+		t.Fatalf("a.o is made by a rule: only b.o wanted: %+v", fs)
+	}
+	os.Remove(lib)
+	shIn(t, dir, nil, "make")
+	fs, code := checkSystems(t, dir, "--fail-on", "warning")
+	if code != 0 || len(fs) != 0 {
+		t.Fatalf("after the fix: exit %d, %+v", code, fs)
+	}
+}
+
+const (
+	cudaKernel = "#include \"kern.cuh\"\n__global__ void k(int *x) { x[0] = SCALE; }\nextern \"C\" int launch(void) { return SCALE; }\n"
+	cudaMain   = "int launch(void);\nint main(void) { return launch() - 2; }\n"
+)
+
+// TestCMakeNinjaNvccCuhEdit: CMake 3.25 + Ninja + nvcc 11.8. CMake passes -MD -MF to nvcc with deps =
+// gcc, so ninja watches kern.cuh: the edit is pending-rebuild (Ninja's words), with the deps-log
+// record as its clue; cmake --build fixes it.
+func TestCMakeNinjaNvccCuhEdit(t *testing.T) {
+	needTools(t, "cmake", "ninja", "cc", "nvcc")
+	root := t.TempDir()
+	src, bld := filepath.Join(root, "src"), filepath.Join(root, "build")
+	writeFiles(t, src, map[string]string{
+		"CMakeLists.txt": "cmake_minimum_required(VERSION 3.18)\nproject(k LANGUAGES C CUDA)\nadd_executable(k main.c kern.cu)\n",
+		"kern.cuh":       "#define SCALE 2\n", "kern.cu": cudaKernel, "main.c": cudaMain,
+	})
+	shIn(t, root, nvccEnv, "cmake", "-S", src, "-B", bld, "-G", "Ninja")
+	shIn(t, bld, nvccEnv, "ninja")
+	cuh := filepath.Join(src, "kern.cuh")
+	ns := editLater(t, cuh, "#undef SCALE\n#define SCALE 3\n")
+	fs, code := checkSystems(t, root)
+	if code != 1 {
+		t.Fatalf("exit %d: %+v", code, fs)
+	}
+	p := find(fs, "pending-rebuild", cuh)
+	if len(p) != 1 || p[0].System != "ninja" || !strings.HasSuffix(p[0].Subjects[1], "kern.cu.o") || !strings.Contains(p[0].Message, "Ninja watches it") ||
+		p[0].Fix != "cmake --build "+bld {
+		t.Fatalf("pending-rebuild %+v in %+v", p, fs)
+	}
+	if mt, how, ok := evidenceAt(p[0], "input", cuh); !ok || mt != ns || !strings.Contains(how, "deps-log") {
+		t.Fatalf("input evidence %d %q", mt, how)
+	}
+	if len(find(fs, "missing-depfile", "")) != 0 || len(find(fs, "untracked-input-changed", "")) != 0 {
+		t.Fatalf("CMake's nvcc rule writes its depfile: %+v", fs)
+	}
+	shIn(t, bld, nvccEnv, "cmake", "--build", bld)
+	if fs, code = checkSystems(t, root, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("after cmake --build: exit %d %+v", code, fs)
+	}
+}
+
+// TestMesonCudaDepfileNeverWritten: Meson 1.0's CUDA rule names a depfile (deps = gcc) but calls nvcc
+// without -MD, so a .cuh edit leaves ninja with nothing to do: missing-depfile on the rule and
+// untracked-input-changed for kern.cuh (include scan). Recompiling the kernel (the fix step) clears the
+// staleness; the rule's missing depfile stays a warning.
+func TestMesonCudaDepfileNeverWritten(t *testing.T) {
+	needTools(t, "meson", "ninja", "cc", "nvcc")
+	src := t.TempDir()
+	bld := filepath.Join(src, "b")
+	writeFiles(t, src, map[string]string{
+		"meson.build": "project('k', 'c', 'cuda')\nexecutable('k', 'main.c', 'kern.cu')\n",
+		"kern.cuh":    "#define SCALE 2\n", "kern.cu": cudaKernel, "main.c": cudaMain,
+	})
+	shIn(t, src, nvccEnv, "meson", "setup", bld)
+	shIn(t, bld, nvccEnv, "ninja")
+	cuh := filepath.Join(src, "kern.cuh")
+	ns := editLater(t, cuh, "#undef SCALE\n#define SCALE 3\n")
+	fs, code := checkSystems(t, src)
+	if code != 1 {
+		t.Fatalf("exit %d: %+v", code, fs)
+	}
+	var obj string
+	for _, f := range find(fs, "missing-depfile", "") {
+		if strings.HasSuffix(f.Subjects[0], "kern.cu.o") {
+			obj = f.Subjects[0]
+			if f.System != "ninja" || !strings.Contains(f.Message, "has no -MD/-MMD/-MF") {
+				t.Fatalf("missing-depfile %+v", f)
+			}
+			if _, d, ok := evidenceAt(f, "depfile", f.Subjects[1]); !ok || !strings.Contains(d, "not on disk") {
+				t.Fatalf("depfile evidence %q", d)
+			}
+		}
+	}
+	if obj == "" {
+		t.Fatalf("no missing-depfile for kern.cu.o: %+v", fs)
+	}
+	un := find(fs, "untracked-input-changed", cuh)
+	if len(un) != 1 || un[0].Subjects[1] != obj || un[0].System != "ninja" {
+		t.Fatalf("untracked-input-changed %+v in %+v", un, fs)
+	}
+	if mt, how, ok := evidenceAt(un[0], "input", cuh); !ok || mt != ns || !strings.Contains(how, "include-scan") {
+		t.Fatalf("input evidence %d %q", mt, how)
+	}
+	// The fix step: remove the stale object and build again.
+	os.Remove(obj)
+	shIn(t, bld, nvccEnv, "ninja")
+	fs, _ = checkSystems(t, src)
+	if len(find(fs, "untracked-input-changed", "")) != 0 || len(find(fs, "pending-rebuild", "")) != 0 || len(find(fs, "missing-depfile", "")) != 1 {
+		t.Fatalf("after the rebuild: %+v", fs)
+	}
+}
+
+// TestMakeAndNinjaTogether: a folder holding a Make folder and a Ninja folder is read as both; each
+// finding names its system, and --system narrows to one.
+func TestMakeAndNinjaTogether(t *testing.T) {
+	needTools(t, "make", "ninja", "cc")
+	root := t.TempDir()
+	mk, nj := filepath.Join(root, "mk"), filepath.Join(root, "nj")
+	writeFiles(t, mk, map[string]string{"Makefile": "CFLAGS = -MMD\nx: x.o\n\t$(CC) x.o -o $@\n", "x.h": "#define X 0\n",
+		"x.c": "#include \"x.h\"\nint main(void) { return X; }\n"})
+	writeFiles(t, nj, map[string]string{"build.ninja": "rule cc\n  command = cc -c $in -o $out\nbuild y.o: cc y.c\n", "y.h": "#define Y 0\n",
+		"y.c": "#include \"y.h\"\nint y(void) { return Y; }\n"})
+	shIn(t, mk, nil, "make")
+	shIn(t, nj, nil, "ninja")
+	editLater(t, filepath.Join(mk, "x.h"), "\n")
+	editLater(t, filepath.Join(nj, "y.h"), "\n")
+	fs, _ := checkSystems(t, root)
+	if a, b := find(fs, "untracked-input-changed", filepath.Join(mk, "x.h")), find(fs, "untracked-input-changed", filepath.Join(nj, "y.h")); len(a) != 1 || a[0].System != "make" || len(b) != 1 || b[0].System != "ninja" {
+		t.Fatalf("findings %+v", fs)
+	}
+	fs, _ = checkSystems(t, root, "--system", "make")
+	for _, f := range fs {
+		if f.System != "make" {
+			t.Fatalf("--system make gave %+v", f)
+		}
+	}
+	if len(fs) == 0 {
+		t.Fatal("--system make: no finding")
+	}
+}
+
+// TestNinjaDamagedLogs: a .ninja_log that is not one and a truncated .ninja_deps are unreadable-record
+// findings naming each file (Ninja's words in the fix), and the check goes on (the dry run is skipped,
+// as ninja would rewrite them).
+func TestNinjaDamagedLogs(t *testing.T) {
+	needTools(t, "ninja", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"build.ninja": "rule cc\n  command = cc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\nbuild main.o: cc main.c\n",
+		"m.h":         "#define M 0\n", "main.c": "#include \"m.h\"\nint main(void) { return M; }\n",
+	})
+	shIn(t, dir, nil, "ninja")
+	logp, deps := filepath.Join(dir, ".ninja_log"), filepath.Join(dir, ".ninja_deps")
+	data, err := os.ReadFile(deps)
+	if err != nil || len(data) < 20 {
+		t.Fatalf("deps log %d bytes: %v", len(data), err)
+	}
+	os.WriteFile(deps, data[:len(data)-3], 0o644)
+	os.WriteFile(logp, []byte("garbage\x00\xff\n"), 0o644)
+	fs, _ := checkSystems(t, dir)
+	for _, p := range []string{logp, deps} {
+		u := find(fs, "unreadable-record", p)
+		if len(u) != 1 || u[0].System != "ninja" || !strings.Contains(u[0].Message, p) || !strings.Contains(u[0].Fix, "ninja run") {
+			t.Fatalf("unreadable-record for %s: %+v in %+v", p, u, fs)
+		}
+	}
+}

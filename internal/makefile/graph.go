@@ -1,0 +1,259 @@
+package makefile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// System is the graph.Step.System of every Make step.
+const System = "make"
+
+// GraphOptions tune ReadGraph (the same two fields as systems.Options).
+type GraphOptions struct {
+	// StateDir is stalecheck's state folder; the Make adapter keeps nothing there.
+	StateDir string
+	// NoNative drops the DWARF and archive-member clues from the graph (Read still opens the objects
+	// and archives; the members of an archive no rule builds are not reported then).
+	NoNative bool
+}
+
+// Origin is a Make step's own record in the graph (graph.Step.Origin): the reader's Step, the folder
+// it was read in and the facts Read found about it. It supplies Make's words (graph.Worded) and fix
+// commands.
+type Origin struct {
+	Step   *Step
+	Folder *Folder
+	Facts  []Fact
+	// GoalPass is false when make's goal pass was not run (ErrTargetShell): no -q verdict then.
+	GoalPass bool
+}
+
+// Words are Make's words for what rules say about the step.
+func (o *Origin) Words() graph.Words {
+	return graph.Words{
+		Tool:       "Make",
+		Watched:    "make has it as a prerequisite of " + o.Step.Target,
+		NotWatched: "make does not have it as a prerequisite of " + o.Step.Target,
+		Reference:  "the target " + o.Step.Target + ", whose mtime make compares prerequisites against",
+	}
+}
+
+// Rebuild is the command that redoes the step now that make knows it must: make in its folder.
+func (o *Origin) Rebuild() string { return "make -C " + o.Folder.Dir }
+
+// ForceRebuild is what makes make see input and redo the step: include the depfiles make writes (or
+// name the input as a prerequisite), then remove the stale target and make again.
+func (o *Origin) ForceRebuild(input string) string {
+	how := "name " + filepath.Base(input) + " as a prerequisite of " + o.Step.Target
+	if o.Step.Depfile != "" && !o.Step.Included {
+		how = "include the depfiles in " + filepath.Base(o.Folder.Makefile) + " (-include $(OBJS:.o=.d)) so make sees " + filepath.Base(input)
+	}
+	return how + ", then: rm " + o.Step.Output.Path + " && make -C " + o.Folder.Dir
+}
+
+// DepfileGap says why make cannot know the headers the step's compile reads: the rule, the recipe,
+// the depfile path looked for and whether it is on disk, and why in words; why is "" when there is
+// no gap (Read's missing-depfile fact).
+func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why string) {
+	for _, f := range o.Facts {
+		if f.Kind == MissingDepfile {
+			rule = o.Step.RuleFrom
+			if rule == "" || rule == "built-in" {
+				rule = "make's built-in %.o rule"
+			}
+			return rule, strings.Join(o.Step.Recipe, "; "), f.Path, false,
+				"the recipe writes no depfile: looked for " + strings.Join(f.Detail, ", ")
+		}
+	}
+	return "", "", "", false, ""
+}
+
+// Verdict is what make's own -q pass says of the target, for evidence.
+func (o *Origin) Verdict() (string, bool) {
+	if !o.GoalPass {
+		return "", false
+	}
+	if o.Step.MakeRemakes {
+		return "make -q -n -p says " + o.Step.Target + " needs to be updated", true
+	}
+	return "make -q -n -p does not call " + o.Step.Target + " out of date", true
+}
+
+// DepfileFix is the change that makes make see the headers of a compile with no depfile.
+func (o *Origin) DepfileFix() string {
+	return "add -MMD -MP to the compile flags and -include $(OBJS:.o=.d) to " + filepath.Base(o.Folder.Makefile) +
+		", then: rm " + o.Step.Output.Path + " && make -C " + o.Folder.Dir
+}
+
+// ReadGraph reads the Make build in dir (Detect, then Read) into the neutral graph: one graph.Step per
+// object, archive and program (System "make", Kind graph.Compile, ID "make:" + the target's absolute
+// path, Reference and Outputs the target file), with Inputs from make's prerequisites (graph.Declared,
+// Watched), its depfile (graph.Depfile), DWARF line tables (graph.DWARF) and archive members
+// (graph.ArchiveMember; a member no rule builds is an input at <archive folder>/<member> with only
+// that clue), Watched when make has the file as a prerequisite; headers under /usr/include and
+// /usr/lib are left out, as Read never reports them. Deps: the steps that make an input. Roots: every
+// step whose target exists and no other step consumes (Kind "bin", "lib" for .a/.so, "object").
+// Errors: dir is not a Make folder with built files, or Read's (make refused the makefile, a deadline);
+// unreadable depfiles, objects and archives are graph problems.
+func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph, error) {
+	f, err := Detect(dir)
+	if err != nil {
+		return nil, err
+	}
+	if f == nil {
+		return nil, fmt.Errorf("%s: no makefile with built objects, archives or programs", dir)
+	}
+	b, err := Read(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return b.Graph(opt), nil
+}
+
+// Graph turns what Read learnt into the neutral graph (see ReadGraph).
+func (b *Build) Graph(opt GraphOptions) *graph.Graph {
+	g := &graph.Graph{System: System, Workspace: b.Folder.Dir, TargetDir: b.Folder.Dir, BuildDir: b.Folder.Dir, Origins: map[string]any{System: b}}
+	for _, p := range b.Problems {
+		g.AddProblem(p.Path, p.Err)
+	}
+	goal := true
+	for _, p := range b.Problems {
+		if errors.Is(p.Err, ErrTargetShell) {
+			goal = false
+		}
+	}
+	facts := map[string][]Fact{}
+	for _, f := range b.Facts {
+		facts[f.Step] = append(facts[f.Step], f)
+	}
+	byOut := map[string]*graph.Step{}
+	for _, s := range b.Steps {
+		gs := &graph.Step{System: System, ID: "make:" + s.Output.Path, Kind: graph.Compile, Name: s.Target, Label: s.Target,
+			RecordDir: b.Folder.Dir, Reference: fileInfo(s.Output), Outputs: []graph.FileInfo{fileInfo(s.Output)}}
+		for _, kv := range s.Config {
+			gs.Config = append(gs.Config, graph.KV{Key: kv.Key, Value: kv.Value})
+		}
+		o := &Origin{Step: s, Folder: b.Folder, Facts: facts[s.Output.Path], GoalPass: goal}
+		if opt.NoNative {
+			var keep []Fact
+			for _, f := range o.Facts {
+				if f.Kind != ArchiveMemberWithoutRule {
+					keep = append(keep, f)
+				}
+			}
+			o.Facts = keep
+		}
+		gs.Origin = o
+		byPath := map[string]*graph.Input{}
+		add := func(st Stat, how How, detail string, watched bool, watchedBy string) {
+			in := byPath[st.Path]
+			if in == nil {
+				in = &graph.Input{File: fileInfo(st)}
+				byPath[st.Path] = in
+				gs.Inputs = append(gs.Inputs, in)
+			}
+			for i, h := range in.How {
+				if h == graph.How(how) && in.Detail[i] == detail {
+					return
+				}
+			}
+			in.How, in.Detail = append(in.How, graph.How(how)), append(in.Detail, detail)
+			if watched && !in.Watched {
+				in.Watched, in.WatchedBy = true, watchedBy
+			}
+		}
+		for _, d := range s.Declared {
+			for i, h := range d.How {
+				add(d.Stat, h, d.Detail[i], true, "prerequisite of "+s.Target+" ("+d.Detail[i]+")")
+			}
+		}
+		for _, d := range s.Discovered {
+			if d.System || opt.NoNative && (d.How[0] == DWARF || d.How[0] == ArchiveMember) {
+				continue
+			}
+			for i, h := range d.How {
+				detail := ""
+				if i < len(d.Detail) {
+					detail = d.Detail[i]
+				}
+				add(d.Stat, h, detail, d.Known, "prerequisite of "+s.Target)
+			}
+		}
+		if !opt.NoNative {
+			for _, f := range o.Facts {
+				if f.Kind == ArchiveMemberWithoutRule {
+					member := f.Path[strings.LastIndexByte(f.Path, ':')+1:]
+					st := b.stat(filepath.Join(filepath.Dir(s.Output.Path), member))
+					add(st, ArchiveMember, f.Path, false, "")
+				}
+			}
+		}
+		g.Steps = append(g.Steps, gs)
+		byOut[s.Output.Path] = gs
+	}
+	consumed := map[*graph.Step]bool{}
+	for _, gs := range g.Steps {
+		for _, in := range gs.Inputs {
+			if d := byOut[in.File.Path]; d != nil && d != gs && !contains(gs.Deps, d) {
+				gs.Deps = append(gs.Deps, d)
+				d.Dependents = append(d.Dependents, gs)
+				consumed[d] = true
+			}
+		}
+	}
+	for _, gs := range g.Steps {
+		if consumed[gs] || !gs.Reference.Exists {
+			continue
+		}
+		kind := "bin"
+		switch s := gs.Origin.(*Origin).Step; {
+		case s.Kind == Archive || isLibrary(s.Target):
+			kind = "lib"
+		case s.Kind == Compile:
+			kind = "object"
+		}
+		g.Roots = append(g.Roots, &graph.Root{File: gs.Reference, Kind: kind, Step: gs, TiedBy: "rule"})
+	}
+	if len(b.Steps) == 0 {
+		why := ""
+		if g := b.Folder; g != nil && fileExists(filepath.Join(g.Dir, "CMakeCache.txt")) {
+			why = " (a CMake \"Unix Makefiles\" tree builds through recursive $(MAKE) calls, which stalecheck does not follow)"
+		}
+		g.Notes = append(g.Notes, fmt.Sprintf("make's data base for %s shows no rule that builds an object, archive or program%s", b.Folder.Makefile, why))
+	}
+	g.MarkLive()
+	return g
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// stat is the reader's stat, for paths Read did not look at.
+func (b *Build) stat(p string) Stat {
+	r := &reader{b: b, dir: b.Folder.Dir, stats: map[string]Stat{}}
+	return r.stat(p)
+}
+
+// BuildFolder is the folder read (for reports).
+func (b *Build) BuildFolder() string { return b.Folder.Dir }
+
+func fileInfo(s Stat) graph.FileInfo {
+	return graph.FileInfo{Path: s.Path, Size: s.Size, MTimeNS: s.MTimeNS, Exists: s.Exists}
+}
+
+func contains(ss []*graph.Step, s *graph.Step) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,244 @@
+package ninja
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// System is the graph.Step.System of every Ninja step.
+const System = "ninja"
+
+// GraphOptions tune ReadGraph (the same two fields as systems.Options).
+type GraphOptions struct {
+	// StateDir is stalecheck's state folder; the Ninja adapter keeps nothing there.
+	StateDir string
+	// NoNative is accepted for symmetry: the Ninja reader opens no archive or object.
+	NoNative bool
+}
+
+// Origin is a Ninja edge's own record in the graph (graph.Step.Origin): the edge as Read read it and
+// the build it belongs to. It supplies Ninja's words (graph.Worded) and fix commands.
+type Origin struct {
+	Edge  *Edge
+	Build *Build
+}
+
+// Words are Ninja's words for what rules say about the edge.
+func (o *Origin) Words() graph.Words {
+	return graph.Words{
+		Tool:       "Ninja",
+		Watched:    "Ninja watches it for " + firstOut(o.Edge),
+		NotWatched: "the Ninja edge " + firstOut(o.Edge) + " (rule " + o.Edge.Rule + ") has no depfile or deps entry naming it",
+		Reference:  "the edge's oldest output, whose mtime Ninja compares inputs against",
+	}
+}
+
+// Rebuild is the command that redoes the edge now that Ninja knows it must.
+func (o *Origin) Rebuild() string {
+	if g := o.Build.Generator; g != nil && g.System == "cmake" {
+		return "cmake --build " + o.Build.Dir
+	}
+	return "ninja -C " + o.Build.Dir
+}
+
+// ForceRebuild is what makes Ninja see input and redo the edge: a depfile the compiler writes, then
+// removing the stale output and building again.
+func (o *Origin) ForceRebuild(input string) string {
+	e := o.Edge
+	how := "give rule " + e.Rule + " a depfile the compiler writes (depfile = $out.d, deps = gcc, -MD -MF $out.d on the command)"
+	if e.Compile != nil && strings.Contains(filepath.Base(e.Compile.Compiler), "nvcc") {
+		how = "make nvcc write the depfile rule " + e.Rule + " names (-MD -MF $out.d, nvcc 11.8 writes it only when asked)"
+	}
+	if e.MissingDepfile == "" {
+		how = "name " + filepath.Base(input) + " as an implicit input of " + firstOut(e)
+	}
+	return how + ", then: rm " + o.Build.abs(firstOut(e)) + " && " + o.Rebuild()
+}
+
+// DepfileGap says why Ninja cannot know the headers the edge's compile reads: its rule, its command,
+// the depfile it names (absolute; "" when none) and whether it is on disk, and why in words (Edge.
+// MissingDepfile); why is "" when there is no gap.
+func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why string) {
+	e := o.Edge
+	if e.MissingDepfile == "" {
+		return "", "", "", false, ""
+	}
+	return e.Rule + " (" + e.File + ":" + fmt.Sprint(e.Line) + ")", e.Command, e.DepfilePath, e.DepfileOnDisk, e.MissingDepfile
+}
+
+// DepfileFix is the change that makes Ninja see the headers of a compile with no depfile.
+func (o *Origin) DepfileFix() string { return o.ForceRebuild("") }
+
+// Verdict is what ninja's own dry run says of the edge, for evidence: whether `ninja -n` would run it
+// and its explain lines; ok is false when no dry run was made (see Build.DryRunErr).
+func (o *Origin) Verdict() (verdict string, ok bool) {
+	if o.Build.DryRun == nil {
+		return "", false
+	}
+	if !o.Edge.WouldRun {
+		return "ninja -n -d explain would not run this edge (no work to do for it)", true
+	}
+	v := "ninja -n -d explain would run this edge"
+	if len(o.Edge.Why) > 0 {
+		why := o.Edge.Why
+		if len(why) > 3 {
+			why = append(why[:3:3], fmt.Sprintf("and %d more", len(o.Edge.Why)-3))
+		}
+		v += ": " + strings.Join(why, "; ")
+	}
+	return v, true
+}
+
+// ReadGraph reads the Ninja build folder dir (Read, with the dry run) into the neutral graph: one
+// graph.Step per non-phony edge (System "ninja", Kind graph.Compile, ID "ninja:" + its first output,
+// absolute; Reference its oldest output, Exists false when an output is missing; Outputs every
+// output), Inputs from the manifest (explicit and implicit: graph.Declared, Watched), the deps log
+// and depfiles (graph.Depfile, Watched as Ninja reads them), the compile command's source
+// (graph.CommandLine) and the include scan (graph.IncludeScan); order-only inputs only give Deps.
+// Deps: the edges that make an input. Roots: the outputs on disk of edges no other edge consumes
+// (Kind "lib" for .a/.so, "object" for .o, else "bin"). Errors: Read's (no or a bad build.ninja);
+// the logs' and the dry run's errors are graph problems.
+func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph, error) {
+	b, err := Read(ctx, dir, Options{})
+	if err != nil {
+		return nil, err
+	}
+	return b.Graph(), nil
+}
+
+var howOf = map[How]graph.How{HowExplicit: graph.Declared, HowImplicit: graph.Declared, HowDepsLog: graph.Depfile,
+	HowDepfile: graph.Depfile, HowCommandLine: graph.CommandLine, HowIncludeScan: graph.IncludeScan}
+
+// Graph turns the build into the neutral graph (see ReadGraph).
+func (b *Build) Graph() *graph.Graph {
+	g := &graph.Graph{System: System, Workspace: b.Dir, TargetDir: b.Dir, BuildDir: b.Dir, Origins: map[string]any{System: b}}
+	if b.Generator != nil && b.Generator.Source != "" {
+		g.Workspace = b.Generator.Source
+	}
+	if b.Generator != nil && b.Generator.Err != nil {
+		g.AddProblem(b.Generator.Record, b.Generator.Err)
+	}
+	if b.LogErr != nil {
+		g.AddProblem(b.LogPath, b.LogErr)
+	}
+	if b.DepsErr != nil {
+		g.AddProblem(b.DepsPath, b.DepsErr)
+	}
+	if b.DryRunErr != nil {
+		g.Notes = append(g.Notes, "ninja -n: "+b.DryRunErr.Error())
+	}
+	g.Notes = append(g.Notes, b.Notes...)
+	byOut := map[string]*graph.Step{}
+	type dep struct {
+		s     *graph.Step
+		paths []string
+	}
+	var deps []dep
+	for _, e := range b.Edges {
+		s := &graph.Step{System: System, ID: "ninja:" + b.abs(firstOut(e)), Kind: graph.Compile, Name: firstOut(e), Label: firstOut(e),
+			RecordDir: filepath.Dir(b.LogPath), Origin: &Origin{Edge: e, Build: b}}
+		s.Config = graph.Config{{Key: "rule", Value: e.Rule}}
+		for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
+			fi := statFile(b.abs(o))
+			s.Outputs = append(s.Outputs, fi)
+			byOut[fi.Path] = s
+		}
+		if e.Ref.OldestOutput != "" {
+			s.Reference = graph.FileInfo{Path: e.Ref.OldestOutput, MTimeNS: e.Ref.OutputMTime, Exists: len(e.Ref.MissingOutputs) == 0}
+			for _, o := range s.Outputs {
+				if o.Path == e.Ref.OldestOutput {
+					s.Reference.Size = o.Size
+				}
+			}
+		} else {
+			s.Reference = graph.FileInfo{Path: b.abs(firstOut(e))}
+		}
+		var paths []string
+		for _, in := range e.Inputs {
+			paths = append(paths, in.Path)
+			gi := &graph.Input{File: graph.FileInfo{Path: in.Path, MTimeNS: in.MTime, Exists: in.Exists}, Watched: in.Watched}
+			for _, c := range in.Clues {
+				h, ok := howOf[c.How]
+				if !ok {
+					continue
+				}
+				detail := c.Detail
+				if string(c.How) != string(h) {
+					detail = string(c.How) + " " + c.Detail
+				}
+				gi.How, gi.Detail = append(gi.How, h), append(gi.Detail, detail)
+				if in.Watched && gi.WatchedBy == "" && c.How != HowCommandLine && c.How != HowIncludeScan && c.How != HowOrderOnly {
+					gi.WatchedBy = string(c.How) + " " + c.Detail
+				}
+			}
+			if len(gi.How) == 0 {
+				continue // order-only only
+			}
+			if in.Exists {
+				var st syscall.Stat_t
+				if syscall.Stat(in.Path, &st) == nil {
+					gi.File.Size = st.Size
+				}
+			}
+			s.Inputs = append(s.Inputs, gi)
+		}
+		g.Steps = append(g.Steps, s)
+		deps = append(deps, dep{s, paths})
+	}
+	consumed := map[*graph.Step]bool{}
+	for _, d := range deps {
+		for _, p := range d.paths {
+			if p2 := byOut[p]; p2 != nil && p2 != d.s && !contains(d.s.Deps, p2) {
+				d.s.Deps = append(d.s.Deps, p2)
+				p2.Dependents = append(p2.Dependents, d.s)
+				consumed[p2] = true
+			}
+		}
+	}
+	for _, s := range g.Steps {
+		if consumed[s] {
+			continue
+		}
+		for _, o := range s.Outputs {
+			if !o.Exists {
+				continue
+			}
+			kind := "bin"
+			switch ext := filepath.Ext(o.Path); {
+			case ext == ".a" || ext == ".so" || strings.Contains(filepath.Base(o.Path), ".so."):
+				kind = "lib"
+			case ext == ".o" || ext == ".obj":
+				kind = "object"
+			}
+			g.Roots = append(g.Roots, &graph.Root{File: o, Kind: kind, Step: s, TiedBy: "edge"})
+		}
+	}
+	g.MarkLive()
+	return g
+}
+
+// BuildFolder is the folder read (for reports).
+func (b *Build) BuildFolder() string { return b.Dir }
+
+func statFile(p string) graph.FileInfo {
+	fi := graph.FileInfo{Path: p}
+	var st syscall.Stat_t
+	if syscall.Stat(p, &st) == nil {
+		fi.Exists, fi.Size, fi.MTimeNS = true, st.Size, st.Mtim.Sec*1e9+st.Mtim.Nsec
+	}
+	return fi
+}
+
+func contains(ss []*graph.Step, s *graph.Step) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,316 @@
+// Package systems finds the build systems at or under a folder, reads each with its adapter into a
+// graph.Graph, and merges the graphs into one (path edges between systems, liveness walked again).
+//
+//   - Detect: which systems apply at or under PATH (Cargo.toml at or above it; build.ninja, a CMake
+//     cache with the Ninja generator or meson-info/; a makefile with built files; go.mod).
+//   - Register / ReadAll: the readers by system name; cargo, make and ninja are registered here, others
+//     (go) by their wiring.
+//   - Merge: one graph from several.
+package systems
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/gocgo"
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/makefile"
+	"github.com/stalecheck/stalecheck/internal/ninja"
+)
+
+// Options are what every reader is handed.
+type Options struct {
+	// StateDir is stalecheck's state folder (caches, content baselines); "" for none.
+	StateDir string
+	// NoNative skips opening archives, objects and binaries (no DWARF or archive-member clues).
+	NoNative bool
+	// CargoTargetDir and CargoBuildDir are `check --target-dir` and `--build-dir`: Cargo's only.
+	CargoTargetDir, CargoBuildDir string
+}
+
+// ReadFunc reads the build of one system in dir (a folder Detect returned) into a graph. Its error
+// names the folder or file that could not be read.
+type ReadFunc func(ctx context.Context, dir string, opt Options) (*graph.Graph, error)
+
+var (
+	mu      sync.Mutex
+	readers = map[string]ReadFunc{}
+)
+
+// Register makes read the reader of system name ("cargo", "make", "ninja", "go"); a second call for
+// the same name replaces the first.
+func Register(name string, read ReadFunc) {
+	mu.Lock()
+	defer mu.Unlock()
+	readers[name] = read
+}
+
+// Registered returns the names of the registered systems, sorted.
+func Registered() []string {
+	mu.Lock()
+	defer mu.Unlock()
+	var out []string
+	for n := range readers {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func reader(name string) ReadFunc {
+	mu.Lock()
+	defer mu.Unlock()
+	return readers[name]
+}
+
+func init() {
+	Register(unit.System, readCargo)
+	Register("make", func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+		return makefile.ReadGraph(ctx, dir, makefile.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
+	})
+	Register("ninja", func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+		return ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
+	})
+	Register(gocgo.System, func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+		return gocgo.ReadGraph(ctx, dir, gocgo.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
+	})
+}
+
+// readCargo is the Cargo adapter as `check` always called it: cargo.Locate at or above dir with
+// --target-dir/--build-dir, then cargo.Read (SkipNative from NoNative).
+func readCargo(_ context.Context, dir string, opt Options) (*graph.Graph, error) {
+	layout, err := cargo.Locate(dir, cargo.LocateOptions{TargetDir: opt.CargoTargetDir, BuildDir: opt.CargoBuildDir})
+	if err != nil {
+		return nil, err
+	}
+	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative})
+}
+
+// Found is one build system found by Detect.
+type Found struct {
+	System string // "cargo", "make", "ninja", "go"
+	// Dir is the folder its reader is given (absolute): PATH itself for Cargo (cargo.Locate walks up),
+	// the build folder for Ninja, the makefile's folder for Make, the go.mod folder for Go.
+	Dir string
+	Why string // what was found, e.g. "build.ninja", "Makefile and 3 built files"
+	// Package is, for a Make or Ninja folder inside a Cargo package with a build script (the nearest
+	// Cargo.toml at or above Dir has a build.rs beside it), that package's folder: its build script
+	// most likely drives this build, so ReadAll reads it only when --system names the system.
+	Package string
+}
+
+// Walk bounds of Detect: folders below PATH, and folders looked at in all.
+const (
+	maxDepth   = 4
+	maxFolders = 5000
+)
+
+// Detect returns the build systems at or under path, Cargo first, then by folder: Cargo when a
+// Cargo.toml lies at or above path (or path is a Cargo target folder); below path, up to maxDepth
+// folders down (hidden folders, node_modules and Cargo target folders skipped: a `cmake` crate's
+// build tree in an OUT_DIR is the Cargo run's), Ninja where a build.ninja lies (CMake with the Ninja
+// generator and Meson write one; a CMakeCache.txt or meson-info/ without it is named in Why of
+// nothing, as there is nothing built), Make where makefile.Detect finds a makefile with built files, Go
+// where a go.mod lies. A Ninja or Make folder is not searched further. Unreadable folders are
+// skipped.
+func Detect(path string) []Found {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	var out []Found
+	if why := cargoAt(abs); why != "" {
+		out = append(out, Found{System: unit.System, Dir: abs, Why: why})
+	}
+	seen := 0
+	var walk func(dir string, depth int)
+	walk = func(dir string, depth int) {
+		if seen >= maxFolders {
+			return
+		}
+		seen++
+		if isTargetDir(dir) || filepath.Base(dir) == "target" && isFile(filepath.Join(filepath.Dir(dir), "Cargo.toml")) {
+			return
+		}
+		if ninja.IsBuildFolder(dir) {
+			why := "build.ninja"
+			if g := ninja.DetectGenerator(dir); g != nil {
+				why += " written by " + g.System + " (" + filepath.Base(g.Record) + ")"
+			}
+			out = append(out, Found{System: "ninja", Dir: dir, Why: why, Package: scriptPackage(dir)})
+			return
+		}
+		if f, err := makefile.Detect(dir); err == nil && f != nil {
+			out = append(out, Found{System: "make", Dir: dir, Why: fmt.Sprintf("%s and %d built file(s)", filepath.Base(f.Makefile), len(f.Built)), Package: scriptPackage(dir)})
+			return
+		}
+		if isFile(filepath.Join(dir, "go.mod")) {
+			out = append(out, Found{System: "go", Dir: dir, Why: "go.mod"})
+		}
+		if depth >= maxDepth {
+			return
+		}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			n := e.Name()
+			if !e.IsDir() || strings.HasPrefix(n, ".") || n == "node_modules" {
+				continue
+			}
+			walk(filepath.Join(dir, n), depth+1)
+		}
+	}
+	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+		walk(abs, 0)
+	}
+	return out
+}
+
+// cargoAt says why path belongs to a Cargo build ("" when not): a Cargo.toml at or above it, or path
+// being a target folder (cargo.Locate's own fallback).
+func cargoAt(path string) string {
+	for d := path; ; d = filepath.Dir(d) {
+		if isFile(filepath.Join(d, "Cargo.toml")) {
+			return filepath.Join(d, "Cargo.toml")
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if isTargetDir(path) {
+		return "a Cargo target folder"
+	}
+	return ""
+}
+
+// scriptPackage returns the folder of the nearest Cargo.toml at or above dir when a build.rs lies
+// beside it (a package whose build script may run make, cmake or ninja there), else "".
+func scriptPackage(dir string) string {
+	for d := dir; ; d = filepath.Dir(d) {
+		if isFile(filepath.Join(d, "Cargo.toml")) {
+			if isFile(filepath.Join(d, "build.rs")) {
+				return d
+			}
+			return ""
+		}
+		if filepath.Dir(d) == d {
+			return ""
+		}
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
+}
+
+// isTargetDir reports whether dir is a Cargo target folder (what cargo writes there: CACHEDIR.TAG,
+// .rustc_info.json).
+func isTargetDir(dir string) bool {
+	for _, n := range []string{".rustc_info.json", "CACHEDIR.TAG"} {
+		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// ErrUnknownSystem is returned by ReadAll for a --system name no reader is registered for.
+var ErrUnknownSystem = errors.New("unknown build system")
+
+// ErrNoSystem is returned by ReadAll when --system names systems none of which was found.
+var ErrNoSystem = errors.New("no build system found")
+
+// ReadAll detects the systems at or under path (Detect), keeps those named in only (all when empty),
+// reads each with its registered reader and merges the graphs (Merge), Cargo's first. When Cargo is
+// the only system found, or none is found, it is Cargo's graph and error exactly as cargo.Locate and
+// cargo.Read give them (so a folder with nothing gives Cargo's "no Cargo.toml" error). A system found
+// with no reader registered, or whose reader fails while another succeeds, is a graph note or
+// problem naming its folder; a Make or Ninja folder inside a Cargo package with a build script
+// (Found.Package) is read only when only names its system, else a note says why not; when every reader fails, the first error is returned.
+// Errors: ErrUnknownSystem for a name in only that is not registered, ErrNoSystem when only names
+// none of the systems found.
+func ReadAll(ctx context.Context, path string, only []string, opt Options) (*graph.Graph, []Found, error) {
+	want := map[string]bool{}
+	for _, n := range only {
+		if reader(n) == nil {
+			return nil, nil, fmt.Errorf("--system %s: %w (known: %s)", n, ErrUnknownSystem, strings.Join(Registered(), ", "))
+		}
+		want[n] = true
+	}
+	all := Detect(path)
+	var found []Found
+	var notes []string
+	for _, f := range all {
+		if f.Package != "" && !want[f.System] {
+			notes = append(notes, fmt.Sprintf("%s build at %s (%s) lies in the Cargo package %s, whose build script most likely drives it: not read on its own (--system %s reads it)",
+				f.System, f.Dir, f.Why, f.Package, f.System))
+			continue
+		}
+		if len(want) == 0 || want[f.System] {
+			found = append(found, f)
+		}
+	}
+	cargoOnly := len(found) == 0 || len(found) == 1 && found[0].System == unit.System
+	if cargoOnly && (len(want) == 0 || want[unit.System]) {
+		g, err := reader(unit.System)(ctx, path, opt)
+		if err == nil {
+			g.Notes = append(g.Notes, notes...)
+		}
+		return g, found, err
+	}
+	if len(found) == 0 {
+		var names []string
+		for _, f := range all {
+			names = append(names, f.System+" at "+f.Dir)
+		}
+		what := "nothing"
+		if len(names) > 0 {
+			what = strings.Join(names, ", ")
+		}
+		return nil, nil, fmt.Errorf("%w for --system %s at or under %s (found: %s)", ErrNoSystem, strings.Join(only, ","), path, what)
+	}
+	var gs []*graph.Graph
+	var firstErr error
+	var failed []graph.Problem
+	for _, f := range found {
+		read := reader(f.System)
+		if read == nil {
+			notes = append(notes, fmt.Sprintf("%s build found at %s (%s), but stalecheck has no %s reader in this build: not checked", f.System, f.Dir, f.Why, f.System))
+			continue
+		}
+		g, err := read(ctx, f.Dir, opt)
+		if err != nil && f.System == unit.System && errors.Is(err, cargo.ErrNotBuilt) {
+			notes = append(notes, fmt.Sprintf("Cargo workspace found (%s), but nothing is built in it: %v", f.Why, err))
+			continue
+		}
+		if err != nil {
+			if firstErr == nil {
+				firstErr = err
+			}
+			failed = append(failed, graph.Problem{Path: f.Dir, Err: fmt.Sprintf("reading the %s build: %v", f.System, err)})
+			continue
+		}
+		gs = append(gs, g)
+	}
+	if len(gs) == 0 {
+		if firstErr == nil {
+			firstErr = fmt.Errorf("%w at or under %s: %s", ErrNoSystem, path, strings.Join(notes, "; "))
+		}
+		return nil, found, firstErr
+	}
+	g := Merge(gs...)
+	g.Problems = append(g.Problems, failed...)
+	g.Notes = append(g.Notes, notes...)
+	return g, found, nil
+}
