@@ -179,7 +179,10 @@ func parseCompileWords(words []string, dir, from string) []compileCmd {
 }
 
 // splitCommandLine splits a shell command line as CMake and compile_commands.json write them: words
-// separated by blanks, with '…' and "…" quoting and backslash escapes.
+// separated by blanks, with '…' and "…" quoting and backslash escapes. It is not internal/ninja's
+// splitShell, on purpose: a backslash escapes any character inside "…" too (clang's
+// JSONCompilationDatabase unescapeCommandLine reads "command" so), and ; & | are word characters
+// (a compile database entry is one command).
 func splitCommandLine(s string) []string {
 	var out []string
 	var cur strings.Builder

@@ -56,7 +56,9 @@ func isCompiler(w string) bool {
 }
 
 // splitShell splits a POSIX shell command line into words (quotes and backslashes honoured) and
-// breaks it into simple commands at `&&`, `||`, `;` and `|`.
+// breaks it into simple commands at `&&`, `||`, `;` and `|`. It is not internal/cargo's
+// splitCommandLine, on purpose: ninja runs commands through /bin/sh -c, where a backslash inside
+// "…" escapes only " \ $ ` (POSIX 2.2.3), and a command may chain several.
 func splitShell(s string) [][]string {
 	var cmds [][]string
 	var cur []string
