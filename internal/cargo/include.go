@@ -1,15 +1,14 @@
 package cargo
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -26,177 +25,19 @@ const (
 type compileCmd struct {
 	source string
 	dir    string
-	// quote are -iquote folders (searched for #include "…" only); dirs are -I folders; system are
-	// -isystem folders; after are -idirafter folders (searched last).
-	quote, dirs, system, after []string
+	// SearchPath holds the -iquote, -I, -isystem and -idirafter folders.
+	cinclude.SearchPath
 	// forced are -include files: read as if the source's first line included them.
 	forced []string
 	// from says where the command was found ("running: line in …/output", "…/flags.make").
 	from string
 }
 
-// includeLine is one #include of a file.
-type includeLine struct {
-	name  string
-	angle bool // #include <…>
-	line  int  // 1-based
-	// cond is true when the line lies inside an #if/#ifdef/#ifndef block other than the file's
-	// include guard: whether the compiler read it depends on macros the scan does not evaluate.
-	cond bool
-}
+// includeScanner reads each file's #include lines once per check (the cache is shared by every run,
+// and safe for the runs cargo.Parallel scans at once).
+type includeScanner struct{ files *cinclude.Cache }
 
-// includeScanner reads each file's #include lines once per check (the cache is shared by every run).
-type includeScanner struct {
-	mu    sync.Mutex
-	files map[string][]includeLine
-}
-
-func newIncludeScanner() *includeScanner { return &includeScanner{files: map[string][]includeLine{}} }
-
-// includes returns the #include lines of a file; nil when it cannot be read (not a regular file,
-// missing, over the record limit).
-func (sc *includeScanner) includes(p string) []includeLine {
-	sc.mu.Lock()
-	lines, ok := sc.files[p]
-	sc.mu.Unlock()
-	if ok {
-		return lines
-	}
-	data, err := safeio.ReadFile(p, safeio.MaxRecord)
-	if err == nil {
-		lines = parseIncludes(data)
-	}
-	sc.mu.Lock()
-	sc.files[p] = lines
-	sc.mu.Unlock()
-	return lines
-}
-
-// parseIncludes lists the #include directives of C/C++/CUDA text. Comments are skipped (a commented
-// out #include is not one); #if, #ifdef and #ifndef blocks are tracked so that includes inside them
-// are marked conditional, except a whole-file include guard (#ifndef X / #define X first).
-func parseIncludes(data []byte) []includeLine {
-	var out []includeLine
-	type frame struct{ guard bool }
-	var stack []frame
-	inComment := false
-	directives := 0 // directives seen so far (to recognise an include guard)
-	guardMacro := ""
-	lines := bytes.Split(data, []byte("\n"))
-	for i := 0; i < len(lines); i++ {
-		text := string(lines[i])
-		// Join continued lines.
-		for strings.HasSuffix(text, "\\") && i+1 < len(lines) {
-			i++
-			text = strings.TrimSuffix(text, "\\") + string(lines[i])
-		}
-		text = stripComments(text, &inComment)
-		t := strings.TrimSpace(text)
-		if !strings.HasPrefix(t, "#") {
-			continue
-		}
-		t = strings.TrimSpace(t[1:])
-		word, rest := t, ""
-		if j := strings.IndexAny(t, " \t<\"("); j >= 0 {
-			word, rest = t[:j], strings.TrimSpace(t[j:])
-		}
-		directives++
-		conditional := func() bool {
-			for _, f := range stack {
-				if !f.guard {
-					return true
-				}
-			}
-			return false
-		}
-		switch word {
-		case "if", "ifdef", "ifndef":
-			g := word == "ifndef" && directives == 1 && len(stack) == 0
-			if g {
-				guardMacro = strings.Fields(rest + " x")[0]
-			}
-			stack = append(stack, frame{guard: g})
-		case "define":
-			// The guard holds only when its #define follows the #ifndef at once.
-			if directives == 2 && len(stack) == 1 && stack[0].guard {
-				if f := strings.Fields(rest + " x"); f[0] != guardMacro {
-					stack[0].guard = false
-				}
-			}
-		case "elif", "else":
-			if len(stack) > 0 {
-				stack[len(stack)-1].guard = false
-			}
-		case "endif":
-			if len(stack) > 0 {
-				stack = stack[:len(stack)-1]
-			}
-		case "include", "import":
-			if len(stack) == 1 && stack[0].guard && directives == 2 {
-				stack[0].guard = false // #ifndef X then #include: not a guard
-			}
-			if len(rest) < 2 {
-				continue
-			}
-			var name string
-			angle := false
-			switch rest[0] {
-			case '"':
-				if j := strings.IndexByte(rest[1:], '"'); j > 0 {
-					name = rest[1 : 1+j]
-				}
-			case '<':
-				if j := strings.IndexByte(rest[1:], '>'); j > 0 {
-					name, angle = rest[1:1+j], true
-				}
-			}
-			if name != "" {
-				out = append(out, includeLine{name: name, angle: angle, line: i + 1, cond: conditional()})
-			}
-		}
-	}
-	return out
-}
-
-// stripComments removes /* … */ and // comments from one line, carrying an open block comment over.
-func stripComments(s string, in *bool) string {
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		switch {
-		case *in:
-			if strings.HasPrefix(s[i:], "*/") {
-				*in = false
-				i++
-			}
-		case strings.HasPrefix(s[i:], "/*"):
-			*in = true
-			i++
-			b.WriteByte(' ')
-		case strings.HasPrefix(s[i:], "//"):
-			return b.String()
-		default:
-			b.WriteByte(s[i])
-		}
-	}
-	return b.String()
-}
-
-// systemIncludeDirs are the folders whose headers are never reported: the C library's, the compiler's
-// own and the usual toolkit locations. A search folder under one of them is not followed either.
-var systemIncludeDirs = []string{"/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib/gcc-cross",
-	"/usr/lib/clang", "/usr/lib/llvm", "/usr/lib/cuda", "/usr/local/cuda", "/opt/cuda", "/usr/lib/nvidia-cuda-toolkit",
-	"/usr/share/gcc", "/usr/libexec/gcc"}
-
-// IsSystemHeader reports whether a path lies in a system header folder (README "Rules": such headers are
-// never reported). Versioned folders count too: /usr/lib/llvm-16, /usr/local/cuda-12.2.
-func IsSystemHeader(p string) bool {
-	for _, d := range systemIncludeDirs {
-		if p == d || strings.HasPrefix(p, d+"/") || strings.HasPrefix(p, d+"-") {
-			return true
-		}
-	}
-	return false
-}
+func newIncludeScanner() *includeScanner { return &includeScanner{files: cinclude.NewCache()} }
 
 // includeHit is one header an include scan reached and how.
 type includeHit struct {
@@ -220,12 +61,12 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 		if depth > maxIncludeDepth || truncated {
 			return
 		}
-		for _, inc := range sc.includes(file) {
-			found, flag, dir := c.resolve(inc, filepath.Dir(file))
-			if found == "" || IsSystemHeader(found) {
+		for _, inc := range sc.files.Includes(file) {
+			found, flag, dir := c.Resolve(inc, filepath.Dir(file), true)
+			if found == "" || cinclude.IsSystemHeader(found) {
 				continue
 			}
-			ic := cond || inc.cond
+			ic := cond || inc.Cond
 			st := seen[found]
 			if st != nil && (st.cond == false || ic) {
 				continue // already reached at least as surely
@@ -239,10 +80,6 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 				seen[found] = st
 				order = append(order, found)
 			}
-			q := "\"" + inc.name + "\""
-			if inc.angle {
-				q = "<" + inc.name + ">"
-			}
 			st.cond = ic
 			via := "beside the including file"
 			switch flag {
@@ -252,7 +89,7 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 			default:
 				via = "in " + flag + " " + display(dir)
 			}
-			st.detail = fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(file), inc.line, q, via, display(c.source), c.from)
+			st.detail = fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(file), inc.Line, inc.Quoted(), via, display(c.source), c.from)
 			if ic {
 				st.detail += "; reached through a conditional #include (inside #if/#ifdef), so the scan over-approximates"
 			}
@@ -261,7 +98,7 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 	}
 	for _, f := range c.forced {
 		p := absIn(c.dir, f)
-		if IsSystemHeader(p) || !isFile(p) {
+		if cinclude.IsSystemHeader(p) || !isFile(p) {
 			continue
 		}
 		if seen[p] == nil {
@@ -275,44 +112,6 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 		hits = append(hits, includeHit{path: p, detail: seen[p].detail, cond: seen[p].cond})
 	}
 	return hits, truncated
-}
-
-// resolve finds the file an #include names the way GCC searches: for "…" the including file's own
-// folder, then -iquote folders; then (both forms) -I, -isystem and -idirafter folders. The compiler's
-// built-in folders are not searched (their headers are never reported). flag is the option whose
-// folder dir held it ("" for the including file's folder, "absolute" for an absolute name); found is
-// "" when no folder holds it.
-func (c compileCmd) resolve(inc includeLine, ownDir string) (found, flag, dir string) {
-	if filepath.IsAbs(inc.name) {
-		if isFile(inc.name) {
-			return filepath.Clean(inc.name), "absolute", ""
-		}
-		return "", "", ""
-	}
-	in := func(d string) bool {
-		return d != "" && !IsSystemHeader(d) && isFile(filepath.Join(d, inc.name))
-	}
-	if !inc.angle {
-		if in(ownDir) {
-			return filepath.Join(ownDir, inc.name), "", ownDir
-		}
-		for _, d := range c.quote {
-			if in(d) {
-				return filepath.Join(d, inc.name), "-iquote", d
-			}
-		}
-	}
-	for _, group := range []struct {
-		flag string
-		dirs []string
-	}{{"-I", c.dirs}, {"-isystem", c.system}, {"-idirafter", c.after}} {
-		for _, d := range group.dirs {
-			if in(d) {
-				return filepath.Join(d, inc.name), group.flag, d
-			}
-		}
-	}
-	return "", "", ""
 }
 
 // isFile reports whether p is a regular file (stat follows symlinks; a FIFO or folder is not one).
@@ -355,30 +154,12 @@ func parseCompileWords(words []string, dir, from string) []compileCmd {
 			i++
 			continue
 		}
-		if v, ok := take(&i, w, "-iquote"); ok {
-			c.quote = append(c.quote, absIn(dir, v))
-			continue
-		}
-		if v, ok := take(&i, w, "-isystem"); ok {
-			c.system = append(c.system, absIn(dir, v))
-			continue
-		}
-		if v, ok := take(&i, w, "-idirafter"); ok {
-			c.after = append(c.after, absIn(dir, v))
-			continue
-		}
-		if v, ok := take(&i, w, "--include-path"); ok { // nvcc
-			c.dirs = append(c.dirs, absIn(dir, v))
+		if next, ok := c.ParseFlag(words, i, dir); ok {
+			i = next
 			continue
 		}
 		if v, ok := take(&i, w, "-include"); ok {
 			c.forced = append(c.forced, v)
-			continue
-		}
-		if strings.HasPrefix(w, "-I") && w != "-I-" {
-			if v, ok := take(&i, w, "-I"); ok {
-				c.dirs = append(c.dirs, absIn(dir, v))
-			}
 			continue
 		}
 		if strings.HasPrefix(w, "-") {
@@ -398,7 +179,10 @@ func parseCompileWords(words []string, dir, from string) []compileCmd {
 }
 
 // splitCommandLine splits a shell command line as CMake and compile_commands.json write them: words
-// separated by blanks, with '…' and "…" quoting and backslash escapes.
+// separated by blanks, with '…' and "…" quoting and backslash escapes. It is not internal/ninja's
+// splitShell, on purpose: a backslash escapes any character inside "…" too (clang's
+// JSONCompilationDatabase unescapeCommandLine reads "command" so), and ; & | are word characters
+// (a compile database entry is one command).
 func splitCommandLine(s string) []string {
 	var out []string
 	var cur strings.Builder
@@ -565,11 +349,11 @@ func dwarfCompile(source string, files []string, from string) compileCmd {
 	seen := map[string]bool{}
 	for _, f := range files {
 		d := filepath.Dir(f)
-		if f == source || seen[d] || IsSystemHeader(d) {
+		if f == source || seen[d] || cinclude.IsSystemHeader(d) {
 			continue
 		}
 		seen[d] = true
-		c.dirs = append(c.dirs, d)
+		c.Dirs = append(c.Dirs, d)
 	}
 	return c
 }
@@ -589,8 +373,8 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 	var order []string
 	total := 0
 	for _, c := range compiles {
-		k := key{c.source, strings.Join(c.quote, "\x00") + "\x01" + strings.Join(c.dirs, "\x00") + "\x01" +
-			strings.Join(c.system, "\x00") + "\x01" + strings.Join(c.after, "\x00") + "\x01" + strings.Join(c.forced, "\x00")}
+		k := key{c.source, strings.Join(c.Quote, "\x00") + "\x01" + strings.Join(c.Dirs, "\x00") + "\x01" +
+			strings.Join(c.System, "\x00") + "\x01" + strings.Join(c.After, "\x00") + "\x01" + strings.Join(c.forced, "\x00")}
 		if done[k] || !isFile(c.source) {
 			continue
 		}
@@ -639,7 +423,7 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compile
 		}
 		seen[d] = true
 		if rel, err := filepath.Rel(s.PackageRoot, d); err == nil && (mentions(script, rel) || mentions(script, "-I"+rel) || mentions(script, "-I./"+rel)) {
-			c.dirs = append(c.dirs, d)
+			c.Dirs = append(c.Dirs, d)
 		}
 	}
 	return c
@@ -662,7 +446,7 @@ func (r *reader) movedCompiles(s *graph.Step, cs []compileCmd) []compileCmd {
 	out := make([]compileCmd, len(cs))
 	for i, c := range cs {
 		c.source, c.dir = mv(c.source), mv(c.dir)
-		c.quote, c.dirs, c.system, c.after, c.forced = mvAll(c.quote), mvAll(c.dirs), mvAll(c.system), mvAll(c.after), mvAll(c.forced)
+		c.Quote, c.Dirs, c.System, c.After, c.forced = mvAll(c.Quote), mvAll(c.Dirs), mvAll(c.System), mvAll(c.After), mvAll(c.forced)
 		out[i] = c
 	}
 	return out

@@ -7,39 +7,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-)
 
-func TestParseIncludes(t *testing.T) {
-	src := `#ifndef X_H
-#define X_H
-#include "a.h" // first
-/* #include "commented.h" */
-#  include <b.h>
-/* a block
-#include "inside-comment.h"
-*/
-#if defined(FAST)
-#include "fast.h"
-#else
-#include "slow.h"
-#endif
-#include MACRO_HEADER
-#endif
-`
-	var got []string
-	for _, l := range parseIncludes([]byte(src)) {
-		got = append(got, l.name+map[bool]string{true: "?", false: ""}[l.cond]+map[bool]string{true: "<>", false: ""}[l.angle])
-	}
-	want := []string{"a.h", "b.h<>", "fast.h?", "slow.h?"}
-	if !reflect.DeepEqual(got, want) {
-		t.Fatalf("includes %v, want %v (the guard is not a condition; comments are skipped)", got, want)
-	}
-	// Not a guard: #ifndef followed by something other than its #define.
-	ls := parseIncludes([]byte("#ifndef FOO\n#include \"a.h\"\n#endif\n"))
-	if len(ls) != 1 || !ls[0].cond {
-		t.Fatalf("an #ifndef that is not an include guard must make its include conditional: %+v", ls)
-	}
-}
+	"github.com/stalecheck/stalecheck/internal/cinclude"
+)
 
 // The search order of GCC: "…" beside the including file, then -iquote, then -I, -isystem, -idirafter;
 // <…> skips the first two. Relative folders are taken against the command's working folder.
@@ -62,7 +32,7 @@ func TestResolveIncludeOrder(t *testing.T) {
 	}{
 		{"x.h", false, "src/x.h"}, {"x.h", true, "i/x.h"}, {"y.h", true, "i/y.h"}, {"z.h", false, "s/z.h"}, {"w.h", true, "a/w.h"}, {"none.h", false, ""},
 	} {
-		got, _, _ := c.resolve(includeLine{name: tc.name, angle: tc.angle}, own)
+		got, _, _ := c.Resolve(cinclude.Include{Name: tc.name, Angle: tc.angle}, own, true)
 		if tc.want != "" {
 			tc.want = filepath.Join(dir, tc.want)
 		}
@@ -70,8 +40,8 @@ func TestResolveIncludeOrder(t *testing.T) {
 			t.Errorf("%s (angle %v): %q, want %q", tc.name, tc.angle, got, tc.want)
 		}
 	}
-	if !IsSystemHeader("/usr/include/stdio.h") || !IsSystemHeader("/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h") ||
-		!IsSystemHeader("/usr/local/cuda-12.2/include/cuda.h") || IsSystemHeader(filepath.Join(dir, "i/x.h")) {
+	if !cinclude.IsSystemHeader("/usr/include/stdio.h") || !cinclude.IsSystemHeader("/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h") ||
+		!cinclude.IsSystemHeader("/usr/local/cuda-12.2/include/cuda.h") || cinclude.IsSystemHeader(filepath.Join(dir, "i/x.h")) {
 		t.Error("IsSystemHeader misjudges a path")
 	}
 }
@@ -83,7 +53,7 @@ func TestRunningCompilesWorkingFolder(t *testing.T) {
 running: "cc" "-O3" "-I" "native/include" "-Iother" "-o" "/ws/target/out/native/x.o" "-c" "native/x.c"
 `), "", "")
 	cs := runningCompiles(bo.Commands, "/ws/pkg", "/ws/target/output")
-	if len(cs) != 1 || cs[0].source != "/ws/pkg/native/x.c" || !reflect.DeepEqual(cs[0].dirs, []string{"/ws/pkg/native/include", "/ws/pkg/other"}) {
+	if len(cs) != 1 || cs[0].source != "/ws/pkg/native/x.c" || !reflect.DeepEqual(cs[0].Dirs, []string{"/ws/pkg/native/include", "/ws/pkg/other"}) {
 		t.Fatalf("compiles %+v", cs)
 	}
 }
@@ -107,7 +77,7 @@ func TestCmakeMakeCompiles(t *testing.T) {
 	}
 	cs, err := cmakeMakeCompiles(filepath.Join(build, "CMakeFiles", "k.dir", "flags.make"))
 	if err != nil || len(cs) != 1 || cs[0].source != filepath.Join(src, "k.c") || cs[0].dir != build ||
-		!reflect.DeepEqual(cs[0].dirs, []string{filepath.Join(src, "include")}) {
+		!reflect.DeepEqual(cs[0].Dirs, []string{filepath.Join(src, "include")}) {
 		t.Fatalf("compiles %+v, %v", cs, err)
 	}
 	hits, truncated := newIncludeScanner().scanCompile(cs[0], func(p string) string { return p })

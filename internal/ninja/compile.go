@@ -1,12 +1,10 @@
 package ninja
 
 import (
-	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/safeio"
+	"github.com/stalecheck/stalecheck/internal/cinclude"
 )
 
 // IncludeDir is one include search folder from a compile command.
@@ -58,7 +56,9 @@ func isCompiler(w string) bool {
 }
 
 // splitShell splits a POSIX shell command line into words (quotes and backslashes honoured) and
-// breaks it into simple commands at `&&`, `||`, `;` and `|`.
+// breaks it into simple commands at `&&`, `||`, `;` and `|`. It is not internal/cargo's
+// splitCommandLine, on purpose: ninja runs commands through /bin/sh -c, where a backslash inside
+// "…" escapes only " \ $ ` (POSIX 2.2.3), and a command may chain several.
 func splitShell(s string) [][]string {
 	var cmds [][]string
 	var cur []string
@@ -153,6 +153,13 @@ func ParseCompile(command, buildDir string) *Compile {
 		args := words[prog+1:]
 		for i := 0; i < len(args); i++ {
 			a := args[i]
+			if flag, p, n, ok := cinclude.Flag(args, i, dir); ok {
+				i = n
+				if p != "" {
+					c.Includes = append(c.Includes, IncludeDir{Path: p, Flag: flag})
+				}
+				continue
+			}
 			next := func() string {
 				if i+1 < len(args) {
 					i++
@@ -165,18 +172,6 @@ func ParseCompile(command, buildDir string) *Compile {
 				compileOnly = true
 			case a == "-o":
 				c.Object = next()
-			case a == "-I" || a == "-isystem" || a == "-iquote" || a == "-idirafter" || a == "--include-path" || a == "--system-include":
-				if p := next(); p != "" {
-					c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, p), Flag: a})
-				}
-			case strings.HasPrefix(a, "-I") && len(a) > 2:
-				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[2:]), Flag: "-I"})
-			case strings.HasPrefix(a, "-isystem") && len(a) > 8:
-				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[8:]), Flag: "-isystem"})
-			case strings.HasPrefix(a, "-iquote") && len(a) > 7:
-				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[7:]), Flag: "-iquote"})
-			case strings.HasPrefix(a, "--include-path="):
-				c.Includes = append(c.Includes, IncludeDir{Path: absIn(dir, a[len("--include-path="):]), Flag: "--include-path"})
 			case a == "-MD" || a == "-MMD" || a == "-M" || a == "-MM" || a == "--generate-dependencies-with-compile" ||
 				a == "--generate-nonsystem-dependencies-with-compile" || a == "/showIncludes" || a == "-showIncludes" ||
 				strings.HasPrefix(a, "-Wp,-MD") || strings.HasPrefix(a, "-Wp,-MMD"):
@@ -215,99 +210,14 @@ func absIn(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-// systemDirs are header folders never followed by the include scan: what they hold is the toolchain's
-// and the distribution's, not the project's.
-var systemDirs = []string{"/usr/include", "/usr/local/include", "/usr/lib/gcc", "/usr/lib/clang", "/usr/lib/llvm",
-	"/usr/lib/cuda", "/usr/local/cuda", "/opt/cuda", "/usr/lib/nvidia-cuda-toolkit", "/usr/share/gcc", "/usr/libexec/gcc"}
-
-func isSystem(p string) bool {
-	for _, d := range systemDirs {
-		if p == d || strings.HasPrefix(p, d+"/") || strings.HasPrefix(p, d+"-") {
-			return true
-		}
-	}
-	return false
-}
-
-// includeLine is one #include directive.
-type includeLine struct {
-	name  string
-	quote bool
-}
-
-// scanner follows #include lines, parsing each file once.
+// scanner follows #include lines; the parsed files come from a cache shared by every edge of a Read.
 type scanner struct {
-	files map[string][]includeLine
+	files *cinclude.Cache
 	// maxFiles bounds the files one scan visits.
 	maxFiles int
 }
 
-func newScanner() *scanner { return &scanner{files: map[string][]includeLine{}, maxFiles: 20000} }
-
-func (s *scanner) includes(p string) []includeLine {
-	if l, ok := s.files[p]; ok {
-		return l
-	}
-	data, err := safeio.ReadFile(p, 16<<20)
-	var l []includeLine
-	if err == nil {
-		l = parseIncludes(data)
-	}
-	s.files[p] = l
-	return l
-}
-
-// parseIncludes finds `#include "x"` and `#include <x>` lines (block comments between lines are
-// skipped; conditionals are not evaluated, so a header under #if 0 counts).
-func parseIncludes(data []byte) []includeLine {
-	var out []includeLine
-	inComment := false
-	for len(data) > 0 {
-		var line []byte
-		if i := bytes.IndexByte(data, '\n'); i >= 0 {
-			line, data = data[:i], data[i+1:]
-		} else {
-			line, data = data, nil
-		}
-		t := bytes.TrimLeft(line, " \t")
-		if inComment {
-			if i := bytes.Index(t, []byte("*/")); i >= 0 {
-				inComment = false
-				t = bytes.TrimLeft(t[i+2:], " \t")
-			} else {
-				continue
-			}
-		}
-		if bytes.HasPrefix(t, []byte("/*")) && !bytes.Contains(t[2:], []byte("*/")) {
-			inComment = true
-			continue
-		}
-		if len(t) == 0 || t[0] != '#' {
-			if bytes.Contains(t, []byte("/*")) && !bytes.Contains(t, []byte("*/")) {
-				inComment = true
-			}
-			continue
-		}
-		t = bytes.TrimLeft(t[1:], " \t")
-		if !bytes.HasPrefix(t, []byte("include")) {
-			continue
-		}
-		t = bytes.TrimLeft(t[len("include"):], " \t")
-		if len(t) < 3 {
-			continue
-		}
-		closer := byte('"')
-		if t[0] == '<' {
-			closer = '>'
-		} else if t[0] != '"' {
-			continue
-		}
-		if j := bytes.IndexByte(t[1:], closer); j > 0 {
-			out = append(out, includeLine{name: string(t[1 : 1+j]), quote: closer == '"'})
-		}
-	}
-	return out
-}
+func newScanner(files *cinclude.Cache) *scanner { return &scanner{files: files, maxFiles: 20000} }
 
 // scanHit is one header reached by the include scan.
 type scanHit struct {
@@ -317,15 +227,16 @@ type scanHit struct {
 // scan follows the includes of c's source transitively and returns each project header found (system
 // folders are not entered), with the folder or file that led to it.
 func (s *scanner) scan(c *Compile) []scanHit {
+	sp := c.searchPath()
 	seen := map[string]bool{c.Source: true}
 	var hits []scanHit
 	queue := []string{c.Source}
 	for len(queue) > 0 && len(seen) < s.maxFiles {
 		f := queue[0]
 		queue = queue[1:]
-		for _, inc := range s.includes(f) {
-			p, via := c.resolve(inc, filepath.Dir(f))
-			if p == "" || seen[p] || isSystem(p) {
+		for _, inc := range s.files.Includes(f) {
+			p, via := c.resolve(sp, inc, filepath.Dir(f))
+			if p == "" || seen[p] || cinclude.IsSystemHeader(p) {
 				continue
 			}
 			seen[p] = true
@@ -336,39 +247,32 @@ func (s *scanner) scan(c *Compile) []scanHit {
 	return hits
 }
 
-// resolve looks an include up the way gcc does: a quoted name in the including file's folder, then
-// -iquote folders; then -I, -isystem and -idirafter folders in command-line order.
-func (c *Compile) resolve(inc includeLine, own string) (string, string) {
-	if filepath.IsAbs(inc.name) {
-		if isFile(inc.name) {
-			return filepath.Clean(inc.name), "absolute #include"
-		}
-		return "", ""
-	}
-	if inc.quote {
-		if p := filepath.Join(own, inc.name); isFile(p) {
-			return p, "#include \"" + inc.name + "\" beside " + own
-		}
-		for _, d := range c.Includes {
-			if d.Flag == "-iquote" {
-				if p := filepath.Join(d.Path, inc.name); isFile(p) {
-					return p, "-iquote " + d.Path
-				}
-			}
-		}
-	}
+// searchPath sorts the command's include folders by GCC's kinds.
+func (c *Compile) searchPath() cinclude.SearchPath {
+	var sp cinclude.SearchPath
 	for _, d := range c.Includes {
-		if d.Flag == "-iquote" {
-			continue
-		}
-		if p := filepath.Join(d.Path, inc.name); isFile(p) {
-			return p, d.Flag + " " + d.Path
-		}
+		sp.Add(d.Flag, d.Path)
 	}
-	return "", ""
+	return sp
 }
 
-func isFile(p string) bool {
-	st, err := os.Stat(p)
-	return err == nil && st.Mode().IsRegular()
+// resolve looks an include up the way gcc does (cinclude.SearchPath.Resolve: a quoted name in the
+// including file's folder, then -iquote folders; then -I, -isystem and -idirafter folders, system
+// folders searched too) and says how it was found, naming the option as the command wrote it.
+func (c *Compile) resolve(sp cinclude.SearchPath, inc cinclude.Include, own string) (string, string) {
+	p, flag, dir := sp.Resolve(inc, own, false)
+	switch {
+	case p == "":
+		return "", ""
+	case flag == "absolute":
+		return p, "absolute #include"
+	case flag == "":
+		return p, "#include \"" + inc.Name + "\" beside " + own
+	}
+	for _, d := range c.Includes {
+		if d.Path == dir && cinclude.Kind(d.Flag) == flag {
+			return p, d.Flag + " " + dir
+		}
+	}
+	return p, flag + " " + dir
 }

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 )
 
@@ -186,21 +187,22 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 			b.ByOutput[o] = e
 		}
 	}
-	// The edges are read in a few contiguous shares, each with its own stat cache and include
-	// scanner (what they share, a few headers, is stat'd once per share).
+	// The edges are read in a few contiguous shares, each with its own stat cache (what they share, a
+	// few headers, is stat'd once per share); the include scan parses each file once per Read.
 	workers := min(runtime.GOMAXPROCS(0), 4, 1+len(b.Edges)/500)
 	var wg sync.WaitGroup
 	rels := map[string]string{}
 	for _, f := range m.Files {
 		rels[f] = relTo(abs, f)
 	}
+	parsed := cinclude.NewCache()
 	for w := 0; w < workers; w++ {
 		lo, hi := w*len(b.Edges)/workers, (w+1)*len(b.Edges)/workers
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			st := newStatCache(4 * (hi - lo))
-			sc := newScanner()
+			sc := newScanner(parsed)
 			for _, e := range b.Edges[lo:hi] {
 				b.readEdge(e, st, sc, opts, rels[e.File])
 			}
