@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // ErrNoStrace is wrapped by Run's error when strace is not installed.
@@ -228,6 +230,15 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 			}
 		case straceErr != nil:
 			t.ExitStatus = 1
+		}
+		// strace re-raises the signal that killed the build's process without printing its
+		// "+++ killed by" line: the status is strace's own.
+		if m := rec.main; !m.written {
+			m.p.Exit, m.p.End = t.ExitStatus, time.Now().UnixNano()
+			if t.ExitStatus > 128 {
+				m.p.Signal = unix.SignalName(syscall.Signal(t.ExitStatus - 128))
+			}
+			rec.flush(m)
 		}
 	}
 	left := map[*liveProc]bool{}
