@@ -17,6 +17,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -50,6 +51,12 @@ zstd-sys = "2"
 	})
 	p.Cargo("generate-lockfile", "--offline")
 	env := append(os.Environ(), "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never")
+	selfCPU := func() time.Duration {
+		var ru syscall.Rusage
+		_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru)
+		return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+	}
+	var cpuPlain, cpuTraced []time.Duration
 	build := func(traced bool, target string) (time.Duration, *trace.Result) {
 		args := []string{"cargo", "build", "--release", "--offline", "--target-dir", target}
 		begin := time.Now()
@@ -59,15 +66,18 @@ zstd-sys = "2"
 			if out, err := cmd.CombinedOutput(); err != nil {
 				t.Fatalf("untraced build: %v\n%s", err, out)
 			}
+			cpuPlain = append(cpuPlain, cmd.ProcessState.UserTime()+cmd.ProcessState.SystemTime())
 			return time.Since(begin), nil
 		}
 		log, _ := os.Create(filepath.Join(dir, "traced.log"))
 		defer log.Close()
+		self := selfCPU()
 		res, err := trace.Run(context.Background(), trace.Options{Command: args, Dir: p.Dir, Env: env, StateDir: filepath.Join(dir, "state"), BuildDir: target, Stdout: log, Stderr: log})
 		if err != nil || res.ExitStatus != 0 {
 			b, _ := os.ReadFile(log.Name())
 			t.Fatalf("traced build: %v %+v\n%s", err, res, b)
 		}
+		cpuTraced = append(cpuTraced, res.CPU+selfCPU()-self) // the build tree, strace, and the parser
 		return time.Since(begin), res
 	}
 	var plain, traced []time.Duration
@@ -78,7 +88,9 @@ zstd-sys = "2"
 		d, res := build(true, filepath.Join(dir, "t-traced-"+strconv.Itoa(i)))
 		traced = append(traced, d)
 		last = res
-		t.Logf("round %d: untraced %v, traced %v (%.2fx)", i, plain[i].Round(time.Millisecond), traced[i].Round(time.Millisecond), traced[i].Seconds()/plain[i].Seconds())
+		t.Logf("round %d: wall untraced %v, traced %v (%.2fx); CPU untraced %v, traced %v incl. strace and the parser (%.2fx)", i,
+			plain[i].Round(time.Millisecond), traced[i].Round(time.Millisecond), traced[i].Seconds()/plain[i].Seconds(),
+			cpuPlain[i].Round(time.Millisecond), cpuTraced[i].Round(time.Millisecond), cpuTraced[i].Seconds()/cpuPlain[i].Seconds())
 	}
 	med := func(ds []time.Duration) time.Duration {
 		s := append([]time.Duration{}, ds...)
@@ -93,7 +105,8 @@ zstd-sys = "2"
 	for _, r := range tr.BuildScriptRuns() {
 		units = append(units, r.Unit)
 	}
-	t.Logf("median untraced %v, traced %v: ratio %.2fx; trace %d bytes (%d strace lines, %d processes, %d accesses stored); build-script runs %s",
+	t.Logf("CPU: median untraced %v, traced %v: ratio %.2fx", med(cpuPlain).Round(time.Millisecond), med(cpuTraced).Round(time.Millisecond), med(cpuTraced).Seconds()/med(cpuPlain).Seconds())
+	t.Logf("wall: median untraced %v, traced %v: ratio %.2fx; trace %d bytes (%d strace lines, %d processes, %d accesses stored); build-script runs %s",
 		med(plain).Round(time.Millisecond), med(traced).Round(time.Millisecond), med(traced).Seconds()/med(plain).Seconds(),
 		last.Bytes, last.Lines, last.Processes, last.Accesses, strings.Join(units, " "))
 }

@@ -156,8 +156,12 @@ func sortLookups(ls []Lookup) {
 // holds an executable regular file of that name (os.Stat follows symlinks), or "" when none does. An
 // answer different from Found means the build would now find a different tool (or one where there was
 // none, or none where there was one). Only the folders the traced PATH lists are searched.
-func (l *Lookup) Now() string {
-	for _, d := range splitPath(l.PATH) {
+func (l *Lookup) Now() string { return l.NowWith(l.PATH) }
+
+// NowWith answers the lookup against the file system today with another PATH (the one the next build
+// will run with, e.g. the user's PATH now that the CUDA toolkit's bin folder is on it).
+func (l *Lookup) NowWith(path string) string {
+	for _, d := range splitPath(path) {
 		p := filepath.Join(d, l.Name)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
 			return p

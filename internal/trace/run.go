@@ -70,6 +70,9 @@ type Result struct {
 	Detached   int   // processes still running when tracing stopped (left running, untraced)
 	Skipped    int64 // strace lines not understood
 	Elapsed    time.Duration
+	// CPU is the user+system time of strace and the processes it reaped (the build tree, the
+	// processes left running excepted); the parser's own time is the caller's.
+	CPU time.Duration
 }
 
 // FindStrace returns strace's path: want if given, /usr/bin/strace, else the first on PATH.
@@ -264,6 +267,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	return &Result{
 		ExitStatus: t.ExitStatus, File: dst, Lines: parser.Line(), Processes: t.nproc, Accesses: t.naccess,
 		Bytes: rec.w.n, Detached: len(left), Skipped: parser.Skipped, Elapsed: time.Since(begin),
+		CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
 	}, nil
 }
 

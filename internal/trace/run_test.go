@@ -187,6 +187,20 @@ func TestCargoBuildScriptShapes(t *testing.T) {
 		t.Errorf("build script %s not under %s", run.Proc.Exe(), want)
 	}
 
+	if !strings.HasPrefix(run.OutDir, filepath.Join(l.BuildDir, "debug", "build", "shapes-")) || filepath.Base(run.OutDir) != "out" {
+		t.Errorf("OUT_DIR of the run: %q", run.OutDir)
+	}
+	if run.Proc.RanAgain(run.Proc.Start) {
+		t.Errorf("RanAgain before the run ended")
+	}
+	units := map[string]string{}
+	for _, u := range tr.RustcUnits() {
+		units[u.CrateName] = u.ExtraFilename
+	}
+	if !strings.HasPrefix(units["shapes"], "-") || !strings.HasPrefix(units["build_script_build"], "-") {
+		t.Errorf("rustc units: %v", units)
+	}
+
 	// Shape 1: the data file the script reads.
 	version := p.Path("resources/VERSION")
 	read := false
@@ -226,6 +240,9 @@ func TestCargoBuildScriptShapes(t *testing.T) {
 		}
 		if now := nvcc.Now(); now != filepath.Join(bin, "nvcc") {
 			t.Errorf("after nvcc appeared on PATH, Now() = %q", now)
+		}
+		if now := nvcc.NowWith(filepath.Dir(real)); now != real {
+			t.Errorf("with nvcc's folder on PATH, NowWith = %q", now)
 		}
 	} else {
 		t.Logf("nvcc is not installed: the appearing-on-PATH half is not checked")

@@ -233,8 +233,11 @@ func (t *Trace) treeAccesses(id int, input bool) []*Access {
 // (or build-script-<name>) and its tree holds the compilers and tools it ran.
 type BuildScriptRun struct {
 	Proc     *Process
-	Unit     string // "<pkg>-<hash>", the folder of the compiled script
+	Unit     string // "<pkg>-<hash>", the folder of the compiled script (the build-script compile unit)
 	BuildDir string // the folder holding build/ (the profile folder, e.g. target/debug)
+	// OutDir is the run's OUT_DIR from its environment: Cargo's run folder is its parent
+	// (build/<pkg>-<run hash>), which names the run step exactly ("" when strace did not print the env).
+	OutDir string
 }
 
 // BuildScriptRuns returns every build-script run the trace holds, in start order.
@@ -250,7 +253,8 @@ func (t *Trace) BuildScriptRuns() []BuildScriptRun {
 		if filepath.Base(filepath.Dir(unit)) != "build" {
 			continue
 		}
-		out = append(out, BuildScriptRun{Proc: p, Unit: filepath.Base(unit), BuildDir: filepath.Dir(filepath.Dir(unit))})
+		od, _ := p.Getenv("OUT_DIR")
+		out = append(out, BuildScriptRun{Proc: p, Unit: filepath.Base(unit), BuildDir: filepath.Dir(filepath.Dir(unit)), OutDir: od})
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Proc.Start < out[j].Proc.Start })
 	return out
@@ -265,5 +269,50 @@ func (t *Trace) FileAccesses(path string) []*Access {
 			out = append(out, &t.Accesses[i])
 		}
 	}
+	return out
+}
+
+// RanAgain tells whether a step whose process this is has run again after the trace: recordMtime is
+// the mtime (ns) of a record the build system writes just before it starts the step's process each
+// time (Cargo's invoked.timestamp for a build-script run); one written after the process ended means
+// a later run, which the trace does not describe. A process still running when tracing stopped
+// (Running) describes no finished run: RanAgain is then true.
+func (p *Process) RanAgain(recordMtime int64) bool {
+	return p.Running || recordMtime > p.End
+}
+
+// RustcUnit is a rustc process Cargo ran for one unit.
+type RustcUnit struct {
+	Proc          *Process
+	CrateName     string // --crate-name
+	ExtraFilename string // -C extra-filename (Cargo's "-<hash>": the unit's file names in deps/)
+	OutDir        string // --out-dir
+}
+
+// RustcUnits returns the rustc processes that compiled a crate (argv has --crate-name), in start order.
+func (t *Trace) RustcUnits() []RustcUnit {
+	var out []RustcUnit
+	for i := range t.Processes {
+		p := &t.Processes[i]
+		if b := filepath.Base(p.Exe()); b != "rustc" && !strings.HasPrefix(b, "rustc-") {
+			continue
+		}
+		u := RustcUnit{Proc: p}
+		argv := p.Argv()
+		for j := 0; j+1 < len(argv); j++ {
+			switch {
+			case argv[j] == "--crate-name":
+				u.CrateName = argv[j+1]
+			case argv[j] == "--out-dir":
+				u.OutDir = argv[j+1]
+			case argv[j] == "-C" && strings.HasPrefix(argv[j+1], "extra-filename="):
+				u.ExtraFilename = strings.TrimPrefix(argv[j+1], "extra-filename=")
+			}
+		}
+		if u.CrateName != "" {
+			out = append(out, u)
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Proc.Start < out[j].Proc.Start })
 	return out
 }
