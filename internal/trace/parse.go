@@ -129,7 +129,8 @@ func (p *Parser) parse(raw []byte) (*Call, bool) {
 		p.skip(raw)
 		return nil, false
 	}
-	rest := raw[sp+1:]
+	// strace pads the pid to five columns ("2343  1796159441.4…"): skip every space.
+	rest := bytes.TrimLeft(raw[sp+1:], " ")
 	sp = bytes.IndexByte(rest, ' ')
 	if sp <= 0 {
 		p.skip(raw)

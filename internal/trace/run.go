@@ -220,7 +220,7 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		if errors.As(straceErr, &ee) {
 			code = ee.ExitCode()
 		}
-		return &Result{ExitStatus: code}, fmt.Errorf("trace: strace ran nothing (exit status %d): %v", code, straceErr)
+		return &Result{ExitStatus: code, Lines: parser.Line(), Skipped: parser.Skipped}, fmt.Errorf("trace: no traced process in strace's output (strace: %v; %d lines read, %d not understood, first %s; reader: %v)", straceErr, parser.Line(), parser.Skipped, parser.FirstSkip, perr)
 	}
 	if !rec.MainExited() {
 		// strace ended before the build's process did (killed, or -o lost): take strace's own status.
