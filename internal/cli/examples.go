@@ -42,6 +42,10 @@ var examples = map[string]string{
 	"clean": `  stalecheck clean                             # print the plan
   stalecheck clean --profile release --incremental --yes
   stalecheck clean --format json > plan.json && stalecheck clean --plan plan.json --yes`,
+	"report": `  stalecheck report -o bench.html                # every benchmark in the default ledger
+  stalecheck report --name msm -o msm.html`,
+	"trace": `  stalecheck trace -- cargo build --release      # record what the build really read
+  stalecheck trace --show -- cargo build`,
 }
 
 // addExamples sets the Example of every command of the tree, and explain's completion of package

@@ -62,6 +62,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.AddCommand(newWhichCmd(st))
 	root.AddCommand(newVerifyCmd(st))
 	root.AddCommand(newExplainCmd(st), newCleanCmd(st))
+	root.AddCommand(newTraceCmd(st))
 	addExamples(root)
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
 	root.Flags().AddFlagSet(chk.Flags())

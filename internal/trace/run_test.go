@@ -1,0 +1,271 @@
+package trace_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/testutil"
+	"github.com/stalecheck/stalecheck/internal/trace"
+)
+
+func needStrace(t *testing.T) {
+	t.Helper()
+	if _, err := trace.FindStrace(""); err != nil {
+		t.Skipf("strace is not installed (apt-get install strace): %v", err)
+	}
+}
+
+func runTrace(t *testing.T, opt trace.Options) (*trace.Result, *trace.Trace) {
+	t.Helper()
+	if opt.StateDir == "" {
+		opt.StateDir = t.TempDir()
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	res, err := trace.Run(ctx, opt)
+	if err != nil {
+		t.Fatalf("Run %q: %v", opt.Command, err)
+	}
+	tr, err := trace.Load(opt.StateDir, opt.BuildDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, tr
+}
+
+// A failed build is stored marked failed with its status; a path with a newline parses; a daemon the
+// build leaves running (holding stdout and stderr open) does not keep Run waiting.
+func TestRunFailedBuildNewlinePathDaemon(t *testing.T) {
+	needStrace(t)
+	dir := t.TempDir()
+	odd := filepath.Join(dir, "new\nline \"q\"\x01.txt")
+	if err := os.WriteFile(odd, []byte("x"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(t.TempDir(), "stdout"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	begin := time.Now()
+	res, tr := runTrace(t, trace.Options{
+		Command:  []string{"sh", "-c", `cat new*.txt >/dev/null; sleep 60 & exit 7`},
+		Dir:      dir,
+		BuildDir: dir,
+		Stdout:   out, Stderr: out,
+	})
+	took := time.Since(begin)
+	for _, p := range tr.Processes {
+		if p.Running && p.PID > 0 && strings.HasSuffix(p.Exe(), "/sleep") {
+			_ = syscall.Kill(p.PID, syscall.SIGKILL) // the daemon this test started
+		}
+	}
+	if took > 5*time.Second {
+		t.Errorf("Run took %v with a daemon left running", took)
+	}
+	if res.ExitStatus != 7 || tr.ExitStatus != 7 || !tr.Failed {
+		t.Errorf("status: result %d, stored %d failed %v; want 7, failed", res.ExitStatus, tr.ExitStatus, tr.Failed)
+	}
+	if res.Detached < 1 {
+		t.Errorf("no process reported left running: %+v", res)
+	}
+	found := false
+	for _, a := range tr.FileAccesses(odd) {
+		if a.Op == "openat" && a.Errno == "" && a.Mode&trace.ModeRead != 0 {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("no successful open of %q in the trace", odd)
+	}
+	t.Logf("%v: %d lines, %d processes, %d accesses, %d bytes, %d detached", took, res.Lines, res.Processes, res.Accesses, res.Bytes, res.Detached)
+}
+
+func TestRunSignalStatusAndMissing(t *testing.T) {
+	needStrace(t)
+	dir := t.TempDir()
+	res, tr := runTrace(t, trace.Options{Command: []string{"sh", "-c", "kill -SEGV $$"}, Dir: dir, BuildDir: dir})
+	if res.ExitStatus != 128+11 || tr.Processes[0].Signal != "SIGSEGV" {
+		t.Errorf("killed by SIGSEGV: status %d, process %+v", res.ExitStatus, tr.Processes[0])
+	}
+	r, err := trace.Run(context.Background(), trace.Options{Command: []string{"no-such-build-tool-xyz"}, Dir: dir, StateDir: t.TempDir()})
+	if err == nil || r == nil || r.ExitStatus != 127 || !strings.Contains(err.Error(), "no-such-build-tool-xyz") {
+		t.Errorf("missing command: %+v, %v", r, err)
+	}
+	_, err = trace.Run(context.Background(), trace.Options{Command: []string{"true"}, Strace: "/nonexistent/strace", StateDir: t.TempDir()})
+	if !errors.Is(err, trace.ErrNoStrace) || !strings.Contains(err.Error(), "apt-get install strace") {
+		t.Errorf("no strace: %v", err)
+	}
+}
+
+const shapesBuild = `use std::{env, fs, path::PathBuf, process::Command};
+
+fn main() {
+    // Declares one unrelated file; reads resources/VERSION and looks for nvcc without saying so.
+    println!("cargo:rerun-if-changed=build.rs");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let version = fs::read_to_string("resources/VERSION").unwrap();
+    let cuda = Command::new("nvcc").arg("--version").output().is_ok();
+    fs::write(out.join("gen.rs"), format!("pub const VERSION: &str = {:?};\npub const CUDA: bool = {};\n", version.trim(), cuda)).unwrap();
+    // A header no depfile names: no -MD, no -g.
+    let obj = out.join("native.o");
+    assert!(Command::new("cc").args(["-c", "-O2", "-fPIC", "-Iinclude", "native/native.c", "-o"]).arg(&obj).status().unwrap().success());
+    let lib = out.join("libnative.a");
+    let _ = fs::remove_file(&lib);
+    assert!(Command::new("ar").arg("crs").arg(&lib).arg(&obj).status().unwrap().success());
+    println!("cargo:rustc-link-search=native={}", out.display());
+    println!("cargo:rustc-link-lib=static=native");
+}
+`
+
+// The two shapes of issue 10 and the undeclared header, on a real cargo build traced with a PATH that
+// holds cc, ar, as, ld, cargo and rustc but not nvcc.
+func TestCargoBuildScriptShapes(t *testing.T) {
+	needStrace(t)
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml":        "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"build.rs":          shapesBuild,
+		"src/main.rs":       "include!(concat!(env!(\"OUT_DIR\"), \"/gen.rs\"));\nextern \"C\" { fn native_val() -> i32; }\nfn main() { println!(\"{} {} {}\", VERSION, CUDA, unsafe { native_val() }); }\n",
+		"native/native.c":   "#include \"hdr.h\"\nint native_val(void) { return HDR_VAL; }\n",
+		"include/hdr.h":     "#define HDR_VAL 42\n",
+		"resources/VERSION": "1.2.3\n",
+	})
+	bin := t.TempDir()
+	for _, tool := range []string{"cargo", "rustc", "cc", "ar", "as", "ld"} {
+		target, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatalf("%s is required for this test: %v", tool, err)
+		}
+		if err := os.Symlink(target, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var env []string
+	for _, e := range os.Environ() {
+		k, _, _ := strings.Cut(e, "=")
+		switch k {
+		case "PATH", "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET_DIR", "CARGO_BUILD_BUILD_DIR", "RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS", "RUSTC_WRAPPER":
+			continue
+		}
+		env = append(env, e)
+	}
+	env = append(env, "PATH="+bin, "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never")
+	l, err := cargo.Locate(p.Dir, cargo.LocateOptions{Getenv: func(string) string { return "" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.Create(filepath.Join(t.TempDir(), "cargo.out"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	res, tr := runTrace(t, trace.Options{Command: []string{"cargo", "build"}, Dir: p.Dir, Env: env, BuildDir: l.BuildDir, Stdout: out, Stderr: out})
+	if res.ExitStatus != 0 {
+		b, _ := os.ReadFile(out.Name())
+		t.Fatalf("cargo build failed under trace (%d):\n%s", res.ExitStatus, b)
+	}
+	t.Logf("%d lines, %d processes, %d accesses, store %d bytes, %v", res.Lines, res.Processes, res.Accesses, res.Bytes, res.Elapsed)
+
+	var run *trace.BuildScriptRun
+	for _, r := range tr.BuildScriptRuns() {
+		if strings.HasPrefix(r.Unit, "shapes-") {
+			run = &r
+		}
+	}
+	if run == nil {
+		t.Fatalf("no build-script run of shapes in the trace: %+v", tr.BuildScriptRuns())
+	}
+	if want := filepath.Join(l.BuildDir, "debug", "build"); !strings.HasPrefix(run.Proc.Exe(), want+"/") {
+		t.Errorf("build script %s not under %s", run.Proc.Exe(), want)
+	}
+
+	if !strings.HasPrefix(run.OutDir, filepath.Join(l.BuildDir, "debug", "build", "shapes-")) || filepath.Base(run.OutDir) != "out" {
+		t.Errorf("OUT_DIR of the run: %q", run.OutDir)
+	}
+	if run.Proc.RanAgain(run.Proc.Start) {
+		t.Errorf("RanAgain before the run ended")
+	}
+	units := map[string]string{}
+	for _, u := range tr.RustcUnits() {
+		units[u.CrateName] = u.ExtraFilename
+	}
+	if !strings.HasPrefix(units["shapes"], "-") || !strings.HasPrefix(units["build_script_build"], "-") {
+		t.Errorf("rustc units: %v", units)
+	}
+
+	// Shape 1: the data file the script reads.
+	version := p.Path("resources/VERSION")
+	read := false
+	for _, a := range tr.ReadsOf(run.Proc.ID) {
+		if a.Path == version && a.Errno == "" && strings.HasPrefix(a.Op, "open") {
+			read = a.Proc == run.Proc.ID
+		}
+	}
+	if !read {
+		t.Errorf("the build-script process does not read %s in the trace", version)
+	}
+
+	// Shape 2: nvcc looked up on PATH and not found; then nvcc appears on PATH.
+	var nvcc *trace.Lookup
+	for _, lk := range tr.PathLookups(run.Proc.ID) {
+		if lk.Name == "nvcc" {
+			nvcc = &lk
+		}
+	}
+	if nvcc == nil {
+		t.Fatalf("no PATH lookup of nvcc under the build script: %+v", tr.PathLookups(run.Proc.ID))
+	}
+	// Cargo's rustup proxy puts its own folder first on the build script's PATH.
+	triedBin := false
+	for _, a := range nvcc.Tried {
+		triedBin = triedBin || a.Dir == bin && a.Errno == "ENOENT"
+	}
+	if nvcc.Found != "" || !triedBin || !strings.Contains(":"+nvcc.PATH+":", ":"+bin+":") {
+		t.Errorf("nvcc lookup: %+v", nvcc)
+	}
+	if now := nvcc.Now(); now != "" {
+		t.Errorf("nvcc found now (%s) before it was put on PATH", now)
+	}
+	if real, err := exec.LookPath("nvcc"); err == nil {
+		if err := os.Symlink(real, filepath.Join(bin, "nvcc")); err != nil {
+			t.Fatal(err)
+		}
+		if now := nvcc.Now(); now != filepath.Join(bin, "nvcc") {
+			t.Errorf("after nvcc appeared on PATH, Now() = %q", now)
+		}
+		if now := nvcc.NowWith(filepath.Dir(real)); now != real {
+			t.Errorf("with nvcc's folder on PATH, NowWith = %q", now)
+		}
+	} else {
+		t.Logf("nvcc is not installed: the appearing-on-PATH half is not checked")
+	}
+
+	// The header cc1 opens, named by no depfile.
+	hdr := p.Path("include/hdr.h")
+	opened := false
+	for _, id := range tr.Tree(run.Proc.ID) {
+		pr := &tr.Processes[id]
+		if filepath.Base(pr.Exe()) != "cc1" {
+			continue
+		}
+		for _, a := range tr.AccessesOf(id) {
+			if a.Path == hdr && a.Op == "openat" && a.Errno == "" {
+				opened = true
+			}
+		}
+	}
+	if !opened {
+		t.Errorf("no cc1 process under the build script opens %s", hdr)
+	}
+	if got := tr.ProcessesUnder(p.Dir); len(got) == 0 {
+		t.Errorf("ProcessesUnder(%s) is empty", p.Dir)
+	}
+}
