@@ -79,4 +79,14 @@ var ruleTexts = map[string]ruleText{
 		Severity: "info",
 		Meaning:  "a `build/<pkg>-<hash>` folder no root reaches, with the bytes it holds (hard links counted once): exactly the build folders `clean` removes (a failed unit of a live configuration is live). Profile folders with no root at all (e.g. after only `cargo check`), with a root not tied to its unit, or with an unreadable fingerprint record are not judged",
 	},
+	"missing-depfile": {
+		Short:    "A Make or Ninja compile has no dependency file its build system reads, so header edits go unseen.",
+		Severity: "warning",
+		Meaning:  "a Make or Ninja compile of a C, C++ or CUDA source with no dependency file its build system reads: the rule names none (a Ninja edge with neither `depfile` nor `deps`; a Make object with no `.d` beside it), or names one the compiler never writes (Meson 1.0's CUDA rule calls nvcc without `-MD`): an edit of a header it includes goes unseen. Evidence: the rule and where it is defined, the compile command, the depfile path and that it is absent, the headers other clues (DWARF, the include scan) show the compile read",
+	},
+	"archive-member-without-rule": {
+		Short:    "A Make archive holds a member no rule makes any more.",
+		Severity: "warning",
+		Meaning:  "a Make archive holds a member no rule makes any more (`ar rcs lib.a $^` keeps the object of a removed source), so whatever links the archive may still get its symbols; fix: remove the archive and make again",
+	},
 }
