@@ -27,6 +27,9 @@
 // OpenReadOnly, for commands that only read (runs, diff), never creates, migrates or writes: a missing
 // SQLite file is an error (MissingError), and a read-only file or folder can be read. Insert writes a record and all its
 // rows in one transaction: a reader sees all of a record or none of it, also when the writer is killed.
+// Delete (stalecheck runs --prune) removes records with their rows, and Import (runs --import) inserts
+// records exported as JSON keeping their times, skipping those already present (SameRun); each in one
+// transaction.
 //
 // PostgreSQL TEXT holds only valid UTF-8 without NUL bytes; Insert into a PostgreSQL ledger refuses a
 // record with another string (naming the field) rather than store something else. SQLite stores strings
@@ -147,8 +150,26 @@ type Ledger interface {
 	Get(ctx context.Context, id int64) (*Record, error)
 	// List returns the records f selects, newest (highest ID) first, identities included.
 	List(ctx context.Context, f Filter) ([]Record, error)
+	// Delete removes the records with the given IDs and all their identity rows, in one transaction
+	// (all of them or none), and returns how many records it removed (IDs not in the ledger are not
+	// counted). Build identities are stored per record (no row is shared between records), so nothing
+	// else is left to remove. IDs are never reused: SQLite's AUTOINCREMENT and PostgreSQL's identity
+	// column keep increasing. Errors: a ledger opened read-only, database errors (nothing removed).
+	Delete(ctx context.Context, ids []int64) (int, error)
+	// Import inserts recs in one transaction, keeping each record's own start, timings and identity (its
+	// ID is ignored and assigned anew), and sets their IDs. A record SameRun finds already in the ledger
+	// (or earlier in recs) is not inserted again: its result says Duplicate, with the ID of the copy.
+	// Errors name the record by its 1-based index in recs ("record 3: …"), as Insert's do, and leave the
+	// ledger as it was; a ledger opened read-only refuses.
+	Import(ctx context.Context, recs []Record) ([]ImportResult, error)
 	// Close releases the connections.
 	Close() error
+}
+
+// ImportResult is what Import did with one record.
+type ImportResult struct {
+	ID        int64 // the record's new ID, or (Duplicate) the ID of the copy already in the ledger
+	Duplicate bool  // the record was already in the ledger (SameRun) and was not inserted again
 }
 
 // ErrNotFound is wrapped by the error Get returns for an ID that is not in the ledger.

@@ -52,32 +52,53 @@ func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
 	if l.readOnly {
 		return 0, l.errorf("insert %q: the ledger was opened read-only", r.Name)
 	}
+	findings, configs, err := l.prepareInsert(r)
+	if err != nil {
+		return 0, err
+	}
+	tx, err := l.db.BeginTx(ctx, nil)
+	if err != nil {
+		return 0, l.errorf("insert %q: begin: %w", r.Name, err)
+	}
+	defer tx.Rollback()
+	id, err := l.insertTx(ctx, tx, r, findings, configs)
+	if err != nil {
+		return 0, err
+	}
+	if err := tx.Commit(); err != nil {
+		return 0, l.errorf("insert %q: commit: %w", r.Name, err)
+	}
+	r.ID = id
+	return id, nil
+}
+
+// prepareInsert checks r and returns its findings column and the JSON of each native's config, as
+// insertTx takes them.
+func (l *sqlLedger) prepareInsert(r *Record) (any, []string, error) {
 	findings, err := findingsText(r.Findings)
 	if err != nil {
-		return 0, l.errorf("insert %q: %w", r.Name, err)
+		return nil, nil, l.errorf("insert %q: %w", r.Name, err)
 	}
 	if l.d.utf8Only {
 		if err := checkText(r); err != nil {
-			return 0, l.errorf("insert %q: %s cannot hold %w", r.Name, l.d.name, err)
+			return nil, nil, l.errorf("insert %q: %s cannot hold %w", r.Name, l.d.name, err)
 		}
 	}
 	configs := make([]string, len(r.Identity.Natives))
 	for i, n := range r.Identity.Natives {
 		b, err := json.Marshal(n.Config)
 		if err != nil {
-			return 0, l.errorf("insert %q: natives[%d].config: %w", r.Name, i, err)
+			return nil, nil, l.errorf("insert %q: natives[%d].config: %w", r.Name, i, err)
 		}
 		configs[i] = string(b)
 	}
+	return findings, configs, nil
+}
 
-	tx, err := l.db.BeginTx(ctx, nil)
-	if err != nil {
-		return 0, l.errorf("insert %q: begin: %w", r.Name, err)
-	}
-	defer tx.Rollback()
-
+// insertTx writes r's row and its child rows in tx and returns the new ID (r.ID is not set).
+func (l *sqlLedger) insertTx(ctx context.Context, tx *sql.Tx, r *Record, findings any, configs []string) (int64, error) {
 	var id int64
-	err = tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
+	err := tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
 		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, rss_floor_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		r.Name, startNS(r.Start), r.WallNS, r.UserNS, r.SysNS, r.PeakRSSBytes, r.RSSFloorBytes, r.ExitStatus, r.WorkDir,
@@ -117,10 +138,6 @@ func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
 	if ins.err != nil {
 		return 0, l.errorf("insert %q: %w", r.Name, ins.err)
 	}
-	if err := tx.Commit(); err != nil {
-		return 0, l.errorf("insert %q: commit: %w", r.Name, err)
-	}
-	r.ID = id
 	return id, nil
 }
 
@@ -295,7 +312,17 @@ func (l *sqlLedger) List(ctx context.Context, f Filter) ([]Record, error) {
 // child tables. Records are immutable once committed, so reading the children in separate statements sees
 // them whole.
 func (l *sqlLedger) queryRecords(ctx context.Context, query string, args ...any) ([]Record, error) {
-	rows, err := l.db.QueryContext(ctx, l.d.q(query), args...)
+	return l.queryRecordsIn(ctx, l.db, query, args...)
+}
+
+// querier is what queryRecordsIn reads through: the pool (*sql.DB) or a transaction (*sql.Tx).
+type querier interface {
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// queryRecordsIn is queryRecords reading through q.
+func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string, args ...any) ([]Record, error) {
+	rows, err := q.QueryContext(ctx, l.d.q(query), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -338,7 +365,7 @@ func (l *sqlLedger) queryRecords(ctx context.Context, query string, args ...any)
 	const chunk = 500
 	for start := 0; start < len(ids); start += chunk {
 		part := ids[start:min(start+chunk, len(ids))]
-		if err := l.loadChildren(ctx, byID, part); err != nil {
+		if err := l.loadChildren(ctx, q, byID, part); err != nil {
 			return nil, err
 		}
 	}
@@ -346,10 +373,10 @@ func (l *sqlLedger) queryRecords(ctx context.Context, query string, args ...any)
 }
 
 // loadChildren reads the child-table rows of the records with the given IDs into byID.
-func (l *sqlLedger) loadChildren(ctx context.Context, byID map[int64]*Record, ids []any) error {
+func (l *sqlLedger) loadChildren(ctx context.Context, q querier, byID map[int64]*Record, ids []any) error {
 	in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(ids)), ", ") + ")"
 	each := func(table, query string, scan func(rows *sql.Rows) error) error {
-		rows, err := l.db.QueryContext(ctx, l.d.q(query+` WHERE record_id IN `+in+` ORDER BY record_id, 2`), ids...)
+		rows, err := q.QueryContext(ctx, l.d.q(query+` WHERE record_id IN `+in+` ORDER BY record_id, 2`), ids...)
 		if err != nil {
 			return fmt.Errorf("%s: %w", table, err)
 		}
