@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 	"text/tabwriter"
@@ -19,6 +20,10 @@ import (
 type runsFlags struct {
 	ledger, name, format, groupBy string
 	limit                         int
+	// --prune and its selection; --import.
+	prune, yes, stale, keepLastSet bool
+	before, build, importFile      string
+	keepLast                       int
 }
 
 func newRunsCmd(st Streams) *cobra.Command {
@@ -32,9 +37,18 @@ build key timed the same code). A peak RSS marked "≤ floor" is not above the r
 that started the command (recorded with each run), which Linux counts into the command's peak: the
 command's own peak was at most that much. --format json gives every record in full, each with a boolean "stale".
 
-Exit status: 0 answered, 2 error (the ledger cannot be opened or read).`,
+--prune removes the runs a selection names (--name, --before, --stale, --build, --keep-last; every
+one given must match): without --yes it only lists them (a dry run), with --yes it removes them in one
+transaction. --import FILE reads records that stalecheck run printed as JSON when it could not reach the
+ledger (one object, an array, or JSON lines; "-" for stdin) and inserts them with their own times, all
+or none; a record already in the ledger is skipped.
+
+Exit status: 0 answered, 2 error (the ledger cannot be opened or read, a bad selection or import file).`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, args []string) error { return runRuns(st, fl) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.keepLastSet = cmd.Flags().Changed("keep-last")
+			return runRuns(st, fl)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
@@ -42,6 +56,13 @@ Exit status: 0 answered, 2 error (the ledger cannot be opened or read).`,
 	f.IntVar(&fl.limit, "limit", 0, "at most this many runs, newest first (0: all)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.groupBy, "group-by", "", `"build": statistics of the wall times per name and build identity (n, median, mean ± σ, min, max, outliers)`)
+	f.BoolVar(&fl.prune, "prune", false, "remove the runs the selection flags name (a dry run that lists them unless --yes)")
+	f.BoolVar(&fl.yes, "yes", false, "with --prune: remove the selected runs (in one transaction)")
+	f.StringVar(&fl.before, "before", "", "with --prune: only runs started before this RFC 3339 time, or longer ago than this duration (720h)")
+	f.BoolVar(&fl.stale, "stale", false, "with --prune: only runs recorded as stale (--allow-stale)")
+	f.StringVar(&fl.build, "build", "", "with --prune: only runs whose build key starts with this prefix (as --group-by build prints it)")
+	f.IntVar(&fl.keepLast, "keep-last", 0, "with --prune: never the newest N runs of each name (by start time)")
+	f.StringVar(&fl.importFile, "import", "", `insert the records of this JSON file (as run prints them when the ledger is unreachable; "-": stdin)`)
 	return cmd
 }
 
@@ -194,6 +215,15 @@ func runRuns(st Streams, fl runsFlags) error {
 	if fl.groupBy != "" && fl.groupBy != "build" {
 		return &ExitError{2, fmt.Errorf("--group-by %q: want build", fl.groupBy)}
 	}
+	if err := checkRunsModes(fl); err != nil {
+		return &ExitError{2, err}
+	}
+	if fl.importFile != "" {
+		return runImport(st, fl)
+	}
+	if fl.prune {
+		return runPrune(st, fl)
+	}
 	dsn := ledgerDSN(fl.ledger)
 	l, err := openLedgerRO(dsn)
 	if err != nil {
@@ -224,6 +254,25 @@ func runRuns(st Streams, fl runsFlags) error {
 		fmt.Fprintf(st.Out, "No runs in %s.\n", report.Escape(ledger.Location(dsn)))
 		return nil
 	}
+	return writeRunsTable(st, recs)
+}
+
+// checkRunsModes refuses flags that do not go together: --import and --prune each stand alone, and the
+// selection flags of --prune mean nothing without it.
+func checkRunsModes(fl runsFlags) error {
+	switch {
+	case fl.importFile != "" && (fl.prune || fl.yes || fl.name != "" || fl.limit != 0 || fl.groupBy != "" || fl.before != "" || fl.stale || fl.build != "" || fl.keepLastSet):
+		return errors.New("--import takes no other flag than --ledger and --format")
+	case fl.prune && (fl.limit != 0 || fl.groupBy != ""):
+		return errors.New("--prune does not go with --limit or --group-by (select with --name, --before, --stale, --build, --keep-last)")
+	case !fl.prune && (fl.yes || fl.before != "" || fl.stale || fl.build != "" || fl.keepLastSet):
+		return errors.New("--yes, --before, --stale, --build and --keep-last select runs to remove: use them with --prune")
+	}
+	return nil
+}
+
+// writeRunsTable prints records as the table of `stalecheck runs`, with the footnotes of its marks.
+func writeRunsTable(st Streams, recs []ledger.Record) error {
 	// Records of schema version 1 hold no floor: this process's own peak stands in for it (the same program).
 	estimate := runner.SelfPeakRSS()
 	tw := tabwriter.NewWriter(st.Out, 0, 0, 2, ' ', 0)
