@@ -242,3 +242,21 @@ func Of(groups []*Group, id int64) *Group {
 func (g *Group) Span() (time.Time, time.Time) {
 	return g.Records[0].Start, g.Newest().Start
 }
+
+// IDRanges writes run IDs (ascending) as ranges for people: "1-4, 9".
+func IDRanges(ids []int64) string {
+	var parts []string
+	for i := 0; i < len(ids); {
+		j := i
+		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
+		} else {
+			parts = append(parts, fmt.Sprint(ids[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ", ")
+}

@@ -143,7 +143,7 @@ func writeGroupsText(w io.Writer, groups []*benchgroup.Group) {
 		if j.Stale > 0 {
 			fmt.Fprintf(&b, ", %d stale", j.Stale)
 		}
-		fmt.Fprintf(&b, "  runs %s\n", idList(j.RunIDs))
+		fmt.Fprintf(&b, "  runs %s\n", benchgroup.IDRanges(j.RunIDs))
 		fmt.Fprintf(&b, "  %s\n", report.Escape(g.Description))
 		if g.Wall.N == 0 {
 			b.WriteString("  no run exited 0: no statistics\n")
@@ -154,24 +154,6 @@ func writeGroupsText(w io.Writer, groups []*benchgroup.Group) {
 		fmt.Fprintf(&b, "  n %d  median %s  mean %s ± %s  min %s  max %s  outliers %d\n", s.N, u.Format(s.Median), u.Format(s.Mean), u.Format(s.StdDev), u.Format(s.Min), u.Format(s.Max), s.Outliers)
 	}
 	io.WriteString(w, b.String())
-}
-
-// idList shortens a list of run IDs: "1-5, 8".
-func idList(ids []int64) string {
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ids[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }
 
 // RunsGroupsDoc is the JSON document of `stalecheck runs --group-by build`.

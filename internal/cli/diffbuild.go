@@ -87,7 +87,7 @@ func writeDiffBuilds(w io.Writer, sides [2]diffSide, why error) {
 	for _, s := range sides {
 		if s.ByBuild {
 			fmt.Fprintf(w, "build %s  %s  %d run(s) that exited 0 of %d (runs %s); its newest run is shown: %s\n", s.Group.Key, report.Escape(s.Group.Name),
-				len(s.Group.Timed), len(s.Group.Records), idList(s.Group.IDs()), report.Escape(s.Group.Description))
+				len(s.Group.Timed), len(s.Group.Records), benchgroup.IDRanges(s.Group.IDs()), report.Escape(s.Group.Description))
 		}
 	}
 	if why != nil && (sides[0].ByBuild || sides[1].ByBuild) {

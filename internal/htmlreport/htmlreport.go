@@ -19,7 +19,6 @@ import (
 	"html/template"
 	"io"
 	"sort"
-	"strings"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/benchgroup"
@@ -198,7 +197,7 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 			Stale: g.Stale, Failed: len(g.Records) - len(g.Timed), Outliers: g.Wall.Outliers}
 		first, last := g.Span()
 		bv.First, bv.Last = startText(first), startText(last)
-		bv.IDs = idRanges(g.IDs())
+		bv.IDs = benchgroup.IDRanges(g.IDs())
 		if g.Wall.N > 0 {
 			gu := stats.PickUnit(g.Wall.Mean)
 			bv.Median, bv.Mean, bv.StdDev, bv.Min, bv.Max = gu.Format(g.Wall.Median), gu.Format(g.Wall.Mean), gu.Format(g.Wall.StdDev), gu.Format(g.Wall.Min), gu.Format(g.Wall.Max)
@@ -240,22 +239,4 @@ func niceCeil(v float64) float64 {
 func trimFloat(f float64) string {
 	s := fmt.Sprintf("%.3g", f)
 	return s
-}
-
-// idRanges writes run IDs (ascending) as ranges: "1-4, 9".
-func idRanges(ids []int64) string {
-	var parts []string
-	for i := 0; i < len(ids); {
-		j := i
-		for j+1 < len(ids) && ids[j+1] == ids[j]+1 {
-			j++
-		}
-		if j > i {
-			parts = append(parts, fmt.Sprintf("%d-%d", ids[i], ids[j]))
-		} else {
-			parts = append(parts, fmt.Sprint(ids[i]))
-		}
-		i = j + 1
-	}
-	return strings.Join(parts, ", ")
 }
