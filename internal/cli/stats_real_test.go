@@ -92,8 +92,15 @@ func TestStatsAndReportTwoBuilds(t *testing.T) {
 				t.Errorf("runs --group-by build:\n%s", text)
 			}
 
-			// diff across the builds (8-digit prefixes, as a user would type them).
-			out, stderr, code := runIn(t, p.Dir, "diff", "--ledger", db, keyA[:8], keyB[:8])
+			// diff across the builds (8-digit prefixes, as a user would type them; a prefix with no
+			// letter a–f reads as a run ID, so it takes the build: form, as `diff --help` says).
+			name := func(key string) string {
+				if strings.Trim(key[:8], "0123456789") == "" {
+					return "build:" + key[:8]
+				}
+				return key[:8]
+			}
+			out, stderr, code := runIn(t, p.Dir, "diff", "--ledger", db, name(keyA), name(keyB))
 			if code != 0 {
 				t.Fatalf("diff builds: exit %d: %s", code, stderr)
 			}
