@@ -315,6 +315,23 @@ func (r *reader) readFingerprints(prof string) {
 			results[i].steps = append(results[i].steps, s)
 			results[i].fps = append(results[i].fps, fp)
 		}
+		if len(results[i].steps) == 0 {
+			// No hash file, but the cached diagnostics of a rustc unit: its first build in this folder
+			// failed (Cargo writes the hash file and its JSON only on success, the output- file as
+			// rustc reports). The unit is there to be built again; a dependant's deps entry can name it.
+			for _, f := range files {
+				if t, ok := strings.CutPrefix(f.Name(), "output-"); ok && t != "" && !f.IsDir() {
+					results[i].steps = append(results[i].steps, &graph.Step{
+						System: unit.System, Origin: &unit.Unit{Hash: hash, Target: t, FingerprintDir: dir},
+						ID: prof + "/" + d.Name() + "/" + t, Kind: stepKind(t), Package: pkg,
+						Name: pkg + "-" + hash, Label: t, RecordDir: dir, ProfileDir: prof,
+						Failed: fmt.Sprintf("%s has no hash file, only rustc's diagnostics (%s): the unit's first build here failed, and Cargo writes the hash file only on success",
+							dir, f.Name()),
+					})
+					results[i].fps = append(results[i].fps, nil)
+				}
+			}
+		}
 	})
 	idx := map[string][]*graph.Step{}
 	for _, res := range results {
@@ -406,6 +423,7 @@ func (r *reader) resolveDeps() {
 			dep.Dependents = append(dep.Dependents, s)
 		}
 	}
+	r.tieNeverBuilt()
 	// Once every hash edge is known (reused looks at a candidate run's compile unit).
 	for _, x := range dangling {
 		// The units on disk that a DanglingDeps entry can name by extern name, package and configuration
@@ -414,6 +432,42 @@ func (r *reader) resolveDeps() {
 		// configuration into those folders again, so they are live; all of them when the records cannot
 		// tell several apart.
 		x.s.KeepsLive = append(x.s.KeepsLive, r.reused(x.s, x.d, pkgID)...)
+	}
+}
+
+// tieNeverBuilt gives a rustc unit whose first build failed (no hash file, so no fingerprint and no
+// deps) the one edge its records still show: its package's build-script run in the same build, the
+// newest run of that package in the unit's profile folder (or its host one) whose output was written
+// before the unit started (its invoked.timestamp). Without it the run Cargo reuses for the retry would be
+// reached by no root.
+func (r *reader) tieNeverBuilt() {
+	for _, s := range r.g.Steps {
+		if r.fps[s] != nil || s.Kind != graph.Compile || unit.Of(s).FingerprintHash != "" || len(s.Deps) > 0 {
+			continue
+		}
+		started, err := os.Stat(filepath.Join(s.RecordDir, "invoked.timestamp"))
+		if err != nil {
+			continue
+		}
+		hp := hostProfile(s.ProfileDir)
+		var best *graph.Step
+		var bestNS int64
+		for _, c := range r.g.Steps {
+			if c.Kind != graph.ScriptRun || c.Package != s.Package || c.ProfileDir != s.ProfileDir && (hp == "" || c.ProfileDir != hp) {
+				continue
+			}
+			out, err := os.Stat(filepath.Join(r.l.BuildDir, c.ProfileDir, "build", c.Package+"-"+unit.Of(c).Hash, "output"))
+			if err != nil || out.ModTime().After(started.ModTime()) {
+				continue
+			}
+			if ns := out.ModTime().UnixNano(); best == nil || ns > bestNS {
+				best, bestNS = c, ns
+			}
+		}
+		if best != nil {
+			s.Deps = append(s.Deps, best)
+			best.Dependents = append(best.Dependents, s)
+		}
 	}
 }
 

@@ -121,3 +121,57 @@ func testHasRoot(f check.Finding, root string) bool {
 	}
 	return false
 }
+
+// cargo clean -p of the -sys crate, then an edit that does not compile: the build fails on e-sys's
+// lib, whose new records hold no success. Cargo builds that unit on the next build (the truth harness
+// found stalecheck silent on it: Cargo agreement 99.9%), so pending-rebuild names it, as info (the
+// binary's staleness is judged from the removed units' baselines); after the fix and a build it is gone.
+func TestCleanPackageThenFailedBuildNamesTheUnit(t *testing.T) {
+	p := ccEnvProject(t)
+	p.Cargo("build")
+	p.Cargo("clean", "-p", "e-sys")
+	p.Edit("e-sys/src/lib.rs", "pub fn tag()", "pub fn tag() -> i32 { broken }\npub fn tag2()")
+	if _, err := p.CargoErr("build"); err == nil {
+		t.Fatal("the premise fails: the broken lib.rs built")
+	}
+	fs, _ := p.Check()
+	var got []check.Finding
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" && strings.Contains(f.Message, "no successful build of it is on record") {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 || got[0].Severity != check.Info || !strings.Contains(got[0].Message, "e-sys (lib-e_sys)") {
+		for _, f := range fs {
+			t.Log(f.Rule, f.Severity, f.Message)
+		}
+		t.Fatalf("want one info pending-rebuild naming e-sys's lib with no success on record; got %v\nall: %v", got, rules(fs))
+	}
+	// The script's folders from the failed build are the ones Cargo's retry reuses: live, not orphaned.
+	for _, f := range fs {
+		if f.Rule == "orphaned-build-dir" {
+			t.Errorf("the failed build's own build-script folder called orphaned: %s", f.Message)
+		}
+	}
+	ref := false
+	for _, ev := range got[0].Evidence {
+		if ev.Kind == "reference" && strings.Contains(ev.Path, "/debug/.fingerprint/e-sys-") {
+			ref = true
+		}
+	}
+	if !ref {
+		t.Errorf("no reference evidence in the unit's fingerprint folder: %+v", got[0].Evidence)
+	}
+	if out, _ := p.CargoErr("build", "-v"); !strings.Contains(out, "Compiling e-sys") {
+		t.Errorf("the premise fails: cargo did not build e-sys again:\n%s", out)
+	}
+	p.Edit("e-sys/src/lib.rs", "pub fn tag() -> i32 { broken }\npub fn tag2()", "pub fn tag()")
+	p.Cargo("build")
+	fs, _ = p.Check()
+	noErrors(t, fs)
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" {
+			t.Errorf("pending-rebuild after the fix and a build: %s", f.Message)
+		}
+	}
+}

@@ -15,6 +15,13 @@ import (
 func pendingRebuild(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
+		if s.Live() && s.Failed != "" && !s.Reference.Exists && s.System == unit.System {
+			// No success on record (a first build, or one after cargo clean -p, that failed): Cargo
+			// builds the unit on the next build whatever changed. Whether the binary you have is stale
+			// is its dependents' question, so this only says what the next build redoes.
+			out = append(out, failedNeverBuilt(g, s))
+			continue
+		}
 		if !s.Live() || !s.Reference.Exists {
 			continue
 		}
@@ -251,4 +258,20 @@ func sameContentElsewhere(g *graph.Graph, s *graph.Step, path string) *graph.Inp
 		}
 	}
 	return nil
+}
+
+// failedNeverBuilt: a live unit whose last build failed and which has no successful build on record
+// (its reference file is missing). Info: Cargo redoes it on the next build; the binaries that depend
+// on it are judged by the other checks (its removed records' content baselines, a dangling deps entry).
+func failedNeverBuilt(g *graph.Graph, s *graph.Step) Finding {
+	what := "the build script of " + s.Package
+	if s.Kind != graph.ScriptRun {
+		what = fmt.Sprintf("%s (%s)", s.Package, s.Label)
+	}
+	msg := fmt.Sprintf("the last build of %s failed (%s) and no successful build of it is on record (%s is missing): %s builds %s on the next build",
+		what, s.Failed, display(g, s.Reference.Path), s.Words().Tool, unitName(s))
+	f := pendingFinding(g, s, msg, unitDir(s), buildCmd(s.ProfileDir, rootFeatures(s))+" (and fix the error it reports)",
+		Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed})
+	f.Severity = Info
+	return f
 }
