@@ -1,8 +1,11 @@
 package check_test
 
 import (
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
 )
@@ -174,4 +177,102 @@ func TestCleanPackageThenFailedBuildNamesTheUnit(t *testing.T) {
 			t.Errorf("pending-rebuild after the fix and a build: %s", f.Message)
 		}
 	}
+}
+
+// cargo clean -p after CFLAGS changed: the records that logged the old value are gone, but the content
+// store kept what the removed run read; Cargo reruns the script in today's environment, so the binary
+// you have (built without the flag) is stale: an error naming the variable and both values. The truth
+// harness found this a miss on five shapes. After a build in this environment it is gone.
+func TestCleanPackageAfterEnvChangeIsStale(t *testing.T) {
+	p := ccEnvProject(t)
+	p.StateDir = t.TempDir()
+	t.Setenv("CFLAGS", "")
+	os.Unsetenv("CFLAGS")
+	p.Cargo("build")
+	p.Check() // records the run's environment reads with its content baselines
+	p.Cargo("clean", "-p", "e-sys")
+	t.Setenv("CFLAGS", "-DENVTAG=7")
+	fs, _ := p.Check()
+	f := removedDepFinding(t, fs)
+	if f.Severity != check.Error {
+		t.Fatalf("severity %v, want error: %s", f.Severity, f.Message)
+	}
+	for _, want := range []string{"CFLAGS", "unset when it ran", `"-DENVTAG=7" now`, "Cargo reruns the script in this environment"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message lacks %q: %s", want, f.Message)
+		}
+	}
+	env := false
+	for _, ev := range f.Evidence {
+		if ev.Kind == "env" && strings.Contains(ev.Path, "/debug/build/e-sys-") && strings.HasSuffix(ev.Path, "/output") {
+			env = true
+		}
+	}
+	if !env {
+		t.Errorf("no env evidence naming the removed run's output: %+v", f.Evidence)
+	}
+	p.Env = append(p.Env, "CFLAGS=-DENVTAG=7")
+	p.Cargo("build")
+	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); strings.TrimSpace(string(out)) != "7" {
+		t.Fatalf("the premise fails: after the rebuild the binary prints %q, want 7", out)
+	}
+	fs, _ = p.Check()
+	noErrors(t, fs)
+}
+
+// An unwatched header edited before the debug build (Cargo said Fresh: the debug binary is stale), then
+// cargo clean -p: no source of the package is newer than the binary, but the header differs from what
+// the removed units used, and Cargo's rebuild will use it: an error. The truth harness found this a miss
+// (cc-include after clean -p). A build fixes it.
+func TestCleanPackageOfStaleUnitsIsStale(t *testing.T) {
+	p := ccEnvProject(t)
+	p.StateDir = t.TempDir()
+	p.Write("e-sys/native/e.h", "#define E_VAL 1\n")
+	p.Write("e-sys/native/e.c", "#include \"e.h\"\nint e_tag(void) { return E_VAL; }\n")
+	p.Cargo("build")
+	p.Cargo("build", "--release")
+	p.Check()
+	time.Sleep(20 * time.Millisecond)
+	p.Edit("e-sys/native/e.h", "E_VAL 1", "E_VAL 2")
+	time.Sleep(20 * time.Millisecond)
+	p.Edit("app/src/main.rs", "fn main()", "// edited\nfn main()")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh e-sys") {
+		t.Fatalf("the premise fails: cargo reran e-sys's build script for the unwatched header:\n%s", out)
+	}
+	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); strings.TrimSpace(string(out)) != "1" {
+		t.Fatalf("the premise fails: the debug binary prints %q, want 1 (built before the header edit)", out)
+	}
+	p.Cargo("clean", "-p", "e-sys")
+	fs, _ := p.Check()
+	f := removedDepFinding(t, fs)
+	if f.Severity != check.Error || !strings.Contains(f.Message, "e-sys/native/e.h") || !strings.Contains(f.Message, "stale already") {
+		t.Fatalf("want an error naming e.h, stale already; got %v: %s", f.Severity, f.Message)
+	}
+	p.Cargo("build")
+	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); strings.TrimSpace(string(out)) != "2" {
+		t.Fatalf("the premise fails: after the rebuild the binary prints %q, want 2", out)
+	}
+	fs, _ = p.Check()
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" && strings.Contains(f.Message, "records are gone") {
+			t.Errorf("after the rebuild: %s", f.Message)
+		}
+		if f.Severity == check.Error && strings.Contains(strings.Join(f.Roots, " "), "target/debug/") {
+			t.Errorf("error on the rebuilt debug binary: %s: %s", f.Rule, f.Message)
+		}
+	}
+}
+
+func removedDepFinding(t *testing.T, fs []check.Finding) check.Finding {
+	t.Helper()
+	var got []check.Finding
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" && strings.Contains(f.Message, "records are gone") {
+			got = append(got, f)
+		}
+	}
+	if len(got) != 1 {
+		t.Fatalf("want one pending-rebuild about the removed records, got %d; all: %v", len(got), rules(fs))
+	}
+	return got[0]
 }

@@ -38,43 +38,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 		for _, e := range unit.Of(s).RerunEnv {
 			declared[e] = true
 		}
-		seen := map[string]bool{}
-		var changed []string
-		var ev []Evidence
-		for _, e := range s.EnvReads {
-			if seen[e.Name] || declared[e.Name] || setByCargo(e.Name) {
-				continue
-			}
-			seen[e.Name] = true
-			now, ok := g.Env[e.Name]
-			if !ok || (now.Set == e.Set && now.Value == e.Value) {
-				continue
-			}
-			changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", e.Name, envText(e), envText(now)))
-			ev = append(ev, Evidence{Kind: "env", Path: s.Reference.Path,
-				Detail: fmt.Sprintf("%s: the build script's output logs %s; this environment has %s; not declared with rerun-if-env-changed", e.Name, envText(e), envText(now))})
-		}
-		for _, f := range s.FlagsSeen {
-			if seen[f.Var] || anyDeclared(declared, f.Names) {
-				continue
-			}
-			seen[f.Var] = true
-			then, ok := flagsChanged(f, g.Env)
-			if !ok {
-				continue
-			}
-			now := "unset"
-			for _, n := range f.Names {
-				if e := g.Env[n]; e.Set {
-					now = fmt.Sprintf("%s=%q", n, e.Value)
-					break
-				}
-			}
-			changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", f.Var, then, now))
-			ev = append(ev, Evidence{Kind: "env", Path: s.Reference.Path,
-				Detail: fmt.Sprintf("%s: the build script's output logs the cmake configure line with %s=%q (the cmake crate appends %s last and does not log the lookup); this environment has %s; not declared with rerun-if-env-changed",
-					f.Var, f.Define, f.Value, strings.Join(f.Names, ", first set of "), now)})
-		}
+		changed, ev := envChanges(g, s.EnvReads, s.FlagsSeen, declared, s.Reference.Path, "the build script's output logs", "; not declared with rerun-if-env-changed")
 		if len(changed) == 0 {
 			continue
 		}
@@ -96,6 +60,50 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// envChanges compares what a build-script run's tools read from the environment (reads: cc-rs's logged
+// lookups; flags: strings built from a variable without a logged lookup) with the environment now
+// (g.Env), skipping the variables in declared and those Cargo sets. It returns "NAME (then, now)" texts
+// and their evidence, whose Path is record and whose Detail starts with logs (where the values were read)
+// and ends with note.
+func envChanges(g *graph.Graph, reads []graph.EnvRead, flags []graph.FlagsSeen, declared map[string]bool, record, logs, note string) (changed []string, ev []Evidence) {
+	seen := map[string]bool{}
+	for _, e := range reads {
+		if seen[e.Name] || declared[e.Name] || setByCargo(e.Name) {
+			continue
+		}
+		seen[e.Name] = true
+		now, ok := g.Env[e.Name]
+		if !ok || (now.Set == e.Set && now.Value == e.Value) {
+			continue
+		}
+		changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", e.Name, envText(e), envText(now)))
+		ev = append(ev, Evidence{Kind: "env", Path: record,
+			Detail: fmt.Sprintf("%s: %s %s; this environment has %s%s", e.Name, logs, envText(e), envText(now), note)})
+	}
+	for _, f := range flags {
+		if seen[f.Var] || anyDeclared(declared, f.Names) {
+			continue
+		}
+		seen[f.Var] = true
+		then, ok := flagsChanged(f, g.Env)
+		if !ok {
+			continue
+		}
+		now := "unset"
+		for _, n := range f.Names {
+			if e := g.Env[n]; e.Set {
+				now = fmt.Sprintf("%s=%q", n, e.Value)
+				break
+			}
+		}
+		changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", f.Var, then, now))
+		ev = append(ev, Evidence{Kind: "env", Path: record,
+			Detail: fmt.Sprintf("%s: %s the cmake configure line with %s=%q (the cmake crate appends %s last and does not log the lookup); this environment has %s%s",
+				f.Var, logs, f.Define, f.Value, strings.Join(f.Names, ", first set of "), now, note)})
+	}
+	return changed, ev
 }
 
 func envText(e graph.EnvRead) string {

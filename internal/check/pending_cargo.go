@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
@@ -98,6 +100,10 @@ func removedDep(g *graph.Graph, s *graph.Step, what, build, name, hash string) F
 // (graph.Step.RemovedDepContent). One that differs is an error: the binary predates it; all the same:
 // info; any not judged: a warning, the binary may predate it.
 func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Finding) {
+	head := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them)", what, name, s.ProfileDir)
+	if removedDepStaleBefore(g, s, name, head, f) {
+		return
+	}
 	newer := content.NewerSources(g, name, s.Reference.MTimeNS)
 	if len(newer) == 0 {
 		return
@@ -115,7 +121,6 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 			}
 		}
 	}
-	head := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them)", what, name, s.ProfileDir)
 	in := unknown
 	switch {
 	case differs != nil:
@@ -138,4 +143,44 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 	}
 	f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
 		Detail: "a source of " + name + " as another profile's unit of it records"})
+}
+
+// removedDepStaleBefore: what the removed units of dependency name were built from differs from what
+// Cargo's rebuild will use, whatever the mtimes say: a source of it, not modified since s was built,
+// whose content differs from the removed units' baseline (they were stale already: an unwatched header
+// edited before), or an environment variable a removed build-script run read that has another value now
+// (Cargo reruns the script in this environment). Either makes f an error: the binary you have differs
+// from what the next build makes. Reports whether it did.
+func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *Finding) bool {
+	u := unit.Of(s)
+	for _, in := range content.NewerSources(g, name, math.MinInt64) {
+		ic := u.RemovedDepContent[in.File.Path]
+		if in.File.MTimeNS > s.Reference.MTimeNS || ic == nil || ic.Verdict != graph.ContentDiffers {
+			continue
+		}
+		f.Severity = Error
+		f.Message = fmt.Sprintf("%s, and %s, a source of %s modified at %s (before %s was built at %s), differs from what the removed units of %s used (content baseline recorded %s): they were stale already, and Cargo's rebuild will use what is on disk, so the binary you have is not built from it",
+			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS), name, fmtTime(ic.BaselineNS))
+		f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
+			Detail: fmt.Sprintf("a source of %s as another profile's unit of it records; %s now, %s in the removed units' baseline", name, ic.Digest, ic.Baseline)})
+		return true
+	}
+	for _, r := range u.RemovedDepRuns {
+		if r.Dep != name || !r.Archive {
+			continue
+		}
+		dir, _, _ := strings.Cut(strings.TrimPrefix(r.StepID, s.ProfileDir+"/"), "/")
+		record := filepath.Join(g.BuildDir, s.ProfileDir, "build", dir, "output")
+		changed, ev := envChanges(g, r.EnvReads, r.FlagsSeen, nil, record,
+			fmt.Sprintf("the removed run's output (as the content store recorded it at %s) logged", fmtTime(r.RecordedNS)), "")
+		if len(changed) == 0 {
+			continue
+		}
+		f.Severity = Error
+		f.Message = fmt.Sprintf("%s, and its removed build-script run of %s read %s: Cargo reruns the script in this environment, so the binary you have was built with the old value",
+			head, fmtTime(r.RunNS), strings.Join(changed, ", "))
+		f.Evidence = append(f.Evidence, ev...)
+		return true
+	}
+	return false
 }

@@ -20,6 +20,12 @@ type stepBaseline struct {
 	RecordedNS int64 `json:"recorded_ns"` // when the first input was recorded (ns since the epoch)
 	// Inputs maps a path (relative to the workspace when inside it, else absolute) to "blake3:<hex>".
 	Inputs map[string]string `json:"inputs"`
+	// Env, Flags and Archive: for a build-script run, what its tools read from the environment and
+	// whether it made a static library, as its records showed (kept for after `cargo clean -p`
+	// removes them: unit.RemovedRun).
+	Env     []graph.EnvRead   `json:"env,omitempty"`
+	Flags   []graph.FlagsSeen `json:"flags,omitempty"`
+	Archive bool              `json:"archive,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -115,6 +121,16 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			} else {
 				ic.Verdict = graph.ContentDiffers
 			}
+		}
+		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.EnvReads) > 0 || len(s.FlagsSeen) > 0) {
+			b.Env = append([]graph.EnvRead{}, s.EnvReads...)
+			b.Flags = append([]graph.FlagsSeen{}, s.FlagsSeen...)
+			for _, o := range s.Outputs {
+				if n := filepath.Base(o.Path); strings.HasPrefix(n, "lib") && strings.HasSuffix(n, ".a") {
+					b.Archive = true
+				}
+			}
+			recorded = true
 		}
 		if recorded {
 			if b.RecordedNS == 0 {

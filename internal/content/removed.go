@@ -2,6 +2,9 @@ package content
 
 import (
 	"fmt"
+	"math"
+	"os"
+	"slices"
 	"sort"
 	"strings"
 
@@ -12,7 +15,8 @@ import (
 
 // annotateRemovedDeps judges, for a live unit built against a dependency whose records `cargo clean -p`
 // removed from its profile folder, the dependency's sources that another profile's units know and that
-// changed after the unit was built (graph.Step.RemovedDepContent). The content the unit was built from
+// changed after the unit was built (graph.Step.RemovedDepContent), and the others too (unchanged since,
+// they show a removed unit that was stale already). The content the unit was built from
 // is what the removed units' last runs before the unit's build used: their baselines are still in the
 // store (keyed by step ID, which names the profile folder and the package). A file is judged only when
 // the newest run before the build of each removed unit that recorded it agree on one digest.
@@ -28,7 +32,9 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 			if !RemovedDependency(g, s, crate) {
 				continue
 			}
-			for _, in := range NewerSources(g, crate, s.Reference.MTimeNS) {
+			// Every source other profiles know, not only those modified since s was built: the removed
+			// units may have been stale already (an unwatched header edited before s's build).
+			for _, in := range NewerSources(g, crate, math.MinInt64) {
 				p := in.File.Path
 				if _, done := u.RemovedDepContent[p]; done {
 					continue
@@ -50,8 +56,65 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 				}
 				u.RemovedDepContent[p] = ic
 			}
+			if !slices.ContainsFunc(u.RemovedDepRuns, func(r unit.RemovedRun) bool { return r.Dep == crate }) {
+				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(st, runs, s, crate)...)
+			}
+		}
+		// Today's values of what those runs read, for the variables no step on disk reads any more.
+		for _, r := range u.RemovedDepRuns {
+			names := []string{}
+			for _, e := range r.EnvReads {
+				names = append(names, e.Name)
+			}
+			for _, f := range r.FlagsSeen {
+				names = append(names, f.Names...)
+			}
+			for _, n := range names {
+				if _, ok := g.Env[n]; !ok {
+					if g.Env == nil {
+						g.Env = map[string]graph.EnvRead{}
+					}
+					v, set := os.LookupEnv(n)
+					g.Env[n] = graph.EnvRead{Name: n, Value: v, Set: set}
+				}
+			}
 		}
 	}
+}
+
+// removedRuns returns the build-script runs of crate in s's profile folder whose baselines the store
+// keeps: for each run step, its last run before s was built, with the environment reads recorded then.
+// Runs whose records still exist are not among them (a run since, after s was built, is newer than s).
+func removedRuns(st *Store, runs map[string][]string, s *graph.Step, crate string) []unit.RemovedRun {
+	prefix := s.ProfileDir + "/"
+	var out []unit.RemovedRun
+	for id, keys := range runs {
+		rest, ok := strings.CutPrefix(id, prefix)
+		if !ok || !strings.HasSuffix(rest, "/run-build-script-build-script-build") {
+			continue
+		}
+		dir, _, _ := strings.Cut(rest, "/")
+		if i := strings.LastIndexByte(dir, '-'); i <= 0 || strings.ReplaceAll(dir[:i], "-", "_") != crate {
+			continue
+		}
+		best, bestNS := "", int64(-1)
+		for _, k := range keys {
+			var ns int64
+			fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
+			if ns <= s.Reference.MTimeNS && ns > bestNS {
+				best, bestNS = k, ns
+			}
+		}
+		if best == "" {
+			continue
+		}
+		if b, _ := st.c.get(best); len(b.Env) > 0 || len(b.Flags) > 0 {
+			out = append(out, unit.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
+				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].StepID < out[j].StepID })
+	return out
 }
 
 // removedBaseline returns the digest of rel that the removed units of crate in s's profile folder used

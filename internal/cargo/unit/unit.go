@@ -62,6 +62,10 @@ type Unit struct {
 	// other profiles' units of it record them), path → content against what the removed units used
 	// (filled by internal/content.Annotate; nil when not judged).
 	RemovedDepContent map[string]*graph.InputContent
+	// RemovedDepRuns are, for those entries, the environment the removed build-script runs of the
+	// dependency saw in their last runs before this unit was built, as the content store recorded them
+	// (internal/content.Annotate): Cargo reruns the script in today's environment.
+	RemovedDepRuns []RemovedRun
 
 	// Where Cargo takes the package from (internal/cargo/source.go).
 	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
@@ -189,4 +193,17 @@ type PackageCopy struct {
 	Since       int64
 	Edited      []graph.FileInfo
 	EditedCount int
+}
+
+// RemovedRun is a build-script run whose records `cargo clean -p` removed, as the content store
+// recorded it while it was on disk: what its tools read from the environment (cc-rs's logged lookups,
+// the cmake crate's flags) and whether it made a static library.
+type RemovedRun struct {
+	Dep        string // the extern name of the deps entry (package name with '-' as '_')
+	StepID     string // the removed run's step ID (profile folder, unit folder, fingerprint file)
+	RunNS      int64  // its output's mtime, ns since the epoch
+	RecordedNS int64  // when the store recorded it, ns since the epoch
+	EnvReads   []graph.EnvRead
+	FlagsSeen  []graph.FlagsSeen
+	Archive    bool // it made a static library (lib*.a)
 }
