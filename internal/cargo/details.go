@@ -133,6 +133,7 @@ func (r *reader) readDetails() {
 	r.host = hostTriple(r.l)
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
 	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+	r.g.LibFiles = libFiles(runs)
 	// The environment now, for every variable a build script's tools looked up.
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
@@ -443,22 +444,65 @@ func runWritten(s *graph.Step, output []byte, rootOut string, bo *BuildOutput) m
 
 // findLib returns the first link-search folder's lib<name>.a (static) or lib<name>.so (dylib).
 func findLib(search []string, ll LinkLib) string {
-	names := []string{"lib" + ll.Name + ".a", "lib" + ll.Name + ".so"}
-	switch ll.Kind {
-	case "static":
-		names = names[:1]
-	case "dylib":
-		names = names[1:]
+	files := map[string]graph.FileInfo{}
+	for _, p := range libCandidates(search, ll.Name) {
+		if f, ok := statLib(p); ok {
+			files[p] = f
+		}
 	}
-	for _, dir := range search {
-		for _, n := range names {
-			p := filepath.Join(dir, n)
-			if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
-				return p
+	return graph.LinkerPick(search, ll.Name, ll.Kind, files)
+}
+
+// libCandidates are the files ld may take for -l<name> in dirs: lib<name>.so and lib<name>.a in each.
+func libCandidates(dirs []string, name string) []string {
+	var out []string
+	for _, d := range dirs {
+		out = append(out, filepath.Join(d, "lib"+name+".so"), filepath.Join(d, "lib"+name+".a"))
+	}
+	return out
+}
+
+// libFiles stats, for every link name a live run prints, its candidate files in every link-search
+// folder of every live run: the final link of a binary searches all its build scripts' folders
+// (Graph.LibFiles, for link-shadowed). Regular files only, through symlinks (libfoo.so is often one).
+func libFiles(runs []*graph.Step) map[string]graph.FileInfo {
+	var dirs, names []string
+	seenD, seenN := map[string]bool{}, map[string]bool{}
+	for _, s := range runs {
+		if !s.Live() {
+			continue
+		}
+		for _, d := range s.LinkSearch {
+			if !seenD[d] {
+				seenD[d] = true
+				dirs = append(dirs, d)
+			}
+		}
+		for _, l := range s.Links {
+			if !seenN[l.Name] && l.Kind != "framework" {
+				seenN[l.Name] = true
+				names = append(names, l.Name)
 			}
 		}
 	}
-	return ""
+	out := map[string]graph.FileInfo{}
+	for _, n := range names {
+		for _, p := range libCandidates(dirs, n) {
+			if f, ok := statLib(p); ok {
+				out[p] = f
+			}
+		}
+	}
+	return out
+}
+
+// statLib stats a library file through symlinks; only a regular file is one ld can take.
+func statLib(p string) (graph.FileInfo, bool) {
+	st, err := os.Stat(p)
+	if err != nil || !st.Mode().IsRegular() {
+		return graph.FileInfo{}, false
+	}
+	return graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, true
 }
 
 // pkgPath resolves a path a build script printed (relative to its package root).

@@ -102,6 +102,7 @@ var Rules = []Rule{
 	{"archive-member-without-rule", Warning, archiveMemberWithoutRule},
 	{"output-outside-out-dir", Warning, outputOutsideOutDir},
 	{"link-search-shadowing", Warning, linkSearchShadowing},
+	{"linked-library-shadowed", Error, linkedLibraryShadowed},
 	{"out-dir-leftover", Warning, outDirLeftover},
 	{"last-build-failed", Warning, lastBuildFailed},
 	{"unreadable-record", Warning, unreadableRecord},

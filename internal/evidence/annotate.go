@@ -23,6 +23,7 @@ import (
 func Annotate(g *graph.Graph, cacheDir string) {
 	cache := loadCache(cacheDir)
 	defer cache.save()
+	annotateNeeded(g)
 	idx := outputIndex(g)
 	for _, r := range g.Roots {
 		if r.Step == nil || r.Kind == "lib" {

@@ -298,6 +298,9 @@ type Root struct {
 	Step *Step  // the step that produced it (nil when it could not be tied)
 	// TiedBy says how the root was tied to its unit: "inode", "content", "name".
 	TiedBy string
+	// Needed are the ELF DT_NEEDED entries of the root (the shared libraries it loads), nil when not
+	// read (--no-native, not ELF); filled by internal/evidence.Annotate.
+	Needed []string
 }
 
 // BuildDir is one folder of a profile's intermediate outputs (a script run's or a compile's folder).
@@ -371,6 +374,11 @@ type Graph struct {
 	// Env is the environment stalecheck runs in, for the variables some step read (EnvReads): the
 	// environment the user's next build will see when stalecheck runs in the same shell.
 	Env map[string]EnvRead
+
+	// LibFiles are the library files a linker can take for the link names of live steps (lib<name>.so
+	// and lib<name>.a in every link-search folder those steps print), by path, stat'ed through symlinks
+	// (filled by the adapter; what ld resolves is LinkerPick).
+	LibFiles map[string]FileInfo
 
 	// Origins hold what an adapter knows of the whole tree it read, keyed by Step.System.
 	Origins map[string]any

@@ -11,7 +11,7 @@ var ruleTexts = map[string]ruleText{
 	},
 	"pending-rebuild": {
 		Short:    "A watched input changed: the next build redoes the unit, so the binary on disk is old.",
-		Severity: "error; info when the input's content equals the content baseline (\"Cargo will redo X because its mtime changed; its content is the same as when X ran: the binary is not stale\"); info when the only reason is a dependency whose records are gone (`cargo clean -p`: Cargo rebuilds, nothing shows the code changed), or when the dependency's sources changed since (as another profile's units of it record them) but still have the content the removed units used (their content baselines, when stalecheck checked that build before the clean); error when one differs; warning when that cannot be told",
+		Severity: "error; info when the input's content equals the content baseline (\"Cargo will redo X because its mtime changed; its content is the same as when X ran: the binary is not stale\"); info when the only reason is a dependency whose records are gone (`cargo clean -p`: Cargo rebuilds, nothing shows the code changed), or when the dependency's sources changed since (as another profile's units of it record them) but still have the content the removed units used (their content baselines, when stalecheck checked that build before the clean); error when one differs, when a source not modified since differs from what the removed units used (they were stale already), or when a variable the removed build-script run read has another value now (Cargo reruns it in this environment); warning when that cannot be told; info for a unit whose first build failed with no success on record (a folder with rustc's diagnostics but no hash file: Cargo builds it next)",
 		Meaning:  "a watched input changed (rerun-if-changed paths, Cargo's dep-info for Rust sources, the package scan of a script with no rerun-if line, a dependency rebuilt since): the next build redoes the unit, so the binary you have is old. A dependency counts as rebuilt as Cargo counts it: its newest output is newer than the unit's newest output, except that a unit built only as an rlib is compared with a library dependency's `.rmeta` alone (pipelining starts it from that file and writes the dependency's `.rlib` later)",
 	},
 	"untracked-env-changed": {
@@ -59,6 +59,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "warning",
 		Meaning:  "a library file name is in several link-search folders of one binary's build scripts; Cargo's `-L` order is not on disk, so it is reconstructed (the binary's own package first, then dependencies sorted by package name, `OUT_DIR` paths before others; cargo ≥ 1.88) and said so, with the copy the binary holds by content",
 	},
+	"linked-library-shadowed": {
+		Short:    "The library file the linker takes for a link name is not the one the build script last built.",
+		Severity: "error; warning when the binary's bytes cannot prove it (a static copy, `--no-native`)",
+		Meaning:  "for a `rustc-link-lib` name, the file GNU ld takes is not the library the last run of the build script built, and no last run wrote it: a shared object left in `OUT_DIR` by an earlier configuration, which ld takes before the new `.a` in the same folder (a link without `static=`), or a copy in a folder outside the target folder (another crate's probe printed it) that comes first in the reconstructed `-L` order. ld searches `LIBRARY_PATH` and its default folders only after every `-L` folder, so they never shadow a copy on the search path. An error when the binary's `DT_NEEDED` entries name the shared object it took",
+	},
 	"out-dir-leftover": {
 		Short:    "An OUT_DIR file the last run of the script did not rewrite is still used by the build.",
 		Severity: "warning",
@@ -67,7 +72,7 @@ var ruleTexts = map[string]ruleText{
 	"last-build-failed": {
 		Short:    "The last build of a unit failed or was interrupted.",
 		Severity: "warning",
-		Meaning:  "the last attempt of a unit failed or was interrupted (empty hash file, `invoked.timestamp` newer than `output`, no `output`); it is not called stale for that alone, but an input changed since its last success is still reported as `pending-rebuild` (the binary on disk predates it)",
+		Meaning:  "the last attempt of a unit failed or was interrupted (empty hash file, no hash file but rustc's `output-` diagnostics, `invoked.timestamp` newer than `output`, no `output`); it is not called stale for that alone, but an input changed since its last success is still reported as `pending-rebuild` (the binary on disk predates it)",
 	},
 	"unreadable-record": {
 		Short:    "A build record could not be read or parsed.",
