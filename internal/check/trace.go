@@ -72,12 +72,12 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 			if !l.Changed() {
 				continue
 			}
-			now, where := l.Now, "on the same PATH"
+			now, where := l.Now, "searching the same PATH"
 			if l.Kind == graph.LookupInclude {
-				where = "in the same include folders"
+				where = "searching the same include folders"
 			}
 			if l.Now == l.Then && l.NextSearch != "" {
-				now, where = l.NowNext, "on the PATH of this shell"
+				now, where = l.NowNext, "searching the PATH stalecheck runs with (the next build's)"
 			}
 			if seen[l.Kind+l.Name+now] {
 				continue
@@ -89,7 +89,7 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 			}
 			f := Finding{
 				Rule: "path-lookup-changed", Severity: Warning, System: foreignSystem(s),
-				Message: fmt.Sprintf("%s looked up the %s %s on %s when it last ran (pid %d, %s, at %s) and found %s; now the same search %s finds %s; %s does not watch this lookup, so %s still follows the old answer",
+				Message: fmt.Sprintf("%s looked up the %s %s on %s when it last ran (pid %d, %s, at %s) and found %s; now, %s, it finds %s; %s does not watch this lookup, so %s still follows the old answer",
 					stepWhat(s), what, l.Name, space, l.PID, filepath.Base(l.Exe), fmtTime(l.TimeNS), orNone(l.Then, display(g, l.Then)),
 					where, orNone(now, display(g, now)), s.Words().Tool, stepOutputs(s)),
 				Subjects: lookupSubjects(l, now, s),
@@ -103,7 +103,7 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 				},
 				Fix: lookupFix(g, s, l),
 			}
-			if where == "on the PATH of this shell" {
+			if now != l.Now {
 				f.Evidence[2].Detail += " (PATH " + l.NextSearch + ")"
 			}
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)

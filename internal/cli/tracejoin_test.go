@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/testutil"
 	"github.com/stalecheck/stalecheck/internal/trace"
@@ -162,6 +163,25 @@ func TestTraceJoinDataFileAndHeader(t *testing.T) {
 		t.Logf("%s: %s (fix: %s; evidence %+v)", filepath.Base(path), f.Message, f.Fix, f.Evidence[0])
 	}
 
+	// explain PATH says what the trace says about the file.
+	out, stderr, code := runIn(t, p.Dir, "explain", "resources/VERSION")
+	if code != 0 || !strings.Contains(out, "access(es) of the file") || !strings.Contains(out, "/build-script-build) read: openat at ") ||
+		!strings.Contains(out, "in build script tj-") {
+		t.Errorf("explain resources/VERSION: exit %d, no traced read by the build script:\n%s%s", code, out, stderr)
+	}
+	out, _, _ = runIn(t, p.Dir, "explain", "--format", "json", "resources/VERSION")
+	var ej struct {
+		Trace []struct {
+			Accesses []struct {
+				PID    int   `json:"pid"`
+				TimeNS int64 `json:"time_ns"`
+			}
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &ej); err != nil || len(ej.Trace) != 1 || len(ej.Trace[0].Accesses) == 0 || ej.Trace[0].Accesses[0].PID == 0 {
+		t.Errorf("explain --format json: no trace accesses (%v):\n%s", err, out)
+	}
+
 	// The fix: rerun the build script, under trace.
 	p.Write("build.rs", versionBuild+"\n")
 	tracedBuild(t, p.Dir, "cargo", "build")
@@ -183,5 +203,156 @@ func TestTraceJoinDataFileAndHeader(t *testing.T) {
 	}
 	if n := d.findingsOf("untracked-input-changed", version); len(n) > 0 {
 		t.Errorf("a trace out of date was used:\n%s", raw)
+	}
+}
+
+const nvccBuild = `use std::{env, fs, path::PathBuf, process::Command};
+
+fn main() {
+    // vortex-data/vortex #8707: kernels only when nvcc is on PATH, else an empty kernel table.
+    println!("cargo:rerun-if-changed=build.rs");
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let cuda = Command::new("nvcc").arg("--version").output().map(|o| o.status.success()).unwrap_or(false);
+    fs::write(out.join("gen.rs"), format!("pub const KERNELS: usize = {};\n", if cuda { 1 } else { 0 })).unwrap();
+}
+`
+
+// Issue 10's second shape (vortex): build.rs looks for nvcc on PATH and finds none; later a folder with
+// nvcc is put first on PATH, and Cargo does not rerun the script. check, run with the new PATH, reports
+// path-lookup-changed naming nvcc with both answers; after the script is rerun under trace with that
+// PATH the finding is gone. Real nvcc (Debian's nvidia-cuda-toolkit) through a symlink.
+func TestTraceJoinNvccAppearsOnPath(t *testing.T) {
+	traceEnv(t)
+	real, err := exec.LookPath("nvcc")
+	if err != nil {
+		t.Skipf("nvcc is not installed (apt-get install nvidia-cuda-toolkit): %v", err)
+	}
+	// A PATH without nvcc: the tools cargo's build needs, by symlink.
+	bin := t.TempDir()
+	for _, tool := range []string{"cargo", "rustc", "cc", "ld", "as"} {
+		target, err := exec.LookPath(tool)
+		if err != nil {
+			t.Fatalf("%s is required for this test: %v", tool, err)
+		}
+		if err := os.Symlink(target, filepath.Join(bin, tool)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("PATH", bin)
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml":  "[package]\nname = \"kern\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"build.rs":    nvccBuild,
+		"src/main.rs": "include!(concat!(env!(\"OUT_DIR\"), \"/gen.rs\"));\nfn main() { println!(\"{}\", KERNELS); }\n",
+	})
+	tracedBuild(t, p.Dir, "cargo", "build")
+	if d, raw := tracedCheck(t, p.Dir); len(d.findingsOf("path-lookup-changed", "")) > 0 {
+		t.Fatalf("healthy traced build: path-lookup-changed reported:\n%s", raw)
+	}
+
+	// The CUDA toolkit goes on PATH.
+	cuda := t.TempDir()
+	nvcc := filepath.Join(cuda, "nvcc")
+	if err := os.Symlink(real, nvcc); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", cuda+":"+bin)
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh kern") || strings.Contains(out, "Dirty") {
+		t.Fatalf("the premise fails: cargo reran something:\n%s", out)
+	}
+	if out, _ := exec.Command(p.Path("target/debug/kern")).Output(); strings.TrimSpace(string(out)) != "0" {
+		t.Fatalf("the premise fails: the binary prints %q, want the empty table 0", out)
+	}
+	d, raw := tracedCheck(t, p.Dir)
+	fs := d.findingsOf("path-lookup-changed", nvcc)
+	if len(fs) != 1 {
+		t.Fatalf("want one path-lookup-changed naming %s, got %d:\n%s", nvcc, len(fs), raw)
+	}
+	f := d.Findings[fs[0]]
+	var then, now, tr bool
+	for _, e := range f.Evidence {
+		switch e.Kind {
+		case "then":
+			then = e.Path == "" && strings.Contains(e.Detail, "none")
+		case "now":
+			now = e.Path == nvcc && strings.Contains(e.Detail, cuda)
+		case "trace":
+			tr = strings.HasSuffix(e.Path, ".trace") && e.MTimeNS > 0 && strings.Contains(e.Detail, bin)
+		}
+	}
+	if f.Severity != "warning" || !strings.Contains(f.Message, "nvcc") || !then || !now || !tr {
+		t.Errorf("finding lacks the severity, the name or both answers:\n%+v", f)
+	}
+	t.Logf("%s\nfix: %s", f.Message, f.Fix)
+
+	// The fix: rerun the build script with the new PATH, under trace.
+	p.Write("build.rs", nvccBuild+"\n")
+	tracedBuild(t, p.Dir, "cargo", "build")
+	if out, _ := exec.Command(p.Path("target/debug/kern")).Output(); strings.TrimSpace(string(out)) != "1" {
+		t.Fatalf("after the fix the binary prints %q, want 1 (nvcc found)", out)
+	}
+	if d, raw := tracedCheck(t, p.Dir); len(d.findingsOf("path-lookup-changed", "")) > 0 {
+		t.Fatalf("after the fix: path-lookup-changed still reported:\n%s", raw)
+	}
+}
+
+// A header read by cc with no depfile and no -g, in a Make project: no record names inc/hdr.h (make
+// knows main.c; nothing in the objects or on disk lists the header), so only the trace ties it to
+// main.o. After an edit make says nothing to do, and check reports untracked-input-changed (make) on
+// the trace's evidence; after `make -B` under trace it is gone.
+func TestTraceJoinMakeHeaderWithoutDepfile(t *testing.T) {
+	traceEnv(t)
+	for _, tool := range []string{"make", "cc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"Makefile":  "app: main.o\n\tcc -o app main.o\n\nmain.o: main.c\n\tcc -c -O2 -Iinc main.c -o main.o\n",
+		"main.c":    "#include \"hdr.h\"\nint main(void) { return HDR_VAL; }\n",
+		"inc/hdr.h": "#define HDR_VAL 3\n",
+	}
+	for rel, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tracedBuild(t, dir, "make")
+	hdr := filepath.Join(dir, "inc/hdr.h")
+	d, raw := tracedCheck(t, dir)
+	if len(d.findingsOf("untracked-input-changed", "")) > 0 {
+		t.Fatalf("healthy traced build: untracked-input-changed reported:\n%s", raw)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if err := os.WriteFile(hdr, []byte("#define HDR_VAL 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("make", "-q", "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("the premise fails: make -q says something is to do (%v):\n%s", err, out)
+	}
+	d, raw = tracedCheck(t, dir)
+	fs := d.findingsOf("untracked-input-changed", hdr)
+	if len(fs) != 1 {
+		t.Fatalf("want one untracked-input-changed naming %s, got %d:\n%s", hdr, len(fs), raw)
+	}
+	f := d.Findings[fs[0]]
+	var how string
+	var tr bool
+	for _, e := range f.Evidence {
+		if e.Kind == "input" {
+			how = e.How
+		}
+		tr = tr || e.Kind == "trace" && strings.Contains(e.Detail, "cc1")
+	}
+	if f.Severity != "error" || how != "trace" || !tr {
+		t.Errorf("want an error known only by the trace (how %q), with cc1's read as evidence:\n%+v", how, f)
+	}
+	t.Logf("%s (fix: %s)", f.Message, f.Fix)
+	tracedBuild(t, dir, "make", "-B")
+	if d, raw := tracedCheck(t, dir); len(d.findingsOf("untracked-input-changed", "")) > 0 {
+		t.Fatalf("after make -B: untracked-input-changed still reported:\n%s", raw)
 	}
 }

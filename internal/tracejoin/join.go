@@ -281,8 +281,8 @@ func (j *joiner) joinStep(s *graph.Step, p *trace.Process, lookups bool) {
 			continue
 		}
 		pr := &j.t.Processes[a.Proc]
-		read := &graph.TraceRead{File: j.t.File, PID: pr.PID, Exe: pr.Exe(), Op: a.Op, TimeNS: a.Time}
-		detail := fmt.Sprintf("%s: %s by pid %d (%s) at %d ns", j.t.File, a.Op, pr.PID, filepath.Base(pr.Exe()), a.Time)
+		read := &graph.TraceRead{File: j.t.File, PID: pr.PID, Exe: j.exe(pr), Op: a.Op, TimeNS: a.Time}
+		detail := fmt.Sprintf("%s: %s by pid %d (%s) at %d ns", j.t.File, a.Op, pr.PID, filepath.Base(read.Exe), a.Time)
 		if in := byPath[a.Path]; in != nil {
 			if in.Watched || in.Has(graph.Trace) {
 				continue
@@ -301,6 +301,20 @@ func (j *joiner) joinStep(s *graph.Step, p *trace.Process, lookups bool) {
 		j.pathLookups(s, p)
 	}
 	j.includeLookups(s, p)
+}
+
+// exe is the program a process ran, or for a fork that never exec'd (a spawn whose execve attempts
+// along PATH all failed) its nearest ancestor's, marked as such.
+func (j *joiner) exe(p *trace.Process) string {
+	if e := p.Exe(); e != "" {
+		return e
+	}
+	for id := p.Parent; id >= 0 && id < len(j.t.Processes); id = j.t.Processes[id].Parent {
+		if e := j.t.Processes[id].Exe(); e != "" {
+			return e + " (a fork of it)"
+		}
+	}
+	return ""
 }
 
 func ownFile(p string, own []string) bool {
@@ -325,7 +339,7 @@ func (j *joiner) pathLookups(s *graph.Step, p *trace.Process) {
 		seen[k] = true
 		pr := &j.t.Processes[l.Proc]
 		gl := graph.Lookup{Kind: graph.LookupPATH, Name: l.Name, Search: l.PATH, Then: l.Found, Tried: len(l.Tried),
-			Now: l.Now(), TraceFile: j.t.File, PID: pr.PID, Exe: pr.Exe(), TimeNS: l.Time}
+			Now: l.Now(), TraceFile: j.t.File, PID: pr.PID, Exe: j.exe(pr), TimeNS: l.Time}
 		if next := j.nextPATH(l.PATH, cur); next != "" && cleanPATH(next) != cleanPATH(l.PATH) {
 			gl.NextSearch, gl.NowNext = next, l.NowWith(next)
 		}
@@ -428,7 +442,7 @@ func (j *joiner) includeLookups(s *graph.Step, p *trace.Process) {
 			}
 			dirs = append(dirs, strings.TrimSuffix(a.Path, "/"+name))
 			s.Lookups = append(s.Lookups, graph.Lookup{Kind: graph.LookupInclude, Name: name, Search: strings.Join(dirs, ":"),
-				Then: a.Path, Tried: len(dirs), Now: now, TraceFile: j.t.File, PID: pr.PID, Exe: pr.Exe(), TimeNS: tried[0].at})
+				Then: a.Path, Tried: len(dirs), Now: now, TraceFile: j.t.File, PID: pr.PID, Exe: j.exe(pr), TimeNS: tried[0].at})
 			j.lookups++
 		}
 	}
