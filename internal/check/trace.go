@@ -83,20 +83,20 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 				continue
 			}
 			seen[l.Kind+l.Name+now] = true
-			what, space := "program", "PATH"
+			what, space := "program", "on PATH"
 			if l.Kind == graph.LookupInclude {
-				what, space = "header", "the include folders"
+				what, space = "header", "in the include folders"
 			}
 			f := Finding{
 				Rule: "path-lookup-changed", Severity: Warning, System: foreignSystem(s),
-				Message: fmt.Sprintf("%s looked up the %s %s on %s when it last ran (pid %d, %s, at %s) and found %s; now, %s, it finds %s; %s does not watch this lookup, so %s still follows the old answer",
-					stepWhat(s), what, l.Name, space, l.PID, filepath.Base(l.Exe), fmtTime(l.TimeNS), orNone(l.Then, display(g, l.Then)),
+				Message: fmt.Sprintf("%s looked up the %s %s %s when it last ran (pid %d, %s, at %s) and found %s; now, %s, it finds %s; %s does not watch this lookup, so %s still follows the old answer",
+					lookupStep(s), what, l.Name, space, l.PID, filepath.Base(l.Exe), fmtTime(l.TimeNS), orNone(l.Then, display(g, l.Then)),
 					where, orNone(now, display(g, now)), s.Words().Tool, stepOutputs(s)),
 				Subjects: lookupSubjects(l, now, s),
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
 					{Kind: "trace", Path: l.TraceFile, MTimeNS: l.TimeNS, How: string(graph.Trace),
-						Detail: fmt.Sprintf("pid %d (%s) searched %s for %s at %d ns, %d folder(s) tried: %s", l.PID, l.Exe, l.Name, space, l.TimeNS, l.Tried, l.Search)},
+						Detail: fmt.Sprintf("pid %d (%s) searched for %s %s at %d ns, %d folder(s) tried: %s", l.PID, l.Exe, l.Name, space, l.TimeNS, l.Tried, l.Search)},
 					{Kind: "then", Path: l.Then, Detail: "found when the step ran: " + orNone(l.Then, l.Then)},
 					{Kind: "now", Path: now, Detail: fmt.Sprintf("found now %s: %s", where, orNone(now, now))},
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: s.Words().Reference},
@@ -111,6 +111,13 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 		}
 	}
 	return out
+}
+
+func lookupStep(s *graph.Step) string {
+	if s.Package == "" {
+		return s.Label
+	}
+	return stepWhat(s)
 }
 
 func foreignSystem(s *graph.Step) string {

@@ -356,3 +356,56 @@ func TestTraceJoinMakeHeaderWithoutDepfile(t *testing.T) {
 		t.Fatalf("after make -B: untracked-input-changed still reported:\n%s", raw)
 	}
 }
+
+// An include-folder search whose answer differs now: cc -Ia -Ib finds hdr.h in b (cc1 tries a/hdr.h
+// first and fails); a header of that name then appears in a. make -q still says nothing to do; check
+// reports path-lookup-changed (make) naming both headers.
+func TestTraceJoinIncludeFolderLookup(t *testing.T) {
+	traceEnv(t)
+	for _, tool := range []string{"make", "cc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	files := map[string]string{
+		"Makefile": "main.o: main.c\n\tcc -c -Ia -Ib main.c -o main.o\n",
+		"main.c":   "#include \"hdr.h\"\nint f(void) { return HDR_VAL; }\n",
+		"b/hdr.h":  "#define HDR_VAL 1\n",
+		"a/README": "a is searched first (GCC drops an -I folder missing when it starts)\n",
+	}
+	for rel, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tracedBuild(t, dir, "make")
+	if d, raw := tracedCheck(t, dir); len(d.findingsOf("path-lookup-changed", "")) > 0 {
+		t.Fatalf("healthy traced build: path-lookup-changed reported:\n%s", raw)
+	}
+	shadow := filepath.Join(dir, "a", "hdr.h")
+	if err := os.MkdirAll(filepath.Dir(shadow), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(shadow, []byte("#define HDR_VAL 2\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	d, raw := tracedCheck(t, dir)
+	fs := d.findingsOf("path-lookup-changed", shadow)
+	if len(fs) != 1 {
+		t.Fatalf("want one path-lookup-changed naming %s, got %d:\n%s", shadow, len(fs), raw)
+	}
+	f := d.Findings[fs[0]]
+	var then, now bool
+	for _, e := range f.Evidence {
+		then = then || e.Kind == "then" && e.Path == filepath.Join(dir, "b", "hdr.h")
+		now = now || e.Kind == "now" && e.Path == shadow
+	}
+	if !then || !now || !strings.Contains(f.Message, "header hdr.h") {
+		t.Errorf("finding lacks both answers:\n%+v", f)
+	}
+	t.Logf("%s (fix: %s)", f.Message, f.Fix)
+}

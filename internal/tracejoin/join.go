@@ -416,8 +416,8 @@ func (j *joiner) includeLookups(s *graph.Step, p *trace.Process) {
 			}
 			tried := failed[base]
 			delete(failed, base)
-			if len(tried) == 0 || a.Mode&trace.ModeRead == 0 {
-				continue
+			if len(tried) == 0 || a.Mode&(trace.ModeRead|trace.ModeDirectory) != trace.ModeRead || !j.stat(a.Path).Exists {
+				continue // a folder (locale data), or gone now: nothing to compare
 			}
 			name := commonSuffix(tried[0].path, a.Path)
 			if name == "" {
@@ -437,7 +437,7 @@ func (j *joiner) includeLookups(s *graph.Step, p *trace.Process) {
 			if len(dirs) != len(tried) {
 				continue // not one name in several folders
 			}
-			if now == "" && j.stat(a.Path).Exists {
+			if now == "" {
 				now = a.Path
 			}
 			dirs = append(dirs, strings.TrimSuffix(a.Path, "/"+name))
