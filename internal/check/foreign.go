@@ -180,6 +180,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 				Fix: forceCmd(s, in.File.Path),
 			}
 			f.Evidence = append(f.Evidence, verdictEvidence(s)...)
+			f.Evidence = append(f.Evidence, traceEvidence(in)...)
 			f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
 			out = append(out, f)
 		}

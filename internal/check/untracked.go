@@ -53,6 +53,7 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 			for _, p := range products {
 				f.Evidence = append(f.Evidence, Evidence{Kind: "artifact", Path: p, Detail: "linked library made by this run"})
 			}
+			f.Evidence = append(f.Evidence, traceEvidence(in)...)
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 			out = append(out, contentJudged(g, s, in, f))
 		}
@@ -60,6 +61,7 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 	// Make, Ninja and other systems' steps: from neutral fields (foreign.go); Go's, with its build-ID
 	// baselines (untracked_neutral.go).
 	out = append(out, untrackedForeign(g)...)
+	out = append(out, untrackedTraced(g)...) // Cargo's rustc units, from a trace (trace.go)
 	return append(out, untrackedInputChangedNeutral(g)...)
 }
 

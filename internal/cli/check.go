@@ -13,6 +13,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/systems"
+	"github.com/stalecheck/stalecheck/internal/tracejoin"
 )
 
 type checkFlags struct {
@@ -74,6 +75,9 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
+	// What a stored trace of the build (`stalecheck trace`) says: unwatched reads, PATH and include
+	// lookups answered again now (internal/tracejoin); steps that ran again since are left alone.
+	tracejoin.Join(g, tracejoin.Options{StateDir: stateDir})
 	if !fl.noNative {
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
 		evidence.Annotate(g, stateDir)

@@ -7,8 +7,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/explain"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/tracejoin"
 )
 
 type explainFlags struct {
@@ -24,6 +26,8 @@ type explainDoc struct {
 	BuildDir  string                 `json:"build_dir"`
 	Package   *explain.PackageReport `json:"package,omitempty"`
 	Path      *explain.PathReport    `json:"path,omitempty"`
+	// Trace is what stored traces (`stalecheck trace`) say about the PATH explained.
+	Trace []tracejoin.FileTrace `json:"trace,omitempty"`
 }
 
 func newExplainCmd(st Streams) *cobra.Command {
@@ -82,11 +86,19 @@ func runExplain(st Streams, arg string, fl explainFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
+	if doc.Path != nil {
+		stateDir, _ := digest.DefaultDir()
+		if doc.Trace, err = tracejoin.Explain(stateDir, []string{g.BuildDir}, doc.Path.Path); err != nil {
+			return &ExitError{2, err}
+		}
+	}
 	switch {
 	case fl.format == "json":
 		err = report.WriteJSON(st.Out, doc)
 	case doc.Path != nil:
-		err = explain.WritePathText(st.Out, g, doc.Path)
+		if err = explain.WritePathText(st.Out, g, doc.Path); err == nil {
+			err = tracejoin.WriteText(st.Out, doc.Trace, report.Escape)
+		}
 	default:
 		err = explain.WritePackageText(st.Out, g, doc.Package)
 	}

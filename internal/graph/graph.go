@@ -30,6 +30,9 @@ const (
 	PackageFolder How = "package-folder"
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
 	ArchiveMember How = "archive-member"
+	// Trace: a process of the step opened the file in a build traced by `stalecheck trace`
+	// (internal/tracejoin; the Input's Trace says which process and when).
+	Trace How = "trace"
 )
 
 // StepKind names the kind of build action, in words common to build systems; each adapter maps its
@@ -69,6 +72,8 @@ type Input struct {
 	// Content is what the input's content says against the content baseline of its step (filled by
 	// internal/content.Annotate); nil when it was not judged.
 	Content *InputContent
+	// Trace is the traced read behind a Trace clue (nil when the input has none).
+	Trace *TraceRead
 }
 
 // Content verdicts of an input against its step's content baseline.
@@ -208,6 +213,9 @@ type Step struct {
 	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
 	// logging the lookup (a CMake -DCMAKE_C_FLAGS= on a logged configure line), for untracked-env-changed.
 	FlagsSeen []FlagsSeen
+	// Lookups are the searches for a program on PATH (or a header in include folders) the step's
+	// processes made in a traced build, with the answer the same search gives now (internal/tracejoin).
+	Lookups []Lookup
 
 	// Written lists output-folder files that the last run's records show it wrote or confirmed in place even
 	// though their mtime may predate the run: path → the record that says so. CMake's install step

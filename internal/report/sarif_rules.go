@@ -89,6 +89,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "warning",
 		Meaning:  "a Make or Ninja compile of a C, C++ or CUDA source with no dependency file its build system reads: the rule names none (a Ninja edge with neither `depfile` nor `deps`; a Make object with no `.d` beside it), or names one the compiler never writes (Meson 1.0's CUDA rule calls nvcc without `-MD`): an edit of a header it includes goes unseen. Evidence: the rule and where it is defined, the compile command, the depfile path and that it is absent, the headers other clues (DWARF, the include scan) show the compile read",
 	},
+	"path-lookup-changed": {
+		Short:    "A program (or header) a step looked up in a traced build would be found elsewhere now.",
+		Severity: "warning",
+		Meaning:  "a step's process searched for a program on PATH (or a compiler for a header in its include folders) in a build traced by `stalecheck trace`, and the same search finds something else now: a tool that now exists earlier on PATH, one where none was found (a build script that looks for `nvcc` and writes an empty kernel table without it), or none where one was; searched again on the traced PATH and on the PATH `check` runs with (after the toolchain folders rustup put first). Build systems do not watch such searches (Cargo reruns a script for PATH only with `rerun-if-env-changed=PATH`, never for a file appearing in a PATH folder), so the step's outputs still follow the old answer. Warning, not error: whether the step writes something else with the new answer is not knowable from the trace. Evidence: the trace file, the process (pid, program), the folders tried, both answers; used only while the step has not run again since the trace",
+	},
 	"archive-member-without-rule": {
 		Short:    "A Make archive holds a member no rule makes any more.",
 		Severity: "warning",
