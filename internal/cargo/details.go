@@ -134,6 +134,7 @@ func (r *reader) readDetails() {
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
 	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
 	r.g.LibFiles = libFiles(runs)
+	r.outsideWrites(runs)
 	// The environment now, for every variable a build script's tools looked up.
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
@@ -382,6 +383,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	for _, ll := range bo.LinkLibs {
 		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
 	}
+	s.PointsAt = r.pointsAt(s, bo)
 	if s.Live() {
 		r.runInputs(s, bo)
 		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)

@@ -31,6 +31,10 @@ type BuildOutput struct {
 	// (the cmake crate logs its command but not the CFLAGS/CXXFLAGS lookups behind them); Names is left
 	// for the reader to fill, it depends on the unit's target.
 	CMakeFlags []graph.FlagsSeen
+	// MetadataPaths are the values of `cargo:KEY=VALUE` metadata lines (old syntax: any key that is not
+	// a directive; new: `cargo::metadata=KEY=VALUE`) that are absolute paths: what dependants' build
+	// scripts get as DEP_<links>_<KEY>, e.g. an include folder a C consumer compiles against.
+	MetadataPaths []string
 }
 
 // LinkLib is a `rustc-link-lib=[KIND[:MODIFIERS]=]NAME[:RENAME]` directive.
@@ -104,6 +108,15 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 				kind, p = "all", val
 			}
 			bo.LinkSearch = append(bo.LinkSearch, LinkSearch{Kind: kind, Path: rewrite(p)})
+		case "metadata":
+			if _, v, ok := strings.Cut(val, "="); ok && filepath.IsAbs(v) {
+				bo.MetadataPaths = append(bo.MetadataPaths, rewrite(v))
+			}
+		default:
+			if !strings.HasPrefix(line, "cargo::") && !strings.HasPrefix(key, "rustc-") && !strings.HasPrefix(key, "rerun-") &&
+				key != "warning" && key != "error" && filepath.IsAbs(val) {
+				bo.MetadataPaths = append(bo.MetadataPaths, val)
+			}
 		}
 	}
 	return bo

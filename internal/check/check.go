@@ -104,6 +104,7 @@ var Rules = []Rule{
 	{"output-outside-out-dir", Warning, outputOutsideOutDir},
 	{"link-search-shadowing", Warning, linkSearchShadowing},
 	{"linked-library-shadowed", Error, linkedLibraryShadowed},
+	{"unkeyed-output", Warning, unkeyedOutput},
 	{"out-dir-leftover", Warning, outDirLeftover},
 	{"last-build-failed", Warning, lastBuildFailed},
 	{"unreadable-record", Warning, unreadableRecord},

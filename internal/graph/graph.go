@@ -205,7 +205,14 @@ type Step struct {
 	ScriptSource string // the script's source file ("" when unknown)
 	Links        []Link
 	LinkSearch   []string // native link-search folders, absolute, in printed order
-	DirBytes     int64    // bytes under RunDir (or the compile folder)
+	// PointsAt are the folders (or files) outside OUT_DIR, inside the workspace or the target folder,
+	// that the run's records point consumers at or show it compiling into: metadata paths
+	// (`cargo:include=`), link-search folders, `-I` and `-o` of its logged compiler commands.
+	PointsAt []string
+	// WroteOutside are the files there whose mtime lies within the run's last run (from the start,
+	// `output`'s mtime, to the end, `root-output`'s): what that run wrote outside its OUT_DIR.
+	WroteOutside []FileInfo
+	DirBytes     int64 // bytes under RunDir (or the compile folder)
 
 	// EnvReads are the environment variables the step's tools looked up, with the values they saw
 	// (as the step's output log shows each lookup).

@@ -64,6 +64,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "error; warning when the binary's bytes cannot prove it (a static copy, `--no-native`)",
 		Meaning:  "for a `rustc-link-lib` name, the file GNU ld takes is not the library the last run of the build script built, and no last run wrote it: a shared object left in `OUT_DIR` by an earlier configuration, which ld takes before the new `.a` in the same folder (a link without `static=`), or a copy in a folder outside the target folder (another crate's probe printed it) that comes first in the reconstructed `-L` order. ld searches `LIBRARY_PATH` and its default folders only after every `-L` folder, so they never shadow a copy on the search path. An error when the binary's `DT_NEEDED` entries name the shared object it took",
 	},
+	"unkeyed-output": {
+		Short:    "A build script of several configurations writes one file outside OUT_DIR at one path.",
+		Severity: "warning",
+		Meaning:  "a build script of several configurations (feature sets, profiles, flags) writes a file at one path outside `OUT_DIR`, in a folder its runs point consumers at (a `cargo:include=` folder under `target/`, `-I`/`-o` folders of its logged compiles, link-search folders outside the package): the path carries no configuration, so the last one built wins and the others' consumers read its version. It names every run and the last writer (the file's mtime lies within that run, from `output`'s mtime to `root-output`'s)",
+	},
 	"out-dir-leftover": {
 		Short:    "An OUT_DIR file the last run of the script did not rewrite is still used by the build.",
 		Severity: "warning",
