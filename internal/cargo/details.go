@@ -387,6 +387,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	if s.Live() {
 		r.runInputs(s, bo)
 		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
+		r.otherTree(s, bo)
 	}
 }
 

@@ -35,6 +35,10 @@ type BuildOutput struct {
 	// a directive; new: `cargo::metadata=KEY=VALUE`) that are absolute paths: what dependants' build
 	// scripts get as DEP_<links>_<KEY>, e.g. an include folder a C consumer compiles against.
 	MetadataPaths []string
+	// AbsPaths are the absolute paths the output names anywhere: directive values (rustc-env values,
+	// link-search folders, metadata) and the words of `running:` lines (a `-I` folder without its flag),
+	// in printed order: where the script ran and what it used (internal/cargo/othertree.go).
+	AbsPaths []string
 }
 
 // LinkLib is a `rustc-link-lib=[KIND[:MODIFIERS]=]NAME[:RENAME]` directive.
@@ -64,6 +68,12 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 		line := strings.TrimRight(sc.Text(), "\r")
 		if rest, ok := strings.CutPrefix(line, "running: "); ok {
 			if words := shellWords(rest); len(words) > 0 {
+				for _, w := range words {
+					w = strings.TrimPrefix(w, "-I")
+					if filepath.IsAbs(w) {
+						bo.AbsPaths = append(bo.AbsPaths, w)
+					}
+				}
 				bo.Commands = append(bo.Commands, words)
 				bo.CMakeFlags = append(bo.CMakeFlags, cmakeFlags(words)...)
 			}
@@ -95,6 +105,9 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 			continue
 		}
 		val = rewrite(strings.TrimSpace(val))
+		if i := strings.LastIndexByte(val, '='); filepath.IsAbs(val[i+1:]) {
+			bo.AbsPaths = append(bo.AbsPaths, val[i+1:]) // rustc-env=K=/p, rustc-link-search=native=/p, include=/p
+		}
 		switch key {
 		case "rerun-if-changed":
 			bo.RerunIfChanged = append(bo.RerunIfChanged, val)

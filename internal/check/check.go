@@ -105,6 +105,7 @@ var Rules = []Rule{
 	{"link-search-shadowing", Warning, linkSearchShadowing},
 	{"linked-library-shadowed", Error, linkedLibraryShadowed},
 	{"unkeyed-output", Warning, unkeyedOutput},
+	{"built-in-other-tree", Error, builtInOtherTree},
 	{"out-dir-leftover", Warning, outDirLeftover},
 	{"last-build-failed", Warning, lastBuildFailed},
 	{"unreadable-record", Warning, unreadableRecord},

@@ -69,6 +69,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "warning",
 		Meaning:  "a build script of several configurations (feature sets, profiles, flags) writes a file at one path outside `OUT_DIR`, in a folder its runs point consumers at (a `cargo:include=` folder under `target/`, `-I`/`-o` folders of its logged compiles, link-search folders outside the package): the path carries no configuration, so the last one built wins and the others' consumers read its version. It names every run and the last writer (the file's mtime lies within that run, from `output`'s mtime to `root-output`'s)",
 	},
+	"built-in-other-tree": {
+		Short:    "A build-script run was made in another copy of this workspace that shares the target folder.",
+		Severity: "error; warning when the inputs here have the same bytes",
+		Meaning:  "a live build-script run was made in another copy of this workspace sharing the target folder (two git worktrees with one `CARGO_TARGET_DIR`): Cargo hashes path packages by their workspace-relative path and its records keep relative paths, so the copy's build is Fresh and reuses the run; the absolute paths its output names (a `rustc-env` value with its `CARGO_MANIFEST_DIR`, sources on logged compiler commands) show the other tree, whose paths the binary carries. An error when an input here differs from the other tree's copy. A rustc unit whose output names no absolute path is not told apart (Cargo's and rustc's dep-info are relative)",
+	},
 	"out-dir-leftover": {
 		Short:    "An OUT_DIR file the last run of the script did not rewrite is still used by the build.",
 		Severity: "warning",

@@ -67,6 +67,13 @@ type Unit struct {
 	// (internal/content.Annotate): Cargo reruns the script in today's environment.
 	RemovedDepRuns []RemovedRun
 
+	// BuiltInTree is set when a build-script run was made in another copy of the workspace sharing this
+	// target folder (a git worktree): that copy's root, from the absolute paths its output names
+	// (BuiltInTreeEvidence is the first; internal/cargo/othertree.go). OtherTreeDiffers are this
+	// workspace's counterparts of its inputs whose bytes differ from that copy's.
+	BuiltInTree, BuiltInTreeEvidence string
+	OtherTreeDiffers                 []string
+
 	// Where Cargo takes the package from (internal/cargo/source.go).
 	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
 	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored

@@ -1,0 +1,52 @@
+package check
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// builtInOtherTree: a live build-script run was made in another copy of this workspace that shares the
+// target folder (unit.Unit.BuiltInTree, from the absolute paths its output names): Cargo reuses it here
+// because paths relative to the package match and the files here are not newer, so what it made, and
+// the units built on it, carry the other tree's absolute paths (CARGO_MANIFEST_DIR, what the script
+// baked in) and that tree's inputs. An error when an input here differs from that tree's copy (the
+// binary is not built from what is here); else a warning.
+func builtInOtherTree(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		u := unit.Of(s)
+		if s.System != unit.System || s.Kind != graph.ScriptRun || u.BuiltInTree == "" || !s.Live() {
+			continue
+		}
+		what := "the build script of " + s.Package
+		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
+		ev := []Evidence{{Kind: "record", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
+			Detail: "the run's output names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
+		if len(u.OtherTreeDiffers) > 0 {
+			sev = Error
+			shown := make([]string, 0, 3)
+			for i, p := range u.OtherTreeDiffers {
+				if i < 3 {
+					shown = append(shown, display(g, p))
+				}
+				ev = append(ev, Evidence{Kind: "input", Path: p, Detail: "differs from its copy in " + u.BuiltInTree})
+			}
+			tail = fmt.Sprintf("%d source(s) here differ from that tree's (%s), so the binary is not built from what is here", len(u.OtherTreeDiffers), strings.Join(shown, ", "))
+		}
+		f := Finding{
+			Rule: "built-in-other-tree", Severity: sev,
+			Message: fmt.Sprintf("%s last ran in %s, another copy of this workspace (%s) sharing the target folder %s: its output names %s; Cargo reuses the run here because the paths relative to the workspace match and the files here are not newer; %s",
+				what, u.BuiltInTree, g.Workspace, g.TargetDir, u.BuiltInTreeEvidence, tail),
+			Subjects: []string{s.RecordDir},
+			Roots:    rootPaths(s),
+			Evidence: ev,
+			Fix:      fmt.Sprintf("give each worktree its own target folder (unset CARGO_TARGET_DIR or set it per tree), or touch the package's sources here and %s", buildCmd(s.ProfileDir, rootFeatures(s))),
+		}
+		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+		out = append(out, f)
+	}
+	return out
+}

@@ -1,0 +1,65 @@
+package check_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/testutil"
+)
+
+// Two copies of one workspace (git worktrees) share a target folder: Cargo hashes path packages by
+// their workspace-relative path, so the second copy's build is Fresh and reuses the first's build-script
+// run, whose rustc-env value bakes the first copy's CARGO_MANIFEST_DIR into the binary (nubjs/nub #614).
+// Checked from the second copy: built-in-other-tree names the first. A differing input makes it an
+// error. With a target folder of its own (the fix) it is gone.
+func TestBuiltInOtherTree(t *testing.T) {
+	files := map[string]string{
+		"Cargo.toml":      "[workspace]\nresolver = \"2\"\nmembers = [\"app\"]\n",
+		"app/Cargo.toml":  "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"app/build.rs":    "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=data.txt\");\n    println!(\"cargo:rustc-env=BUILT_IN={}\", std::env::var(\"CARGO_MANIFEST_DIR\").unwrap());\n}\n",
+		"app/data.txt":    "one\n",
+		"app/src/main.rs": "fn main() { println!(\"{}\", env!(\"BUILT_IN\")); }\n",
+	}
+	a := testutil.NewProject(t, files)
+	shared := filepath.Join(t.TempDir(), "shared-target")
+	a.Env = append(a.Env, "CARGO_TARGET_DIR="+shared)
+	a.Cargo("build")
+	b := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "b"), Env: a.Env}
+	if out, err := exec.Command("cp", "-a", a.Dir, b.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	if out := b.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") {
+		t.Fatalf("the premise fails: the copy's build is not Fresh:\n%s", out)
+	}
+	if out, _ := exec.Command(filepath.Join(shared, "debug", "app")).Output(); !strings.Contains(string(out), a.Dir) {
+		t.Fatalf("the premise fails: the binary prints %q, want the first copy's folder", out)
+	}
+	fs, _ := b.Check()
+	f := one(t, fs, "built-in-other-tree")
+	if f.Severity != check.Warning || !strings.Contains(f.Message, a.Dir) || !strings.Contains(f.Message, "the build script of app") {
+		t.Errorf("want a warning naming %s: %v %s", a.Dir, f.Severity, f.Message)
+	}
+	b.Write("app/data.txt", "two\n")
+	// A checkout keeping the old mtime (Cargo stays Fresh): only the bytes differ.
+	st, err := os.Stat(a.Path("app/data.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(b.Path("app/data.txt"), st.ModTime(), st.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	fs, _ = b.Check()
+	f = one(t, fs, "built-in-other-tree")
+	if f.Severity != check.Error || !strings.Contains(f.Message, "app/data.txt") {
+		t.Errorf("want an error naming the differing data.txt: %v %s", f.Severity, f.Message)
+	}
+	own := filepath.Join(b.Dir, "target")
+	b.Env = append(append([]string{}, a.Env[:len(a.Env)-1]...), "CARGO_TARGET_DIR="+own)
+	b.Cargo("build")
+	fs, _ = b.Check()
+	none(t, fs, "built-in-other-tree")
+}
