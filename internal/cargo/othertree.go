@@ -65,7 +65,9 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 	if len(trees) == 0 {
 		return
 	}
-	sort.Slice(trees, func(i, j int) bool { return votes[trees[i]] > votes[trees[j]] || votes[trees[i]] == votes[trees[j]] && trees[i] < trees[j] })
+	sort.Slice(trees, func(i, j int) bool {
+		return votes[trees[i]] > votes[trees[j]] || votes[trees[i]] == votes[trees[j]] && trees[i] < trees[j]
+	})
 	u := unit.Of(s)
 	u.BuiltInTree, u.BuiltInTreeEvidence = trees[0], evidence[trees[0]]
 	// Inputs are read from this workspace (Cargo's records are relative) or from the other tree (paths
