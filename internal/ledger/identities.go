@@ -217,14 +217,15 @@ func (l *sqlLedger) loadIdentities(ctx context.Context, q querier, byIdentity ma
 	for start := 0; start < len(ids); start += chunk {
 		part := ids[start:min(start+chunk, len(ids))]
 		in := "(" + strings.TrimSuffix(strings.Repeat("?, ", len(part)), ", ") + ")"
-		rows, err := q.QueryContext(ctx, l.d.q(`SELECT id, identity FROM identities WHERE id IN `+in), part...)
+		rows, err := q.QueryContext(ctx, l.d.q(`SELECT id, key, identity FROM identities WHERE id IN `+in), part...)
 		if err != nil {
 			return fmt.Errorf("identities: %w", err)
 		}
 		for rows.Next() {
 			var id int64
+			var key string
 			var doc []byte
-			if err := rows.Scan(&id, &doc); err != nil {
+			if err := rows.Scan(&id, &key, &doc); err != nil {
 				rows.Close()
 				return fmt.Errorf("identities: %w", err)
 			}
@@ -233,6 +234,7 @@ func (l *sqlLedger) loadIdentities(ctx context.Context, q querier, byIdentity ma
 				rows.Close()
 				return fmt.Errorf("identities: identity %d: %w", id, err)
 			}
+			ident.Key = key
 			for _, r := range byIdentity[id] {
 				ident.Git = r.Identity.Git
 				r.Identity = ident

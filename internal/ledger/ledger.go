@@ -107,6 +107,11 @@ type Identity struct {
 	Git       Git               `json:"git"`
 	Toolchain map[string]string `json:"toolchain"` // "rustc", "cargo", "nvcc" -> the version line it prints
 	Env       map[string]string `json:"env"`       // the environment variables that affect the build or the run
+	// Key is set on identities read from a ledger of schema version 3: the identities row's key,
+	// "sha256:<hex>" of the encoding of every field above but Git, so equal keys mean equal identities
+	// (runner.BuildKey memoizes on it). "" otherwise; not part of the JSON. A caller that changes a read
+	// identity must clear it.
+	Key string `json:"-"`
 }
 
 // Binary is one executable or shared library the run executed or loaded.
