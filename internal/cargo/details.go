@@ -539,7 +539,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				depfiled[movedPath(s, filepath.Clean(r.pkgPath(s, in)))] = true
 			}
 		case strings.HasSuffix(o.Path, ".a") && !r.opt.SkipNative:
-			members, cus, err := archiveEvidence(o.Path)
+			members, cus, err := r.native.evidence(o.Path)
 			if err != nil {
 				r.problem(o.Path, err)
 				continue

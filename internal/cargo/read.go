@@ -32,6 +32,9 @@ type ReadOptions struct {
 	// LivenessOnly reads units, roots, liveness and build folders only (what clean needs): no inputs,
 	// build-script output, dep-info or sources.
 	LivenessOnly bool
+	// StateDir is stalecheck's state folder, where what was read from OUT_DIR archives and package
+	// manifests is cached (NativeCacheFile); "" reads every one.
+	StateDir string
 }
 
 // Read builds the provenance graph of a Cargo build folder without running Cargo, following
@@ -70,6 +73,10 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	g.ProfileDirs = profiles
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
 		pkgScan: map[string]*pkgScan{}, inc: newIncludeScanner(), fps: map[*graph.Step]*Fingerprint{}}
+	if !opt.LivenessOnly {
+		r.native = openNativeCache(opt.StateDir)
+		defer r.native.save()
+	}
 	for _, p := range profiles {
 		r.readFingerprints(p)
 	}
@@ -163,6 +170,7 @@ type reader struct {
 	byDir   map[string][]*graph.Step
 	pkgScan map[string]*pkgScan
 	inc     *includeScanner // #include lines read once per check, shared by every run
+	native  *nativeCache    // archiveEvidence answers by archive stat key (nil: none)
 	host    string          // the host triple (.rustc_info.json), "" when unknown
 }
 
