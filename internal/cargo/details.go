@@ -124,7 +124,7 @@ func (r *reader) readDetails() {
 	// Package scans are shared by runs of one package: do them once, before the runs fan out.
 	for _, s := range runs {
 		r.inheritFromCompile(s)
-		if s.Live() && s.PackageRoot != "" {
+		if s.Live() && s.PackageRoot != "" && !r.opt.LinksOnly {
 			if _, ok := r.pkgScan[s.PackageRoot]; !ok {
 				r.pkgScan[s.PackageRoot] = r.scanPackage(s.PackageRoot)
 			}
@@ -132,7 +132,9 @@ func (r *reader) readDetails() {
 	}
 	r.host = hostTriple(r.l)
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
-	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+	if !r.opt.LinksOnly {
+		Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+	}
 	// The environment now, for every variable a build script's tools looked up.
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
@@ -381,7 +383,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	for _, ll := range bo.LinkLibs {
 		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
 	}
-	if s.Live() {
+	if s.Live() && !r.opt.LinksOnly {
 		r.runInputs(s, bo)
 		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
 	}

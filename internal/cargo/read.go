@@ -32,6 +32,10 @@ type ReadOptions struct {
 	// LivenessOnly reads units, roots, liveness and build folders only (what clean needs): no inputs,
 	// build-script output, dep-info or sources.
 	LivenessOnly bool
+	// LinksOnly reads what `which` needs: units, roots, liveness, build folders and what each
+	// build-script run links (its output's rustc-link-lib and rustc-link-search directives), and none of
+	// the inputs (no include scan, dep-info, rerun-if paths' package scans or sources).
+	LinksOnly bool
 	// StateDir is stalecheck's state folder, where what was read from OUT_DIR archives and package
 	// manifests is cached (NativeCacheFile); "" reads every one.
 	StateDir string
@@ -87,7 +91,10 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	g.MarkLive()
 	judge(g)
 	r.readBuildDirs()
-	if !opt.LivenessOnly {
+	switch {
+	case opt.LinksOnly && !opt.LivenessOnly:
+		r.readDetails()
+	case !opt.LivenessOnly:
 		r.readDetails()
 		r.readSources()
 	}
