@@ -124,7 +124,7 @@ func (r *reader) readDetails() {
 	// Package scans are shared by runs of one package: do them once, before the runs fan out.
 	for _, s := range runs {
 		r.inheritFromCompile(s)
-		if s.Live() && s.PackageRoot != "" {
+		if s.Live() && s.PackageRoot != "" && !r.opt.LinksOnly {
 			if _, ok := r.pkgScan[s.PackageRoot]; !ok {
 				r.pkgScan[s.PackageRoot] = r.scanPackage(s.PackageRoot)
 			}
@@ -132,9 +132,11 @@ func (r *reader) readDetails() {
 	}
 	r.host = hostTriple(r.l)
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })
-	Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+	if !r.opt.LinksOnly {
+		Parallel(len(rustc), func(i int) { r.rustcDetails(rustc[i]) })
+		r.outsideWrites(runs)
+	}
 	r.g.LibFiles = libFiles(runs)
-	r.outsideWrites(runs)
 	// The environment now, for every variable a build script's tools looked up.
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
@@ -384,7 +386,7 @@ func (r *reader) runDetails(s *graph.Step) {
 		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
 	}
 	s.PointsAt = r.pointsAt(s, bo)
-	if s.Live() {
+	if s.Live() && !r.opt.LinksOnly {
 		r.runInputs(s, bo)
 		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
 		r.otherTree(s, bo)
@@ -586,7 +588,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				depfiled[movedPath(s, filepath.Clean(r.pkgPath(s, in)))] = true
 			}
 		case strings.HasSuffix(o.Path, ".a") && !r.opt.SkipNative:
-			members, cus, err := archiveEvidence(o.Path)
+			members, cus, err := r.native.evidence(o.Path)
 			if err != nil {
 				r.problem(o.Path, err)
 				continue

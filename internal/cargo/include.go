@@ -62,7 +62,7 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 			return
 		}
 		for _, inc := range sc.files.Includes(file) {
-			found, flag, dir := c.Resolve(inc, filepath.Dir(file), true)
+			found, flag, dir := c.ResolveIn(sc.files, inc, filepath.Dir(file), true)
 			if found == "" || cinclude.IsSystemHeader(found) {
 				continue
 			}

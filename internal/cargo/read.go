@@ -32,6 +32,13 @@ type ReadOptions struct {
 	// LivenessOnly reads units, roots, liveness and build folders only (what clean needs): no inputs,
 	// build-script output, dep-info or sources.
 	LivenessOnly bool
+	// LinksOnly reads what `which` needs: units, roots, liveness, build folders and what each
+	// build-script run links (its output's rustc-link-lib and rustc-link-search directives), and none of
+	// the inputs (no include scan, dep-info, rerun-if paths' package scans or sources).
+	LinksOnly bool
+	// StateDir is stalecheck's state folder, where what was read from OUT_DIR archives and package
+	// manifests is cached (NativeCacheFile); "" reads every one.
+	StateDir string
 }
 
 // Read builds the provenance graph of a Cargo build folder without running Cargo, following
@@ -70,6 +77,10 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	g.ProfileDirs = profiles
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
 		pkgScan: map[string]*pkgScan{}, inc: newIncludeScanner(), fps: map[*graph.Step]*Fingerprint{}}
+	if !opt.LivenessOnly {
+		r.native = openNativeCache(opt.StateDir)
+		defer r.native.save()
+	}
 	for _, p := range profiles {
 		r.readFingerprints(p)
 	}
@@ -80,7 +91,10 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	g.MarkLive()
 	judge(g)
 	r.readBuildDirs()
-	if !opt.LivenessOnly {
+	switch {
+	case opt.LinksOnly && !opt.LivenessOnly:
+		r.readDetails()
+	case !opt.LivenessOnly:
 		r.readDetails()
 		r.readSources()
 	}
@@ -163,6 +177,7 @@ type reader struct {
 	byDir   map[string][]*graph.Step
 	pkgScan map[string]*pkgScan
 	inc     *includeScanner // #include lines read once per check, shared by every run
+	native  *nativeCache    // archiveEvidence answers by archive stat key (nil: none)
 	host    string          // the host triple (.rustc_info.json), "" when unknown
 }
 

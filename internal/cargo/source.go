@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -86,7 +87,7 @@ func (r *reader) readSources() {
 		v, ok := versions[root]
 		if !ok {
 			var err error
-			if v, err = ReadManifestVersion(root, r.l.Workspace); err != nil {
+			if v, err = r.native.manifestVersion(root, r.l.Workspace); err != nil {
 				r.problem(filepath.Join(root, "Cargo.toml"), err)
 			}
 			versions[root] = v
@@ -251,6 +252,13 @@ func manifestDir(file string) string {
 // error, never a hang); an error names the manifest. "" with a nil error when the version field has a
 // shape Cargo would refuse.
 func ReadManifestVersion(root, workspace string) (string, error) {
+	v, _, err := readManifestVersion(root, workspace)
+	return v, err
+}
+
+// readManifestVersion is ReadManifestVersion; inherited says the version came from the workspace's
+// manifest (version.workspace = true).
+func readManifestVersion(root, workspace string) (version string, inherited bool, err error) {
 	var doc struct {
 		Package struct {
 			Version any `toml:"version"`
@@ -258,11 +266,11 @@ func ReadManifestVersion(root, workspace string) (string, error) {
 	}
 	m := filepath.Join(root, "Cargo.toml")
 	if _, err := decodeTOMLMeta(m, &doc); err != nil {
-		return "", manifestError(m, err)
+		return "", false, manifestError(m, err)
 	}
 	switch v := doc.Package.Version.(type) {
 	case string:
-		return v, nil
+		return v, false, nil
 	case map[string]any:
 		if v["workspace"] == true && workspace != "" {
 			var ws struct {
@@ -274,14 +282,14 @@ func ReadManifestVersion(root, workspace string) (string, error) {
 			}
 			wm := filepath.Join(workspace, "Cargo.toml")
 			if _, err := decodeTOMLMeta(wm, &ws); err != nil {
-				return "", manifestError(wm, err)
+				return "", true, manifestError(wm, err)
 			}
-			return ws.Workspace.Package.Version, nil
+			return ws.Workspace.Package.Version, true, nil
 		}
 	case nil:
-		return "0.0.0", nil // Cargo's default when a package states no version (1.75+)
+		return "0.0.0", false, nil // Cargo's default when a package states no version (1.75+)
 	}
-	return "", nil
+	return "", false, nil
 }
 
 // manifestError names the manifest in a parse error (safeio's errors name it already).
@@ -388,6 +396,20 @@ func (r *reader) patchPaths() []patchPath {
 	return out
 }
 
+// holdsManifest reports whether the folder dir, listed as ents, has a Cargo.toml (after symlinks, as a
+// stat of dir/Cargo.toml would say).
+func holdsManifest(dir string, ents []fs.DirEntry) bool {
+	i, ok := slices.BinarySearchFunc(ents, "Cargo.toml", func(e fs.DirEntry, name string) int { return strings.Compare(e.Name(), name) })
+	if !ok {
+		return false
+	}
+	if ents[i].Type()&fs.ModeSymlink == 0 {
+		return true
+	}
+	_, err := os.Stat(filepath.Join(dir, "Cargo.toml"))
+	return err == nil
+}
+
 // cargoMetaFiles are files Cargo itself writes into a package copy; they say nothing about edits.
 var cargoMetaFiles = map[string]bool{".cargo-ok": true, ".cargo_vcs_info.json": true, ".cargo-checksum.json": true}
 
@@ -395,38 +417,37 @@ var cargoMetaFiles = map[string]bool{".cargo-ok": true, ".cargo_vcs_info.json": 
 // Build outputs, VCS data and nested packages are skipped; symlinks are not followed.
 func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
 	var out []graph.FileInfo
-	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
-		if err != nil {
-			return nil
-		}
-		if e.IsDir() {
-			if p == root {
-				return nil
-			}
-			n := e.Name()
-			if n == "target" || n == ".git" {
-				return fs.SkipDir
-			}
-			for _, d := range skip {
-				if d != "" && p == d {
-					return fs.SkipDir
+	// A folder is read once: its listing says whether it holds a Cargo.toml (a nested package, skipped)
+	// before any of its entries is looked at, so no folder costs a stat of its Cargo.toml.
+	var walk func(dir string, ents []fs.DirEntry)
+	walk = func(dir string, ents []fs.DirEntry) {
+		for _, e := range ents {
+			p := filepath.Join(dir, e.Name())
+			if e.IsDir() {
+				n := e.Name()
+				if n == "target" || n == ".git" || slices.Contains(skip, p) {
+					continue
 				}
+				sub, err := os.ReadDir(p)
+				if err != nil || holdsManifest(p, sub) {
+					continue
+				}
+				walk(p, sub)
+				continue
 			}
-			if _, err := os.Stat(filepath.Join(p, "Cargo.toml")); err == nil {
-				return fs.SkipDir
+			if !e.Type().IsRegular() || cargoMetaFiles[e.Name()] {
+				continue
 			}
-			return nil
+			st, err := e.Info()
+			if err != nil || st.ModTime().UnixNano() <= ns {
+				continue
+			}
+			out = append(out, graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
 		}
-		if !e.Type().IsRegular() || cargoMetaFiles[e.Name()] {
-			return nil
-		}
-		st, err := e.Info()
-		if err != nil || st.ModTime().UnixNano() <= ns {
-			return nil
-		}
-		out = append(out, graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
-		return nil
-	})
+	}
+	if ents, err := os.ReadDir(root); err == nil {
+		walk(root, ents)
+	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].MTimeNS != out[j].MTimeNS {
 			return out[i].MTimeNS > out[j].MTimeNS

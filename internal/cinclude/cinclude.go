@@ -47,7 +47,10 @@ func (inc Include) Quoted() string {
 // and #ifndef blocks are tracked so that directives inside them are marked Cond, except a whole-file
 // include guard (#ifndef X then #define X as the first two directives). Computed includes
 // (#include MACRO) and #include_next are not listed.
-func Parse(data []byte) []Include {
+func Parse(data []byte) []Include { return parse(data, true) }
+
+// parse is Parse; fast lets skippable pass over lines without a directive (the tests compare both).
+func parse(data []byte, fast bool) []Include {
 	var out []Include
 	type frame struct{ guard bool }
 	var stack []frame
@@ -57,6 +60,9 @@ func Parse(data []byte) []Include {
 	lines := bytes.Split(data, []byte("\n"))
 	for i := 0; i < len(lines); i++ {
 		first := i
+		if fast && skippable(lines[i], &inComment) {
+			continue
+		}
 		text := string(lines[i])
 		// Join continued lines.
 		for strings.HasSuffix(text, "\\") && i+1 < len(lines) {
@@ -131,6 +137,34 @@ func Parse(data []byte) []Include {
 	return out
 }
 
+// skippable reports, without allocating, whether a physical line that continues no other holds no
+// directive, the way the full path (join continued lines, StripComments, TrimSpace, look for '#')
+// would decide; it then also carries the block-comment state past the line. Lines it is not sure of
+// (a continued line, a '#' after a comment, a non-ASCII first character) go the full way.
+func skippable(line []byte, inBlock *bool) bool {
+	if len(line) > 0 && line[len(line)-1] == '\\' {
+		return false
+	}
+	if *inBlock {
+		// Wholly inside the comment: StripComments gives "" and the block stays open.
+		return bytes.Index(line, []byte("*/")) < 0
+	}
+	if bytes.IndexByte(line, '/') >= 0 {
+		return false
+	}
+	for _, c := range line {
+		switch c {
+		case ' ', '\t', '\r', '\v', '\f':
+			continue
+		case '#':
+			return false
+		}
+		// strings.TrimSpace also trims Unicode spaces (U+0085, U+00A0): let the full path decide.
+		return c < 0x80
+	}
+	return true // blank
+}
+
 // StripComments removes /* … */ and // comments from one line; *inBlock carries an open block
 // comment from line to line (true on return when the line leaves one open). A block comment becomes
 // one blank, as the preprocessor makes it. String literals are not recognised.
@@ -163,10 +197,27 @@ func StripComments(s string, inBlock *bool) string {
 type Cache struct {
 	mu    sync.Mutex
 	files map[string][]Include
+	stats map[string]bool // IsFile's answers
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{files: map[string][]Include{}} }
+func NewCache() *Cache { return &Cache{files: map[string][]Include{}, stats: map[string]bool{}} }
+
+// IsFile reports whether p is a regular file (stat follows symlinks), stat'ing each path once for the
+// life of the cache (one check: the folders are read as one snapshot).
+func (c *Cache) IsFile(p string) bool {
+	c.mu.Lock()
+	ok, known := c.stats[p]
+	c.mu.Unlock()
+	if known {
+		return ok
+	}
+	ok = isFile(p)
+	c.mu.Lock()
+	c.stats[p] = ok
+	c.mu.Unlock()
+	return ok
+}
 
 // Includes returns the #include lines of the file at path (as Parse lists them); nil when it cannot
 // be read: not a regular file, missing, or over safeio.MaxRecord (64 MiB). The answer, nil included,
@@ -312,6 +363,16 @@ func (sp SearchPath) All() []string {
 // that name); flag is the kind of the folder dir that held it (see Kind), "" for ownDir and
 // "absolute" for an absolute name (dir "" then).
 func (sp SearchPath) Resolve(inc Include, ownDir string, skipSystem bool) (found, flag, dir string) {
+	return sp.resolve(inc, ownDir, skipSystem, isFile)
+}
+
+// ResolveIn is Resolve with each candidate's stat answered through c (IsFile), so that a check which
+// resolves the same headers for many compiles stats each candidate once.
+func (sp SearchPath) ResolveIn(c *Cache, inc Include, ownDir string, skipSystem bool) (found, flag, dir string) {
+	return sp.resolve(inc, ownDir, skipSystem, c.IsFile)
+}
+
+func (sp SearchPath) resolve(inc Include, ownDir string, skipSystem bool, isFile func(string) bool) (found, flag, dir string) {
 	if filepath.IsAbs(inc.Name) {
 		if isFile(inc.Name) {
 			return filepath.Clean(inc.Name), "absolute", ""

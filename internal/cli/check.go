@@ -67,6 +67,7 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	if err != nil {
 		return &ExitError{2, fmt.Errorf("--fail-on: %w", err)}
 	}
+	tuneGC()
 	stateDir, _ := digest.DefaultDir()
 	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
 	// read exactly as before (systems.ReadAll).

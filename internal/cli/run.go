@@ -85,6 +85,7 @@ func ledgerDSN(flag string) string {
 }
 
 func runRun(st Streams, args []string, fl runFlags) error {
+	tuneGC()
 	if fl.repeat < 1 {
 		return &ExitError{exitRefused, fmt.Errorf("--repeat %d: want 1 or more", fl.repeat)}
 	}

@@ -287,7 +287,7 @@ func writeRunsTable(st Streams, recs []ledger.Record) error {
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\n", r.ID, startTime(r.Start),
 			report.Escape(r.Name), seconds(r.WallNS), seconds(r.UserNS), seconds(r.SysNS), rss, r.ExitStatus,
-			map[bool]string{true: "stale", false: "no"}[r.Stale], runner.BuildKey(r.Identity), report.Escape(gitShort(r.Identity.Git)), commandLine(r.Command))
+			staleWord(r.Stale), runner.BuildKey(r.Identity), report.Escape(gitShort(r.Identity.Git)), commandLine(r.Command))
 	}
 	if err := tw.Flush(); err != nil {
 		return &ExitError{2, err}
@@ -325,4 +325,11 @@ func commandLine(args []string) string {
 		q[i] = report.Escape(a)
 	}
 	return strings.Join(q, " ")
+}
+
+func staleWord(stale bool) string {
+	if stale {
+		return "stale"
+	}
+	return "no"
 }

@@ -148,7 +148,7 @@ func whichLibraries(binary string, fl whichFlags) (libs []evidence.Library, note
 	if err != nil {
 		return nil, nil, fmt.Errorf("%w; give the copies with --candidate", err)
 	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: true})
+	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: true, LinksOnly: true})
 	if err != nil {
 		return nil, nil, err
 	}

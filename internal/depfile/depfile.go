@@ -149,6 +149,29 @@ type word struct {
 }
 
 func splitWords(s string) []word {
+	if strings.ContainsAny(s, `\$`) {
+		return splitEscaped(s)
+	}
+	// No escape can occur: words are the runs between blanks, as substrings of s (no copies).
+	var out []word
+	for i := 0; i < len(s); {
+		for i < len(s) && (s[i] == ' ' || s[i] == '\t') {
+			i++
+		}
+		j := i
+		for j < len(s) && s[j] != ' ' && s[j] != '\t' {
+			j++
+		}
+		if j > i {
+			out = append(out, word{text: s[i:j]})
+		}
+		i = j
+	}
+	return out
+}
+
+// splitEscaped is splitWords for a line with backslashes or dollars.
+func splitEscaped(s string) []word {
 	var out []word
 	var cur strings.Builder
 	escapedLast := false

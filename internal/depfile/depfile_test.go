@@ -1,9 +1,11 @@
 package depfile
 
 import (
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -62,5 +64,21 @@ func TestParseGccOutput(t *testing.T) {
 	}
 	if d := cmp.Diff([]string{"q.o"}, f.Rules[0].Targets); d != "" {
 		t.Fatalf("targets (-want +got):\n%s", d)
+	}
+}
+
+// splitWords' fast path (a line without backslashes or dollars) splits as the escape-aware path does.
+func TestSplitWordsFastPathSame(t *testing.T) {
+	rng := rand.New(rand.NewSource(7))
+	pieces := []string{"a", "b.rs", "/x/y.c", ":", " ", "  ", "\t", "C:", "é", "x:"}
+	for i := 0; i < 20000; i++ {
+		var b strings.Builder
+		for j := rng.Intn(12); j > 0; j-- {
+			b.WriteString(pieces[rng.Intn(len(pieces))])
+		}
+		s := b.String()
+		if got, want := splitWords(s), splitEscaped(s); !reflect.DeepEqual(got, want) && (len(got) != 0 || len(want) != 0) {
+			t.Fatalf("%q: fast %v, escape-aware %v", s, got, want)
+		}
 	}
 }

@@ -96,6 +96,27 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 		}
 	}
 	var out []Library
+	// Each profile's deps/ folder is listed once (a Glob per dependent read it again each time).
+	listings := map[string][]string{}
+	rlibs := func(dir, hash string) []string {
+		names, ok := listings[dir]
+		if !ok {
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				names = append(names, e.Name())
+			}
+			listings[dir] = names
+		}
+		// The names Glob("lib*-<hash>.rlib") matches (the hash is hex: no pattern characters).
+		suffix := "-" + hash + ".rlib"
+		var m []string
+		for _, n := range names {
+			if len(n) >= len("lib")+len(suffix) && strings.HasPrefix(n, "lib") && strings.HasSuffix(n, suffix) {
+				m = append(m, filepath.Join(dir, n))
+			}
+		}
+		return m
+	}
 	for n := range names {
 		lib := Library{Name: n}
 		for _, s := range g.Steps {
@@ -114,7 +135,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				if d.Kind != graph.Compile || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
 					continue
 				}
-				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.ProfileDir, "deps", "lib*-"+unit.Of(d).Hash+".rlib"))
+				m := rlibs(filepath.Join(g.BuildDir, d.ProfileDir, "deps"), unit.Of(d).Hash)
 				for _, p := range m {
 					if st, err := os.Stat(p); err == nil {
 						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})

@@ -12,13 +12,24 @@
 //
 //	schema_version(version, applied_ns)   one row per applied migration; the ledger's version is the highest
 //	records(id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, exit_status, work_dir, stale,
-//	        findings, git_head, git_dirty, rss_floor_bytes)        rss_floor_bytes since schema version 2
+//	        findings, git_head, git_dirty, rss_floor_bytes,      rss_floor_bytes since schema version 2
+//	        identity_id, command)                                since version 3: identities.id, and
+//	                                                             Record.Command (uvarint n, n × str)
+//	identities(id, key, identity)   since version 3: one row per build identity, shared by every run of
+//	                                that build: identity is Identity without Git (binaries, natives,
+//	                                sources, toolchain, env) in the binary encoding of identities.go
+//	                                (strings byte for byte, maps sorted), key "sha256:<hex>" of it (UNIQUE)
+//
+// Records written before version 3 keep their rows in the child tables, read as before:
+//
 //	args(record_id, ord, arg)                                   Record.Command, in order
 //	binaries(record_id, ord, path, size, digest, build_id)      Identity.Binaries, in order
 //	natives(record_id, ord, library, path, fingerprint, config) Identity.Natives, in order (config is JSON)
 //	sources(record_id, ord, path, digest)                       Identity.Sources, in order
 //	toolchain(record_id, tool, version)                         Identity.Toolchain
 //	env(record_id, name, value)                                 Identity.Env
+//
+// Indexes: records (name, id), (start_ns), (stale, id), (identity_id).
 //
 // Times are integer nanoseconds (start_ns since the Unix epoch), sizes are bytes. Findings are stored as
 // the exact JSON text given. Opening a ledger applies the migrations it lacks, in one transaction, and
@@ -96,6 +107,11 @@ type Identity struct {
 	Git       Git               `json:"git"`
 	Toolchain map[string]string `json:"toolchain"` // "rustc", "cargo", "nvcc" -> the version line it prints
 	Env       map[string]string `json:"env"`       // the environment variables that affect the build or the run
+	// Key is set on identities read from a ledger of schema version 3: the identities row's key,
+	// "sha256:<hex>" of the encoding of every field above but Git, so equal keys mean equal identities
+	// (runner.BuildKey memoizes on it). "" otherwise; not part of the JSON. A caller that changes a read
+	// identity must clear it.
+	Key string `json:"-"`
 }
 
 // Binary is one executable or shared library the run executed or loaded.
@@ -152,8 +168,7 @@ type Ledger interface {
 	List(ctx context.Context, f Filter) ([]Record, error)
 	// Delete removes the records with the given IDs and all their identity rows, in one transaction
 	// (all of them or none), and returns how many records it removed (IDs not in the ledger are not
-	// counted). Build identities are stored per record (no row is shared between records), so nothing
-	// else is left to remove. IDs are never reused: SQLite's AUTOINCREMENT and PostgreSQL's identity
+	// counted). A build identity (shared by the runs of one build) goes when no record names it any more. IDs are never reused: SQLite's AUTOINCREMENT and PostgreSQL's identity
 	// column keep increasing. Errors: a ledger opened read-only, database errors (nothing removed).
 	Delete(ctx context.Context, ids []int64) (int, error)
 	// Import inserts recs in one transaction, keeping each record's own start, timings and identity (its

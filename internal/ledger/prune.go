@@ -8,7 +8,8 @@ import (
 	"strings"
 )
 
-// childTables are the tables whose rows belong to one record (record_id), deleted with it.
+// childTables are the tables whose rows belong to one record (record_id) of schema version 1 or 2,
+// deleted with it.
 var childTables = []string{"args", "binaries", "natives", "sources", "toolchain", "env"}
 
 // Delete implements Ledger.
@@ -50,6 +51,10 @@ func (l *sqlLedger) Delete(ctx context.Context, ids []int64) (int, error) {
 		}
 		n += int(k)
 	}
+	// Build identities no record names any more (every run of that build removed) go too.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM identities WHERE NOT EXISTS (SELECT 1 FROM records WHERE records.identity_id = identities.id)`); err != nil {
+		return 0, l.errorf("delete: identities: %w", err)
+	}
 	if err := tx.Commit(); err != nil {
 		return 0, l.errorf("delete: commit: %w", err)
 	}
@@ -68,7 +73,7 @@ func (l *sqlLedger) Import(ctx context.Context, recs []Record) ([]ImportResult, 
 	}
 	type prepared struct {
 		findings any
-		configs  []string
+		ident    identityRow
 	}
 	preps := make([]prepared, len(recs))
 	for i := range recs {
@@ -108,7 +113,7 @@ func (l *sqlLedger) Import(ctx context.Context, recs []Record) ([]ImportResult, 
 			out[i] = ImportResult{ID: dup, Duplicate: true}
 			continue
 		}
-		id, err := l.insertTx(ctx, tx, r, preps[i].findings, preps[i].configs)
+		id, err := l.insertTx(ctx, tx, r, preps[i].findings, preps[i].ident)
 		if err != nil {
 			return nil, fmt.Errorf("record %d: %w", i+1, err)
 		}

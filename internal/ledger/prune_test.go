@@ -32,8 +32,12 @@ func TestPruneDelete(t *testing.T) {
 		for _, name := range []string{"a", "b", "a", "c"} {
 			ids = append(ids, mustInsert(t, l, fullRecord(name)))
 		}
-		if n := childRows(t, l, ids[0]); n != 6+2+2+2+3+3 {
-			t.Fatalf("record %d has %d child rows before the delete, want 18", ids[0], n)
+		// Four runs of one build: one identity row, no child rows (schema version 3).
+		if n := childRows(t, l, ids[0]); n != 0 {
+			t.Fatalf("record %d has %d child rows, want 0 (its identity is shared)", ids[0], n)
+		}
+		if n := identityRows(t, l); n != 1 {
+			t.Fatalf("%d identity rows for four runs of one build, want 1", n)
 		}
 		n, err := l.Delete(ctxT(t), []int64{ids[0], ids[2], 999_999})
 		if err != nil || n != 2 {
@@ -51,11 +55,21 @@ func TestPruneDelete(t *testing.T) {
 				t.Errorf("record %d: %d child rows left after the delete", id, n)
 			}
 		}
-		if n := childRows(t, l, ids[1]); n != 18 {
-			t.Errorf("kept record %d has %d child rows, want 18", ids[1], n)
+		if n := identityRows(t, l); n != 1 {
+			t.Errorf("%d identity rows after deleting two of four runs of one build, want 1", n)
+		}
+		kept, err := l.Get(ctxT(t), ids[1])
+		if err != nil || len(kept.Identity.Sources) != 2 || len(kept.Command) != 6 {
+			t.Errorf("kept record %d = %+v, %v", ids[1], kept, err)
 		}
 		if next := mustInsert(t, l, fullRecord("d")); next <= ids[3] {
 			t.Errorf("ID %d reused after a delete (highest before: %d)", next, ids[3])
+		}
+		if n, err := l.Delete(ctxT(t), []int64{ids[1], ids[3]}); n != 2 || err != nil {
+			t.Fatalf("Delete of the other runs = %d, %v", n, err)
+		}
+		if n := identityRows(t, l); n != 1 {
+			t.Errorf("%d identity rows while run \"d\" of the build remains, want 1", n)
 		}
 		if n, err := l.Delete(ctxT(t), nil); n != 0 || err != nil {
 			t.Errorf("Delete(nil) = %d, %v", n, err)

@@ -52,7 +52,7 @@ func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
 	if l.readOnly {
 		return 0, l.errorf("insert %q: the ledger was opened read-only", r.Name)
 	}
-	findings, configs, err := l.prepareInsert(r)
+	findings, ident, err := l.prepareInsert(r)
 	if err != nil {
 		return 0, err
 	}
@@ -61,7 +61,7 @@ func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
 		return 0, l.errorf("insert %q: begin: %w", r.Name, err)
 	}
 	defer tx.Rollback()
-	id, err := l.insertTx(ctx, tx, r, findings, configs)
+	id, err := l.insertTx(ctx, tx, r, findings, ident)
 	if err != nil {
 		return 0, err
 	}
@@ -72,71 +72,41 @@ func (l *sqlLedger) Insert(ctx context.Context, r *Record) (int64, error) {
 	return id, nil
 }
 
-// prepareInsert checks r and returns its findings column and the JSON of each native's config, as
-// insertTx takes them.
-func (l *sqlLedger) prepareInsert(r *Record) (any, []string, error) {
+// prepareInsert checks r and returns its findings column and its build identity's row, as insertTx
+// takes them.
+func (l *sqlLedger) prepareInsert(r *Record) (any, identityRow, error) {
 	findings, err := findingsText(r.Findings)
 	if err != nil {
-		return nil, nil, l.errorf("insert %q: %w", r.Name, err)
+		return nil, identityRow{}, l.errorf("insert %q: %w", r.Name, err)
 	}
 	if l.d.utf8Only {
 		if err := checkText(r); err != nil {
-			return nil, nil, l.errorf("insert %q: %s cannot hold %w", r.Name, l.d.name, err)
+			return nil, identityRow{}, l.errorf("insert %q: %s cannot hold %w", r.Name, l.d.name, err)
 		}
 	}
-	configs := make([]string, len(r.Identity.Natives))
-	for i, n := range r.Identity.Natives {
-		b, err := json.Marshal(n.Config)
-		if err != nil {
-			return nil, nil, l.errorf("insert %q: natives[%d].config: %w", r.Name, i, err)
-		}
-		configs[i] = string(b)
-	}
-	return findings, configs, nil
+	return findings, encodeIdentity(r.Identity), nil
 }
 
-// insertTx writes r's row and its child rows in tx and returns the new ID (r.ID is not set).
-func (l *sqlLedger) insertTx(ctx context.Context, tx *sql.Tx, r *Record, findings any, configs []string) (int64, error) {
+// insertTx writes r's row in tx, and its build identity's row in identities unless a run of the same
+// build put it there before, and returns the new ID (r.ID is not set).
+func (l *sqlLedger) insertTx(ctx context.Context, tx *sql.Tx, r *Record, findings any, ident identityRow) (int64, error) {
+	identityID, err := upsertIdentity(ctx, tx, l.d, ident)
+	if err != nil {
+		return 0, l.errorf("insert %q: %w", r.Name, err)
+	}
+	// Between the identity and the record: the point where a killed writer must leave no trace.
+	if err := failpoint(ctx, "ledger-insert-mid"); err != nil {
+		return 0, l.errorf("insert %q: %w", r.Name, err)
+	}
+	command := encodeCommand(r.Command)
 	var id int64
-	err := tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
-		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, rss_floor_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+	err = tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
+		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, rss_floor_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty, identity_id, command)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		r.Name, startNS(r.Start), r.WallNS, r.UserNS, r.SysNS, r.PeakRSSBytes, r.RSSFloorBytes, r.ExitStatus, r.WorkDir,
-		r.Stale, findings, r.Identity.Git.Head, r.Identity.Git.Dirty).Scan(&id)
+		r.Stale, findings, r.Identity.Git.Head, r.Identity.Git.Dirty, identityID, command).Scan(&id)
 	if err != nil {
 		return 0, l.errorf("insert %q: records: %w", r.Name, err)
-	}
-
-	ins := &rowInserter{ctx: ctx, tx: tx, d: l.d}
-	for i, a := range r.Command {
-		ins.exec("args", `INSERT INTO args (record_id, ord, arg) VALUES (?, ?, ?)`, id, i, a)
-	}
-	for i, b := range r.Identity.Binaries {
-		ins.exec("binaries", `INSERT INTO binaries (record_id, ord, path, size, digest, build_id) VALUES (?, ?, ?, ?, ?, ?)`,
-			id, i, b.Path, b.Size, b.Digest, b.BuildID)
-	}
-	if ins.err == nil {
-		// Half of the record's rows are written: the point where a killed writer must leave no trace.
-		if err := failpoint(ctx, "ledger-insert-mid"); err != nil {
-			return 0, l.errorf("insert %q: %w", r.Name, err)
-		}
-	}
-	for i, n := range r.Identity.Natives {
-		ins.exec("natives", `INSERT INTO natives (record_id, ord, library, path, fingerprint, config) VALUES (?, ?, ?, ?, ?, ?)`,
-			id, i, n.Library, n.Path, n.Fingerprint, configs[i])
-	}
-	for i, s := range r.Identity.Sources {
-		ins.exec("sources", `INSERT INTO sources (record_id, ord, path, digest) VALUES (?, ?, ?, ?)`, id, i, s.Path, s.Digest)
-	}
-	for _, k := range sortedKeys(r.Identity.Toolchain) {
-		ins.exec("toolchain", `INSERT INTO toolchain (record_id, tool, version) VALUES (?, ?, ?)`, id, k, r.Identity.Toolchain[k])
-	}
-	for _, k := range sortedKeys(r.Identity.Env) {
-		ins.exec("env", `INSERT INTO env (record_id, name, value) VALUES (?, ?, ?)`, id, k, r.Identity.Env[k])
-	}
-	ins.close()
-	if ins.err != nil {
-		return 0, l.errorf("insert %q: %w", r.Name, ins.err)
 	}
 	return id, nil
 }
@@ -261,13 +231,18 @@ func sortedKeys(m map[string]string) []string {
 }
 
 // recordColumns are the columns of records queryRecords scans, for the ledger's schema version (a
-// version 1 ledger, read without migrating, has no floor: 0).
+// version 1 ledger, read without migrating, has no floor: 0; before version 3 no identity_id or command:
+// NULL, the identity and command are in the child tables).
 func (l *sqlLedger) recordColumns() string {
 	floor := "rss_floor_bytes"
 	if l.version < 2 {
 		floor = "0"
 	}
-	return `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, ` + floor + `, exit_status, work_dir, stale, findings, git_head, git_dirty`
+	ident := "identity_id, command"
+	if l.version < 3 {
+		ident = "NULL, NULL"
+	}
+	return `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, ` + floor + `, exit_status, work_dir, stale, findings, git_head, git_dirty, ` + ident
 }
 
 // Get implements Ledger.
@@ -327,14 +302,18 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 		return nil, err
 	}
 	var recs []Record
+	var identityOf []int64 // per record: its identities row, 0 for a record of schema version 1 or 2
+	var commands [][]byte
 	for rows.Next() {
 		var (
 			r        Record
 			start    int64
 			findings sql.NullString
+			identity sql.NullInt64
+			command  []byte
 		)
 		if err := rows.Scan(&r.ID, &r.Name, &start, &r.WallNS, &r.UserNS, &r.SysNS, &r.PeakRSSBytes, &r.RSSFloorBytes, &r.ExitStatus,
-			&r.WorkDir, &r.Stale, &findings, &r.Identity.Git.Head, &r.Identity.Git.Dirty); err != nil {
+			&r.WorkDir, &r.Stale, &findings, &r.Identity.Git.Head, &r.Identity.Git.Dirty, &identity, &command); err != nil {
 			rows.Close()
 			return nil, err
 		}
@@ -345,6 +324,8 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 			r.Findings = json.RawMessage(findings.String)
 		}
 		recs = append(recs, r)
+		identityOf = append(identityOf, identity.Int64)
+		commands = append(commands, command)
 	}
 	if err := rows.Close(); err != nil {
 		return nil, err
@@ -355,16 +336,34 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 	if len(recs) == 0 {
 		return nil, nil
 	}
-	byID := make(map[int64]*Record, len(recs))
-	ids := make([]any, len(recs))
+	// Records of schema version 3 name their identity (shared by the runs of one build) and hold their
+	// command; older ones have rows in the child tables.
+	byID := map[int64]*Record{}
+	var old []any
+	byIdentity := map[int64][]*Record{}
 	for i := range recs {
-		byID[recs[i].ID] = &recs[i]
-		ids[i] = recs[i].ID
+		r := &recs[i]
+		if identityOf[i] == 0 {
+			byID[r.ID] = r
+			old = append(old, r.ID)
+			continue
+		}
+		byIdentity[identityOf[i]] = append(byIdentity[identityOf[i]], r)
+		cmd, err := decodeCommand(commands[i])
+		if err != nil {
+			return nil, fmt.Errorf("record %d: command: %w", r.ID, err)
+		}
+		r.Command = cmd
+	}
+	if len(byIdentity) > 0 {
+		if err := l.loadIdentities(ctx, q, byIdentity); err != nil {
+			return nil, err
+		}
 	}
 	// Bounded IN lists: SQLite and PostgreSQL both cap the number of parameters of a statement.
 	const chunk = 500
-	for start := 0; start < len(ids); start += chunk {
-		part := ids[start:min(start+chunk, len(ids))]
+	for start := 0; start < len(old); start += chunk {
+		part := old[start:min(start+chunk, len(old))]
 		if err := l.loadChildren(ctx, q, byID, part); err != nil {
 			return nil, err
 		}

@@ -167,13 +167,13 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		}
 		return nil, fmt.Errorf("no Cargo workspace for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, wdErr)
 	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME")})
-	if err != nil {
-		return nil, err
-	}
 	stateDir := cfg.StateDir
 	if stateDir == "" {
 		stateDir, _ = digest.DefaultDir()
+	}
+	g, err := cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir})
+	if err != nil {
+		return nil, err
 	}
 	if stateDir != "" {
 		p.dig, _ = digest.OpenCache(stateDir)

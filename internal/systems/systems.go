@@ -91,7 +91,7 @@ func readCargo(_ context.Context, dir string, opt Options) (*graph.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative})
+	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir})
 }
 
 // Found is one build system found by Detect.

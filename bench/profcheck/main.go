@@ -1,0 +1,56 @@
+// Command profcheck runs one stalecheck command line in process, N times, under Go's CPU and
+// allocation profilers, so the cost of a real `check` can be read with `go tool pprof`:
+//
+//	go run ./bench/profcheck -n 20 -cpu cpu.out -mem mem.out -- check --format json /path/ws
+//
+// The command's output is discarded; its exit status is printed to stderr.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/cli"
+)
+
+func main() {
+	n := flag.Int("n", 10, "how many times to run the command")
+	cpu := flag.String("cpu", "", "write a CPU profile here")
+	mem := flag.String("mem", "", "write an allocation profile (alloc_space) here")
+	flag.Parse()
+	args := append([]string{"stalecheck"}, flag.Args()...)
+	if *mem != "" {
+		runtime.MemProfileRate = 4096
+	}
+	if *cpu != "" {
+		f, err := os.Create(*cpu)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		defer pprof.StopCPUProfile()
+	}
+	var rc int
+	t0 := time.Now()
+	for i := 0; i < *n; i++ {
+		rc = cli.Main(args, cli.Streams{Out: io.Discard, Err: os.Stderr})
+	}
+	fmt.Fprintf(os.Stderr, "profcheck: %d runs, %.1f ms each, exit status %d\n", *n,
+		float64(time.Since(t0).Microseconds())/1000/float64(*n), rc)
+	if *mem != "" {
+		f, err := os.Create(*mem)
+		if err == nil {
+			pprof.Lookup("allocs").WriteTo(f, 0)
+			f.Close()
+		}
+	}
+}

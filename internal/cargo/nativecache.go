@@ -1,0 +1,261 @@
+package cargo
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// NativeCacheFile is the file in the state folder that keeps what archiveEvidence read from each static
+// library in OUT_DIR (member names, whether each carries a CUDA fatbinary, and the DWARF compile units
+// with their line-table files), keyed by the archive's device, inode, size, mtime and ctime
+// (digest.Key): the parse of every member's ELF and DWARF (relocations applied) is most of a warm
+// check's native cost, and an archive that did not change gives the same answer. The ctime makes an
+// in-place rewrite that keeps size and mtime a new key; an archive changed less than digest.RacyWindow
+// before it was read is not cached (a second write within the same timestamp tick would keep its key).
+//
+// It also keeps each package manifest's version (ReadManifestVersion) by the manifest's key, except a
+// version inherited from the workspace (which another file decides): decoding the TOML of every
+// registry package's Cargo.toml is the other large fixed cost.
+const NativeCacheFile = "read-cache.v1.json"
+
+// nativeCacheMax bounds the entries kept (the state folder is shared by every workspace); the entries
+// this check did not use go first.
+const nativeCacheMax = 20000
+
+// nativeClock is the clock settled reads; tests move it past the racy window of files they just wrote.
+var nativeClock = time.Now
+
+type nativeCache struct {
+	path     string
+	mu       sync.Mutex
+	m        map[digest.Key]*nativeEntry
+	versions map[digest.Key]*versionEntry
+	dirty    bool
+}
+
+// cacheFile is the JSON of NativeCacheFile.
+type cacheFile struct {
+	Archives []*nativeEntry  `json:"archives"`
+	Versions []*versionEntry `json:"versions"`
+}
+
+// versionEntry is one manifest's [package] version.
+type versionEntry struct {
+	Key     digest.Key `json:"key"`
+	Version string     `json:"version"`
+	used    bool
+}
+
+// nativeEntry is one archive's answer, in the cache file's JSON.
+type nativeEntry struct {
+	Key     digest.Key     `json:"key"`
+	Members []cachedMember `json:"members"`
+	CUs     []cachedCU     `json:"cus,omitempty"`
+	used    bool
+}
+
+type cachedMember struct {
+	Name string `json:"name"`
+	CUDA bool   `json:"cuda,omitempty"`
+}
+
+type cachedCU struct {
+	Member string       `json:"member"`
+	Files  []string     `json:"files,omitempty"`
+	Units  []cachedUnit `json:"units,omitempty"`
+}
+
+type cachedUnit struct {
+	Source string   `json:"source"`
+	Files  []string `json:"files,omitempty"`
+}
+
+// openNativeCache loads the cache of stateDir; nil (no cache) when stateDir is "". A missing or damaged
+// file gives an empty cache.
+func openNativeCache(stateDir string) *nativeCache {
+	if stateDir == "" {
+		return nil
+	}
+	c := &nativeCache{path: filepath.Join(stateDir, NativeCacheFile), m: map[digest.Key]*nativeEntry{}, versions: map[digest.Key]*versionEntry{}}
+	data, err := safeio.ReadFile(c.path, safeio.MaxRecord)
+	if err != nil {
+		return c
+	}
+	var f cacheFile
+	if json.Unmarshal(data, &f) != nil {
+		return c
+	}
+	for _, e := range f.Archives {
+		if e != nil {
+			c.m[e.Key] = e
+		}
+	}
+	for _, e := range f.Versions {
+		if e != nil {
+			c.versions[e.Key] = e
+		}
+	}
+	return c
+}
+
+// settled says whether a file with key k may be cached: not changed within digest.RacyWindow.
+func settled(k digest.Key) bool {
+	return nativeClock().Sub(time.Unix(0, max(k.MtimeNS, k.CtimeNS))) > digest.RacyWindow
+}
+
+// manifestVersion is ReadManifestVersion(root, workspace) through the cache.
+func (c *nativeCache) manifestVersion(root, workspace string) (string, error) {
+	if c == nil {
+		return ReadManifestVersion(root, workspace)
+	}
+	m := filepath.Join(root, "Cargo.toml")
+	k, ok, err := digest.StatKey(m)
+	if err != nil || !ok {
+		return ReadManifestVersion(root, workspace)
+	}
+	c.mu.Lock()
+	e := c.versions[k]
+	if e != nil {
+		e.used = true
+	}
+	c.mu.Unlock()
+	if e != nil {
+		return e.Version, nil
+	}
+	v, inherited, err := readManifestVersion(root, workspace)
+	if err != nil || inherited {
+		return v, err
+	}
+	if k2, ok2, err2 := digest.StatKey(m); err2 == nil && ok2 && k2 == k && settled(k) {
+		c.mu.Lock()
+		c.versions[k] = &versionEntry{Key: k, Version: v, used: true}
+		c.dirty = true
+		c.mu.Unlock()
+	}
+	return v, nil
+}
+
+// evidence is archiveEvidence(path) through the cache.
+func (c *nativeCache) evidence(path string) ([]memberInfo, []cuSources, error) {
+	if c == nil {
+		return archiveEvidence(path)
+	}
+	k, ok, err := digest.StatKey(path)
+	if err != nil || !ok {
+		return archiveEvidence(path)
+	}
+	c.mu.Lock()
+	e := c.m[k]
+	if e != nil {
+		e.used = true
+	}
+	c.mu.Unlock()
+	if e != nil {
+		return e.decode()
+	}
+	members, cus, err := archiveEvidence(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Stored only when the archive is the one stat'ed before the read, and not racy.
+	if k2, ok2, err2 := digest.StatKey(path); err2 == nil && ok2 && k2 == k && settled(k) {
+		e := encodeNative(k, members, cus)
+		e.used = true
+		c.mu.Lock()
+		c.m[k] = e
+		c.dirty = true
+		c.mu.Unlock()
+	}
+	return members, cus, nil
+}
+
+func encodeNative(k digest.Key, members []memberInfo, cus []cuSources) *nativeEntry {
+	e := &nativeEntry{Key: k, Members: make([]cachedMember, len(members))}
+	for i, m := range members {
+		e.Members[i] = cachedMember{Name: m.name, CUDA: m.cuda}
+	}
+	for _, cu := range cus {
+		cc := cachedCU{Member: cu.member, Files: cu.files}
+		for _, u := range cu.units {
+			cc.Units = append(cc.Units, cachedUnit{Source: u.source, Files: u.files})
+		}
+		e.CUs = append(e.CUs, cc)
+	}
+	return e
+}
+
+func (e *nativeEntry) decode() ([]memberInfo, []cuSources, error) {
+	members := make([]memberInfo, len(e.Members))
+	for i, m := range e.Members {
+		members[i] = memberInfo{name: m.Name, cuda: m.CUDA}
+	}
+	var cus []cuSources
+	for _, cc := range e.CUs {
+		cu := cuSources{member: cc.Member, files: cc.Files}
+		for _, u := range cc.Units {
+			cu.units = append(cu.units, cuUnit{source: u.Source, files: u.Files})
+		}
+		cus = append(cus, cu)
+	}
+	return members, cus, nil
+}
+
+// save writes the cache when this check added to it: a temporary file renamed into place, so a crash
+// or a concurrent check never leaves a torn file (a concurrent check's additions may be lost: they are
+// read again next time). Errors are ignored: the cache only saves work.
+func (c *nativeCache) save() {
+	if c == nil {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.dirty {
+		return
+	}
+	var f cacheFile
+	for _, e := range c.m {
+		if e.used {
+			f.Archives = append(f.Archives, e)
+		}
+	}
+	for _, e := range c.m {
+		if !e.used && len(f.Archives) < nativeCacheMax {
+			f.Archives = append(f.Archives, e)
+		}
+	}
+	for _, e := range c.versions {
+		if e.used {
+			f.Versions = append(f.Versions, e)
+		}
+	}
+	for _, e := range c.versions {
+		if !e.used && len(f.Versions) < nativeCacheMax {
+			f.Versions = append(f.Versions, e)
+		}
+	}
+	data, err := json.Marshal(f)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+		return
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), NativeCacheFile+".tmp*")
+	if err != nil {
+		return
+	}
+	if _, err := tmp.Write(data); err != nil || tmp.Close() != nil {
+		os.Remove(tmp.Name())
+		return
+	}
+	if os.Rename(tmp.Name(), c.path) != nil {
+		os.Remove(tmp.Name())
+	}
+	c.dirty = false
+}

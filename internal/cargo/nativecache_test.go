@@ -1,0 +1,108 @@
+package cargo
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// The read cache answers as a fresh read does, survives a save and a reload, and never hides a change:
+// an archive or manifest rewritten in place with its size and mtime kept (cp -p, tar) has a new ctime,
+// so a new key, and is read again; a file changed within the racy window is not cached.
+func TestReadCacheNeverHidesAChange(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) to build a real archive")
+	}
+	if _, err := exec.LookPath("ar"); err != nil {
+		t.Skip("no ar to build a real archive")
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	src := filepath.Join(dir, "kit.c")
+	if err := os.WriteFile(src, []byte("int kit(int x) { return x * 3; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	obj, lib := filepath.Join(dir, "kit.o"), filepath.Join(dir, "libkit.a")
+	for _, args := range [][]string{{"cc", "-g", "-c", src, "-o", obj}, {"ar", "rcs", lib, obj}} {
+		if out, err := exec.Command(args[0], args[1:]...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	manifest := filepath.Join(dir, "Cargo.toml")
+	if err := os.WriteFile(manifest, []byte("[package]\nname = \"kit\"\nversion = \"1.0.0\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(c func() time.Time) { nativeClock = c }(nativeClock)
+
+	// Just written: racy, so nothing is cached.
+	c := openNativeCache(state)
+	if _, _, err := c.evidence(lib); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.m) != 0 {
+		t.Fatalf("an archive written just now was cached (%d entries)", len(c.m))
+	}
+	nativeClock = func() time.Time { return time.Now().Add(3 * time.Second) }
+
+	wantM, wantC, err := archiveEvidence(lib)
+	if err != nil || len(wantC) == 0 {
+		t.Fatalf("archiveEvidence = %v, %v, %v; want compile units", wantM, wantC, err)
+	}
+	cmpOpt := cmp.AllowUnexported(memberInfo{}, cuSources{}, cuUnit{})
+	gotM, gotC, err := c.evidence(lib)
+	if err != nil || !cmp.Equal(gotM, wantM, cmpOpt) || !cmp.Equal(gotC, wantC, cmpOpt) {
+		t.Fatalf("first read through the cache differs: %v", cmp.Diff(wantC, gotC, cmpOpt))
+	}
+	if v, err := c.manifestVersion(dir, ""); err != nil || v != "1.0.0" {
+		t.Fatalf("manifestVersion = %q, %v", v, err)
+	}
+	c.save()
+	c = openNativeCache(state)
+	if len(c.m) != 1 || len(c.versions) != 1 {
+		t.Fatalf("reloaded cache holds %d archives and %d versions, want 1 and 1", len(c.m), len(c.versions))
+	}
+	gotM, gotC, err = c.evidence(lib)
+	if err != nil || !cmp.Equal(gotM, wantM, cmpOpt) || !cmp.Equal(gotC, wantC, cmpOpt) {
+		t.Fatalf("cached answer differs: %v", cmp.Diff(wantC, gotC, cmpOpt))
+	}
+
+	// In-place rewrites keeping size and mtime.
+	rewrite := func(p string, data []byte) {
+		st, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(20 * time.Millisecond) // past the file system's timestamp tick
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, st.ModTime(), st.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	junk, _ := os.ReadFile(lib)
+	for i := range junk {
+		junk[i] = 'x'
+	}
+	rewrite(lib, junk)
+	if _, _, err := c.evidence(lib); err == nil {
+		t.Errorf("an archive overwritten with junk (size and mtime kept) was answered from the cache")
+	}
+	rewrite(manifest, []byte("[package]\nname = \"kit\"\nversion = \"2.0.0\"\n"))
+	if v, err := c.manifestVersion(dir, ""); err != nil || v != "2.0.0" {
+		t.Errorf("manifest rewritten to 2.0.0 (size and mtime kept) reads %q, %v", v, err)
+	}
+	// A version inherited from the workspace depends on another file: never cached.
+	ws := filepath.Join(dir, "ws")
+	os.MkdirAll(filepath.Join(ws, "m"), 0o755)
+	os.WriteFile(filepath.Join(ws, "Cargo.toml"), []byte("[workspace]\n[workspace.package]\nversion = \"3.0.0\"\n"), 0o644)
+	os.WriteFile(filepath.Join(ws, "m", "Cargo.toml"), []byte("[package]\nname = \"m\"\nversion.workspace = true\n"), 0o644)
+	n := len(c.versions)
+	if v, err := c.manifestVersion(filepath.Join(ws, "m"), ws); err != nil || v != "3.0.0" || len(c.versions) != n {
+		t.Errorf("inherited version = %q, %v; cached entries %d -> %d", v, err, n, len(c.versions))
+	}
+}
