@@ -123,8 +123,7 @@ func judge(g *graph.Graph) {
 	sep := string(filepath.Separator)
 	for _, p := range g.Problems {
 		for _, prof := range g.ProfileDirs {
-			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
-			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
+			if isRecordPath(g.BuildDir, prof, p.Path) {
 				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
 			}
 		}
@@ -172,7 +171,8 @@ func (r *reader) problem(path string, err error) {
 	r.g.AddProblem(path, err)
 }
 
-// FindProfiles returns the profile folders (relative to the build folder) that hold .fingerprint:
+// FindProfiles returns the profile folders (relative to the build folder) that hold .fingerprint or
+// new-layout unit folders (ProfileLayouts):
 // `debug`, `release`, custom profiles, and `<triple>/<profile>`. Symlinked folders are not followed.
 func FindProfiles(buildDir string) ([]string, error) {
 	ents, err := os.ReadDir(buildDir)
@@ -184,7 +184,7 @@ func FindProfiles(buildDir string) ([]string, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if isRealDir(filepath.Join(buildDir, e.Name(), ".fingerprint")) {
+		if isProfileDir(filepath.Join(buildDir, e.Name())) {
 			out = append(out, e.Name())
 			continue
 		}
@@ -198,7 +198,7 @@ func FindProfiles(buildDir string) ([]string, error) {
 			continue
 		}
 		for _, s := range subs {
-			if s.IsDir() && isRealDir(filepath.Join(buildDir, e.Name(), s.Name(), ".fingerprint")) {
+			if s.IsDir() && isProfileDir(filepath.Join(buildDir, e.Name(), s.Name())) {
 				out = append(out, e.Name()+"/"+s.Name())
 			}
 		}
@@ -211,6 +211,11 @@ func FindProfiles(buildDir string) ([]string, error) {
 func isRealDir(p string) bool {
 	st, err := os.Lstat(p)
 	return err == nil && st.IsDir()
+}
+
+// isProfileDir reports whether a folder is a profile folder in either layout (ProfileLayouts).
+func isProfileDir(dir string) bool {
+	return isRealDir(filepath.Join(dir, ".fingerprint")) || len(newLayoutUnits(dir, 1)) > 0
 }
 
 func isDir(p string) bool {
@@ -242,14 +247,15 @@ func stepKind(target string) graph.StepKind {
 	return graph.Compile
 }
 
-// readFingerprints creates one step per hash file in <profile>/.fingerprint/*/.
+// readFingerprints creates one step per hash file in <profile>/.fingerprint/*/ (legacy layout) and
+// <profile>/build/*/*/fingerprint/ (new layout).
 func (r *reader) readFingerprints(prof string) {
-	root := filepath.Join(r.l.BuildDir, prof, ".fingerprint")
-	dirs, err := os.ReadDir(root)
+	dirs, root, err := fingerprintFolders(r.l.BuildDir, prof)
 	if err != nil {
 		r.problem(root, err)
 		return
 	}
+	legacy, _ := ProfileLayouts(r.l.BuildDir, prof)
 	type result struct {
 		steps []*graph.Step
 		fps   []*Fingerprint
@@ -257,15 +263,17 @@ func (r *reader) readFingerprints(prof string) {
 	results := make([]result, len(dirs))
 	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
-		pkg, hash, ok := SplitUnitName(d.Name())
-		if !ok {
-			return
+		pkg, hash, dir := d.pkg, d.hash, d.dir
+		// IDs and names are <pkg>-<hash> in both layouts; a new-layout unit of a profile folder that
+		// also holds legacy records (which may carry the same hash) gets its folder path in its ID.
+		idName := pkg + "-" + hash
+		if d.newLayout && legacy {
+			idName = "build/" + pkg + "/" + hash
 		}
-		dir := filepath.Join(root, d.Name())
-		if !d.IsDir() {
+		if !d.isDir {
 			// Cargo makes a folder per unit; anything else in its place (a symlink, a file) is a record
 			// that cannot be read: the profile is not judged, so clean leaves it alone.
-			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.Type())))
+			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.mode)))
 			return
 		}
 		files, err := os.ReadDir(dir)
@@ -285,7 +293,7 @@ func (r *reader) readFingerprints(prof string) {
 			}
 			s := &graph.Step{
 				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
-				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg,
+				ID: prof + "/" + idName + "/" + n, Kind: stepKind(n), Package: pkg,
 				Name: pkg + "-" + hash, Label: n, RecordDir: dir,
 				ProfileDir: prof,
 			}
@@ -518,16 +526,19 @@ func depNameMatches(name string, c *graph.Step) bool {
 	return c.Kind == graph.Compile && strings.HasSuffix(unit.Of(c).Target, "-"+name)
 }
 
-// depsDir is one profile's deps/ (and examples/) listing, by unit hash.
+// depsDir is one profile's deps/ (and examples/) listing, by unit hash; in the new layout, the files
+// in each compile unit's out/ folder.
 type depsDir struct {
 	byHash map[string][]string // hash -> absolute paths of files carrying it
+	hashOf map[string]string   // absolute path -> its unit hash
 }
 
 func (r *reader) depsListing(prof string) *depsDir {
 	if d := r.deps[prof]; d != nil {
 		return d
 	}
-	d := &depsDir{byHash: map[string][]string{}}
+	d := &depsDir{byHash: map[string][]string{}, hashOf: map[string]string{}}
+	r.newLayoutArtifacts(prof, d)
 	for _, sub := range []string{"deps", "examples"} {
 		dir := filepath.Join(r.l.BuildDir, prof, sub)
 		ents, err := os.ReadDir(dir)
@@ -540,6 +551,7 @@ func (r *reader) depsListing(prof string) *depsDir {
 			}
 			if h := nameHash(e.Name()); h != "" {
 				d.byHash[h] = append(d.byHash[h], filepath.Join(dir, e.Name()))
+				d.hashOf[filepath.Join(dir, e.Name())] = h
 			}
 		}
 	}
@@ -638,9 +650,9 @@ func (r *reader) findRoots(prof string) {
 			}
 			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
 			if src := byInode(st); src != "" {
-				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
+				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "inode"
 			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
-				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
+				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "content"
 			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
 				root.Step, root.TiedBy = u, "name"
 			} else if u := r.unitWithoutOutput(prof, kind, n); u != nil {
@@ -730,7 +742,9 @@ func sameContent(p string, size int64, dl *depsDir, name string) string {
 	for _, paths := range dl.byHash {
 		for _, c := range paths {
 			cb := filepath.Base(c)
-			if !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
+			// Legacy deps/ names carry the hash (`<crate>-<hash>`); new-layout bins, dylibs and
+			// cdylibs keep the uplifted name in their unit's out/ folder.
+			if cb != name && !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
 				continue
 			}
 			st, err := os.Stat(c)

@@ -210,14 +210,16 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 	if s.Kind != graph.Compile {
 		return ""
 	}
-	dir := filepath.Join(g.BuildDir, s.ProfileDir, "deps")
+	paths := unit.PathsOf(g.BuildDir, s)
+	dir := paths.Artifacts
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return ""
 	}
 	r := &reader{g: g, l: &Layout{Workspace: g.Workspace, BuildDir: g.BuildDir, TargetDir: g.TargetDir}}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), "-"+unit.Of(s).Hash+".d") {
+		// New layout: the unit's own out/ folder, where a bin's .d has no hash in its name.
+		if strings.HasSuffix(e.Name(), "-"+unit.Of(s).Hash+".d") || paths.New && strings.HasSuffix(e.Name(), ".d") {
 			ins, err := r.parseRustcDepfile(filepath.Join(dir, e.Name()))
 			if err == nil && len(ins) > 0 {
 				return manifestDir(ins[0])

@@ -114,7 +114,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				if d.Kind != graph.Compile || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
 					continue
 				}
-				m, _ := filepath.Glob(filepath.Join(g.BuildDir, d.ProfileDir, "deps", "lib*-"+unit.Of(d).Hash+".rlib"))
+				m, _ := filepath.Glob(filepath.Join(unit.PathsOf(g.BuildDir, d).Artifacts, "lib*-"+unit.Of(d).Hash+".rlib"))
 				for _, p := range m {
 					if st, err := os.Stat(p); err == nil {
 						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})
