@@ -33,7 +33,8 @@ type unitFolder struct {
 // newLayoutUnits lists the new-layout unit folders of a profile folder (absolute), sorted; at most max
 // of them when max > 0. A folder counts when its name is 16 lowercase hex digits, it lies in a package
 // folder under build/ whose name is not a legacy `<pkg>-<hash>` folder, and it holds a `fingerprint`,
-// `run` or `out` folder (Cargo creates `out/` for every unit, `fingerprint/` once it records one).
+// `run` or `out` folder (Cargo creates `out/` for every unit, `fingerprint/` once it records one), or
+// anything named `fingerprint` (which reading then names as a record that is not a folder).
 func newLayoutUnits(profDir string, max int) []unitFolder {
 	root := filepath.Join(profDir, "build")
 	pkgs, err := os.ReadDir(root)
@@ -57,7 +58,7 @@ func newLayoutUnits(profDir string, max int) []unitFolder {
 				continue
 			}
 			u := filepath.Join(root, p.Name(), h.Name())
-			if !isRealDir(filepath.Join(u, "fingerprint")) && !isRealDir(filepath.Join(u, "run")) && !isRealDir(filepath.Join(u, "out")) {
+			if _, err := os.Lstat(filepath.Join(u, "fingerprint")); err != nil && !isRealDir(filepath.Join(u, "run")) && !isRealDir(filepath.Join(u, "out")) {
 				continue
 			}
 			out = append(out, unitFolder{pkg: p.Name(), hash: h.Name(), path: u})
@@ -147,7 +148,7 @@ func (r *reader) newLayoutArtifacts(prof string, d *depsDir) {
 		if !p.New {
 			continue
 		}
-		h := unit.Of(s).Hash
+		h := unitKey(s)
 		if _, done := d.byHash[h]; done {
 			continue
 		}
@@ -222,4 +223,32 @@ func UnitArtifacts(buildDir string, s *graph.Step) ([]string, bool) {
 		}
 	}
 	return out, true
+}
+
+// unitKey keys a unit's files in a profile's depsDir: its hash, prefixed for a new-layout unit, so that a
+// profile folder holding both layouts (which can carry the same hashes) keeps each unit's files apart.
+func unitKey(s *graph.Step) string {
+	if unit.IsNewLayoutRecord(unit.Of(s).FingerprintDir) {
+		return "new:" + unit.Of(s).Hash
+	}
+	return unit.Of(s).Hash
+}
+
+// sameLayout keeps the candidates in the layout of s when some are and others are not (a profile
+// folder holding both layouts: Cargo reads only the records of the layout it builds in).
+func sameLayout(s *graph.Step, cands []*graph.Step) []*graph.Step {
+	if len(cands) < 2 {
+		return cands
+	}
+	want := unit.IsNewLayoutRecord(unit.Of(s).FingerprintDir)
+	var out []*graph.Step
+	for _, c := range cands {
+		if unit.IsNewLayoutRecord(unit.Of(c).FingerprintDir) == want {
+			out = append(out, c)
+		}
+	}
+	if len(out) == 0 {
+		return cands
+	}
+	return out
 }

@@ -514,9 +514,9 @@ func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 		}
 	}
 	if len(named) == 0 {
-		return cands
+		return sameLayout(s, cands)
 	}
-	return named
+	return sameLayout(s, named)
 }
 
 func depNameMatches(name string, c *graph.Step) bool {
@@ -583,7 +583,7 @@ func fileInfo(path string) graph.FileInfo {
 // unitOutputs returns a rustc unit's files in deps/ or examples/ (not its .d), stat'ed.
 func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 	var out []graph.FileInfo
-	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
 		if strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -599,7 +599,7 @@ func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
 		if s.ProfileDir == prof && s.Kind == graph.Compile {
-			steps[unit.Of(s).Hash] = append(steps[unit.Of(s).Hash], s)
+			steps[unitKey(s)] = append(steps[unitKey(s)], s)
 		}
 	}
 	dl := r.depsListing(prof)
@@ -703,7 +703,7 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 			continue
 		}
 		alive := false
-		for _, p := range r.depsListing(prof).byHash[unit.Of(s).Hash] {
+		for _, p := range r.depsListing(prof).byHash[unitKey(s)] {
 			if !strings.HasSuffix(p, ".d") {
 				alive = true
 			}
