@@ -327,8 +327,8 @@ func (r *reader) runDetails(s *graph.Step) {
 		}
 		return
 	case inv.Exists && inv.MTimeNS > s.Reference.MTimeNS:
-		s.Failed = fmt.Sprintf("invoked.timestamp (%s) is newer than output (%s): the last run of the build script did not finish",
-			fmtTime(inv.MTimeNS), fmtTime(s.Reference.MTimeNS))
+		s.Failed = fmt.Sprintf("invoked.timestamp (%s) is newer than %s (%s): the last run of the build script did not finish",
+			fmtTime(inv.MTimeNS), filepath.Base(outFile), fmtTime(s.Reference.MTimeNS))
 	}
 	if !s.Reference.Exists {
 		return
