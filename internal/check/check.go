@@ -100,6 +100,7 @@ var Rules = []Rule{
 	{"rerun-scan-disabled", Warning, rerunScanDisabled},
 	{"missing-depfile", Warning, missingDepfile},
 	{"archive-member-without-rule", Warning, archiveMemberWithoutRule},
+	{"duplicate-archive-member", Error, duplicateArchiveMember},
 	{"output-outside-out-dir", Warning, outputOutsideOutDir},
 	{"link-search-shadowing", Warning, linkSearchShadowing},
 	{"out-dir-leftover", Warning, outDirLeftover},

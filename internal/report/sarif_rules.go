@@ -84,6 +84,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "warning",
 		Meaning:  "a Make or Ninja compile of a C, C++ or CUDA source with no dependency file its build system reads: the rule names none (a Ninja edge with neither `depfile` nor `deps`; a Make object with no `.d` beside it), or names one the compiler never writes (Meson 1.0's CUDA rule calls nvcc without `-MD`): an edit of a header it includes goes unseen. Evidence: the rule and where it is defined, the compile command, the depfile path and that it is absent, the headers other clues (DWARF, the include scan) show the compile read",
 	},
+	"duplicate-archive-member": {
+		Short:    "An archive holds several members of one name; the linker takes the first.",
+		Severity: "error",
+		Meaning:  "an archive the build made holds two or more members of one name (`ar q` appends an object again without replacing it); GNU ld takes the copy the archive's symbol table names first, the oldest one appended. Each copy is listed (position, offset, size, digest, symbols), with the copy equal to the object file now and, per binary, the copy its bytes hold. Error when a binary holds an old copy; warning when the copies differ but that cannot be told; info when they are identical",
+	},
 	"archive-member-without-rule": {
 		Short:    "A Make archive holds a member no rule makes any more.",
 		Severity: "warning",
