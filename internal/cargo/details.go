@@ -281,7 +281,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 		return
 	}
 	// The package root: rustc's .d lists the same files relative to the workspace root.
-	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}

@@ -1,6 +1,7 @@
 package cargo_test
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -53,8 +54,17 @@ type shape struct {
 
 func shapeOf(g *graph.Graph) shape {
 	var s shape
+	ws := filepath.Dir(g.TargetDir)
+	rel := func(p string) string {
+		if r, err := filepath.Rel(ws, p); err == nil && !strings.HasPrefix(r, "..") {
+			return r
+		}
+		return p
+	}
 	for _, st := range g.Steps {
-		s.Steps = append(s.Steps, strings.Join([]string{st.ID, string(st.Kind), st.Package, st.Label, map[bool]string{true: "live", false: "orphan"}[st.Live()], map[bool]string{true: "failed", false: "ok"}[st.Failed != ""]}, " "))
+		u := unit.Of(st)
+		s.Steps = append(s.Steps, strings.Join([]string{st.ID, string(st.Kind), st.Package, st.Label, map[bool]string{true: "live", false: "orphan"}[st.Live()], map[bool]string{true: "failed", false: "ok"}[st.Failed != ""],
+			"root=" + rel(st.PackageRoot), "source=" + u.Source, "version=" + u.Version, "script=" + rel(st.ScriptSource), fmt.Sprintf("inputs=%d outputs=%d", len(st.Inputs), len(st.Outputs))}, " "))
 		for _, d := range st.Deps {
 			s.Edges = append(s.Edges, st.ID+" -> "+d.ID)
 		}

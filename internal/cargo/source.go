@@ -155,7 +155,7 @@ func (r *reader) readSources() {
 // rustcPackageRoot finds a rustc unit's package root from its rustc `.d` file in deps/: the first
 // input is the crate root file; the package root is the nearest folder above it with a Cargo.toml.
 func (r *reader) rustcPackageRoot(s *graph.Step) string {
-	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
