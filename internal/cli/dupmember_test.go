@@ -115,3 +115,25 @@ func TestMakeArchiveIdenticalDuplicateMembers(t *testing.T) {
 		t.Fatalf("want one info finding: %+v", fs)
 	}
 }
+
+// Two objects of one base name from different folders (a/u.o, b/u.o) in one archive define different
+// symbols: the linker loads each for its own, so they are not copies of one object and nothing is
+// reported.
+func TestMakeArchiveSameNameDifferentObjects(t *testing.T) {
+	needTools(t, "make", "cc", "ar")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile": "app: main.o libu.a\n\t$(CC) -o $@ main.o -L. -lu\nlibu.a: a/u.o b/u.o\n\tar q $@ a/u.o b/u.o\n%.o: %.c\n\t$(CC) -O0 -c $< -o $@\n",
+		"a/u.c":    "int ua(void) { return 1; }\n",
+		"b/u.c":    "int ub(void) { return 2; }\n",
+		"main.c":   "int ua(void); int ub(void);\nint main(void) { return ua() + ub() - 3; }\n",
+	})
+	shIn(t, dir, nil, "make")
+	if out := shIn(t, dir, nil, "ar", "t", filepath.Join(dir, "libu.a")); out != "u.o\nu.o\n" {
+		t.Fatalf("the premise fails: ar t = %q", out)
+	}
+	shIn(t, dir, nil, filepath.Join(dir, "app")) // exits 0: both members are linked
+	if fs, _ := checkSystems(t, dir); len(find(fs, "duplicate-archive-member", "")) != 0 {
+		t.Fatalf("distinct objects of one name reported: %+v", fs)
+	}
+}

@@ -16,7 +16,9 @@ import (
 const maxMemberBytes = 256 << 20
 
 // annotateDuplicateMembers fills g.DuplicateMembers: every static archive (`.a`) a step of the graph
-// outputs that holds two or more members of one name (`ar q` appending an object again). For each, the
+// outputs that holds two or more members of one name (`ar q` appending an object again) defining a
+// symbol of one name (members of one base name from different folders, defining different symbols,
+// are not copies: the linker loads each for its own symbols). For each, the
 // copies in archive order with their symbol-table entries and digests, the copy GNU ld takes (the one
 // the symbol table names first for the copies' symbols: ld's archive search, binutils 2.40), the
 // object file of that name as it is now and which copy equals it, and, per root that links the
@@ -72,6 +74,11 @@ func duplicateMembers(s *graph.Step, out graph.FileInfo) ([]graph.DuplicateMembe
 	for _, name := range names {
 		idx := byName[name]
 		if len(idx) < 2 {
+			continue
+		}
+		if !sharesSymbol(a, idx) {
+			// Objects of one base name from different folders (a/util.o, b/util.o): they define
+			// different symbols, and the linker loads each for its own.
 			continue
 		}
 		d := graph.DuplicateMember{Archive: out, Step: s, Name: name, Taken: -1, Current: -1}
@@ -237,4 +244,28 @@ func (c *Candidate) placedSections() ([]placedSection, error) {
 		return placedSectionsOf(c.file, c.member-1)
 	}
 	return placedSectionsOf(c.Path, -1)
+}
+
+// sharesSymbol reports whether the members idx of an archive are copies of one object for the linker:
+// two of them define a global symbol of the same name in the symbol table, or the archive has no
+// symbol table (then nothing tells them apart).
+func sharesSymbol(a *binfmt.Archive, idx []int) bool {
+	if len(a.Symbols) == 0 {
+		return true
+	}
+	in := map[int]bool{}
+	for _, i := range idx {
+		in[i] = true
+	}
+	owner := map[string]int{}
+	for _, sym := range a.Symbols {
+		if !in[sym.Member] {
+			continue
+		}
+		if o, ok := owner[sym.Name]; ok && o != sym.Member {
+			return true
+		}
+		owner[sym.Name] = sym.Member
+	}
+	return false
 }
