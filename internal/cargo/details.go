@@ -24,12 +24,13 @@ func (r *reader) readBuildDirs() {
 	byKey := map[string][]*graph.Step{}
 	for _, s := range r.g.Steps {
 		if s.Kind != graph.Compile {
-			k := s.ProfileDir + "/" + s.Package + "-" + unit.Of(s).Hash
+			k := unit.PathsOf(r.l.BuildDir, s).Folder
 			byKey[k] = append(byKey[k], s)
 		}
 	}
 	var dirs []*graph.BuildDir
 	for _, prof := range r.g.ProfileDirs {
+		dirs = append(dirs, r.newLayoutBuildDirs(prof, byKey)...)
 		root := filepath.Join(r.l.BuildDir, prof, "build")
 		ents, err := os.ReadDir(root)
 		if err != nil {
@@ -41,7 +42,7 @@ func (r *reader) readBuildDirs() {
 				continue
 			}
 			dirs = append(dirs, &graph.BuildDir{Path: filepath.Join(root, e.Name()), ProfileDir: prof, Package: pkg, Hash: hash,
-				Steps: byKey[prof+"/"+e.Name()]})
+				Steps: byKey[filepath.Join(root, e.Name())]})
 		}
 	}
 	outs := make([][]graph.FileInfo, len(dirs))
@@ -95,8 +96,8 @@ func (r *reader) readBuildDirs() {
 		for _, s := range d.Steps {
 			s.DirBytes = d.Bytes
 			if s.Kind == graph.ScriptRun {
-				s.RunDir = d.Path
-				s.OutDir = filepath.Join(d.Path, "out")
+				p := unit.PathsOf(r.l.BuildDir, s)
+				s.RunDir, s.OutDir = p.Run, p.Out
 				s.Outputs = outs[i]
 			}
 		}
@@ -201,7 +202,7 @@ func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
 		}
 	}
 	if rel == "" {
-		rel = filepath.Join(s.ProfileDir, ".fingerprint", s.Package+"-"+unit.Of(s).Hash, "dep-"+unit.Of(s).Target)
+		return filepath.Join(unit.PathsOf(buildDir, s).Fingerprint, "dep-"+unit.Of(s).Target)
 	}
 	if filepath.IsAbs(rel) {
 		return rel
@@ -214,7 +215,7 @@ func DepInfoFile(buildDir string, s *graph.Step, fp *Fingerprint) string {
 // holds a Cargo.toml.
 func (r *reader) compileDetails(s *graph.Step) {
 	di := r.checkDepInfo(s)
-	dir := filepath.Join(r.l.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
+	dir := unit.PathsOf(r.l.BuildDir, s).ScriptArtifacts
 	stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
 	d := filepath.Join(dir, strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")
 	ins, err := r.parseRustcDepfile(d)
@@ -284,7 +285,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 		return
 	}
 	// The package root: rustc's .d lists the same files relative to the workspace root.
-	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -314,24 +315,24 @@ func (r *reader) rustcDetails(s *graph.Step) {
 // runDetails reads a build-script run folder: `output` (directives and logged compiler commands),
 // `root-output`, `invoked.timestamp`; then, for a live run, its inputs.
 func (r *reader) runDetails(s *graph.Step) {
+	paths := unit.PathsOf(r.l.BuildDir, s)
 	if s.RunDir == "" {
-		s.RunDir = filepath.Join(r.l.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash)
-		s.OutDir = filepath.Join(s.RunDir, "out")
+		s.RunDir, s.OutDir = paths.Run, paths.Out
 	}
-	outFile := filepath.Join(s.RunDir, "output")
+	outFile := paths.Stdout
 	s.Reference = fileInfo(outFile)
 	inv := fileInfo(filepath.Join(s.RunDir, "invoked.timestamp"))
 	switch {
 	case !s.Reference.Exists && inv.Exists:
-		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no output file", inv.Path)
+		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
 	case !s.Reference.Exists:
 		if isDir(s.RunDir) {
-			r.problem(outFile, fmt.Errorf("the build-script run folder has no output file"))
+			r.problem(outFile, fmt.Errorf("the build-script run folder has no %s file", filepath.Base(outFile)))
 		}
 		return
 	case inv.Exists && inv.MTimeNS > s.Reference.MTimeNS:
-		s.Failed = fmt.Sprintf("invoked.timestamp (%s) is newer than output (%s): the last run of the build script did not finish",
-			fmtTime(inv.MTimeNS), fmtTime(s.Reference.MTimeNS))
+		s.Failed = fmt.Sprintf("invoked.timestamp (%s) is newer than %s (%s): the last run of the build script did not finish",
+			fmtTime(inv.MTimeNS), filepath.Base(outFile), fmtTime(s.Reference.MTimeNS))
 	}
 	if !s.Reference.Exists {
 		return

@@ -60,8 +60,9 @@ func (r *reader) pointsAt(s *graph.Step, bo *BuildOutput) []string {
 const maxListed = 4096
 
 // outsideWrites fills WroteOutside of every run: the regular files directly in (or at) the paths it
-// points at whose mtime lies within its last run, [output's mtime, root-output's mtime] (Cargo sets
-// output's mtime to the run's start and writes root-output at its end; observed with cargo 1.95). Each
+// points at whose mtime lies within its last run, [stdout record's mtime, root-output's mtime] (Cargo
+// sets `output`'s, or `stdout`'s in the new layout, mtime to the run's start and writes root-output at
+// its end; observed with cargo 1.95). Each
 // folder is listed once (lstat only, symlinks not followed), at most maxListed entries.
 func (r *reader) outsideWrites(runs []*graph.Step) {
 	listed := map[string][]graph.FileInfo{}

@@ -137,8 +137,7 @@ func judge(g *graph.Graph) {
 	sep := string(filepath.Separator)
 	for _, p := range g.Problems {
 		for _, prof := range g.ProfileDirs {
-			fp := filepath.Join(g.BuildDir, prof, ".fingerprint")
-			if p.Path == fp || strings.HasPrefix(p.Path, fp+sep) {
+			if isRecordPath(g.BuildDir, prof, p.Path) {
 				mark(prof, fmt.Sprintf("the record %s could not be read (%s), so what it ties to a binary is unknown", p.Path, p.Err))
 			}
 		}
@@ -187,7 +186,8 @@ func (r *reader) problem(path string, err error) {
 	r.g.AddProblem(path, err)
 }
 
-// FindProfiles returns the profile folders (relative to the build folder) that hold .fingerprint:
+// FindProfiles returns the profile folders (relative to the build folder) that hold .fingerprint or
+// new-layout unit folders (ProfileLayouts):
 // `debug`, `release`, custom profiles, and `<triple>/<profile>`. Symlinked folders are not followed.
 func FindProfiles(buildDir string) ([]string, error) {
 	ents, err := os.ReadDir(buildDir)
@@ -199,7 +199,7 @@ func FindProfiles(buildDir string) ([]string, error) {
 		if !e.IsDir() || strings.HasPrefix(e.Name(), ".") {
 			continue
 		}
-		if isRealDir(filepath.Join(buildDir, e.Name(), ".fingerprint")) {
+		if isProfileDir(filepath.Join(buildDir, e.Name())) {
 			out = append(out, e.Name())
 			continue
 		}
@@ -213,7 +213,7 @@ func FindProfiles(buildDir string) ([]string, error) {
 			continue
 		}
 		for _, s := range subs {
-			if s.IsDir() && isRealDir(filepath.Join(buildDir, e.Name(), s.Name(), ".fingerprint")) {
+			if s.IsDir() && isProfileDir(filepath.Join(buildDir, e.Name(), s.Name())) {
 				out = append(out, e.Name()+"/"+s.Name())
 			}
 		}
@@ -226,6 +226,11 @@ func FindProfiles(buildDir string) ([]string, error) {
 func isRealDir(p string) bool {
 	st, err := os.Lstat(p)
 	return err == nil && st.IsDir()
+}
+
+// isProfileDir reports whether a folder is a profile folder in either layout (ProfileLayouts).
+func isProfileDir(dir string) bool {
+	return isRealDir(filepath.Join(dir, ".fingerprint")) || len(newLayoutUnits(dir, 1)) > 0
 }
 
 func isDir(p string) bool {
@@ -257,14 +262,15 @@ func stepKind(target string) graph.StepKind {
 	return graph.Compile
 }
 
-// readFingerprints creates one step per hash file in <profile>/.fingerprint/*/.
+// readFingerprints creates one step per hash file in <profile>/.fingerprint/*/ (legacy layout) and
+// <profile>/build/*/*/fingerprint/ (new layout).
 func (r *reader) readFingerprints(prof string) {
-	root := filepath.Join(r.l.BuildDir, prof, ".fingerprint")
-	dirs, err := os.ReadDir(root)
+	dirs, root, err := fingerprintFolders(r.l.BuildDir, prof)
 	if err != nil {
 		r.problem(root, err)
 		return
 	}
+	legacy, _ := ProfileLayouts(r.l.BuildDir, prof)
 	type result struct {
 		steps []*graph.Step
 		fps   []*Fingerprint
@@ -272,15 +278,17 @@ func (r *reader) readFingerprints(prof string) {
 	results := make([]result, len(dirs))
 	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
-		pkg, hash, ok := SplitUnitName(d.Name())
-		if !ok {
-			return
+		pkg, hash, dir := d.pkg, d.hash, d.dir
+		// IDs and names are <pkg>-<hash> in both layouts; a new-layout unit of a profile folder that
+		// also holds legacy records (which may carry the same hash) gets its folder path in its ID.
+		idName := pkg + "-" + hash
+		if d.newLayout && legacy {
+			idName = "build/" + pkg + "/" + hash
 		}
-		dir := filepath.Join(root, d.Name())
-		if !d.IsDir() {
+		if !d.isDir {
 			// Cargo makes a folder per unit; anything else in its place (a symlink, a file) is a record
 			// that cannot be read: the profile is not judged, so clean leaves it alone.
-			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.Type())))
+			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.mode)))
 			return
 		}
 		files, err := os.ReadDir(dir)
@@ -300,7 +308,7 @@ func (r *reader) readFingerprints(prof string) {
 			}
 			s := &graph.Step{
 				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
-				ID: prof + "/" + d.Name() + "/" + n, Kind: stepKind(n), Package: pkg,
+				ID: prof + "/" + idName + "/" + n, Kind: stepKind(n), Package: pkg,
 				Name: pkg + "-" + hash, Label: n, RecordDir: dir,
 				ProfileDir: prof,
 			}
@@ -338,7 +346,7 @@ func (r *reader) readFingerprints(prof string) {
 				if t, ok := strings.CutPrefix(f.Name(), "output-"); ok && t != "" && !f.IsDir() {
 					results[i].steps = append(results[i].steps, &graph.Step{
 						System: unit.System, Origin: &unit.Unit{Hash: hash, Target: t, FingerprintDir: dir},
-						ID: prof + "/" + d.Name() + "/" + t, Kind: stepKind(t), Package: pkg,
+						ID: prof + "/" + idName + "/" + t, Kind: stepKind(t), Package: pkg,
 						Name: pkg + "-" + hash, Label: t, RecordDir: dir, ProfileDir: prof,
 						Failed: fmt.Sprintf("%s has no hash file, only rustc's diagnostics (%s): the unit's first build here failed, and Cargo writes the hash file only on success",
 							dir, f.Name()),
@@ -471,7 +479,7 @@ func (r *reader) tieNeverBuilt() {
 			if c.Kind != graph.ScriptRun || c.Package != s.Package || c.ProfileDir != s.ProfileDir && (hp == "" || c.ProfileDir != hp) {
 				continue
 			}
-			out, err := os.Stat(filepath.Join(r.l.BuildDir, c.ProfileDir, "build", c.Package+"-"+unit.Of(c).Hash, "output"))
+			out, err := os.Stat(unit.PathsOf(r.l.BuildDir, c).Stdout)
 			if err != nil || out.ModTime().After(started.ModTime()) {
 				continue
 			}
@@ -575,9 +583,9 @@ func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 		}
 	}
 	if len(named) == 0 {
-		return cands
+		return sameLayout(s, cands)
 	}
-	return named
+	return sameLayout(s, named)
 }
 
 func depNameMatches(name string, c *graph.Step) bool {
@@ -587,16 +595,19 @@ func depNameMatches(name string, c *graph.Step) bool {
 	return c.Kind == graph.Compile && strings.HasSuffix(unit.Of(c).Target, "-"+name)
 }
 
-// depsDir is one profile's deps/ (and examples/) listing, by unit hash.
+// depsDir is one profile's deps/ (and examples/) listing, by unit hash; in the new layout, the files
+// in each compile unit's out/ folder.
 type depsDir struct {
 	byHash map[string][]string // hash -> absolute paths of files carrying it
+	hashOf map[string]string   // absolute path -> its unit hash
 }
 
 func (r *reader) depsListing(prof string) *depsDir {
 	if d := r.deps[prof]; d != nil {
 		return d
 	}
-	d := &depsDir{byHash: map[string][]string{}}
+	d := &depsDir{byHash: map[string][]string{}, hashOf: map[string]string{}}
+	r.newLayoutArtifacts(prof, d)
 	for _, sub := range []string{"deps", "examples"} {
 		dir := filepath.Join(r.l.BuildDir, prof, sub)
 		ents, err := os.ReadDir(dir)
@@ -609,6 +620,7 @@ func (r *reader) depsListing(prof string) *depsDir {
 			}
 			if h := nameHash(e.Name()); h != "" {
 				d.byHash[h] = append(d.byHash[h], filepath.Join(dir, e.Name()))
+				d.hashOf[filepath.Join(dir, e.Name())] = h
 			}
 		}
 	}
@@ -640,7 +652,7 @@ func fileInfo(path string) graph.FileInfo {
 // unitOutputs returns a rustc unit's files in deps/ or examples/ (not its .d), stat'ed.
 func (r *reader) unitOutputs(s *graph.Step) []graph.FileInfo {
 	var out []graph.FileInfo
-	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
 		if strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -656,7 +668,7 @@ func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
 		if s.ProfileDir == prof && s.Kind == graph.Compile {
-			steps[unit.Of(s).Hash] = append(steps[unit.Of(s).Hash], s)
+			steps[unitKey(s)] = append(steps[unitKey(s)], s)
 		}
 	}
 	dl := r.depsListing(prof)
@@ -707,9 +719,9 @@ func (r *reader) findRoots(prof string) {
 			}
 			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
 			if src := byInode(st); src != "" {
-				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "inode"
+				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "inode"
 			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
-				root.Step, root.TiedBy = pickUnit(steps[nameHash(filepath.Base(src))], kind), "content"
+				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "content"
 			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
 				root.Step, root.TiedBy = u, "name"
 			} else if u := r.unitWithoutOutput(prof, kind, n); u != nil {
@@ -760,7 +772,7 @@ func (r *reader) unitWithoutOutput(prof, kind, name string) *graph.Step {
 			continue
 		}
 		alive := false
-		for _, p := range r.depsListing(prof).byHash[unit.Of(s).Hash] {
+		for _, p := range r.depsListing(prof).byHash[unitKey(s)] {
 			if !strings.HasSuffix(p, ".d") {
 				alive = true
 			}
@@ -799,7 +811,9 @@ func sameContent(p string, size int64, dl *depsDir, name string) string {
 	for _, paths := range dl.byHash {
 		for _, c := range paths {
 			cb := filepath.Base(c)
-			if !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
+			// Legacy deps/ names carry the hash (`<crate>-<hash>`); new-layout bins, dylibs and
+			// cdylibs keep the uplifted name in their unit's out/ folder.
+			if cb != name && !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
 				continue
 			}
 			st, err := os.Stat(c)

@@ -156,7 +156,7 @@ func (r *reader) readSources() {
 // rustcPackageRoot finds a rustc unit's package root from its rustc `.d` file in deps/: the first
 // input is the crate root file; the package root is the nearest folder above it with a Cargo.toml.
 func (r *reader) rustcPackageRoot(s *graph.Step) string {
-	for _, p := range r.depsListing(s.ProfileDir).byHash[unit.Of(s).Hash] {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
 		if !strings.HasSuffix(p, ".d") {
 			continue
 		}
@@ -211,14 +211,16 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 	if s.Kind != graph.Compile {
 		return ""
 	}
-	dir := filepath.Join(g.BuildDir, s.ProfileDir, "deps")
+	paths := unit.PathsOf(g.BuildDir, s)
+	dir := paths.Artifacts
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return ""
 	}
 	r := &reader{g: g, l: &Layout{Workspace: g.Workspace, BuildDir: g.BuildDir, TargetDir: g.TargetDir}}
 	for _, e := range ents {
-		if strings.HasSuffix(e.Name(), "-"+unit.Of(s).Hash+".d") {
+		// New layout: the unit's own out/ folder, where a bin's .d has no hash in its name.
+		if strings.HasSuffix(e.Name(), "-"+unit.Of(s).Hash+".d") || paths.New && strings.HasSuffix(e.Name(), ".d") {
 			ins, err := r.parseRustcDepfile(filepath.Join(dir, e.Name()))
 			if err == nil && len(ins) > 0 {
 				return manifestDir(ins[0])

@@ -101,6 +101,7 @@ var Rules = []Rule{
 	{"missing-depfile", Warning, missingDepfile},
 	{"archive-member-without-rule", Warning, archiveMemberWithoutRule},
 	{"path-lookup-changed", Warning, pathLookupChanged},
+	{"duplicate-archive-member", Error, duplicateArchiveMember},
 	{"output-outside-out-dir", Warning, outputOutsideOutDir},
 	{"link-search-shadowing", Warning, linkSearchShadowing},
 	{"linked-library-shadowed", Error, linkedLibraryShadowed},

@@ -52,7 +52,7 @@ func TestS06OutDirLeftover(t *testing.T) {
 	if len(runs) != 1 {
 		t.Fatalf("want one run folder, got %v", runs)
 	}
-	leftover := runs[0] + "/out/gen_beta.rs"
+	leftover := testutil.OutDirOf(runs[0]) + "/gen_beta.rs"
 	if f.Subjects[0] != leftover {
 		t.Fatalf("want the leftover %s, got:\n%s", leftover, testutil.Dump(fs))
 	}

@@ -22,7 +22,7 @@ func TestBinaryOlderThanInput(t *testing.T) {
 	fs, _ := p.Check()
 	none(t, fs, "binary-older-than-input")
 
-	lib := runDirs(t, p, "release", "seed-sys")[0] + "/out/libgroth16_cuda.a"
+	lib := filepath.Join(testutil.OutDirOf(runDirs(t, p, "release", "seed-sys")[0]), "libgroth16_cuda.a")
 	later := time.Now().Add(2 * time.Second)
 	if err := os.Chtimes(lib, later, later); err != nil {
 		t.Fatal(err)

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
@@ -169,9 +168,7 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 		if r.Dep != name || !r.Archive {
 			continue
 		}
-		dir, _, _ := strings.Cut(strings.TrimPrefix(r.StepID, s.ProfileDir+"/"), "/")
-		record := filepath.Join(g.BuildDir, s.ProfileDir, "build", dir, "output")
-		changed, ev := envChanges(g, r.EnvReads, r.FlagsSeen, nil, record,
+		changed, ev := envChanges(g, r.EnvReads, r.FlagsSeen, nil, r.Record,
 			fmt.Sprintf("the removed run's output (as the content store recorded it at %s) logged", fmtTime(r.RecordedNS)), "")
 		if len(changed) == 0 {
 			continue

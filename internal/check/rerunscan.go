@@ -50,7 +50,11 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 			byScript[key] = a
 			order = append(order, key)
 		}
-		a.runs = append(a.runs, s.RunDir)
+		out := s.Reference.Path // the run's stdout record: `output` (legacy layout) or `run/stdout` (new)
+		if out == "" {
+			out = filepath.Join(s.RunDir, "output")
+		}
+		a.runs = append(a.runs, out)
 		for _, r := range rootPaths(s) {
 			a.roots[r] = true
 		}
@@ -103,7 +107,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		}
 		f.Evidence = append(f.Evidence, Evidence{Kind: "declared", Path: s.ScriptSource, Detail: declaredSummary(g, s)})
 		for _, r := range a.runs {
-			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: filepath.Join(r, "output"), Detail: "run folder whose fingerprint holds these declarations"})
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: r, Detail: "run folder whose fingerprint holds these declarations"})
 		}
 		for _, m := range missing {
 			detail := "native source not covered by any rerun-if-changed path"

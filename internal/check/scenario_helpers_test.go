@@ -48,11 +48,7 @@ func noErrors(t *testing.T, fs []check.Finding) {
 // runDirs returns the build-script run folders of a package in a profile (folders with an output file).
 func runDirs(t *testing.T, p *testutil.Project, prof, pkg string) []string {
 	t.Helper()
-	m, _ := filepath.Glob(p.Path(filepath.Join("target", prof, "build", pkg+"-*", "output")))
-	for i := range m {
-		m[i] = filepath.Dir(m[i])
-	}
-	return m
+	return p.RunDirs(prof, pkg) // either layout
 }
 
 func fileContains(t *testing.T, path, s string) bool {

@@ -79,7 +79,7 @@ func unkeyedFinding(g *graph.Graph, f graph.FileInfo, w *graph.Step, others []*g
 	roots := map[string]bool{}
 	for _, s := range append([]*graph.Step{w}, others...) {
 		names = append(names, describe(s))
-		ev = append(ev, Evidence{Kind: "record", Path: filepath.Join(s.RunDir, "output"), MTimeNS: s.Reference.MTimeNS,
+		ev = append(ev, Evidence{Kind: "record", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
 			Detail: fmt.Sprintf("the run of %s points at %s", describe(s), display(g, filepath.Dir(f.Path)))})
 		for _, p := range rootPaths(s) {
 			roots[p] = true

@@ -3,7 +3,6 @@ package check_test
 import (
 	"fmt"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -45,7 +44,7 @@ func TestS01UntrackedEditedSource(t *testing.T) {
 	if f.Subjects[0] != src || f.Subjects[1] != runs[0] {
 		t.Errorf("subjects %v, want [%s %s ...]", f.Subjects, src, runs[0])
 	}
-	for _, want := range []string{"seed-sys/cuda/groth16.c", msgTime(t, src), msgTime(t, filepath.Join(runs[0], "output")), "libgroth16_cuda.a"} {
+	for _, want := range []string{"seed-sys/cuda/groth16.c", msgTime(t, src), msgTime(t, testutil.StdoutFile(runs[0])), "libgroth16_cuda.a"} {
 		if !strings.Contains(f.Message, want) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}

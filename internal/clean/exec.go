@@ -227,6 +227,9 @@ func whyKept(g *graph.Graph, fresh *Plan, rel string) string {
 		if k := strings.LastIndexByte(name, '-'); k >= 0 {
 			hash = name[k+1:]
 		}
+		if sub == "build" && i+2 < len(parts) && unit.IsHash(parts[i+2]) {
+			hash = parts[i+2] // new layout: build/<pkg>/<hash>
+		}
 		for _, s := range g.Steps {
 			if s.ProfileDir == prof && unit.Of(s).Hash == hash && s.Live() {
 				r := s.Roots[0]

@@ -22,7 +22,7 @@ func twin(t *testing.T, p *testutil.Project) *testutil.Project {
 	if out, err := exec.Command("cp", "-a", p.Dir, dst).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a: %v\n%s", err, out)
 	}
-	return &testutil.Project{T: t, Dir: dst}
+	return &testutil.Project{T: t, Dir: dst, NewLayout: p.NewLayout}
 }
 
 // verbs returns what `cargo build -v` did per package ("Compiling cc", "Fresh app"), sorted, and

@@ -24,6 +24,10 @@ const (
 	KindFingerprint = "fingerprint" // <profile>/.fingerprint/<pkg>-<hash>
 	KindDepsFile    = "deps-file"   // <profile>/deps/<crate>-<hash>[.ext] (and examples/)
 	KindIncremental = "incremental" // <profile>/incremental/<entry>
+	// KindUnitDir is a rustc unit's own folder in Cargo's new build-dir layout,
+	// <profile>/build/<pkg>/<hash> (its fingerprint/ and out/: what .fingerprint/<pkg>-<hash> and the
+	// deps/ files are in the legacy layout). A build-script unit's folder there is a KindBuildDir.
+	KindUnitDir = "unit-dir"
 )
 
 // Item statuses.
@@ -123,7 +127,7 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	dirs := map[string]*unitDir{}
 	var keys []string
 	for _, s := range g.Steps {
-		k := s.ProfileDir + "\x00" + s.Package + "-" + unit.Of(s).Hash
+		k := s.ProfileDir + "\x00" + unit.Of(s).FingerprintDir // <pkg>-<hash> in either layout
 		d := dirs[k]
 		if d == nil {
 			d = &unitDir{prof: s.ProfileDir, pkg: s.Package, hash: unit.Of(s).Hash}
@@ -138,7 +142,9 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	sort.Strings(keys)
 	var items []Item
 	// build/ folders.
+	planned := map[string]bool{}
 	for _, bd := range g.OrphanedBuildDirs() {
+		planned[bd.Path] = true
 		if !judged[bd.ProfileDir] {
 			continue
 		}
@@ -160,6 +166,15 @@ func MakePlan(g *graph.Graph, opt Options) (*Plan, error) {
 	for _, k := range keys {
 		d := dirs[k]
 		if d.keep || !judged[d.prof] {
+			continue
+		}
+		if up := unit.PathsOf(g.BuildDir, d.steps[0]); up.New {
+			// New layout: the unit's folder holds its fingerprint and outputs together; a build-script
+			// unit's folder is planned above when no root reaches it.
+			if !planned[up.Unit] && !hasScriptStep(d.steps) {
+				items = append(items, Item{Kind: KindUnitDir, Path: up.Unit, Profile: d.prof, Package: d.pkg, Hash: d.hash,
+					What: "unit folder (fingerprint and outputs) of " + describe(d.steps), Dir: true})
+			}
 			continue
 		}
 		items = append(items, Item{Kind: KindFingerprint, Path: unit.Of(d.steps[0]).FingerprintDir, Profile: d.prof, Package: d.pkg, Hash: d.hash,
@@ -293,6 +308,17 @@ func listDeps(prof string) map[string][]string {
 		}
 	}
 	return out
+}
+
+// hasScriptStep reports whether a unit folder's steps include a build-script compile or run (whose
+// folder graph.OrphanedBuildDirs judges).
+func hasScriptStep(steps []*graph.Step) bool {
+	for _, s := range steps {
+		if s.Kind != graph.Compile {
+			return true
+		}
+	}
+	return false
 }
 
 // describe names the units of one folder for people.

@@ -39,7 +39,7 @@ func WriteText(w io.Writer, p *Plan) error {
 			}
 		}
 		suffix := ""
-		if it.Kind == KindBuildDir || it.Kind == KindFingerprint || it.Kind == KindIncremental {
+		if it.Kind == KindBuildDir || it.Kind == KindFingerprint || it.Kind == KindIncremental || it.Kind == KindUnitDir {
 			suffix = "/"
 		}
 		if it.Status == Skipped {

@@ -26,6 +26,7 @@ type stepBaseline struct {
 	Env     []graph.EnvRead   `json:"env,omitempty"`
 	Flags   []graph.FlagsSeen `json:"flags,omitempty"`
 	Archive bool              `json:"archive,omitempty"`
+	Record  string            `json:"record,omitempty"` // the run's stdout record (`output` or `stdout`), absolute
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -125,6 +126,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.EnvReads) > 0 || len(s.FlagsSeen) > 0) {
 			b.Env = append([]graph.EnvRead{}, s.EnvReads...)
 			b.Flags = append([]graph.FlagsSeen{}, s.FlagsSeen...)
+			b.Record = s.Reference.Path
 			for _, o := range s.Outputs {
 				if n := filepath.Base(o.Path); strings.HasPrefix(n, "lib") && strings.HasSuffix(n, ".a") {
 					b.Archive = true

@@ -110,7 +110,7 @@ func removedRuns(st *Store, runs map[string][]string, s *graph.Step, crate strin
 		}
 		if b, _ := st.c.get(best); len(b.Env) > 0 || len(b.Flags) > 0 {
 			out = append(out, unit.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
-				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive})
+				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive, Record: b.Record})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StepID < out[j].StepID })

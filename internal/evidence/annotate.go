@@ -19,11 +19,13 @@ import (
 // every library of which several OUT_DIR copies exist in its profile (duplicates) or in its link-search
 // folders (shadowing), it proves from the root's bytes which copy is inside. Answers are cached in
 // cacheDir ("" = no cache) keyed by device, inode, size and mtime of the binary and of every copy, so
-// `check` stays fast when nothing changed. Unreadable binaries or copies become graph problems.
+// `check` stays fast when nothing changed. Unreadable binaries or copies become graph problems. It
+// also fills g.DuplicateMembers (members.go).
 func Annotate(g *graph.Graph, cacheDir string) {
 	cache := loadCache(cacheDir)
 	defer cache.save()
 	annotateNeeded(g)
+	annotateDuplicateMembers(g) // members.go
 	idx := outputIndex(g)
 	for _, r := range g.Roots {
 		if r.Step == nil || r.Kind == "lib" {

@@ -81,6 +81,10 @@ type Candidate struct {
 	RustMembers int
 	// ltoMembers are the ELF members that carry LTO sections (their features are not machine code's).
 	ltoMembers map[string]bool
+	// file and member are set for a candidate of one archive member (members.go): the archive, and the
+	// member's index plus one; member 0 means the whole file at Path.
+	file   string
+	member int
 }
 
 // minString is the shortest string literal used as a feature (shorter ones collide by chance).

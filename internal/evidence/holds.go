@@ -103,7 +103,7 @@ func Holds(b *Binary, c *Candidate) (*Holding, error) {
 		}
 		all = append(all, judged{f, p})
 	}
-	placed, err := placedSections(c.Path)
+	placed, err := c.placedSections()
 	if err != nil {
 		return nil, err
 	}
@@ -201,7 +201,7 @@ func Bundles(container, lib *Candidate) (*Holding, error) {
 				m[f.Member] = append(m[f.Member], f.Key)
 			}
 		}
-		placed, err := placedSections(c.Path)
+		placed, err := c.placedSections()
 		if err != nil {
 			return nil, err
 		}
@@ -262,9 +262,10 @@ type placedSection struct {
 	member string
 }
 
-// placedSections reads the allocated sections of every object of the library at path (for an rlib, only
-// its bundled native objects, as ReadCandidate does).
-func placedSections(path string) ([]placedSection, error) {
+// placedSectionsOf reads the allocated sections of every object of the library at path (for an rlib, only
+// its bundled native objects, as ReadCandidate does); of the archive member of index only alone when
+// only >= 0.
+func placedSectionsOf(path string, only int) ([]placedSection, error) {
 	isAr, err := binfmt.IsArchive(path)
 	if err != nil {
 		return nil, err
@@ -329,7 +330,10 @@ func placedSections(path string) ([]placedSection, error) {
 		return nil, err
 	}
 	rlib := strings.HasSuffix(path, ".rlib")
-	for _, m := range a.Members {
+	for i, m := range a.Members {
+		if only >= 0 && i != only {
+			continue
+		}
 		if rlib && (m.Name == "lib.rmeta" || strings.HasSuffix(m.Name, ".rcgu.o")) || strings.HasPrefix(m.Name, "__.SYMDEF") {
 			continue
 		}

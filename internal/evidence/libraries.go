@@ -135,7 +135,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				if d.Kind != graph.Compile || !strings.HasPrefix(unit.Of(d).Target, "lib-") {
 					continue
 				}
-				m := rlibs(filepath.Join(g.BuildDir, d.ProfileDir, "deps"), unit.Of(d).Hash)
+				m := rlibs(unit.PathsOf(g.BuildDir, d).Artifacts, unit.Of(d).Hash)
 				for _, p := range m {
 					if st, err := os.Stat(p); err == nil {
 						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})

@@ -90,8 +90,13 @@ func (l *loader) fingerprint(s *graph.Step) *cargo.Fingerprint {
 	return fp
 }
 
-// depsFiles returns the files in <profile>/deps (and examples) that carry a unit hash.
-func (l *loader) depsFiles(prof, hash string) []string {
+// depsFiles returns the files in <profile>/deps (and examples) that carry a unit hash; for a unit in
+// the new layout, the files of its own out/ folder (cargo.UnitArtifacts).
+func (l *loader) depsFiles(s *graph.Step) []string {
+	if files, ok := cargo.UnitArtifacts(l.g.BuildDir, s); ok {
+		return files
+	}
+	prof, hash := s.ProfileDir, unit.Of(s).Hash
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	idx, ok := l.deps[prof]
@@ -126,10 +131,10 @@ func (l *loader) rustcDepfile(s *graph.Step) ([]string, string) {
 		return nil, ""
 	case graph.ScriptCompile:
 		stem := strings.TrimPrefix(unit.Of(s).Target, "build-script-")
-		cands = []string{filepath.Join(l.g.BuildDir, s.ProfileDir, "build", s.Package+"-"+unit.Of(s).Hash,
+		cands = []string{filepath.Join(unit.PathsOf(l.g.BuildDir, s).ScriptArtifacts,
 			strings.ReplaceAll(stem, "-", "_")+"-"+unit.Of(s).Hash+".d")}
 	default:
-		for _, p := range l.depsFiles(s.ProfileDir, unit.Of(s).Hash) {
+		for _, p := range l.depsFiles(s) {
 			if strings.HasSuffix(p, ".d") {
 				cands = append(cands, p)
 			}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -142,9 +141,9 @@ func mtime(t *testing.T, path string) string {
 
 func runDir(t *testing.T, p *testutil.Project, prof, pkg string) string {
 	t.Helper()
-	m, _ := filepath.Glob(p.Path(filepath.Join("target", prof, "build", pkg+"-*", "output")))
+	m := p.RunDirs(prof, pkg) // either layout
 	if len(m) != 1 {
 		t.Fatalf("want one run folder of %s in %s, got %v", pkg, prof, m)
 	}
-	return filepath.Dir(m[0])
+	return m[0]
 }

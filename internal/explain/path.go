@@ -490,7 +490,7 @@ func (e *pathExplainer) compile(s *graph.Step) *StepVerdict {
 // bundled says that a library crate's rlib carries the static library's members.
 func (e *pathExplainer) bundled(s *graph.Step) Reason {
 	var rlib string
-	for _, p := range e.l.depsFiles(s.ProfileDir, unit.Of(s).Hash) {
+	for _, p := range e.l.depsFiles(s) {
 		if strings.HasSuffix(p, ".rlib") {
 			rlib = p
 		}

@@ -47,8 +47,8 @@ func TestCase1UndeclaredAnd7And8BundledInRlib(t *testing.T) {
 	v := verdict(t, r, "build-script run", true)
 	wantCodes(t, v, explain.Undeclared)
 	wantCase(t, v, explain.Undeclared, 1, "seed-sys/cuda/groth16.c is not among the run's rerun-if-changed paths (it declares rerun-if-changed=build.rs)",
-		"It was modified at "+mtime(t, src)+", after the last run at "+mtime(t, filepath.Join(run, "output")))
-	if v.Declared || v.WillRerun || v.LastRun != filepath.Join(run, "output") {
+		"It was modified at "+mtime(t, src)+", after the last run at "+mtime(t, testutil.StdoutFile(run)))
+	if v.Declared || v.WillRerun || v.LastRun != testutil.StdoutFile(run) {
 		t.Errorf("declared %v, will rerun %v, last run %s", v.Declared, v.WillRerun, v.LastRun)
 	}
 	if !hasClue(v, "archive-member") {
@@ -59,17 +59,19 @@ func TestCase1UndeclaredAnd7And8BundledInRlib(t *testing.T) {
 	}
 
 	// The library in OUT_DIR: an output of the run (case 7) that the lib unit bundled into its rlib (case 8).
-	lib := filepath.Join(run, "out", "libgroth16_cuda.a")
+	lib := filepath.Join(testutil.OutDirOf(run), "libgroth16_cuda.a")
 	r = explainPath(t, p, lib)
 	wantCodes(t, verdict(t, r, "build-script run", true), explain.OutDirUnwatched)
 	wantCase(t, verdict(t, r, "build-script run", true), explain.OutDirUnwatched, 7, "Cargo tracks only the run folder's output file")
 	lv := verdict(t, r, "lib unit", true)
 	wantCodes(t, lv, explain.OutDirUnwatched, explain.BundledInRlib)
 	rlibs, _ := filepath.Glob(p.Path("target/release/deps/libseed_sys-*.rlib"))
+	fresh, _ := filepath.Glob(p.Path("target/release/build/seed-sys/*/out/libseed_sys-*.rlib")) // new layout
+	rlibs = append(rlibs, fresh...)
 	if len(rlibs) != 1 {
 		t.Fatalf("rlibs %v", rlibs)
 	}
-	wantCase(t, lv, explain.BundledInRlib, 8, "into target/release/deps/"+filepath.Base(rlibs[0])+" (it holds groth16.o)")
+	wantCase(t, lv, explain.BundledInRlib, 8, "into "+strings.TrimPrefix(rlibs[0], p.Dir+"/")+" (it holds groth16.o)")
 	if len(r.Steps) != 2 || lv.WillRerun {
 		t.Fatalf("want the run and the lib unit, neither rerun:\n%s", dumpPath(r))
 	}
@@ -210,7 +212,7 @@ func TestCase5OtherConfiguration(t *testing.T) {
 func TestCase6EqualMTime(t *testing.T) {
 	p := sysProject(t, "cargo:rerun-if-changed=build.rs", "cargo:rerun-if-changed=cuda/groth16.c")
 	p.Cargo("build", "--release")
-	out := filepath.Join(runDir(t, p, "release", "seed-sys"), "output")
+	out := testutil.StdoutFile(runDir(t, p, "release", "seed-sys"))
 	st, err := os.Stat(out)
 	if err != nil {
 		t.Fatal(err)
@@ -262,7 +264,7 @@ fn main() {
 	p.Env = []string{"CARGO_HOME=" + t.TempDir()}
 	p.Cargo("build", "--release")
 	run := runDir(t, p, "release", "demo")
-	lib := filepath.Join(run, "out", "libkernel.a")
+	lib := filepath.Join(testutil.OutDirOf(run), "libkernel.a")
 	// Replace the library by one that returns 6.
 	tmp := t.TempDir()
 	os.WriteFile(filepath.Join(tmp, "k.c"), []byte("int kernel_val(void) { return 6; }\n"), 0o644)
@@ -276,7 +278,7 @@ fn main() {
 	wantCodes(t, rv, explain.OutDirUnwatched)
 	bv := verdict(t, r, "bin unit", true)
 	wantCodes(t, bv, explain.OutDirUnwatched)
-	wantCase(t, bv, explain.OutDirUnwatched, 7, bv.Unit+" links target/release/build/"+filepath.Base(run)+"/out/libkernel.a from the OUT_DIR of "+rv.Unit,
+	wantCase(t, bv, explain.OutDirUnwatched, 7, bv.Unit+" links "+strings.TrimPrefix(lib, p.Dir+"/")+" from the OUT_DIR of "+rv.Unit,
 		"does not relink")
 	if cargoRebuilds(t, p, "demo", "--release") {
 		t.Fatal("cargo rebuilt demo; explain said it would not")

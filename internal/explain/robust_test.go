@@ -35,7 +35,7 @@ func TestPathTextAndMissingFile(t *testing.T) {
 	stamp := `\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{9}Z`
 	for _, re := range []string{
 		`^stalecheck explain \S+/seed-sys/cuda/groth16\.c: modified ` + stamp + `, \d+ bytes\n`,
-		`\n  last run:  ` + stamp + ` \(target/release/build/seed-sys-[0-9a-f]+/output\)\n`,
+		`\n  last run:  ` + stamp + ` \(target/release/build/seed-sys(?:-[0-9a-f]+/output|/[0-9a-f]+/run/stdout)\)\n`,
 		`\n  why \(undeclared, docs/cargo-target-dir\.md §11\.5 case 1\): `,
 	} {
 		if !regexp.MustCompile(re).MatchString(b.String()) {

@@ -5,6 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 )
 
 // CargoOrigin places a library inside a Cargo target folder: the edge from a Go binary into the Cargo
@@ -19,7 +22,8 @@ type CargoOrigin struct {
 	Triple     string `json:"triple,omitempty"`
 	Profile    string `json:"profile"`
 	ProfileDir string `json:"profile_dir"`
-	// Place is "uplifted", "deps" or "build-script-out" (then BuildDir is build/<pkg>-<hash>).
+	// Place is "uplifted", "deps" or "build-script-out" (then BuildDir is build/<pkg>-<hash>, or
+	// build/<pkg>/<hash> in Cargo's new build-dir layout, where "deps" is a unit's build/<pkg>/<hash>/out).
 	Place    string `json:"place"`
 	BuildDir string `json:"build_dir,omitempty"`
 	// CrateName is the library's name without "lib", the extension and a deps/ "-<hash>" suffix: the
@@ -40,8 +44,17 @@ func cargoOrigin(lib string) *CargoOrigin {
 	case filepath.Base(dir) == "out" && filepath.Base(filepath.Dir(filepath.Dir(dir))) == "build":
 		o.Place, o.BuildDir = "build-script-out", filepath.Dir(dir)
 		dir = filepath.Dir(filepath.Dir(filepath.Dir(dir)))
+	case filepath.Base(dir) == "out" && unit.IsHash(filepath.Base(filepath.Dir(dir))) &&
+		filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(dir)))) == "build":
+		// Cargo's new build-dir layout: build/<pkg>/<hash>/out is a run's OUT_DIR (beside run/) or a
+		// rustc unit's outputs (what deps/ holds in the legacy layout).
+		u := filepath.Dir(dir)
+		if o.Place = "deps"; isDir(filepath.Join(u, "run")) {
+			o.Place, o.BuildDir = "build-script-out", u
+		}
+		dir = filepath.Dir(filepath.Dir(filepath.Dir(u)))
 	}
-	if !isDir(filepath.Join(dir, ".fingerprint")) {
+	if legacy, fresh := cargo.ProfileLayouts(filepath.Dir(dir), filepath.Base(dir)); !legacy && !fresh {
 		return nil
 	}
 	o.ProfileDir, o.Profile = dir, filepath.Base(dir)

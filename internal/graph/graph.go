@@ -383,6 +383,9 @@ type Graph struct {
 	Notes []string
 	// Content holds content evidence about linked copies (see ContentMatch).
 	Content []ContentMatch
+	// DuplicateMembers are the archives a build made that hold several members of one name (archive.go;
+	// filled by internal/evidence.Annotate).
+	DuplicateMembers []DuplicateMember
 	// Holdings are content answers for roots older than a library they link (see Holding).
 	Holdings []Holding
 

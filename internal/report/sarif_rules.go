@@ -104,6 +104,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "warning",
 		Meaning:  "a step's process searched for a program on PATH (or a compiler for a header in its include folders) in a build traced by `stalecheck trace`, and the same search finds something else now: a tool that now exists earlier on PATH, one where none was found (a build script that looks for `nvcc` and writes an empty kernel table without it), or none where one was; searched again on the traced PATH and on the PATH `check` runs with (after the toolchain folders rustup put first). Build systems do not watch such searches (Cargo reruns a script for PATH only with `rerun-if-env-changed=PATH`, never for a file appearing in a PATH folder), so the step's outputs still follow the old answer. Warning, not error: whether the step writes something else with the new answer is not knowable from the trace. Evidence: the trace file, the process (pid, program), the folders tried, both answers; used only while the step has not run again since the trace",
 	},
+	"duplicate-archive-member": {
+		Short:    "An archive holds several members of one name; the linker takes the first.",
+		Severity: "error",
+		Meaning:  "an archive the build made holds two or more members of one name (`ar q` appends an object again without replacing it); GNU ld takes the copy the archive's symbol table names first, the oldest one appended. Each copy is listed (position, offset, size, digest, symbols), with the copy equal to the object file now and, per binary, the copy its bytes hold. Error when a binary holds an old copy; warning when the copies differ but that cannot be told; info when they are identical",
+	},
 	"archive-member-without-rule": {
 		Short:    "A Make archive holds a member no rule makes any more.",
 		Severity: "warning",

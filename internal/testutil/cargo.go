@@ -26,6 +26,9 @@ type Project struct {
 	// StateDir is the state folder Check uses for content baselines and caches ("" = none kept between
 	// checks, as a first check on a fresh machine).
 	StateDir string
+	// NewLayout builds in Cargo's new build-dir layout (layout.go; NewProject sets it from
+	// CargoLayoutEnv or InNewLayout).
+	NewLayout bool
 }
 
 // NewProject writes files (relative path → content) into a fresh temporary folder.
@@ -34,7 +37,7 @@ func NewProject(t testing.TB, files map[string]string) *Project {
 	if _, err := exec.LookPath("cargo"); err != nil {
 		t.Fatalf("cargo is required for this test (CI installs it): %v", err)
 	}
-	p := &Project{T: t, Dir: t.TempDir()}
+	p := &Project{T: t, Dir: t.TempDir(), NewLayout: newLayoutDefault}
 	for rel, content := range files {
 		p.Write(rel, content)
 	}
@@ -83,6 +86,7 @@ func (p *Project) Cargo(args ...string) string {
 
 // CargoErr runs cargo and returns its output and error.
 func (p *Project) CargoErr(args ...string) (string, error) {
+	args, layoutEnv := p.cargoArgs(args)
 	cmd := exec.Command("cargo", args...)
 	cmd.Dir = p.Dir
 	// The caller's target-folder and flag settings must not leak into the project's build.
@@ -95,6 +99,7 @@ func (p *Project) CargoErr(args ...string) (string, error) {
 		cmd.Env = append(cmd.Env, e)
 	}
 	cmd.Env = append(cmd.Env, "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never")
+	cmd.Env = append(cmd.Env, layoutEnv...)
 	cmd.Env = append(cmd.Env, p.Env...)
 	out, err := cmd.CombinedOutput()
 	return string(out), err

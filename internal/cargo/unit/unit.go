@@ -212,5 +212,6 @@ type RemovedRun struct {
 	RecordedNS int64  // when the store recorded it, ns since the epoch
 	EnvReads   []graph.EnvRead
 	FlagsSeen  []graph.FlagsSeen
-	Archive    bool // it made a static library (lib*.a)
+	Archive    bool   // it made a static library (lib*.a)
+	Record     string // its stdout record (`output`, or `stdout` in the new layout), gone now
 }
