@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
 // Tests of `check` on Make and Ninja builds (scenarios S12, S13 of shared/scenarios, CMake/Meson + nvcc,
@@ -21,14 +23,7 @@ var nvccEnv = []string{"NVCC_PREPEND_FLAGS=-ccbin c++ -allow-unsupported-compile
 
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if tool == "nvcc" {
-				t.Skipf("nvcc is not installed (%v): this test compiles CUDA with a real nvcc (.ci/setup-debian --cuda installs Debian's nvidia-cuda-toolkit)", err)
-			}
-			t.Skipf("%s is not installed (%v): this test drives a real %s build", tool, err, tool)
-		}
-	}
+	need.Tools(t, tools...)
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
