@@ -17,34 +17,23 @@ import (
 const joinedLookUp = 4
 
 // joinedRoot reads the joined graph (systems.ReadAll, every system found; Cargo builds a Go binary
-// links from are pulled in) at the binary's folder and up to joinedLookUp folders above it, and returns
-// the first graph with a root of another system than Cargo that is the binary (same path, or same
-// device and inode). nil, nil when none is found; the error is the last reader error when no graph
-// could be read at all.
+// links from are pulled in) of the nearest folder at or up to joinedLookUp folders above the binary's
+// that holds a Make, Ninja or Go build itself (systems.BuildAbove), and returns it with the root of
+// another system than Cargo that is the binary (same path, or same device and inode). nil, nil when
+// there is no such build or it has no such root; the error is the reader's.
 func joinedRoot(ctx context.Context, binary string, opt systems.Options) (*graph.Graph, *graph.Root, error) {
-	var lastErr error
-	d := filepath.Dir(binary)
-	for i := 0; i <= joinedLookUp; i++ {
-		found := systems.Detect(d)
-		other := false
-		for _, f := range found {
-			other = other || f.System != unit.System
-		}
-		if other {
-			g, _, err := systems.ReadAll(ctx, d, nil, opt)
-			if err != nil {
-				lastErr = err
-			} else if r := evidence.FindRoot(g, binary); r != nil && r.Step != nil && r.Step.System != unit.System {
-				return g, r, nil
-			}
-		}
-		up := filepath.Dir(d)
-		if up == d {
-			break
-		}
-		d = up
+	d := systems.BuildAbove(filepath.Dir(binary), joinedLookUp)
+	if d == "" {
+		return nil, nil, nil
 	}
-	return nil, nil, lastErr
+	g, _, err := systems.ReadAll(ctx, d, nil, opt)
+	if err != nil {
+		return nil, nil, err
+	}
+	if r := evidence.FindRoot(g, binary); r != nil && r.Step != nil && r.Step.System != unit.System {
+		return g, r, nil
+	}
+	return nil, nil, nil
 }
 
 // joinedWhichLibraries answers `which` for a Go binary or a Make/Ninja program: the static libraries
