@@ -236,7 +236,9 @@ func TestS13NinjaRuleWithoutDepfile(t *testing.T) {
 		!strings.Contains(un[0].Message, "the Ninja edge main.o (rule cc) has no depfile or deps entry naming it") {
 		t.Fatalf("untracked-input-changed %+v", un)
 	}
-	if _, d, ok := evidenceAt(un[0], "record", obj); !ok || !strings.Contains(d, "dry-run ninja -n -d explain would not run this edge") {
+	// ninja's own dry run, or Read's evaluation of ninja's rules standing in for it when that finds no work.
+	if _, d, ok := evidenceAt(un[0], "record", obj); !ok || !strings.Contains(d, "dry-run ninja -n -d explain would not run this edge") &&
+		!strings.Contains(d, "dry-run stalecheck's evaluation of ninja's rules") {
 		t.Fatalf("dry-run evidence %q", d)
 	}
 	// The text report names the system.
