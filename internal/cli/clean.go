@@ -87,7 +87,7 @@ func runClean(st Streams, path string, fl cleanFlags) error {
 	} else {
 		l, err := cargo.Locate(path, cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
 		if err != nil {
-			return &ExitError{2, err}
+			return &ExitError{2, cleanNotCargo(path, err)}
 		}
 		req.Layout = l
 	}

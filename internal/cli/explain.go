@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"os"
 
@@ -9,7 +10,9 @@ import (
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/explain"
+	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/systems"
 	"github.com/stalecheck/stalecheck/internal/tracejoin"
 )
 
@@ -40,7 +43,9 @@ rustflags, compile kind, rustc, dependencies' hashes), says which binaries (in w
 and where Cargo takes the package from. PACKAGE@VERSION picks one version.
 
 explain PATH lists every step that compiles or reads the file, whether the step declares it to Cargo,
-the step's last run against the file's mtime, and the reason Cargo will or will not rerun it.
+the step's last run against the file's mtime, and the reason Cargo will or will not rerun it. Make,
+Ninja and Go builds at or under --workspace are read too: their steps say whether make, ninja or go
+watches the file and whether the next build redoes the step.
 
 An argument is a PATH when it contains a slash, names an existing file or cannot be a package name
 (main.c). The build read is that of the workspace at or above --workspace (default: the working folder).
@@ -67,13 +72,22 @@ func runExplain(st Streams, arg string, fl explainFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
-	layout, err := cargo.Locate(fl.workspace, cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
-	if err != nil {
-		return &ExitError{2, err}
-	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{})
-	if err != nil {
-		return &ExitError{2, err}
+	var g *graph.Graph
+	if explain.IsPath(arg, cwd) {
+		// A file: every build system at or under --workspace (Cargo's at or above it), joined; Cargo
+		// alone is read exactly as below.
+		g, _, err = systems.ReadAll(context.Background(), fl.workspace, nil, systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir})
+		if err != nil {
+			return &ExitError{2, err}
+		}
+	} else {
+		layout, err := cargo.Locate(fl.workspace, cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
+		if err != nil {
+			return &ExitError{2, err}
+		}
+		if g, err = cargo.Read(layout, cargo.ReadOptions{}); err != nil {
+			return &ExitError{2, err}
+		}
 	}
 	opt := explain.Options{AskCargo: fl.askCargo, Cwd: cwd}
 	doc := &explainDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "explain"},

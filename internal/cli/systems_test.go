@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
 // Tests of `check` on Make and Ninja builds (scenarios S12, S13 of shared/scenarios, CMake/Meson + nvcc,
@@ -21,14 +23,7 @@ var nvccEnv = []string{"NVCC_PREPEND_FLAGS=-ccbin c++ -allow-unsupported-compile
 
 func needTools(t *testing.T, tools ...string) {
 	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			if tool == "nvcc" {
-				t.Skipf("nvcc is not installed (%v): this test compiles CUDA with a real nvcc (.ci/setup-debian --cuda installs Debian's nvidia-cuda-toolkit)", err)
-			}
-			t.Skipf("%s is not installed (%v): this test drives a real %s build", tool, err, tool)
-		}
-	}
+	need.Tools(t, tools...)
 }
 
 func writeFiles(t *testing.T, dir string, files map[string]string) {
@@ -241,7 +236,9 @@ func TestS13NinjaRuleWithoutDepfile(t *testing.T) {
 		!strings.Contains(un[0].Message, "the Ninja edge main.o (rule cc) has no depfile or deps entry naming it") {
 		t.Fatalf("untracked-input-changed %+v", un)
 	}
-	if _, d, ok := evidenceAt(un[0], "record", obj); !ok || !strings.Contains(d, "dry-run ninja -n -d explain would not run this edge") {
+	// ninja's own dry run, or Read's evaluation of ninja's rules standing in for it when that finds no work.
+	if _, d, ok := evidenceAt(un[0], "record", obj); !ok || !strings.Contains(d, "dry-run ninja -n -d explain would not run this edge") &&
+		!strings.Contains(d, "dry-run stalecheck's evaluation of ninja's rules") {
 		t.Fatalf("dry-run evidence %q", d)
 	}
 	// The text report names the system.

@@ -146,13 +146,25 @@ func whichLibraries(binary string, fl whichFlags) (libs []evidence.Library, note
 	}
 	layout, err := cargo.Locate(filepath.Dir(binary), cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
 	if err != nil {
+		// Not in a Cargo build: a Go binary or a Make/Ninja program (which_joined.go).
+		if libs, notes, ok, jerr := joinedWhichLibraries(binary, fl); ok {
+			return libs, notes, jerr
+		}
 		return nil, nil, fmt.Errorf("%w; give the copies with --candidate", err)
 	}
 	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: true, LinksOnly: true})
 	if err != nil {
+		if libs, notes, ok, jerr := joinedWhichLibraries(binary, fl); ok {
+			return libs, notes, jerr
+		}
 		return nil, nil, err
 	}
 	root := evidence.FindRoot(g, binary)
+	if root == nil && !within(binary, layout.TargetDir) && !within(binary, layout.BuildDir) {
+		if libs, notes, ok, jerr := joinedWhichLibraries(binary, fl); ok {
+			return libs, notes, jerr
+		}
+	}
 	libs = evidence.Libraries(g, root, fl.lib)
 	if len(libs) == 0 && fl.lib == "" && root != nil && root.Step != nil {
 		var shared []string
@@ -289,7 +301,7 @@ func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, erro
 	for _, c := range lib.Copies {
 		cd, err := evidence.ReadCandidate(c.Path)
 		if err != nil {
-			if c.Step == nil {
+			if c.Step == nil && c.Found == "" {
 				return wl, err // a copy given with --candidate: no answer without it
 			}
 			// A copy found in the build folder that cannot be read (a FIFO, a device, gone) or parsed
@@ -337,6 +349,9 @@ func unreadableFile(err error) bool {
 
 // copyConfig says which configuration made a copy.
 func copyConfig(c evidence.Copy) string {
+	if c.Found != "" {
+		return c.Found
+	}
 	if c.Step == nil {
 		return "given with --candidate"
 	}

@@ -22,6 +22,9 @@ type Copy struct {
 	// Bundled is true for an rlib that carries the library's objects as members (rustc's default
 	// `+bundle` for static libraries of lib crates).
 	Bundled bool
+	// Found says, for a copy LinkedArchives found in a joined graph, which step wrote it and which links
+	// it ("" for Cargo's own candidates, described from Step).
+	Found string
 }
 
 // Library is one library name and its copies.

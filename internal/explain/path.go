@@ -105,6 +105,12 @@ type StepVerdict struct {
 	WillRerun bool        `json:"will_rerun"`
 	Reasons   []Reason    `json:"reasons"`
 	Step      *graph.Step `json:"-"`
+	// System is the step's build system when it is not Cargo ("make", "ninja", "go"; then Unit is the
+	// step's name, Kind "<system> step", Declared means the system watches the file), and Tool its name
+	// for people ("Make"); Rebuild the command that redoes the step whatever its records say.
+	System  string `json:"system,omitempty"`
+	Tool    string `json:"-"`
+	Rebuild string `json:"rebuild,omitempty"`
 }
 
 // PathReport explains one file.
@@ -152,8 +158,10 @@ func Path(g *graph.Graph, arg string, opt Options) (*PathReport, error) {
 	})
 	for _, s := range steps {
 		var v *StepVerdict
-		switch s.Kind {
-		case graph.ScriptRun:
+		switch {
+		case foreignSystem(s):
+			v = e.foreign(s)
+		case s.Kind == graph.ScriptRun:
 			v = e.run(s)
 		default:
 			v = e.compile(s)

@@ -44,6 +44,9 @@ func (p *printer) uses(us []RootUse) string {
 	parts := make([]string, len(us))
 	for i, u := range us {
 		parts[i] = fmt.Sprintf("%s (%s, %s)", p.rel(u.Path), u.Kind, u.Profile)
+		if u.Profile == "" { // a root of Make, Ninja or Go: no profile folder
+			parts[i] = fmt.Sprintf("%s (%s)", p.rel(u.Path), u.Kind)
+		}
 	}
 	return strings.Join(parts, ", ")
 }
@@ -188,7 +191,15 @@ func WritePathText(w io.Writer, g *graph.Graph, r *PathReport) error {
 			rerun++
 		}
 	}
-	p.line("  %d step(s) compile or read it; Cargo will rerun %d of them on the next build of their configuration", len(r.Steps), rerun)
+	tools := map[string]bool{}
+	for _, v := range r.Steps {
+		tools[toolOf(v)] = true
+	}
+	if len(tools) == 1 && tools["Cargo"] {
+		p.line("  %d step(s) compile or read it; Cargo will rerun %d of them on the next build of their configuration", len(r.Steps), rerun)
+	} else {
+		p.line("  %d step(s) compile or read it; the next build redoes %d of them", len(r.Steps), rerun)
+	}
 	for _, v := range r.Steps {
 		p.line("")
 		live := "used by " + p.uses(v.UsedBy)
@@ -208,11 +219,21 @@ func WritePathText(w io.Writer, g *graph.Graph, r *PathReport) error {
 		if v.LastRun != "" {
 			p.line("  last run:  %s (%s)", FmtTime(v.LastRunNS), p.rel(v.LastRun))
 		}
-		verdict := "no: Cargo will not rerun it for this file"
+		tool := toolOf(v)
+		verdict := "no: " + tool + " will not rerun it for this file"
 		if v.WillRerun {
-			verdict = "yes: Cargo reruns it on the next build of its configuration"
+			verdict = "yes: " + tool + " reruns it on the next build of its configuration"
+		}
+		if v.System != "" {
+			verdict = "no: the next " + v.System + " build does not redo it for this file"
+			if v.WillRerun {
+				verdict = "yes: the next " + v.System + " build redoes it"
+			}
 		}
 		p.line("  rerun:     %s", verdict)
+		if v.Rebuild != "" {
+			p.line("  rebuild:   %s", v.Rebuild)
+		}
 		for _, rs := range v.Reasons {
 			tag := string(rs.Code)
 			if rs.Case != 0 {
@@ -222,4 +243,15 @@ func WritePathText(w io.Writer, g *graph.Graph, r *PathReport) error {
 		}
 	}
 	return p.err
+}
+
+// toolOf names the build system of a verdict for people: "Cargo" unless the step is another system's.
+func toolOf(v StepVerdict) string {
+	if v.System == "" {
+		return "Cargo"
+	}
+	if v.Tool != "" {
+		return v.Tool
+	}
+	return v.System
 }

@@ -199,11 +199,14 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 	}
 	consumed := map[*graph.Step]bool{}
 	for _, gs := range g.Steps {
+		// A target with no recipe whose file does not exist (`all: app lib.a`, not marked .PHONY) is a
+		// goal, not a file: what it names stays a root.
+		goal := !gs.Reference.Exists && len(gs.Origin.(*Origin).Step.Recipe) == 0
 		for _, in := range gs.Inputs {
 			if d := byOut[in.File.Path]; d != nil && d != gs && !contains(gs.Deps, d) {
 				gs.Deps = append(gs.Deps, d)
 				d.Dependents = append(d.Dependents, gs)
-				consumed[d] = true
+				consumed[d] = consumed[d] || !goal
 			}
 		}
 	}

@@ -80,6 +80,9 @@ func (o *Origin) Verdict() (verdict string, ok bool) {
 	if o.Build.DryRun == nil {
 		return "", false
 	}
+	if o.Build.DryRun.Self {
+		return "stalecheck's evaluation of ninja's rules (output and input mtimes, the deps log, the .ninja_log command hash and mtime) finds no work for any edge, as ninja -n would say (not run)", true
+	}
 	if !o.Edge.WouldRun {
 		return "ninja -n -d explain would not run this edge (no work to do for it)", true
 	}
@@ -143,8 +146,8 @@ func (b *Build) Graph() *graph.Graph {
 		s := &graph.Step{System: System, ID: "ninja:" + b.abs(firstOut(e)), Kind: graph.Compile, Name: firstOut(e), Label: firstOut(e),
 			RecordDir: filepath.Dir(b.LogPath), Origin: &Origin{Edge: e, Build: b}}
 		s.Config = graph.Config{{Key: "rule", Value: e.Rule}}
-		for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
-			fi := statFile(b.abs(o))
+		for _, o := range e.OutputStats {
+			fi := graph.FileInfo{Path: o.Path, MTimeNS: o.MTime, Size: o.Size, Exists: o.Exists}
 			s.Outputs = append(s.Outputs, fi)
 			byOut[fi.Path] = s
 		}
@@ -161,7 +164,7 @@ func (b *Build) Graph() *graph.Graph {
 		var paths []string
 		for _, in := range e.Inputs {
 			paths = append(paths, in.Path)
-			gi := &graph.Input{File: graph.FileInfo{Path: in.Path, MTimeNS: in.MTime, Exists: in.Exists}, Watched: in.Watched}
+			gi := &graph.Input{File: graph.FileInfo{Path: in.Path, MTimeNS: in.MTime, Size: in.Size, Exists: in.Exists}, Watched: in.Watched}
 			for _, c := range in.Clues {
 				h, ok := howOf[c.How]
 				if !ok {
@@ -178,12 +181,6 @@ func (b *Build) Graph() *graph.Graph {
 			}
 			if len(gi.How) == 0 {
 				continue // order-only only
-			}
-			if in.Exists {
-				var st syscall.Stat_t
-				if syscall.Stat(in.Path, &st) == nil {
-					gi.File.Size = st.Size
-				}
 			}
 			s.Inputs = append(s.Inputs, gi)
 		}

@@ -48,8 +48,10 @@ type Input struct {
 	// Path is absolute.
 	Path  string
 	Clues []Clue
-	// MTime is in nanoseconds since the Unix epoch; 0 with Exists false for a missing file.
+	// MTime is in nanoseconds since the Unix epoch; 0 with Exists false for a missing file. Size is
+	// in bytes (from the same stat).
 	MTime  int64
+	Size   int64
 	Exists bool
 	// Watched is true when ninja compares this file's mtime against the outputs' (explicit and
 	// implicit inputs, deps-log entries of a current record, the entries of a depfile on disk).
@@ -94,6 +96,20 @@ type Edge struct {
 	Pending []*Input
 	// Unseen are inputs newer than the reference that ninja does not watch: "no work to do", yet stale.
 	Unseen []*Input
+	// OutputStats are the stats of Outputs then ImplicitOutputs (absolute paths), taken once while
+	// reading, for the graph adapter.
+	OutputStats []OutputStat
+	// SelfDirty is, when Read evaluated ninja's rules itself (Build.SelfCheck), why ninja would run the
+	// edge ("" when it would not).
+	SelfDirty string
+}
+
+// OutputStat is one output of an edge as stat'd: absolute path, mtime in ns, size in bytes.
+type OutputStat struct {
+	Path   string
+	MTime  int64
+	Size   int64
+	Exists bool
 }
 
 // Build is a Ninja build folder read from its records.
@@ -112,6 +128,9 @@ type Build struct {
 	// It runs concurrently with the reading of the records.
 	DryRun    *DryRun
 	DryRunErr error
+	// SelfCheck is Read's own evaluation of ninja's rules (nil when not made: see Options.AskNinja and
+	// canSelfCheck). When it finds no work, DryRun is its answer (DryRun.Self) and ninja is not run.
+	SelfCheck *SelfCheck
 	Edges     []*Edge
 	// ByOutput maps each output (manifest path) to its edge.
 	ByOutput map[string]*Edge
@@ -134,6 +153,9 @@ type Options struct {
 	// AllowDryRunWrites runs `ninja -n` even where it would create output folders or write response
 	// files (see ErrLogsUnsafe); by default the dry run is skipped there.
 	AllowDryRunWrites bool
+	// AskNinja runs `ninja -n` even where Read's own evaluation of ninja's rules (SelfCheck) finds no
+	// work; by default ninja is asked only when that evaluation finds work or cannot be made.
+	AskNinja bool
 }
 
 // Read reads the Ninja build folder dir: build.ninja (ParseManifest), .ninja_log, .ninja_deps, the
@@ -164,15 +186,27 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	if b.Deps, b.DepsErr = ReadDeps(b.DepsPath); isNotExist(b.DepsErr) {
 		b.DepsErr = nil
 	}
-	// ninja -n runs in its own process while the records are read here.
+	// ninja -n runs in its own process while the records are read here, unless Read can evaluate
+	// ninja's rules itself (selfcheck.go): then ninja -n is asked only when that finds work.
 	done := make(chan struct{})
-	if opts.NoDryRun {
+	var writes []string
+	if !opts.NoDryRun && !opts.AllowDryRunWrites {
+		writes = dryRunWrites(m)
+	}
+	self := !opts.NoDryRun && !opts.AskNinja && len(writes) == 0
+	if self {
+		if why := b.canSelfCheck(); why != "" {
+			self = false
+		}
+	}
+	var toolErr error
+	if self {
+		// The answer holds for the ninja on PATH only if it reads these logs (else it deletes them and
+		// rebuilds everything): its version, asked while the records are read.
+		go func() { defer close(done); b.Tool, toolErr = FindTool(ctx) }()
+	} else if opts.NoDryRun {
 		close(done)
 	} else {
-		var writes []string
-		if !opts.AllowDryRunWrites {
-			writes = dryRunWrites(m)
-		}
 		go func() { defer close(done); b.dryRun(ctx, writes) }()
 	}
 	b.Generator = DetectGenerator(abs)
@@ -210,6 +244,19 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	}
 	wg.Wait()
 	<-done
+	if self && (toolErr != nil || !b.Tool.ReadsLogVersion(b.Log.Version) || b.Deps != nil && !b.Tool.ReadsDepsVersion(b.Deps.Version)) {
+		self = false
+		b.dryRun(ctx, writes) // says why ninja -n is not run, or runs it
+	}
+	if self {
+		b.SelfCheck = b.selfCheck()
+		if b.SelfCheck.Dirty == 0 {
+			// What ninja -n would print: no work to do. Its explain lines are not needed for that.
+			b.DryRun = &DryRun{NoWork: true, Dirty: map[string][]string{}, Self: true}
+		} else {
+			b.dryRun(ctx, writes)
+		}
+	}
 	if b.DryRun != nil {
 		b.applyDryRun()
 	}
@@ -328,8 +375,8 @@ func (b *Build) dryRun(ctx context.Context, writes []string) {
 }
 
 type stat struct {
-	mtime int64
-	ok    bool
+	mtime, size int64
+	ok          bool
 }
 
 type statCache struct{ m map[string]stat }
@@ -343,7 +390,7 @@ func (c *statCache) get(p string) stat {
 	var s stat
 	var st syscall.Stat_t
 	if syscall.Stat(p, &st) == nil {
-		s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, ok: true}
+		s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, size: st.Size, ok: true}
 	}
 	c.m[p] = s
 	return s
@@ -358,14 +405,32 @@ func (b *Build) abs(p string) string {
 }
 
 func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file string) {
-	byPath := map[string]*Input{}
+	// Most edges have a handful of inputs: a linear search beats a map until there are many.
+	var byPath map[string]*Input
 	add := func(p string, how How, detail string, watched bool) {
-		in := byPath[p]
+		var in *Input
+		if byPath != nil {
+			in = byPath[p]
+		} else {
+			for _, x := range e.Inputs {
+				if x.Path == p {
+					in = x
+					break
+				}
+			}
+		}
 		if in == nil {
 			s := st.get(p)
-			in = &Input{Path: p, MTime: s.mtime, Exists: s.ok}
-			byPath[p] = in
+			in = &Input{Path: p, MTime: s.mtime, Size: s.size, Exists: s.ok}
 			e.Inputs = append(e.Inputs, in)
+			if byPath != nil {
+				byPath[p] = in
+			} else if len(e.Inputs) > 16 {
+				byPath = make(map[string]*Input, 2*len(e.Inputs))
+				for _, x := range e.Inputs {
+					byPath[x.Path] = x
+				}
+			}
 		}
 		in.Clues = append(in.Clues, Clue{How: how, Detail: detail})
 		in.Watched = in.Watched || watched
@@ -381,16 +446,22 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file
 		add(b.abs(p), HowOrderOnly, where, false)
 	}
 	// Reference.
-	outs := append(append([]string{}, e.Outputs...), e.ImplicitOutputs...)
+	outs := e.Outputs
+	if len(e.ImplicitOutputs) > 0 {
+		outs = append(append([]string{}, e.Outputs...), e.ImplicitOutputs...)
+	}
 	first := true
+	e.OutputStats = make([]OutputStat, 0, len(outs))
 	for _, o := range outs {
-		s := st.get(b.abs(o))
+		ao := b.abs(o)
+		s := st.get(ao)
+		e.OutputStats = append(e.OutputStats, OutputStat{Path: ao, MTime: s.mtime, Size: s.size, Exists: s.ok})
 		if !s.ok {
-			e.Ref.MissingOutputs = append(e.Ref.MissingOutputs, b.abs(o))
+			e.Ref.MissingOutputs = append(e.Ref.MissingOutputs, ao)
 			continue
 		}
 		if first || s.mtime < e.Ref.OutputMTime {
-			e.Ref.OldestOutput, e.Ref.OutputMTime, first = b.abs(o), s.mtime, false
+			e.Ref.OldestOutput, e.Ref.OutputMTime, first = ao, s.mtime, false
 		}
 	}
 	if b.Log != nil && len(outs) > 0 {

@@ -9,15 +9,13 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	needpkg "github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
 func need(t testing.TB, tools ...string) {
 	t.Helper()
-	for _, tool := range tools {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed (%v): this test drives a real %s build", tool, err, tool)
-		}
-	}
+	needpkg.Tools(t, tools...)
 }
 
 func write(t testing.TB, dir string, files map[string]string) {

@@ -129,6 +129,9 @@ type DryRun struct {
 	Dirty map[string][]string
 	// Explain holds every "ninja explain:" line, without the prefix.
 	Explain []string
+	// Self is set when this answer is Read's own evaluation of ninja's rules (SelfCheck found no work)
+	// and ninja was not run.
+	Self bool
 }
 
 // DryRun runs `ninja -C dir -n -v -d explain` (default targets). Ninja builds nothing in a dry run, but it

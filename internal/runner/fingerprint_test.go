@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
 const kernelV1 = `#include <stdio.h>
@@ -89,10 +90,8 @@ func TestRunFingerprintIgnoresRebuildNoise(t *testing.T) {
 // archive whose digest changes (nvcc names temporary files after its process ID) and whose fingerprint
 // does not; -DCUZK_TIMING (the timing feature) changes the fingerprint. Needs nvcc on PATH.
 func TestRunFingerprintNvccRebuild(t *testing.T) {
-	nvcc, err := exec.LookPath("nvcc")
-	if err != nil {
-		t.Skip("nvcc is not on PATH")
-	}
+	need.Tools(t, "nvcc")
+	nvcc, _ := exec.LookPath("nvcc")
 	pkg, _ := filepath.Abs(filepath.Join("..", "..", "examples", "seed-two-copies", "prover-sys"))
 	build := func(out string, extra ...string) (string, string) {
 		t.Helper()

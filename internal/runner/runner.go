@@ -161,19 +161,30 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 			wdErr = err
 		}
 	}
-	if layout == nil {
-		if wdErr == nil {
-			wdErr = fmt.Errorf("no Cargo workspace at or above %s", cfg.Dir)
-		}
-		return nil, fmt.Errorf("no Cargo workspace for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, wdErr)
-	}
 	stateDir := cfg.StateDir
 	if stateDir == "" {
 		stateDir, _ = digest.DefaultDir()
 	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir})
-	if err != nil {
-		return nil, err
+	var g *graph.Graph
+	if layout == nil {
+		// Not a Cargo build: a Go binary or a Make/Ninja program (joined.go).
+		jg, err := joinedGraph(ctx, starts, stateDir)
+		if err != nil {
+			return nil, err
+		}
+		if jg == nil {
+			if wdErr == nil {
+				wdErr = fmt.Errorf("no Cargo workspace at or above %s", cfg.Dir)
+			}
+			return nil, fmt.Errorf("no Cargo workspace, and no Make, Ninja or Go build, for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, wdErr)
+		}
+		g = jg
+	} else {
+		var err error
+		g, err = cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir})
+		if err != nil {
+			return nil, err
+		}
 	}
 	if stateDir != "" {
 		p.dig, _ = digest.OpenCache(stateDir)

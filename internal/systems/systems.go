@@ -238,6 +238,9 @@ var ErrNoSystem = errors.New("no build system found")
 // with no reader registered, or whose reader fails while another succeeds, is a graph note or
 // problem naming its folder; a Make or Ninja folder inside a Cargo package with a build script
 // (Found.Package) is read only when only names its system, else a note says why not; when every reader fails, the first error is returned.
+// A Cargo target folder a Go binary links a staticlib or cdylib from (a sibling Rust workspace, not at
+// or above path) is read too, unless only leaves Cargo out (a note says which, either way), so the
+// merge ties the Go binary to the Cargo units behind the library.
 // Errors: ErrUnknownSystem for a name in only that is not registered, ErrNoSystem when only names
 // none of the systems found.
 func ReadAll(ctx context.Context, path string, only []string, opt Options) (*graph.Graph, []Found, error) {
@@ -303,6 +306,7 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 		}
 		gs = append(gs, g)
 	}
+	gs, notes, failed = pullLinkedCargo(ctx, gs, notes, failed, want, opt)
 	if len(gs) == 0 {
 		if firstErr == nil {
 			firstErr = fmt.Errorf("%w at or under %s: %s", ErrNoSystem, path, strings.Join(notes, "; "))

@@ -1,0 +1,28 @@
+package runner
+
+import (
+	"context"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/systems"
+)
+
+// joinedGraph reads, for a program no Cargo workspace is found for, the joined graph of the first
+// start folder (the first --binary's folder, the program's, the working folder) that holds a Make,
+// Ninja or Go build itself (systems.BuildAbove with no folder up: Cargo builds a Go binary links from
+// come along): `run` then checks a Go binary or a Make/Ninja program as `check` would and refuses it
+// when stale. nil when no start folder has such a build; the error is the reader's.
+func joinedGraph(ctx context.Context, starts []string, stateDir string) (*graph.Graph, error) {
+	for _, s := range starts {
+		d := systems.BuildAbove(s, 0)
+		if d == "" {
+			continue
+		}
+		g, _, err := systems.ReadAll(ctx, d, nil, systems.Options{StateDir: stateDir})
+		if err != nil {
+			return nil, err
+		}
+		return g, nil
+	}
+	return nil, nil
+}
