@@ -86,25 +86,12 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 // keeps: for each run step, its last run before s was built, with the environment reads recorded then.
 // Runs whose records still exist are not among them (a run since, after s was built, is newer than s).
 func removedRuns(st *Store, runs map[string][]string, s *graph.Step, crate string) []unit.RemovedRun {
-	prefix := s.ProfileDir + "/"
 	var out []unit.RemovedRun
 	for id, keys := range runs {
-		rest, ok := strings.CutPrefix(id, prefix)
-		if !ok || !strings.HasSuffix(rest, "/run-build-script-build-script-build") {
+		if !strings.HasSuffix(id, "/run-build-script-build-script-build") {
 			continue
 		}
-		dir, _, _ := strings.Cut(rest, "/")
-		if i := strings.LastIndexByte(dir, '-'); i <= 0 || strings.ReplaceAll(dir[:i], "-", "_") != crate {
-			continue
-		}
-		best, bestNS := "", int64(-1)
-		for _, k := range keys {
-			var ns int64
-			fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
-			if ns <= s.Reference.MTimeNS && ns > bestNS {
-				best, bestNS = k, ns
-			}
-		}
+		best, bestNS := removedRunBefore(id, keys, s, crate)
 		if best == "" {
 			continue
 		}
@@ -121,27 +108,10 @@ func removedRuns(st *Store, runs map[string][]string, s *graph.Step, crate strin
 // in their last runs before s was built, with when it was recorded; "" and why when none recorded it or
 // they disagree.
 func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, rel string) (string, int64, string) {
-	prefix := s.ProfileDir + "/"
 	var digests []string
 	var at int64
 	for id, keys := range runs {
-		rest, ok := strings.CutPrefix(id, prefix)
-		if !ok {
-			continue
-		}
-		dir, _, _ := strings.Cut(rest, "/")
-		i := strings.LastIndexByte(dir, '-')
-		if i <= 0 || strings.ReplaceAll(dir[:i], "-", "_") != crate {
-			continue
-		}
-		best, bestNS := "", int64(-1)
-		for _, k := range keys {
-			var ns int64
-			fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
-			if ns <= s.Reference.MTimeNS && ns > bestNS {
-				best, bestNS = k, ns
-			}
-		}
+		best, _ := removedRunBefore(id, keys, s, crate)
 		if best == "" {
 			continue
 		}
@@ -200,4 +170,26 @@ func NewerSources(g *graph.Graph, crate string, ns int64) []*graph.Input {
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].File.MTimeNS > out[j].File.MTimeNS })
 	return out
+}
+
+// removedRunBefore returns, when step ID id is a unit of crate in s's profile folder, the store key of
+// its newest run at or before s was built and that run's reference mtime ("" when none).
+func removedRunBefore(id string, keys []string, s *graph.Step, crate string) (string, int64) {
+	rest, ok := strings.CutPrefix(id, s.ProfileDir+"/")
+	if !ok {
+		return "", 0
+	}
+	dir, _, _ := strings.Cut(rest, "/")
+	if i := strings.LastIndexByte(dir, '-'); i <= 0 || strings.ReplaceAll(dir[:i], "-", "_") != crate {
+		return "", 0
+	}
+	best, bestNS := "", int64(-1)
+	for _, k := range keys {
+		var ns int64
+		fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
+		if ns <= s.Reference.MTimeNS && ns > bestNS {
+			best, bestNS = k, ns
+		}
+	}
+	return best, bestNS
 }
