@@ -23,7 +23,9 @@ import (
 // name wins. Its sources whose bytes differ between the trees are OtherTreeDiffers.
 func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 	ws := r.l.Workspace
-	if ws == "" || !s.Live() {
+	if ws == "" || !s.Live() || unit.Of(s).MovedFrom != "" {
+		// A run whose root-output names another OUT_DIR is in a target folder that was moved or copied
+		// with its tree (cp -a): its old paths name where the whole tree was, not a second copy sharing it.
 		return
 	}
 	sep := string(filepath.Separator)
@@ -86,11 +88,18 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 	}
 }
 
-// sameBytes reports whether two regular files hold the same bytes (false when either is unreadable).
+// sameBytes reports whether two files hold the same bytes: false when either is unreadable or they
+// differ in kind or size; true for two folders (an input folder's files are inputs of their own).
 func sameBytes(a, b string) bool {
 	sa, errA := os.Stat(a)
 	sb, errB := os.Stat(b)
-	if errA != nil || errB != nil || sa.Size() != sb.Size() {
+	if errA != nil || errB != nil {
+		return false
+	}
+	if sa.IsDir() || sb.IsDir() {
+		return sa.IsDir() && sb.IsDir()
+	}
+	if !sa.Mode().IsRegular() || !sb.Mode().IsRegular() || sa.Size() != sb.Size() {
 		return false
 	}
 	da, errA := safeio.ReadFile(a, safeio.MaxRecord)

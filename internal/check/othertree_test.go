@@ -17,13 +17,7 @@ import (
 // Checked from the second copy: built-in-other-tree names the first. A differing input makes it an
 // error. With a target folder of its own (the fix) it is gone.
 func TestBuiltInOtherTree(t *testing.T) {
-	files := map[string]string{
-		"Cargo.toml":      "[workspace]\nresolver = \"2\"\nmembers = [\"app\"]\n",
-		"app/Cargo.toml":  "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
-		"app/build.rs":    "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=data.txt\");\n    println!(\"cargo:rustc-env=BUILT_IN={}\", std::env::var(\"CARGO_MANIFEST_DIR\").unwrap());\n}\n",
-		"app/data.txt":    "one\n",
-		"app/src/main.rs": "fn main() { println!(\"{}\", env!(\"BUILT_IN\")); }\n",
-	}
+	files := otherTreeFiles
 	a := testutil.NewProject(t, files)
 	shared := filepath.Join(t.TempDir(), "shared-target")
 	a.Env = append(a.Env, "CARGO_TARGET_DIR="+shared)
@@ -62,4 +56,27 @@ func TestBuiltInOtherTree(t *testing.T) {
 	b.Cargo("build")
 	fs, _ = b.Check()
 	none(t, fs, "built-in-other-tree")
+}
+
+var otherTreeFiles = map[string]string{
+	"Cargo.toml":      "[workspace]\nresolver = \"2\"\nmembers = [\"app\"]\n",
+	"app/Cargo.toml":  "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+	"app/build.rs":    "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=data.txt\");\n    println!(\"cargo:rustc-env=BUILT_IN={}\", std::env::var(\"CARGO_MANIFEST_DIR\").unwrap());\n}\n",
+	"app/data.txt":    "one\n",
+	"app/src/main.rs": "fn main() { println!(\"{}\", env!(\"BUILT_IN\")); }\n",
+}
+
+// A workspace copied whole with its target folder (cp -a, as a backup or a CI cache restore) names the
+// old location in its run's output, but the target folder moved with it (root-output names the old
+// OUT_DIR): not another copy sharing a target folder, so no finding.
+func TestBuiltInOtherTreeNotForAMovedTree(t *testing.T) {
+	a := testutil.NewProject(t, otherTreeFiles)
+	a.Cargo("build")
+	c := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "c"), Env: a.Env}
+	if out, err := exec.Command("cp", "-a", a.Dir, c.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	fs, _ := c.Check()
+	none(t, fs, "built-in-other-tree")
+	noErrors(t, fs)
 }
