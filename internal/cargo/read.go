@@ -176,8 +176,10 @@ type reader struct {
 	byDir   map[string][]*graph.Step
 	pkgScan map[string]*pkgScan
 	inc     *includeScanner // #include lines read once per check, shared by every run
-	native  *nativeCache    // archiveEvidence answers by archive stat key (nil: none)
-	host    string          // the host triple (.rustc_info.json), "" when unknown
+	// neverBuilt are the rustc units whose first build failed: no hash file, only rustc's diagnostics.
+	neverBuilt map[*graph.Step]bool
+	native     *nativeCache // archiveEvidence answers by archive stat key (nil: none)
+	host       string       // the host triple (.rustc_info.json), "" when unknown
 }
 
 func (r *reader) problem(path string, err error) {
@@ -274,6 +276,7 @@ func (r *reader) readFingerprints(prof string) {
 	type result struct {
 		steps []*graph.Step
 		fps   []*Fingerprint
+		never []int // indexes of steps whose first build failed
 	}
 	results := make([]result, len(dirs))
 	Parallel(len(dirs), func(i int) {
@@ -352,12 +355,19 @@ func (r *reader) readFingerprints(prof string) {
 							dir, f.Name()),
 					})
 					results[i].fps = append(results[i].fps, nil)
+					results[i].never = append(results[i].never, len(results[i].steps)-1)
 				}
 			}
 		}
 	})
 	idx := map[string][]*graph.Step{}
 	for _, res := range results {
+		for _, j := range res.never {
+			if r.neverBuilt == nil {
+				r.neverBuilt = map[*graph.Step]bool{}
+			}
+			r.neverBuilt[res.steps[j]] = true
+		}
 		for j, s := range res.steps {
 			r.g.Steps = append(r.g.Steps, s)
 			r.fps[s] = res.fps[j]
@@ -465,7 +475,7 @@ func (r *reader) resolveDeps() {
 // reached by no root.
 func (r *reader) tieNeverBuilt() {
 	for _, s := range r.g.Steps {
-		if r.fps[s] != nil || s.Kind != graph.Compile || unit.Of(s).FingerprintHash != "" || len(s.Deps) > 0 {
+		if !r.neverBuilt[s] || s.Kind != graph.Compile || len(s.Deps) > 0 {
 			continue
 		}
 		started, err := os.Stat(filepath.Join(s.RecordDir, "invoked.timestamp"))
@@ -543,15 +553,21 @@ func (r *reader) reused(s *graph.Step, d DepFingerprint, pkgID map[*graph.Step]u
 	// A dependency whose own last build failed (empty hash file) is the one this entry named: the
 	// dependant started from it in the same build. Other candidates (another feature variant, whose
 	// hash is intact and different) are another configuration's units.
+	// A unit whose first build failed (no hash file at all) is another configuration's new folder: kept
+	// live beside the others (Cargo builds it next), never in their place, for the binary on disk was
+	// built against one of them.
 	if len(out) > 1 {
-		var failed []*graph.Step
+		var failed, never []*graph.Step
 		for _, c := range out {
-			if unit.Of(c).FingerprintHash == "" {
+			switch {
+			case r.neverBuilt[c]:
+				never = append(never, c)
+			case unit.Of(c).FingerprintHash == "":
 				failed = append(failed, c)
 			}
 		}
 		if len(failed) > 0 {
-			out = failed
+			out = append(failed, never...)
 		}
 	}
 	return out

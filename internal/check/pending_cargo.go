@@ -147,7 +147,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 // removedDepStaleBefore: what the removed units of dependency name were built from differs from what
 // Cargo's rebuild will use, whatever the mtimes say: a source of it, not modified since s was built,
 // whose content differs from the removed units' baseline (they were stale already: an unwatched header
-// edited before), or an environment variable a removed build-script run read that has another value now
+// edited before), or an environment variable every removed build-script run read with another value now
 // (Cargo reruns the script in this environment). Either makes f an error: the binary you have differs
 // from what the next build makes. Reports whether it did.
 func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *Finding) bool {
@@ -164,20 +164,33 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 			Detail: fmt.Sprintf("a source of %s as another profile's unit of it records; %s now, %s in the removed units' baseline", name, ic.Digest, ic.Baseline)})
 		return true
 	}
+	// Which removed run the binary was built against is not on disk (several configurations' runs may
+	// have left baselines): the environment decides only when every removed run that made an archive
+	// read a value that differs now.
+	var first []string
+	var firstEv []Evidence
+	var firstRun unit.RemovedRun
+	n := 0
 	for _, r := range u.RemovedDepRuns {
 		if r.Dep != name || !r.Archive {
 			continue
 		}
+		n++
 		changed, ev := envChanges(g, r.EnvReads, r.FlagsSeen, nil, r.Record,
 			fmt.Sprintf("the removed run's output (as the content store recorded it at %s) logged", fmtTime(r.RecordedNS)), "")
 		if len(changed) == 0 {
-			continue
+			return false
 		}
-		f.Severity = Error
-		f.Message = fmt.Sprintf("%s, and its removed build-script run of %s read %s: Cargo reruns the script in this environment, so the binary you have was built with the old value",
-			head, fmtTime(r.RunNS), strings.Join(changed, ", "))
-		f.Evidence = append(f.Evidence, ev...)
-		return true
+		if first == nil {
+			first, firstEv, firstRun = changed, ev, r
+		}
 	}
-	return false
+	if n == 0 {
+		return false
+	}
+	f.Severity = Error
+	f.Message = fmt.Sprintf("%s, and its removed build-script run of %s read %s: Cargo reruns the script in this environment, so the binary you have was built with the old value",
+		head, fmtTime(firstRun.RunNS), strings.Join(first, ", "))
+	f.Evidence = append(f.Evidence, firstEv...)
+	return true
 }
