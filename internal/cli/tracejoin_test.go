@@ -300,26 +300,11 @@ func TestTraceJoinNvccAppearsOnPath(t *testing.T) {
 // main.o. After an edit make says nothing to do, and check reports untracked-input-changed (make) on
 // the trace's evidence; after `make -B` under trace it is gone.
 func TestTraceJoinMakeHeaderWithoutDepfile(t *testing.T) {
-	traceEnv(t)
-	for _, tool := range []string{"make", "cc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: %v", tool, err)
-		}
-	}
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := makeTraceProject(t, map[string]string{
 		"Makefile":  "app: main.o\n\tcc -o app main.o\n\nmain.o: main.c\n\tcc -c -O2 -Iinc main.c -o main.o\n",
 		"main.c":    "#include \"hdr.h\"\nint main(void) { return HDR_VAL; }\n",
 		"inc/hdr.h": "#define HDR_VAL 3\n",
-	}
-	for rel, c := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	tracedBuild(t, dir, "make")
 	hdr := filepath.Join(dir, "inc/hdr.h")
 	d, raw := tracedCheck(t, dir)
@@ -361,27 +346,12 @@ func TestTraceJoinMakeHeaderWithoutDepfile(t *testing.T) {
 // first and fails); a header of that name then appears in a. make -q still says nothing to do; check
 // reports path-lookup-changed (make) naming both headers.
 func TestTraceJoinIncludeFolderLookup(t *testing.T) {
-	traceEnv(t)
-	for _, tool := range []string{"make", "cc"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			t.Skipf("%s is not installed: %v", tool, err)
-		}
-	}
-	dir := t.TempDir()
-	files := map[string]string{
+	dir := makeTraceProject(t, map[string]string{
 		"Makefile": "main.o: main.c\n\tcc -c -Ia -Ib main.c -o main.o\n",
 		"main.c":   "#include \"hdr.h\"\nint f(void) { return HDR_VAL; }\n",
 		"b/hdr.h":  "#define HDR_VAL 1\n",
 		"a/README": "a is searched first (GCC drops an -I folder missing when it starts)\n",
-	}
-	for rel, c := range files {
-		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	})
 	tracedBuild(t, dir, "make")
 	if d, raw := tracedCheck(t, dir); len(d.findingsOf("path-lookup-changed", "")) > 0 {
 		t.Fatalf("healthy traced build: path-lookup-changed reported:\n%s", raw)
@@ -408,4 +378,26 @@ func TestTraceJoinIncludeFolderLookup(t *testing.T) {
 		t.Errorf("finding lacks both answers:\n%+v", f)
 	}
 	t.Logf("%s (fix: %s)", f.Message, f.Fix)
+}
+
+// makeTraceProject writes a Make project's files (relative path → content) into a fresh folder for a
+// traced build; it skips when strace, make or cc is missing.
+func makeTraceProject(t *testing.T, files map[string]string) string {
+	t.Helper()
+	traceEnv(t)
+	for _, tool := range []string{"make", "cc"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s is not installed: %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	for rel, c := range files {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(c), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
