@@ -55,6 +55,8 @@ type component struct {
 	deps    []string // [dependencies] lines of app for it (default: path dep)
 	vendor  map[string]string
 	sys     bool
+	// appBuild: lines of app's build.rs main (app gets a build script only when a component needs one).
+	appBuild string
 }
 
 func sub(s, name string) string { return strings.ReplaceAll(s, "NAME", name) }
@@ -205,6 +207,52 @@ fn main() {
 }
 `, name)
 	c.cflags = false
+	return c
+}
+
+// arAppend: handmade, but the archive is written with `ar qc` into the OUT_DIR it already holds (no
+// remove first): every rerun of the script appends a second member of one name, and the linker takes the
+// first, the oldest (tsyrogit/zxcvbn-c #38).
+func arAppend(name string) component {
+	c := handmade(name)
+	b := c.files["build.rs"]
+	b = strings.Replace(b, sub("    let _ = std::fs::remove_file(format!(\"{}/libNAME.a\", out));\n", name), "", 1)
+	b = strings.Replace(b, `.arg("crs")`, `.arg("qc")`, 1)
+	c.files["build.rs"] = b
+	return c
+}
+
+// soLeftover: a hand-made script that builds a shared libNAME.so when CFLAGS asks for TRUTH_CFLAG and a
+// static libNAME.a otherwise, into the same OUT_DIR (CFLAGS is not in Cargo's unit hash), linked with a
+// kind-less `rustc-link-lib=NAME`: after CFLAGS is unset, GNU ld still takes the leftover .so before the
+// new .a (cctbx/cctbx_project #1148). app's build script puts OUT_DIR on the binary's rpath (DEP_NAME_ROOT).
+func soLeftover(name string) component {
+	c := ccStyle(name, "files", false)
+	c.files["Cargo.toml"] = cargoToml(c.crate, name, "")
+	c.files["build.rs"] = sub(`use std::process::Command;
+fn run(c: &mut Command) { let s = c.status().expect("spawn"); assert!(s.success(), "{:?} failed", c); }
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=native/NAME.c");
+    println!("cargo:rerun-if-env-changed=CFLAGS");
+    let out = std::env::var("OUT_DIR").unwrap();
+    let flags = std::env::var("CFLAGS").unwrap_or_default();
+    let mut c = Command::new("cc");
+    c.args(["-c", "-fPIC", "-Inative/include", "native/NAME.c", "-o"]).arg(format!("{}/NAME.o", out));
+    c.args(flags.split_whitespace());
+    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { c.arg("-DNAME_FAST"); }
+    run(&mut c);
+    if flags.contains("TRUTH_CFLAG") {
+        run(Command::new("cc").arg("-shared").arg("-o").arg(format!("{}/libNAME.so", out)).arg(format!("{}/NAME.o", out)));
+    } else {
+        run(Command::new("ar").arg("crs").arg(format!("{}/libNAME.a", out)).arg(format!("{}/NAME.o", out)));
+    }
+    println!("cargo:rustc-link-search=native={}", out);
+    println!("cargo:rustc-link-lib=NAME");
+    println!("cargo:root={}", out);
+}
+`, name)
+	c.appBuild = sub("    if let Ok(r) = std::env::var(\"DEP_NAME_ROOT\") { println!(\"cargo:rustc-link-arg=-Wl,-rpath,{}\", r); }\n", strings.ToUpper(name))
 	return c
 }
 
@@ -414,6 +462,7 @@ func shapeOf(name, why string, heavy bool, comps ...component) Shape {
 	deps := ""
 	fastDeps := []string{}
 	prints := ""
+	appBuild := ""
 	needs := map[string]bool{}
 	for _, c := range comps {
 		for _, n := range c.needs {
@@ -446,6 +495,10 @@ func shapeOf(name, why string, heavy bool, comps ...component) Shape {
 			s.SysPackages = append(s.SysPackages, c.crate)
 		}
 		prints += fmt.Sprintf("    println!(\"%s={}\", %s);\n", c.crate, c.expr)
+		appBuild += c.appBuild
+	}
+	if appBuild != "" {
+		s.Files["app/build.rs"] = "fn main() {\n" + appBuild + "}\n"
 	}
 	if len(fastDeps) > 0 {
 		s.Features = []string{"fast"}
@@ -482,6 +535,8 @@ func Shapes() []Shape {
 		shapeOf("cc-package-scan", "cc::Build with no rerun-if-changed: Cargo scans the whole package", false, ccStyle("ccscan", "none", false)),
 		shapeOf("cxx-bridge", "C++ compiled with c++ through cc::Build::cpp(true), extern \"C\" bridge", false, ccStyle("cxx", "files", true)),
 		shapeOf("handmade-cc-ar", "build.rs runs cc and ar with Command (no running: lines)", false, handmade("hand")),
+		shapeOf("ar-append", "build.rs runs cc and `ar qc` into the archive it already holds: a second member of one name per rerun", false, arAppend("aq")),
+		shapeOf("so-leftover", "build.rs makes libNAME.so with CFLAGS and libNAME.a without, in one OUT_DIR; GNU ld prefers the leftover .so", false, soLeftover("so")),
 		shapeOf("make-in-tree", "build.rs runs make inside the source tree; the archive lives outside OUT_DIR", false, makeInTree("mk")),
 		shapeOf("cmake", "the cmake crate on a CMakeLists.txt (configure, build, install into OUT_DIR)", false, cmakeStyle("cm")),
 		shapeOf("bindings-gen", "a declared header turned into OUT_DIR/bindings.rs, beside an undeclared .c", false, bindingsGen("bg")),

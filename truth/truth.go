@@ -26,6 +26,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -35,9 +36,10 @@ import (
 // Config is what the user's build command and environment select.
 type Config struct {
 	Release   bool
-	Fast      bool // --features app/fast
-	RustFlags bool // RUSTFLAGS=--cfg truth_rf
-	CFlags    bool // CFLAGS=-DTRUTH_CFLAG
+	Fast      bool   // --features app/fast
+	RustFlags bool   // RUSTFLAGS=--cfg truth_rf
+	CFlags    bool   // CFLAGS=-DTRUTH_CFLAG
+	TargetDir string // CARGO_TARGET_DIR, when a build of another copy of the workspace shares this one's
 }
 
 // Profile is the profile folder the configuration builds into.
@@ -83,6 +85,9 @@ func (c Config) Env() []string {
 	if c.CFlags {
 		env = append(env, "CFLAGS=-DTRUTH_CFLAG")
 	}
+	if c.TargetDir != "" {
+		env = append(env, "CARGO_TARGET_DIR="+c.TargetDir)
+	}
 	return env
 }
 
@@ -100,6 +105,9 @@ type Options struct {
 	Smoke      bool // the clean build only: checks that every shape builds
 	Log        io.Writer
 	Details    io.Writer // one block per wrong verdict
+	// NewLayout: every cargo command runs with -Zbuild-dir-new-layout (RUSTC_BOOTSTRAP=1), Cargo's new
+	// build-dir layout (docs/cargo-new-layout.md); stalecheck is not told, it detects the layout from disk.
+	NewLayout bool
 }
 
 // QuickShapes are the shapes `--quick` runs.
@@ -281,7 +289,7 @@ func (r *shapeRun) run(ctx context.Context) ([]Verdict, int, error) {
 
 // Edit is one change the user makes.
 type Edit struct {
-	Kind string // c-body, header, declared, rust, asm, touch, restore, feature, profile, rustflags, cflags, fail, fix, clean-p, branch, clean-build
+	Kind string // c-body, header, declared, rust, asm, touch, restore, feature, profile, rustflags, cflags, fail, fix, clean-p, branch, other-tree, clean-build
 	Knob *Knob
 	Arg  string
 }
@@ -328,6 +336,9 @@ func (r *shapeRun) fixedSequence() []Edit {
 		seq = append(seq, Edit{Kind: "clean-p", Arg: r.s.SysPackages[0]})
 	}
 	seq = append(seq, Edit{Kind: "branch"}, Edit{Kind: "branch"})
+	if len(native) > 0 {
+		seq = append(seq, Edit{Kind: "other-tree", Knob: &native[0]})
+	}
 	return seq
 }
 
@@ -364,6 +375,10 @@ func (r *shapeRun) randomEdit(rng *rand.Rand) Edit {
 		case x < 93:
 			if len(r.s.SysPackages) > 0 {
 				return Edit{Kind: "clean-p", Arg: r.s.SysPackages[rng.IntN(len(r.s.SysPackages))]}
+			}
+		case x < 95:
+			if n := r.knobs("c-body", "header", "asm", "declared"); len(n) > 0 {
+				return Edit{Kind: "other-tree", Knob: &n[rng.IntN(len(n))]}
 			}
 		default:
 			return Edit{Kind: "branch"}
@@ -464,6 +479,8 @@ func (r *shapeRun) apply(ctx context.Context, e Edit) error {
 		if err := r.switchBranch(); err != nil {
 			return err
 		}
+	case "other-tree":
+		return r.otherTree(ctx, e)
 	default:
 		content = false
 		switch e.Kind {
@@ -498,6 +515,63 @@ func (r *shapeRun) apply(ctx context.Context, e Edit) error {
 	}
 	_, err = r.judge(ctx, e, "built", false)
 	return err
+}
+
+// otherTree is a second copy of the workspace (a git worktree, a copy for a bisect) built into this
+// workspace's target folder (CARGO_TARGET_DIR), with the knob at another version there: Cargo's unit
+// hashes of path packages do not depend on where the workspace lies, so the copy's build replaces this
+// workspace's units, and this workspace's next build finds them Fresh (nubjs/nub #614). Judged after the
+// copy's build, then the user's fix: the knob's file touched here and rebuilt.
+func (r *shapeRun) otherTree(ctx context.Context, e Edit) error {
+	if err := r.fixFailing(e.Knob.File); err != nil {
+		return err
+	}
+	other := filepath.Join(r.root, "other", "ws")
+	os.RemoveAll(filepath.Dir(other))
+	if err := os.MkdirAll(other, 0o755); err != nil {
+		return err
+	}
+	if err := copySources(r.ws, other); err != nil {
+		return err
+	}
+	defer os.RemoveAll(filepath.Dir(other))
+	p := filepath.Join(other, e.Knob.File)
+	old, err := os.ReadFile(p)
+	if err != nil {
+		return err
+	}
+	r.counter++
+	nw := tokenRE.ReplaceAllFunc(old, func(m []byte) []byte {
+		if string(tokenRE.FindSubmatch(m)[1]) != e.Knob.Name {
+			return m
+		}
+		return []byte(Token(e.Knob.Name, 100000+r.counter))
+	})
+	if err := writeNewer(p, nw); err != nil {
+		return err
+	}
+	cfg := r.cfg
+	cfg.TargetDir = filepath.Join(r.ws, "target")
+	out, err := r.cargo(ctx, other, cfg, append([]string{"build"}, cfg.Args()...)...)
+	if err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		if len(r.failing) == 0 {
+			return fmt.Errorf("build of the other tree failed without a failing edit: %v\n%s", err, tail(out, 3000))
+		}
+	}
+	r.built[r.cfg.Profile()] = r.cfg
+	if _, err := r.judge(ctx, e, "other-built", false); err != nil {
+		return err
+	}
+	here := filepath.Join(r.ws, e.Knob.File)
+	time.Sleep(15 * time.Millisecond)
+	now := time.Now()
+	if err := os.Chtimes(here, now, now); err != nil {
+		return err
+	}
+	return r.buildAndJudge(ctx, e)
 }
 
 func (r *shapeRun) fixFailing(rel string) error {
@@ -542,9 +616,14 @@ func (r *shapeRun) build(ctx context.Context) (Cargo, error) {
 func (r *shapeRun) cargo(ctx context.Context, dir string, c Config, args ...string) (string, error) {
 	ctx, cancel := context.WithTimeout(ctx, 20*time.Minute)
 	defer cancel()
+	env := c.Env()
+	if r.o.NewLayout {
+		args = append([]string{"-Zbuild-dir-new-layout"}, args...)
+		env = append(env, "RUSTC_BOOTSTRAP=1")
+	}
 	cmd := exec.CommandContext(ctx, "cargo", args...)
 	cmd.Dir = dir
-	cmd.Env = c.Env()
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }
@@ -640,7 +719,9 @@ type check struct {
 	} `json:"findings"`
 }
 
-var unitRE = regexp.MustCompile(`/(debug|release)/(?:\.fingerprint|build)/([^/]+)-[0-9a-f]{16}(?:/|$)`)
+// unitRE finds a unit's package in a record path of either build-dir layout: legacy
+// `<prof>/.fingerprint/<pkg>-<hash>`, `<prof>/build/<pkg>-<hash>`; new `<prof>/build/<pkg>/<hash>`.
+var unitRE = regexp.MustCompile(`/(debug|release)/(?:(?:\.fingerprint|build)/([^/]+)-[0-9a-f]{16}|build/([^/]+)/[0-9a-f]{16})(?:/|$)`)
 
 // answer is stalecheck's verdict on a state, as the harness scores it.
 type answer struct {
@@ -670,7 +751,7 @@ func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
 			for _, ev := range f.Evidence {
 				if ev.Kind == "reference" {
 					if m := unitRE.FindStringSubmatch(ev.Path); m != nil {
-						pendingSet[m[2]+"@"+m[1]] = true
+						pendingSet[m[2]+m[3]+"@"+m[1]] = true
 					}
 				}
 			}
@@ -918,7 +999,9 @@ func stripWorkspaceUnits(target, ws string) error {
 			names = append(names, m[1], strings.ReplaceAll(m[1], "-", "_"))
 		}
 	}
-	unit := regexp.MustCompile(`^(?:lib)?(` + strings.Join(quoteAll(names), "|") + `)-[0-9a-f]{16}(?:\..*)?$`)
+	// Legacy `deps/lib<crate>-<hash>.rlib`, `.fingerprint/<pkg>-<hash>`, `build/<pkg>-<hash>`; new layout
+	// `build/<pkg>` (the unit folders `<hash>` under it).
+	unit := regexp.MustCompile(`^(?:lib)?(` + strings.Join(quoteAll(names), "|") + `)(?:-[0-9a-f]{16}(?:\..*)?)?$`)
 	profiles, _ := os.ReadDir(target)
 	for _, p := range profiles {
 		if !p.IsDir() {
@@ -1031,13 +1114,15 @@ func (r *shapeRun) switchBranch() error {
 // whichReport is the part of `stalecheck which --format json` the harness reads.
 type whichReport struct {
 	Libraries []struct {
-		Name       string `json:"name"`
-		Outcome    string `json:"outcome"`
-		Candidates []struct {
-			Path    string `json:"path"`
-			Matched bool   `json:"matched"`
-		} `json:"candidates"`
+		Name       string           `json:"name"`
+		Outcome    string           `json:"outcome"`
+		Candidates []whichCandidate `json:"candidates"`
 	} `json:"libraries"`
+}
+
+type whichCandidate struct {
+	Path    string `json:"path"`
+	Matched bool   `json:"matched"`
 }
 
 // judgeWhich asks `stalecheck which` which copy of each native library the binary holds, where a
@@ -1092,8 +1177,21 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 		}
 		return true
 	}
+	// twoOfOne reports whether an archive holds two members of one name (`ar q` appends): it carries the
+	// tokens of both, and which of them the binary took is not known by construction.
+	twoOfOne := func(path string) bool {
+		out, err := exec.CommandContext(ctx, "ar", "t", path).Output()
+		seen := map[string]bool{}
+		for _, m := range strings.Split(string(out), "\n") {
+			if m != "" && seen[m] {
+				return true
+			}
+			seen[m] = true
+		}
+		return err != nil
+	}
 	for _, lib := range w.Libraries {
-		if len(lib.Candidates) < 2 || !carries(lib.Candidates[0].Path) {
+		if len(lib.Candidates) < 2 || !carries(lib.Candidates[0].Path) || slices.ContainsFunc(lib.Candidates, func(c whichCandidate) bool { return twoOfOne(c.Path) }) {
 			continue
 		}
 		judged++

@@ -19,10 +19,21 @@ import (
 func linkedLibraryShadowed(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
-		if r.Step == nil || r.Kind == "lib" || len(g.LibFiles) == 0 {
+		if r.Step == nil || r.Kind == "lib" {
 			continue
 		}
 		reach := r.Reach()
+		seen := map[string]bool{}
+		// A failed unit's deps are not walked (its chain is the one Cargo was building), so the failed
+		// runs that reach the root are found by their roots.
+		for _, s := range g.Steps {
+			if s.Kind == graph.ScriptRun && s.Failed != "" && slices.Contains(s.Roots, r) {
+				out = append(out, leftoverAfterFailedRun(g, r, s, searchOrder(r), reach, seen)...)
+			}
+		}
+		if len(g.LibFiles) == 0 {
+			continue
+		}
 		written := map[string]bool{} // files the last run of a reached run wrote
 		for _, s := range reach {
 			if s.Kind != graph.ScriptRun {
@@ -35,7 +46,6 @@ func linkedLibraryShadowed(g *graph.Graph) []Finding {
 			}
 		}
 		order := searchOrder(r)
-		seen := map[string]bool{}
 		for _, s := range reach {
 			if s.Kind != graph.ScriptRun || s.Failed != "" {
 				continue
@@ -53,6 +63,33 @@ func linkedLibraryShadowed(g *graph.Graph) []Finding {
 				out = append(out, shadowFinding(g, r, s, l, pick, built, order, reach))
 			}
 		}
+	}
+	return out
+}
+
+// leftoverAfterFailedRun: the last run of s failed, so its output names no rustc-link-lib (the script
+// stopped before printing it) and the search order cannot be rebuilt from it; the binary is still the
+// one linked after the run before. When its DT_NEEDED entries name a lib<name>.so in s's OUT_DIR that is
+// older than the lib<name>.a beside it, and the binary is newer than that .a, the binary was linked after
+// the script last made the archive and still loads the older shared object: the leftover ld preferred.
+func leftoverAfterFailedRun(g *graph.Graph, r *graph.Root, s *graph.Step, order []string, reach []*graph.Step, seen map[string]bool) []Finding {
+	if r.Needed == nil {
+		return nil
+	}
+	var out []Finding
+	for _, o := range s.Outputs {
+		b := filepath.Base(o.Path)
+		if !strings.HasPrefix(b, "lib") || !strings.HasSuffix(b, ".so") || !slices.Contains(r.Needed, b) {
+			continue
+		}
+		name := strings.TrimSuffix(strings.TrimPrefix(b, "lib"), ".so")
+		a := filepath.Join(filepath.Dir(o.Path), "lib"+name+".a")
+		i := slices.IndexFunc(s.Outputs, func(f graph.FileInfo) bool { return f.Path == a })
+		if i < 0 || seen[name] || s.Outputs[i].MTimeNS <= o.MTimeNS || r.File.MTimeNS < s.Outputs[i].MTimeNS {
+			continue
+		}
+		seen[name] = true
+		out = append(out, shadowFinding(g, r, s, graph.Link{Name: name}, o.Path, a, order, reach))
 	}
 	return out
 }
@@ -83,6 +120,9 @@ func shadowFinding(g *graph.Graph, r *graph.Root, s *graph.Step, l graph.Link, p
 	for _, o := range s.Outputs {
 		if o.Path == built {
 			bf = o
+		}
+		if o.Path == pick {
+			pf = o
 		}
 	}
 	dir := filepath.Dir(pick)

@@ -114,6 +114,46 @@ func TestLinkedLibraryShadowedBySharedLeftover(t *testing.T) {
 	none(t, fs, "linked-library-shadowed")
 }
 
+// The same leftover, then a failing edit: the script's rerun stops at the compile, before it prints its
+// rustc-link-lib line, so the search order cannot be rebuilt from the run's output. The binary is still
+// the one that loads the leftover libf.so (older than the libf.a beside it, and the binary is newer than
+// that .a): still an error, found by the truth harness's so-leftover shape (a miss before). Fixing the
+// edit and removing the .so clears it.
+func TestLinkedLibraryShadowedAfterFailedRun(t *testing.T) {
+	p := shadowProject(t)
+	p.Env = append(p.Env, "F_SHARED=1")
+	p.Cargo("build")
+	p.Env = p.Env[:len(p.Env)-1]
+	p.Edit("f-sys/native/f.c", "return 1", "return 2")
+	p.Cargo("build")
+	p.Edit("f-sys/native/f.c", "return 2;", "return 2; #error broken")
+	if _, err := p.CargoErr("build"); err == nil {
+		t.Fatal("the premise fails: the broken edit built")
+	}
+	if got := runApp(t, p); got != "1" {
+		t.Fatalf("the premise fails: the binary prints %q, want 1 (the old shared object)", got)
+	}
+	fs, _ := p.Check()
+	f := one(t, fs, "linked-library-shadowed")
+	if f.Severity != check.Error || !strings.Contains(f.Message, "DT_NEEDED entries name libf.so") {
+		t.Errorf("want an error proven by DT_NEEDED: %v %s", f.Severity, f.Message)
+	}
+	p.Edit("f-sys/native/f.c", "return 2; #error broken", "return 2;")
+	so := globDirs(t, p.Path("target/debug/build/f-sys-*/out/libf.so"))
+	if len(so) != 1 {
+		t.Fatalf("want one leftover libf.so, got %v", so)
+	}
+	if err := os.Remove(so[0]); err != nil {
+		t.Fatal(err)
+	}
+	p.Cargo("build")
+	if got := runApp(t, p); got != "2" {
+		t.Fatalf("after the fix the binary prints %q, want 2", got)
+	}
+	fs, _ = p.Check()
+	none(t, fs, "linked-library-shadowed")
+}
+
 // Another crate's probe prints a folder outside the target folder that holds an old libf.a ahead of
 // the prefix f-sys installs its new libf.a into (both outside OUT_DIR; Cargo orders dependencies' -L
 // folders by package name: a-probe first), so ld takes the old copy (libz-sys #49). Static: not proven

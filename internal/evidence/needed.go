@@ -3,6 +3,8 @@ package evidence
 import (
 	"debug/elf"
 	"fmt"
+	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -10,8 +12,9 @@ import (
 
 // annotateNeeded fills graph.Root.Needed, the DT_NEEDED entries of the dynamic section (ELF gABI,
 // "Dynamic Section"), for the roots that reach a build-script run whose link name has a shared object
-// in a link-search folder (Graph.LibFiles): the proof of which file ld took for `-l<name>`. Other roots
-// are not opened. An unreadable binary is a problem naming it; a static binary has no entries.
+// in a link-search folder (Graph.LibFiles), or a failed build-script run whose OUT_DIR holds a shared
+// object (its output no longer says what it links): the proof of which file ld took for `-l<name>`.
+// Other roots are not opened. An unreadable binary is a problem naming it; a static binary has no entries.
 func annotateNeeded(g *graph.Graph) {
 	for _, r := range g.Roots {
 		if r.Step == nil || r.Kind == "lib" || !reachesSharedCandidate(g, r) {
@@ -33,6 +36,16 @@ func annotateNeeded(g *graph.Graph) {
 }
 
 func reachesSharedCandidate(g *graph.Graph, r *graph.Root) bool {
+	for _, s := range g.Steps {
+		if s.Kind != graph.ScriptRun || s.Failed == "" || !slices.Contains(s.Roots, r) {
+			continue
+		}
+		for _, o := range s.Outputs {
+			if b := filepath.Base(o.Path); strings.HasPrefix(b, "lib") && strings.HasSuffix(b, ".so") {
+				return true
+			}
+		}
+	}
 	if len(g.LibFiles) == 0 {
 		return false
 	}

@@ -27,6 +27,7 @@ func main() {
 	smoke := flag.Bool("smoke", false, "only build each shape once and judge the clean build")
 	list := flag.Bool("list", false, "list the shapes and exit")
 	verbose := flag.Bool("v", false, "log each shape's progress on stderr")
+	layout := flag.String("layout", "legacy", "Cargo's build-dir layout: legacy (cargo 1.95's default) or new (-Zbuild-dir-new-layout)")
 	flag.Parse()
 	if *list {
 		for _, s := range truth.Shapes() {
@@ -41,9 +42,13 @@ func main() {
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano() % 1000000)
 	}
-	fmt.Printf("truth: seed %d (rerun with --seed %d)\n", *seed, *seed)
+	if *layout != "legacy" && *layout != "new" {
+		fmt.Fprintln(os.Stderr, "truth: --layout is legacy or new")
+		os.Exit(2)
+	}
+	fmt.Printf("truth: seed %d (rerun with --seed %d), %s build-dir layout\n", *seed, *seed, *layout)
 	o := truth.Options{Work: *work, Stalecheck: *bin, Registry: "/usr/share/cargo/registry", Seed: *seed, Random: *random,
-		Quick: *quick, Jobs: *jobs, Pure: *pure, Smoke: *smoke}
+		Quick: *quick, Jobs: *jobs, Pure: *pure, Smoke: *smoke, NewLayout: *layout == "new"}
 	if *shapes != "" {
 		o.Shapes = strings.Split(*shapes, ",")
 	}
