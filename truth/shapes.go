@@ -28,6 +28,9 @@ type Shape struct {
 	Heavy bool
 	// Why: one line on what real-world style the shape stands for.
 	Why string
+	// Coverage: a shape of the Cargo-coverage set (issue 11: outputs shared between configurations,
+	// leftovers the linker prefers), run only with Options.Coverage.
+	Coverage bool
 }
 
 // A Knob is one file whose content an edit changes. Its token TRUTHV_<Name>_<n> appears in the file
@@ -535,8 +538,6 @@ func Shapes() []Shape {
 		shapeOf("cc-package-scan", "cc::Build with no rerun-if-changed: Cargo scans the whole package", false, ccStyle("ccscan", "none", false)),
 		shapeOf("cxx-bridge", "C++ compiled with c++ through cc::Build::cpp(true), extern \"C\" bridge", false, ccStyle("cxx", "files", true)),
 		shapeOf("handmade-cc-ar", "build.rs runs cc and ar with Command (no running: lines)", false, handmade("hand")),
-		shapeOf("ar-append", "build.rs runs cc and `ar qc` into the archive it already holds: a second member of one name per rerun", false, arAppend("aq")),
-		shapeOf("so-leftover", "build.rs makes libNAME.so with CFLAGS and libNAME.a without, in one OUT_DIR; GNU ld prefers the leftover .so", false, soLeftover("so")),
 		shapeOf("make-in-tree", "build.rs runs make inside the source tree; the archive lives outside OUT_DIR", false, makeInTree("mk")),
 		shapeOf("cmake", "the cmake crate on a CMakeLists.txt (configure, build, install into OUT_DIR)", false, cmakeStyle("cm")),
 		shapeOf("bindings-gen", "a declared header turned into OUT_DIR/bindings.rs, beside an undeclared .c", false, bindingsGen("bg")),
@@ -563,8 +564,12 @@ func Shapes() []Shape {
 			debianDep("openssl-sys", "0.9", "(unsafe { openssl_sys::OpenSSL_version_num() } > 0).to_string()"), cmakeStyle("os")),
 		shapeOf("multi-native", "three native components in one binary: cc with includes, cmake, a declared data file", false,
 			ccStyle("mna", "files", false), cmakeStyle("mnb"), declaredData("mnc")),
+		coverage(shapeOf("ar-append", "(coverage) build.rs runs cc and `ar qc` into the archive it already holds: a second member of one name per rerun", false, arAppend("aq"))),
+		coverage(shapeOf("so-leftover", "(coverage) build.rs makes libNAME.so with CFLAGS and libNAME.a without, in one OUT_DIR; GNU ld prefers the leftover .so", false, soLeftover("so"))),
 	}
 }
+
+func coverage(s Shape) Shape { s.Coverage = true; return s }
 
 // Materialize writes the shape's workspace into dir: its files, the vendored Debian crates (with the
 // knob patches appended) and a git repository with one commit on branch main and one on branch alt

@@ -108,6 +108,10 @@ type Options struct {
 	// NewLayout: every cargo command runs with -Zbuild-dir-new-layout (RUSTC_BOOTSTRAP=1), Cargo's new
 	// build-dir layout (docs/cargo-new-layout.md); stalecheck is not told, it detects the layout from disk.
 	NewLayout bool
+	// Coverage adds the Cargo-coverage set (issue 11): the shapes marked Coverage, and the other-tree
+	// edit (a second copy of the workspace built into the shared target folder) in every shape's
+	// sequences. Off by default, so the core corpus's figures stay comparable from run to run.
+	Coverage bool
 }
 
 // QuickShapes are the shapes `--quick` runs.
@@ -158,7 +162,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	res := &Result{}
 	var todo []Shape
 	for _, s := range Shapes() {
-		if len(want) > 0 && !want[s.Name] {
+		if len(want) > 0 && !want[s.Name] || len(want) == 0 && s.Coverage && !o.Coverage {
 			continue
 		}
 		if miss := missingTools(s); miss != "" {
@@ -336,7 +340,7 @@ func (r *shapeRun) fixedSequence() []Edit {
 		seq = append(seq, Edit{Kind: "clean-p", Arg: r.s.SysPackages[0]})
 	}
 	seq = append(seq, Edit{Kind: "branch"}, Edit{Kind: "branch"})
-	if len(native) > 0 {
+	if len(native) > 0 && r.o.Coverage {
 		seq = append(seq, Edit{Kind: "other-tree", Knob: &native[0]})
 	}
 	return seq
@@ -377,7 +381,7 @@ func (r *shapeRun) randomEdit(rng *rand.Rand) Edit {
 				return Edit{Kind: "clean-p", Arg: r.s.SysPackages[rng.IntN(len(r.s.SysPackages))]}
 			}
 		case x < 95:
-			if n := r.knobs("c-body", "header", "asm", "declared"); len(n) > 0 {
+			if n := r.knobs("c-body", "header", "asm", "declared"); len(n) > 0 && r.o.Coverage {
 				return Edit{Kind: "other-tree", Knob: &n[rng.IntN(len(n))]}
 			}
 		default:

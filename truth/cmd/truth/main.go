@@ -27,6 +27,7 @@ func main() {
 	smoke := flag.Bool("smoke", false, "only build each shape once and judge the clean build")
 	list := flag.Bool("list", false, "list the shapes and exit")
 	verbose := flag.Bool("v", false, "log each shape's progress on stderr")
+	cover := flag.Bool("coverage", false, "add the Cargo-coverage set: shapes ar-append and so-leftover, the other-tree edit in every shape")
 	layout := flag.String("layout", "legacy", "Cargo's build-dir layout: legacy (cargo 1.95's default) or new (-Zbuild-dir-new-layout)")
 	flag.Parse()
 	if *list {
@@ -46,9 +47,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "truth: --layout is legacy or new")
 		os.Exit(2)
 	}
-	fmt.Printf("truth: seed %d (rerun with --seed %d), %s build-dir layout\n", *seed, *seed, *layout)
+	set := "core corpus"
+	if *cover {
+		set = "core corpus + Cargo-coverage set"
+	}
+	fmt.Printf("truth: seed %d (rerun with --seed %d), %s build-dir layout, %s\n", *seed, *seed, *layout, set)
 	o := truth.Options{Work: *work, Stalecheck: *bin, Registry: "/usr/share/cargo/registry", Seed: *seed, Random: *random,
-		Quick: *quick, Jobs: *jobs, Pure: *pure, Smoke: *smoke, NewLayout: *layout == "new"}
+		Quick: *quick, Jobs: *jobs, Pure: *pure, Smoke: *smoke, NewLayout: *layout == "new", Coverage: *cover}
 	if *shapes != "" {
 		o.Shapes = strings.Split(*shapes, ",")
 	}
