@@ -24,8 +24,8 @@ type Binary struct {
 	roSections []*elf.Section
 	symbols    map[string][]binfmt.ELFSymbol // nil until needed; empty when the file has no .symtab
 	// symsFor are the names symbols holds every symbol of (needSymbols); nil when it holds all.
-	symsFor map[string]bool
-	prep    *prepared // what Prepare found; nil without it (or after a Match or Holds of other features)
+	symsFor    map[string]bool
+	prep       *prepared // what Prepare found; nil without it (or after a Match or Holds of other features)
 	hasSymtab  bool
 	fatbins    map[string]bool // fatbinKeyString → present
 	fatbinErr  error
