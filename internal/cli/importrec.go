@@ -19,24 +19,27 @@ import (
 // importJSON is one record as `runs --import` reads it: the shape recordJSON writes (runs --format json,
 // and run when the ledger cannot be reached). Pointers tell a missing field from a zero one.
 type importJSON struct {
-	ID             *int64           `json:"id"`
-	Name           *string          `json:"name"`
-	Start          *time.Time       `json:"start"`
-	StartNS        *int64           `json:"start_ns"`
-	WallNS         *int64           `json:"wall_ns"`
-	UserNS         *int64           `json:"user_ns"`
-	SysNS          *int64           `json:"sys_ns"`
-	PeakRSSBytes   *int64           `json:"peak_rss_bytes"`
-	RSSFloorBytes  *int64           `json:"rss_floor_bytes"`
-	ExitStatus     *int             `json:"exit_status"`
-	Command        []string         `json:"command"`
-	WorkDir        *string          `json:"work_dir"`
-	Stale          *bool            `json:"stale"`
-	Findings       json.RawMessage  `json:"findings"`
-	Identity       *ledger.Identity `json:"identity"`
-	Build          *string          `json:"build"`
-	PeakRSSAtFloor *bool            `json:"peak_rss_at_floor"`
-	Note           *string          `json:"note"`
+	ID            *int64           `json:"id"`
+	Name          *string          `json:"name"`
+	Start         *time.Time       `json:"start"`
+	StartNS       *int64           `json:"start_ns"`
+	WallNS        *int64           `json:"wall_ns"`
+	UserNS        *int64           `json:"user_ns"`
+	SysNS         *int64           `json:"sys_ns"`
+	PeakRSSBytes  *int64           `json:"peak_rss_bytes"`
+	RSSFloorBytes *int64           `json:"rss_floor_bytes"`
+	ExitStatus    *int             `json:"exit_status"`
+	Command       []string         `json:"command"`
+	WorkDir       *string          `json:"work_dir"`
+	Stale         *bool            `json:"stale"`
+	Findings      json.RawMessage  `json:"findings"`
+	Identity      *ledger.Identity `json:"identity"`
+	// IdentityKey and Git are a record of a runs document (RunsDoc): its identity is the document's.
+	IdentityKey    *string     `json:"identity_key"`
+	Git            *ledger.Git `json:"git"`
+	Build          *string     `json:"build"`
+	PeakRSSAtFloor *bool       `json:"peak_rss_at_floor"`
+	Note           *string     `json:"note"`
 }
 
 // maxImportBytes bounds the file --import reads.
@@ -81,13 +84,33 @@ func readImport(path string, stdin io.Reader) ([]ledger.Record, error) {
 		return fmt.Errorf("%s: not valid JSON: %v", where(i, off), err)
 	}
 	var recs []ledger.Record
+	var ids map[string]sharedIdentityJSON // a runs document's identities
 	add := func(raw json.RawMessage, i int, off int64) error {
-		r, err := decodeImport(raw)
+		r, err := decodeImport(raw, ids)
 		if err != nil {
 			return fmt.Errorf("%s: %w", where(i, off), err)
 		}
 		recs = append(recs, r)
 		return nil
+	}
+	if trimmed[0] == '{' {
+		// A whole `runs --format json` document: its records name their identities by key.
+		raws, offs, docIDs, isDoc, err := splitRunsDoc(data)
+		if isDoc {
+			if err != nil {
+				return nil, fmt.Errorf("--import %s: a runs document (line %d): %w", path, lineAt(offs[len(offs)-1]), err)
+			}
+			ids = docIDs
+			for i, raw := range raws {
+				if err := add(raw, i+1, offs[i]); err != nil {
+					return nil, err
+				}
+			}
+			if len(recs) == 0 {
+				return nil, fmt.Errorf("--import %s: no records (a runs document with an empty records list)", path)
+			}
+			return recs, nil
+		}
 	}
 	if trimmed[0] == '[' {
 		if _, err := dec.Token(); err != nil {
@@ -134,8 +157,9 @@ func readImport(path string, stdin io.Reader) ([]ledger.Record, error) {
 // decodeImport checks one record's JSON and returns the record (ID 0). Errors: not an object, an unknown
 // field, a required field missing (name, start or start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes,
 // exit_status, command, work_dir, stale, identity), a negative time or size, start and start_ns that
-// disagree, and a build key that is not the identity's.
-func decodeImport(raw json.RawMessage) (ledger.Record, error) {
+// disagree, and a build key that is not the identity's. A record of a runs document (ids not nil) has
+// identity_key and git instead of identity (sharedIdentity).
+func decodeImport(raw json.RawMessage, ids map[string]sharedIdentityJSON) (ledger.Record, error) {
 	var j importJSON
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
@@ -161,6 +185,11 @@ func decodeImport(raw json.RawMessage) (ledger.Record, error) {
 	need(len(j.Command) > 0, "command")
 	need(j.WorkDir != nil, "work_dir")
 	need(j.Stale != nil, "stale")
+	if j.IdentityKey != nil || j.Git != nil {
+		if err := sharedIdentity(&j, ids); err != nil {
+			return ledger.Record{}, err
+		}
+	}
 	need(j.Identity != nil, "identity")
 	if len(missing) > 0 {
 		return ledger.Record{}, fmt.Errorf("missing required field(s): %s", joinQuoted(missing))

@@ -225,8 +225,6 @@ func runSummary(r *ledger.Record, floor int64) string {
 	return s
 }
 
-func seconds(ns int64) string { return fmt.Sprintf("%.3f s", float64(ns)/1e9) }
-
 // recorder opens the ledger at the first record (after the command ran, so that a slow or unreachable
 // server never delays the command) and stores each record. A record it cannot store is printed on stderr
 // as one line of JSON (the form `stalecheck runs --format json` uses), so the result is not lost.

@@ -324,8 +324,12 @@ func TestRunRecordsIdentity(t *testing.T) {
 			}
 			out, _, code = runIn(t, ws, append([]string{"runs", "--format", "json"}, rargs...)...)
 			var doc RunsDoc
-			if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || len(doc.Records) != 1 || doc.Records[0].Build != runner.BuildKey(id) ||
-				doc.Records[0].Identity.Natives[0].Fingerprint != fp || doc.Tool.Name != "stalecheck" {
+			err := json.Unmarshal([]byte(out), &doc)
+			if err == nil {
+				err = doc.resolve()
+			}
+			if err != nil || code != 0 || len(doc.Records) != 1 || doc.Records[0].Build != runner.BuildKey(id) ||
+				doc.Records[0].Record.Identity.Natives[0].Fingerprint != fp || doc.Tool.Name != "stalecheck" {
 				t.Errorf("runs --format json: exit %d, %v\n%s", code, err, out)
 			}
 		})

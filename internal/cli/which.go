@@ -109,13 +109,9 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 		return &ExitError{2, err}
 	}
 	defer b.Close()
-	var out []whichLibrary
-	for _, lib := range libs {
-		wl, err := answerLibrary(b, lib)
-		if err != nil {
-			return &ExitError{2, err}
-		}
-		out = append(out, wl)
+	out, err := answerLibraries(b, libs)
+	if err != nil {
+		return &ExitError{2, err}
 	}
 	if fl.format == "json" {
 		doc := whichDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "which"},
@@ -295,14 +291,24 @@ func rlibCrate(p string) string {
 }
 
 func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, error) {
+	lc, err := readLibrary(lib, evidence.ReadCandidate)
+	if err != nil {
+		return lc.wl, err
+	}
+	return matchLibrary(b, lib, lc)
+}
+
+// readLibrary reads the copies of lib with read; a copy found in the build folder that cannot be
+// read or parsed is left out with a note, a copy given with --candidate is an error.
+func readLibrary(lib evidence.Library, read func(string) (*evidence.Candidate, error)) (libraryCopies, error) {
 	wl := whichLibrary{Name: lib.Name, Notes: []string{}}
 	var cands []*evidence.Candidate
 	var copies []evidence.Copy
 	for _, c := range lib.Copies {
-		cd, err := evidence.ReadCandidate(c.Path)
+		cd, err := read(c.Path)
 		if err != nil {
 			if c.Step == nil && c.Found == "" {
-				return wl, err // a copy given with --candidate: no answer without it
+				return libraryCopies{wl: wl}, err // a copy given with --candidate: no answer without it
 			}
 			// A copy found in the build folder that cannot be read (a FIFO, a device, gone) or parsed
 			// (truncated, corrupt): what it holds now is not what any binary linked, so say so and
@@ -318,8 +324,14 @@ func answerLibrary(b *evidence.Binary, lib evidence.Library) (whichLibrary, erro
 		copies = append(copies, c)
 	}
 	if len(cands) == 0 {
-		return wl, fmt.Errorf("no copy of lib%s.a could be read: %s", lib.Name, strings.Join(wl.Notes, "; "))
+		return libraryCopies{wl: wl}, fmt.Errorf("no copy of lib%s.a could be read: %s", lib.Name, strings.Join(wl.Notes, "; "))
 	}
+	return libraryCopies{wl: wl, cands: cands, copies: copies}, nil
+}
+
+// matchLibrary answers one library from its copies read by readLibrary.
+func matchLibrary(b *evidence.Binary, lib evidence.Library, lc libraryCopies) (whichLibrary, error) {
+	wl, cands, copies := lc.wl, lc.cands, lc.copies
 	wl.copies = copies
 	res, err := evidence.Match(b, cands)
 	if err != nil {

@@ -23,6 +23,9 @@ type Binary struct {
 	// roSections are the loaded read-only data sections (SHF_ALLOC, not writable, not executable).
 	roSections []*elf.Section
 	symbols    map[string][]binfmt.ELFSymbol // nil until needed; empty when the file has no .symtab
+	// symsFor are the names symbols holds every symbol of (needSymbols); nil when it holds all.
+	symsFor    map[string]bool
+	prep       *prepared // what Prepare found; nil without it (or after a Match or Holds of other features)
 	hasSymtab  bool
 	fatbins    map[string]bool // fatbinKeyString → present
 	fatbinErr  error
@@ -105,7 +108,7 @@ func (b *Binary) Contains(s []byte) bool {
 // DefinesSymbol reports whether a symbol of that name is defined (.symtab, else .dynsym). known is
 // false when it is not found and the binary has no .symtab (stripped), so the answer cannot be told.
 func (b *Binary) DefinesSymbol(name string) (found, known bool, err error) {
-	if err := b.loadSymbols(); err != nil {
+	if err := b.needSymbols([]string{name}); err != nil {
 		return false, false, err
 	}
 	if len(b.symbols[name]) > 0 {
@@ -118,13 +121,14 @@ func (b *Binary) DefinesSymbol(name string) (found, known bool, err error) {
 func (b *Binary) loadSymbols() error {
 	b.symMu.Lock()
 	defer b.symMu.Unlock()
-	if b.symbols != nil {
+	if b.symbols != nil && b.symsFor == nil {
 		return nil
 	}
 	syms, _, err := b.elf.DefinedSymbols()
 	if err != nil {
 		return err
 	}
+	b.symsFor = nil
 	b.symbols = make(map[string][]binfmt.ELFSymbol, len(syms))
 	for _, s := range syms {
 		b.symbols[s.Name] = append(b.symbols[s.Name], s)
@@ -317,7 +321,7 @@ func splitContainers(data []byte, size int) [][2]int {
 // gives a candidate placement (address − offset in section); the bytes there, masked the same way,
 // must equal the member's. known is false without a .symtab (a stripped binary).
 func (b *Binary) hasCode(c *codeSection) (found, known bool, err error) {
-	if err := b.loadSymbols(); err != nil {
+	if err := b.needSymbols([]string{c.symbol}); err != nil {
 		return false, false, err
 	}
 	if !b.hasSymtab {
@@ -366,7 +370,7 @@ func (b *Binary) presence(f Feature, strs map[string]bool) (Presence, error) {
 		}
 		return Absent, nil
 	case Symbol:
-		if err := b.loadSymbols(); err != nil {
+		if err := b.needSymbols([]string{f.value}); err != nil {
 			return Unknown, err
 		}
 		if !b.hasSymtab {

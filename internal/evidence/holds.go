@@ -66,6 +66,7 @@ func Holds(b *Binary, c *Candidate) (*Holding, error) {
 	}
 	b.fatbinMu.Lock()
 	b.wantFatbin, b.fatbinDone = map[[2]uint32][]uint64{}, false
+	b.prep = nil // the fatbinary entries looked for change
 	b.fatbinMu.Unlock()
 	var wanted []string
 	for _, f := range c.Features {

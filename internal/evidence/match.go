@@ -139,36 +139,24 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		}
 	}
 	imp := newImplier(cands, reps)
-	// All strings to look for, in one pass over the binary.
-	var wanted []string
-	seenStr := map[string]bool{}
-	for _, c := range cands {
-		for _, f := range c.Features {
-			if f.Kind == String && !seenStr[f.value] {
-				seenStr[f.value] = true
-				wanted = append(wanted, f.value)
-			}
-		}
+	// All strings to look for, in one pass over the binary, unless Prepare looked for them already.
+	w := wantsOf(cands)
+	var strs map[string]bool
+	if b.prep != nil && b.prep.covers(w) {
+		strs = b.prep.found
+	} else {
+		// Entries are hashed per Match (only those that could equal a wanted one), so reparse each
+		// time; the fatbin parse runs beside the string scan.
+		b.fatbinMu.Lock()
+		b.wantFatbin, b.fatbinDone, b.prep = w.fatbin, false, nil
+		b.fatbinMu.Unlock()
+		fatbinDone, symsDone := make(chan struct{}), make(chan struct{})
+		go func() { b.hasFatbin(fatbinKey{}); close(fatbinDone) }()
+		go func() { b.needSymbols(w.symbols); close(symsDone) }() // errors are seen again by presence
+		strs = b.presentStrings(w.strings)
+		<-fatbinDone
+		<-symsDone
 	}
-	// Entries are hashed per Match (only those that could equal a wanted one), so reparse each time;
-	// the fatbin parse runs beside the string scan.
-	b.fatbinMu.Lock()
-	b.wantFatbin, b.fatbinDone = map[[2]uint32][]uint64{}, false
-	b.fatbinMu.Unlock()
-	for _, c := range cands {
-		for _, f := range c.Features {
-			if f.Kind == Fatbin {
-				k := [2]uint32{uint32(f.fatbin.kind), f.fatbin.arch}
-				b.wantFatbin[k] = append(b.wantFatbin[k], f.fatbin.size)
-			}
-		}
-	}
-	fatbinDone, symsDone := make(chan struct{}), make(chan struct{})
-	go func() { b.hasFatbin(fatbinKey{}); close(fatbinDone) }()
-	go func() { b.loadSymbols(); close(symsDone) }() // errors are seen again by presence
-	strs := b.presentStrings(wanted)
-	<-fatbinDone
-	<-symsDone
 	memo := map[string]Presence{}
 	presence := func(f Feature) (Presence, error) {
 		if p, ok := memo[f.Key]; ok {

