@@ -183,7 +183,7 @@ func TestRunS14RefusesStaleBench(t *testing.T) {
 			if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 {
 				t.Fatalf("runs --format json: exit %d, %v\n%s", code, err, out)
 			}
-			if doc.SchemaVersion != 1 || doc.Command != "runs" || len(doc.Records) != before+1 || doc.Records[0].Stale == nil || !*doc.Records[0].Stale || *doc.Records[len(doc.Records)-1].Stale {
+			if doc.SchemaVersion != RunsSchemaVersion || doc.Command != "runs" || len(doc.Records) != before+1 || doc.Records[0].Stale == nil || !*doc.Records[0].Stale || *doc.Records[len(doc.Records)-1].Stale {
 				t.Errorf("runs JSON: %s", out)
 			}
 

@@ -32,6 +32,11 @@ type runsRecordJSON struct {
 	Git         ledger.Git `json:"git"`
 }
 
+// RunsSchemaVersion is the schema version of the `runs --format json` listing: 2 since each build
+// identity is printed once in `identities` and records name theirs by `identity_key` (version 1 records
+// held their whole `identity`; runs --import reads both).
+const RunsSchemaVersion = 2
+
 // sharedIdentityJSON is a build identity as RunsDoc's identities hold it: ledger.Identity without Git.
 type sharedIdentityJSON struct {
 	Binaries  []ledger.Binary   `json:"binaries"`
@@ -44,7 +49,7 @@ type sharedIdentityJSON struct {
 // newRunsDoc builds the document of recs; each identity is keyed once (records read from a ledger of
 // schema version 3 carry their key; older ones are encoded to find it).
 func newRunsDoc(loc string, recs []ledger.Record) RunsDoc {
-	doc := RunsDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "runs"},
+	doc := RunsDoc{Envelope: report.Envelope{SchemaVersion: RunsSchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "runs"},
 		Ledger: loc, Identities: map[string]sharedIdentityJSON{}, Records: make([]runsRecordJSON, 0, len(recs))}
 	for i := range recs {
 		r := &recs[i]
