@@ -13,6 +13,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -30,7 +31,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 
 	// Binaries: the program first (a script or a system tool counts: it is what ran), then those that matter.
 	seen := map[string]bool{}
-	if fi, err := os.Stat(p.Program); err == nil && fi.Mode().IsRegular() && !p.isMatterFile(fi) {
+	if fi, err := fsrec.Stat(p.Program); err == nil && fi.Mode().IsRegular() && !p.isMatterFile(fi) {
 		p.addBinary(p.Program)
 		seen[p.Program] = true
 	}
@@ -100,7 +101,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 			if !in.File.Exists || srcSeen[path] {
 				continue
 			}
-			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			if fi, err := fsrec.Stat(path); err == nil && fi.IsDir() {
 				p.folderSources(path, add)
 				continue
 			}
@@ -133,7 +134,7 @@ const maxFolderFiles = 10000
 // at most maxFolderFiles).
 func (p *Plan) folderSources(dir string, add func(string)) {
 	n := 0
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	fsrec.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -161,7 +162,7 @@ func (p *Plan) folderSources(dir string, add func(string)) {
 // isMatterFile reports whether fi is one of the binaries that matter (the same file).
 func (p *Plan) isMatterFile(fi os.FileInfo) bool {
 	for _, m := range p.Matter {
-		if mi, err := os.Stat(m); err == nil && os.SameFile(fi, mi) {
+		if mi, err := fsrec.Stat(m); err == nil && os.SameFile(fi, mi) {
 			return true
 		}
 	}
@@ -185,7 +186,7 @@ func (p *Plan) note(format string, args ...any) {
 // addBinary records path with its size, digest and ELF build-id.
 func (p *Plan) addBinary(path string) {
 	b := ledger.Binary{Path: path}
-	fi, err := os.Stat(path)
+	fi, err := fsrec.Stat(path)
 	if err != nil {
 		p.note("binary %s: %v", path, err)
 		p.Identity.Binaries = append(p.Identity.Binaries, b)

@@ -40,6 +40,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 )
@@ -133,7 +134,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	}
 	p := &Plan{Program: prog, Dir: cfg.Dir, Command: cfg.Command, Environ: cfg.Environ}
 	for _, b := range cfg.Binaries {
-		if fi, err := os.Stat(absIn(cfg.Dir, b)); err != nil {
+		if fi, err := fsrec.Stat(absIn(cfg.Dir, b)); err != nil {
 			return nil, fmt.Errorf("--binary %s: %w", b, errors.Unwrap(err))
 		} else if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("--binary %s: not a file", b)
@@ -232,7 +233,7 @@ func (p *Plan) SaveCaches() error {
 func resolveProgram(name, dir, path string) (string, error) {
 	if strings.ContainsRune(name, '/') {
 		p := absIn(dir, name)
-		fi, err := os.Stat(p)
+		fi, err := fsrec.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return "", &ExecError{127, name, fs.ErrNotExist}
@@ -251,7 +252,7 @@ func resolveProgram(name, dir, path string) (string, error) {
 			d = "."
 		}
 		c := absIn(dir, filepath.Join(d, name))
-		fi, err := os.Stat(c)
+		fi, err := fsrec.Stat(c)
 		if err != nil || fi.IsDir() {
 			continue
 		}
@@ -296,12 +297,12 @@ func (p *Plan) chooseMatter(given []string) {
 	}
 	var roots []rootStat
 	for _, r := range g.Roots {
-		if fi, err := os.Stat(r.File.Path); err == nil {
+		if fi, err := fsrec.Stat(r.File.Path); err == nil {
 			roots = append(roots, rootStat{r, fi})
 		}
 	}
 	rootOf := func(path string) (string, bool) {
-		fi, err := os.Stat(path)
+		fi, err := fsrec.Stat(path)
 		if err != nil {
 			return "", false
 		}
