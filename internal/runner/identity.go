@@ -20,7 +20,8 @@ import (
 )
 
 // identity fills p.Identity: the binaries (the program and the binaries that matter), the native copies
-// they link, the sources the graph knows for them, git state, toolchain and environment.
+// they link, the sources the graph knows for them, toolchain and environment; git state is gitIdentity's
+// (asked on every run: the verdict cache cannot see what git status reads).
 func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	id := &p.Identity
 	id.Binaries = []ledger.Binary{}
@@ -119,10 +120,6 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		id.Sources = append(id.Sources, ledger.Source{Path: path, Digest: d.String()})
 	}
 
-	var gitNote string
-	if id.Git, gitNote = gitState(ctx, p.Graph.Workspace, p.Environ); gitNote != "" {
-		p.note("%s", gitNote)
-	}
 	p.toolchain(ctx, getenv)
 	id.Env = buildEnv(p.Environ, rerunEnv)
 }
@@ -322,4 +319,12 @@ func buildEnv(env []string, declared []string) map[string]string {
 		}
 	}
 	return out
+}
+
+// gitIdentity fills p.Identity.Git (HEAD and dirty state of the repository holding dir, the workspace).
+func (p *Plan) gitIdentity(ctx context.Context, dir string) {
+	var gitNote string
+	if p.Identity.Git, gitNote = gitState(ctx, dir, p.Environ); gitNote != "" {
+		p.note("%s", gitNote)
+	}
 }

@@ -43,6 +43,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
 // Config describes one `stalecheck run`.
@@ -61,6 +62,11 @@ type Config struct {
 	// StateDir holds the digest cache and the run cache; "" means digest.DefaultDir(). When no state folder
 	// can be found, nothing is cached.
 	StateDir string
+	// VerdictCache is what the verdict cache does for the pre-run check (internal/vcache; verdict.go):
+	// Off (the zero value), On, or Verify.
+	VerdictCache vcache.Mode
+	// Version is stalecheck's version, part of the verdict cache's key.
+	Version string
 }
 
 // ExecError says the command could not be started: Code is 127 when the program was not found, 126 when
@@ -103,8 +109,9 @@ type Plan struct {
 	// Notes are things the identity could not establish (an unreadable file, a tool that did not answer).
 	Notes []string
 
-	state *stateCache
-	dig   *digest.Cache
+	state     *stateCache
+	dig       *digest.Cache
+	workspace string // the graph's workspace (git is asked there)
 }
 
 // Stale reports whether an error finding touches a binary that matters.
@@ -127,6 +134,17 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	if cfg.Environ == nil {
 		cfg.Environ = os.Environ()
 	}
+	// The verdict cache (verdict.go) answers an unchanged build's plan; git is asked every time.
+	p, err := cachedPrepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.gitIdentity(ctx, p.workspace)
+	return p, nil
+}
+
+// prepareFull is Prepare without the verdict cache and git.
+func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	getenv := envLookup(cfg.Environ)
 	prog, err := resolveProgram(cfg.Command[0], cfg.Dir, getenv("PATH"))
 	if err != nil {
@@ -216,6 +234,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		p.state = openState(stateDir)
 	}
 	p.identity(ctx, getenv)
+	p.workspace = g.Workspace
 	return p, nil
 }
 
