@@ -21,7 +21,7 @@ func cachedCheck(st Streams, stateDir, invocation string, noCache bool, output s
 	var vc *vcache.Cache
 	var key vcache.Key
 	if mode != vcache.Off {
-		if vc = vcache.Open(stateDir); vc != nil {
+		if vc = vcache.Open(stateDir, st.Err); vc != nil {
 			var err error
 			if key, err = vcache.MakeKey("check", Version, []string{invocation}); err != nil {
 				vc = nil

@@ -109,7 +109,7 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	}
 	ctx := context.Background()
 	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir,
-		VerdictCache: vcache.ModeFromEnv(fl.noCache), Version: Version})
+		VerdictCache: vcache.ModeFromEnv(fl.noCache), Version: Version, Trace: st.Err})
 	if err != nil {
 		var ee *runner.ExecError
 		if errors.As(err, &ee) {

@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -67,6 +68,8 @@ type Config struct {
 	VerdictCache vcache.Mode
 	// Version is stalecheck's version, part of the verdict cache's key.
 	Version string
+	// Trace gets the verdict cache's decisions under STALECHECK_VERDICT_CACHE_TRACE (nil: os.Stderr).
+	Trace io.Writer
 }
 
 // ExecError says the command could not be started: Code is 127 when the program was not found, 126 when

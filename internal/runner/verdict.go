@@ -50,9 +50,9 @@ func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
 	var vc *vcache.Cache
 	var key vcache.Key
 	if cfg.VerdictCache != vcache.Off {
-		if vc = vcache.Open(stateDir); vc != nil {
+		if vc = vcache.Open(stateDir, cfg.Trace); vc != nil {
 			inv := fmt.Sprintf("command=%q binaries=%q target-dir=%q build-dir=%q dir=%q state=%q environ=%q",
-				cfg.Command, cfg.Binaries, cfg.TargetDir, cfg.BuildDir, cfg.Dir, stateDir, strings.Join(cfg.Environ, "\x00"))
+				cfg.Command, cfg.Binaries, cfg.TargetDir, cfg.BuildDir, cfg.Dir, stateDir, strings.Join(vcache.StableEnv(cfg.Environ), "\x00"))
 			var err error
 			if key, err = vcache.MakeKey("run", cfg.Version, []string{inv}); err != nil {
 				vc = nil

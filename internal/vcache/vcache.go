@@ -47,6 +47,7 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -100,6 +101,20 @@ func ModeFromEnv(noCache bool) Mode {
 // volatile are environment variables left out of the key: shells set them per command.
 var volatile = map[string]bool{"_": true, "OLDPWD": true}
 
+// StableEnv returns env sorted, without the volatile variables and the cache's own switches: the
+// environment as the key sees it.
+func StableEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		if !volatile[name] && !strings.HasPrefix(name, EnvMode) {
+			out = append(out, e)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
 // Key identifies one invocation (see the package comment).
 type Key [32]byte
 
@@ -145,13 +160,7 @@ func MakeKey(kind, version string, args []string, extra ...string) (Key, error) 
 	for _, a := range args {
 		put(a)
 	}
-	env := os.Environ()
-	sort.Strings(env)
-	for _, e := range env {
-		name, _, _ := strings.Cut(e, "=")
-		if volatile[name] || strings.HasPrefix(name, EnvMode) {
-			continue
-		}
+	for _, e := range StableEnv(os.Environ()) {
 		put(e)
 	}
 	put(fmt.Sprintf("extra %d", len(extra)))
@@ -178,18 +187,44 @@ type Cache struct {
 }
 
 // Open returns the cache of the state folder stateDir; nil when stateDir is "" or the platform cannot
-// take signatures (fsrec.Supported).
-func Open(stateDir string) *Cache {
+// take signatures (fsrec.Supported). With EnvTrace set, each decision is written to trace (nil:
+// os.Stderr) as a line "stalecheck: verdict cache: …".
+func Open(stateDir string, trace io.Writer) *Cache {
 	if stateDir == "" || !fsrec.Supported {
 		return nil
 	}
 	c := &Cache{stateDir: stateDir, dir: filepath.Join(stateDir, Folder)}
 	if os.Getenv(EnvTrace) != "" {
+		if trace == nil {
+			trace = os.Stderr
+		}
 		c.Trace = func(format string, args ...any) {
-			fmt.Fprintf(os.Stderr, "stalecheck: verdict cache: "+format+"\n", args...)
+			fmt.Fprintf(trace, "stalecheck: verdict cache: "+format+"\n", args...)
 		}
 	}
 	return c
+}
+
+// ReadEntry decodes a verdict file (for tests and diagnostics): its key, result and entries.
+func ReadEntry(path string) (Key, *Result, []fsrec.Entry, error) {
+	data, err := safeio.ReadFile(path, safeio.MaxCache)
+	if err != nil {
+		return Key{}, nil, nil, err
+	}
+	var k Key
+	if len(data) >= len(magic)+32 {
+		copy(k[:], data[len(magic):])
+	}
+	res, ents, err := decode(data, k)
+	if err != nil {
+		return Key{}, nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, res, ents, nil
+}
+
+// WriteEntry encodes a verdict file (for tests: a tampered verdict that verify mode must catch).
+func WriteEntry(path string, k Key, res *Result, ents []fsrec.Entry) error {
+	return os.WriteFile(path, encode(k, res, ents), 0o600)
 }
 
 func (c *Cache) say(format string, args ...any) {
