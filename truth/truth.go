@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -124,6 +125,10 @@ type Result struct {
 	Verdicts []Verdict
 	Skipped  []string // shapes not run, and why
 	Elapsed  time.Duration
+	// CacheDisagreed lists, under STALECHECK_VERDICT_CACHE=verify, the states where stalecheck's
+	// verdict cache disagreed with its full check (exit status 3), or where a second check of an
+	// unchanged state printed something else than the first.
+	CacheDisagreed []string
 }
 
 // Run runs the harness.
@@ -175,6 +180,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			defer mu.Unlock()
 			res.Verdicts = append(res.Verdicts, vs...)
 			res.States += states
+			res.CacheDisagreed = append(res.CacheDisagreed, r.cacheDisagreed...)
 			if err != nil {
 				res.Skipped = append(res.Skipped, s.Name+": "+err.Error())
 				if firstErr == nil {
@@ -223,6 +229,8 @@ type shapeRun struct {
 	states   int
 	verdicts []Verdict
 	step     int
+	// cacheDisagreed: see Result.CacheDisagreed.
+	cacheDisagreed []string
 }
 
 func (r *shapeRun) logf(format string, a ...any) {
@@ -657,6 +665,24 @@ func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if os.Getenv("STALECHECK_VERDICT_CACHE") == "verify" {
+		// The verdict cache must never answer what the full check would not: its verify mode fails with
+		// exit status 3 on a hit that differs, and a second check of the same state (a hit, once
+		// stored) must print the same.
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 3 {
+			r.cacheDisagreed = append(r.cacheDisagreed, fmt.Sprintf("%s state %d: %s", r.s.Name, r.states, tail(stderr.String(), 2000)))
+		} else if err == nil {
+			again := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+			again.Dir, again.Env = r.ws, cmd.Env
+			var stderr2 bytes.Buffer
+			again.Stderr = &stderr2
+			out2, err2 := again.Output()
+			if err2 != nil || !bytes.Equal(out, out2) {
+				r.cacheDisagreed = append(r.cacheDisagreed, fmt.Sprintf("%s state %d: a second check of the same state: %v %s", r.s.Name, r.states, err2, tail(stderr2.String(), 2000)))
+			}
+		}
+	}
 	var c check
 	a := answer{errRoots: map[string][]string{}}
 	if err != nil || json.Unmarshal(out, &c) != nil {

@@ -24,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -362,6 +363,25 @@ func Glob(pattern string) ([]string, error) {
 		r.note(p, OpLstat, fi, lerr)
 	}
 	return m, err
+}
+
+// LookPath is exec.LookPath, recorded: the stat of the name in every PATH folder up to the one that
+// has it (a tool that appears earlier on PATH later changes the answer).
+func LookPath(name string) (string, error) {
+	if r := cur.Load(); r != nil && !strings.ContainsRune(name, '/') {
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if d == "" {
+				d = "."
+			}
+			p := filepath.Join(d, name)
+			fi, err := os.Stat(p)
+			r.note(p, OpStat, fi, err)
+			if err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+				break
+			}
+		}
+	}
+	return exec.LookPath(name)
 }
 
 // EvalSymlinks is filepath.EvalSymlinks, recorded: the lstat of every prefix of the path.

@@ -91,7 +91,7 @@ func RunMake(ctx context.Context, dir, makefile string) (*Query, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	makePath, err := exec.LookPath("make")
+	makePath, err := fsrec.LookPath("make")
 	if err != nil {
 		return nil, fmt.Errorf("%s: GNU make not found: %w", makefile, err)
 	}

@@ -388,9 +388,10 @@ func (c *statCache) get(p string) stat {
 		return s
 	}
 	var s stat
-	var st syscall.Stat_t
-	if syscall.Stat(p, &st) == nil {
-		s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, size: st.Size, ok: true}
+	if fi, err := fsrec.Stat(p); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, size: st.Size, ok: true}
+		}
 	}
 	c.m[p] = s
 	return s

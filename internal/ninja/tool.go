@@ -31,7 +31,7 @@ type Tool struct {
 // FindTool looks ninja up on PATH and asks its version. It returns an error wrapping exec.ErrNotFound
 // when ninja is absent.
 func FindTool(ctx context.Context) (*Tool, error) {
-	p, err := exec.LookPath("ninja")
+	p, err := fsrec.LookPath("ninja")
 	if err != nil {
 		return nil, err
 	}
