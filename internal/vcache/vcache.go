@@ -56,6 +56,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -295,44 +296,132 @@ func (c *Cache) Lookup(k Key) (*Result, bool) {
 	return res, true
 }
 
-// firstChanged stats every entry again (in parallel for many) and returns the first path whose
-// signature differs, "" when none does.
+// splitPath splits an absolute path at its last "/" (never cleaned: "a/../b" keeps its meaning under
+// symbolic links); ok is false for a last element that is empty, "." or "..".
+func splitPath(p string) (dir, base string, ok bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	base = p[i+1:]
+	if base == "" || base == "." || base == ".." {
+		return "", "", false
+	}
+	dir = p[:i]
+	if dir == "" {
+		dir = "/"
+	}
+	return dir, base, true
+}
+
+// sortByFolder orders entries by folder, then name and op, so that a folder's entries are contiguous
+// (firstChanged stats them through one descriptor of the folder).
+func sortByFolder(ents []fsrec.Entry) {
+	sort.SliceStable(ents, func(i, j int) bool {
+		di, bi, _ := splitPath(ents[i].Path)
+		dj, bj, _ := splitPath(ents[j].Path)
+		if di != dj {
+			return di < dj
+		}
+		if bi != bj {
+			return bi < bj
+		}
+		if ents[i].Path != ents[j].Path {
+			return ents[i].Path < ents[j].Path
+		}
+		return ents[i].Op < ents[j].Op
+	})
+}
+
+// changedIn stats ents again (a run of one folder's entries through fsrec.StatGroup where it can) and
+// returns the first path whose signature differs, "" when none does; stop ends it early.
+func changedIn(ents []fsrec.Entry, stop *atomic.Bool) string {
+	for lo := 0; lo < len(ents); {
+		if stop.Load() {
+			return ""
+		}
+		dir, _, ok := splitPath(ents[lo].Path)
+		hi := lo + 1
+		if ok {
+			for hi < len(ents) {
+				if d, _, ok2 := splitPath(ents[hi].Path); !ok2 || d != dir {
+					break
+				}
+				hi++
+			}
+		}
+		group := ents[lo:hi]
+		changed := ""
+		grouped := false
+		if ok && len(group) > 1 {
+			names := make([]string, len(group))
+			ops := make([]fsrec.Op, len(group))
+			for i, e := range group {
+				_, names[i], _ = splitPath(e.Path)
+				ops[i] = e.Op
+			}
+			grouped = fsrec.StatGroup(dir, names, ops, func(i int, s fsrec.Sig) bool {
+				if s != group[i].Sig {
+					changed = group[i].Path
+					return false
+				}
+				return true
+			})
+		}
+		if !grouped {
+			for _, e := range group {
+				if fsrec.Now(e.Path, e.Op) != e.Sig {
+					changed = e.Path
+					break
+				}
+			}
+		}
+		if changed != "" {
+			return changed
+		}
+		lo = hi
+	}
+	return ""
+}
+
+// firstChanged stats every entry again (in parallel for many, split at folder boundaries) and returns
+// the first path whose signature differs, "" when none does.
 func firstChanged(ents []fsrec.Entry) string {
 	workers := runtime.GOMAXPROCS(0)
 	if workers > 4 {
 		workers = 4
 	}
-	if len(ents) < 512 || workers < 2 {
-		for _, e := range ents {
-			if fsrec.Now(e.Path, e.Op) != e.Sig {
-				return e.Path
-			}
-		}
-		return ""
-	}
 	var stop atomic.Bool
+	if len(ents) < 512 || workers < 2 {
+		return changedIn(ents, &stop)
+	}
 	var mu sync.Mutex
 	changed := ""
 	var wg sync.WaitGroup
-	chunk := (len(ents) + workers - 1) / workers
-	for w := 0; w < workers; w++ {
-		lo, hi := w*chunk, min((w+1)*chunk, len(ents))
+	lo := 0
+	for w := 0; w < workers && lo < len(ents); w++ {
+		hi := min(lo+(len(ents)+workers-1)/workers, len(ents))
+		// Move the cut to the end of a folder's run.
+		if d, _, ok := splitPath(ents[hi-1].Path); ok {
+			for hi < len(ents) {
+				if d2, _, ok2 := splitPath(ents[hi].Path); !ok2 || d2 != d {
+					break
+				}
+				hi++
+			}
+		}
+		part := ents[lo:hi]
+		lo = hi
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for _, e := range ents[lo:hi] {
-				if stop.Load() {
-					return
+			if p := changedIn(part, &stop); p != "" {
+				stop.Store(true)
+				mu.Lock()
+				if changed == "" {
+					changed = p
 				}
-				if fsrec.Now(e.Path, e.Op) != e.Sig {
-					stop.Store(true)
-					mu.Lock()
-					if changed == "" {
-						changed = e.Path
-					}
-					mu.Unlock()
-					return
-				}
+				mu.Unlock()
 			}
 		}()
 	}
@@ -384,6 +473,8 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 			return c.notStored(fmt.Sprintf("%s changed %s before the check started (or later): too close to tell a later change apart", e.Path, time.Duration(start-e.Sig.CtimeNS)))
 		}
 	}
+	ents = dropFollowedTwins(ents)
+	sortByFolder(ents)
 	data := encode(k, res, ents)
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return c.notStored(err.Error())
@@ -406,6 +497,28 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	c.prune()
 	c.say("stored: %d paths, %d bytes", len(ents), len(data))
 	return true, ""
+}
+
+// dropFollowedTwins drops the stat of a path whose lstat is recorded with the same signature and is
+// not a symbolic link: the two look-ups answer alike as long as the lstat does (a path that becomes
+// a link changes its lstat).
+func dropFollowedTwins(ents []fsrec.Entry) []fsrec.Entry {
+	lst := make(map[string]fsrec.Sig, len(ents)/2)
+	for _, e := range ents {
+		if e.Op == fsrec.OpLstat {
+			lst[e.Path] = e.Sig
+		}
+	}
+	out := ents[:0]
+	for _, e := range ents {
+		if e.Op == fsrec.OpStat {
+			if l, ok := lst[e.Path]; ok && l == e.Sig && (l.Err != fsrec.ErrNone || l.Mode&syscall.S_IFMT != syscall.S_IFLNK) {
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return out
 }
 
 func (c *Cache) notStored(reason string) (bool, string) {
