@@ -89,7 +89,8 @@ func resultDiff(cached, fresh *vcache.Result) string {
 				y = bl[i]
 			}
 			if !bytes.Equal(x, y) {
-				return fmt.Sprintf("%s line %d: cached %q, now %q", p.name, i+1, clip(x), clip(y))
+				return fmt.Sprintf("%s line %d: cached %q, now %q\ncached lines %d-:\n%s\nnow:\n%s", p.name, i+1, clip(x), clip(y),
+					max(1, i-5), around(al, i), around(bl, i))
 			}
 		}
 		return p.name + " differs"
@@ -98,8 +99,17 @@ func resultDiff(cached, fresh *vcache.Result) string {
 }
 
 func clip(b []byte) string {
-	if len(b) > 300 {
-		return string(b[:300]) + "…"
+	if len(b) > 2000 {
+		return string(b[:2000]) + "…"
 	}
 	return string(b)
+}
+
+// around returns the lines around line i (0-based), for a verify failure.
+func around(lines [][]byte, i int) string {
+	lo, hi := max(0, i-5), min(len(lines), i+6)
+	if lo >= hi {
+		return ""
+	}
+	return clip(bytes.Join(lines[lo:hi], []byte("\n")))
 }

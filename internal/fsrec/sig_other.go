@@ -11,4 +11,6 @@ const Supported = false
 func sigOfInfo(fi fs.FileInfo) Sig { return Sig{Err: ErrOther} }
 
 // StatGroup is not available here: ok is false.
-func StatGroup(dir string, names []string, ops []Op, got func(i int, s Sig) bool) (ok bool) { return false }
+func StatGroup(dir string, names []string, ops []Op, got func(i int, s Sig) bool) (ok bool) {
+	return false
+}

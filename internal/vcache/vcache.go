@@ -274,6 +274,7 @@ func (c *Cache) Lookup(k Key) (*Result, bool) {
 	if c == nil {
 		return nil, false
 	}
+	t0 := time.Now()
 	data, err := safeio.ReadFile(c.path(k), safeio.MaxCache)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -289,10 +290,10 @@ func (c *Cache) Lookup(k Key) (*Result, bool) {
 		return nil, false
 	}
 	if p := firstChanged(ents); p != "" {
-		c.say("miss: %s changed", p)
+		c.say("miss: %s changed (%.1f ms)", p, float64(time.Since(t0).Microseconds())/1000)
 		return nil, false
 	}
-	c.say("hit: %d paths unchanged", len(ents))
+	c.say("hit: %d paths unchanged (%.1f ms)", len(ents), float64(time.Since(t0).Microseconds())/1000)
 	return res, true
 }
 
