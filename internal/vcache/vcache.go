@@ -27,10 +27,11 @@
 //     during the check in the same clock tick as the state the check saw would keep every field. ctime
 //     cannot be set by a user (mtime can: touch -d), so every change after the consult moves it.
 //
-// Stalecheck's own caches in the state folder that are keyed by stat signatures (digests, read cache,
-// content holdings and matches, run cache; their answers never change a verdict) are not recorded. The
-// content baselines are: a check that wrote them (first sight of a run) is not stored, the next one is.
-// The files in the state folder are replaced by rename, so their racy window does not apply.
+// Stalecheck's own files in the state folder (content baselines, digest, read, evidence and run caches)
+// are recorded like any input, since they change reports (a baseline recorded at a run's first sight;
+// evidence saying its answer came from the cache): a check that wrote one is not stored, the next one
+// is. They are replaced by rename, so the racy window does not apply to them. The verdicts, the ledger
+// and the digest cache's lock are not recorded.
 //
 // # Value
 //
@@ -234,13 +235,10 @@ func (c *Cache) say(format string, args ...any) {
 	}
 }
 
-// pureCaches are the state files keyed by stat signatures: their content never changes a verdict.
-var pureCaches = map[string]bool{
-	"digests.v2": true, "digests.lock": true, "read-cache.v1.json": true, "content-matches.v1.json": true,
-	"content-holds.v1.json": true, "run-cache.v1.json": true,
-}
-
-// Exclude is the recording's exclusion (fsrec.Begin): the pure caches, the ledger and the verdicts.
+// Exclude is the recording's exclusion (fsrec.Begin): the verdicts themselves, the ledger and the digest
+// cache's lock. Every other state file is recorded, caches included: their answers are meant never to
+// change a verdict, but they can change the report (evidence says "content answer from the cache"), so
+// a check that wrote one is not stored and the next one is.
 func (c *Cache) Exclude() func(abs string) bool {
 	if c == nil {
 		return nil
@@ -251,7 +249,7 @@ func (c *Cache) Exclude() func(abs string) bool {
 			return false
 		}
 		rel := abs[len(prefix):]
-		return pureCaches[rel] || strings.HasPrefix(rel, Folder+string(filepath.Separator)) || strings.HasPrefix(rel, "ledger.db")
+		return rel == "digests.lock" || strings.HasPrefix(rel, Folder+string(filepath.Separator)) || strings.HasPrefix(rel, "ledger.db")
 	}
 }
 
