@@ -37,10 +37,11 @@ narrows which are read.
 A warm check of an unchanged build answers from the verdict cache in the state folder
 ($XDG_STATE_HOME/stalecheck/verdicts): the report and exit status of the last full check of the same
 command line, working folder, environment and stalecheck build, used only while every path that check
-consulted (records, sources, headers, folders listed, look-ups that found nothing) has the same device,
-inode, size, mtime, ctime and mode. A check that ran make or ninja -n or go list is not cached.
---no-cache (or ` + vcache.EnvMode + `=off) turns it off; ` + vcache.EnvMode + `=verify also runs the full check on
-every hit and exits 3 naming the difference when they disagree.
+consulted (records, sources, headers, folders listed, look-ups that found nothing, its own state files)
+has the same device, inode, size, mtime, ctime and mode. A check that ran make, ninja -n or go list is
+not cached. --no-cache (or `+vcache.EnvMode+`=off) turns it off;
+`+vcache.EnvMode+`=verify also runs the full check on every hit and exits 3 naming the
+difference when they disagree.
 
 Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error
 (3: the verdict cache disagreed with the full check, under ` + vcache.EnvMode + `=verify).`,
