@@ -39,8 +39,8 @@ A warm check of an unchanged build answers from the verdict cache in the state f
 command line, working folder, environment and stalecheck build, used only while every path that check
 consulted (records, sources, headers, folders listed, look-ups that found nothing, its own state files)
 has the same device, inode, size, mtime, ctime and mode. A check that ran make, ninja -n or go list is
-not cached. --no-cache (or `+vcache.EnvMode+`=off) turns it off;
-`+vcache.EnvMode+`=verify also runs the full check on every hit and exits 3 naming the
+not cached. --no-cache (or ` + vcache.EnvMode + `=off) turns it off;
+` + vcache.EnvMode + `=verify also runs the full check on every hit and exits 3 naming the
 difference when they disagree.
 
 Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error
