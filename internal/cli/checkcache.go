@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
@@ -52,7 +53,18 @@ func cachedCheck(st Streams, stateDir, invocation string, noCache bool, output s
 			vc.Store(key, rec, res)
 		}
 	}
-	if err := writeOutput(st.Out, output, func(w io.Writer) error {
+	// An --output file that already holds this report is left alone: rewriting it would move its
+	// folder's mtime, which a check that lists that folder (the build-system scan under PATH) records,
+	// so every next check would miss.
+	same := false
+	if output != "" {
+		if old, err := safeio.ReadFile(output, int64(len(res.Out))+1); err == nil && bytes.Equal(old, res.Out) {
+			same = true
+		}
+	}
+	if same {
+		// nothing to write
+	} else if err := writeOutput(st.Out, output, func(w io.Writer) error {
 		_, err := w.Write(res.Out)
 		return err
 	}); err != nil {

@@ -88,6 +88,22 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 		t.Fatalf("--no-cache: decisions %q", dec)
 	}
 
+	// --output inside the workspace (a folder the scan under PATH lists): a report file that already
+	// holds the report is left alone, so the checks after it hit.
+	report := p.Path("report.json")
+	hit := false
+	for i := 0; i < 5 && !hit; i++ {
+		_, dec, _ := vcCheck(t, p.Dir, "-o", report)
+		hit = strings.HasPrefix(dec, "hit:")
+		time.Sleep(60 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(report); !hit || err != nil || string(b) != base {
+		t.Fatalf("check -o %s: a hit %v, the file holds the report: %v (%v)", report, hit, string(b) == base, err)
+	}
+	os.Remove(report)
+	time.Sleep(60 * time.Millisecond)
+	vcWarm(t, p.Dir)
+
 	// The stored verdict knows the negative look-up: x.c's #include "x.h" is searched in x.c's own
 	// folder before -I native/include.
 	shadow := p.Path("fastmath-sys/native/x.h")

@@ -75,7 +75,7 @@ const EnvTrace = "STALECHECK_VERDICT_CACHE_TRACE"
 const Folder = "verdicts"
 
 // MaxEntries bounds the files kept in the folder.
-const MaxEntries = 64
+const MaxEntries = 32
 
 // Mode is what the cache does.
 type Mode int
