@@ -19,6 +19,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -136,6 +137,10 @@ type Result struct {
 	Verdicts []Verdict
 	Skipped  []string // shapes not run, and why
 	Elapsed  time.Duration
+	// CacheDisagreed lists, under STALECHECK_VERDICT_CACHE=verify, the states where stalecheck's
+	// verdict cache disagreed with its full check (exit status 3), or where a second check of an
+	// unchanged state printed something else than the first.
+	CacheDisagreed []string
 }
 
 // Run runs the harness.
@@ -187,6 +192,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			defer mu.Unlock()
 			res.Verdicts = append(res.Verdicts, vs...)
 			res.States += states
+			res.CacheDisagreed = append(res.CacheDisagreed, r.cacheDisagreed...)
 			if err != nil {
 				res.Skipped = append(res.Skipped, s.Name+": "+err.Error())
 				if firstErr == nil {
@@ -235,6 +241,8 @@ type shapeRun struct {
 	states   int
 	verdicts []Verdict
 	step     int
+	// cacheDisagreed: see Result.CacheDisagreed.
+	cacheDisagreed []string
 }
 
 func (r *shapeRun) logf(format string, a ...any) {
@@ -739,9 +747,32 @@ func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
 	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
 	cmd.Dir = r.ws
 	cmd.Env = append(cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")
+	if os.Getenv("STALECHECK_VERDICT_CACHE") == "verify" {
+		cmd.Env = append(cmd.Env, "STALECHECK_VERDICT_CACHE_TRACE=1")
+	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
+	if os.Getenv("STALECHECK_VERDICT_CACHE") == "verify" {
+		// The verdict cache must never answer what the full check would not: its verify mode fails with
+		// exit status 3 on a hit that differs, and a second check of the same state (a hit, once
+		// stored) must print the same.
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() == 3 {
+			r.cacheDisagreed = append(r.cacheDisagreed, fmt.Sprintf("%s state %d: %s", r.s.Name, r.states, tail(stderr.String(), 6000)))
+		} else if err == nil {
+			again := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+			again.Dir, again.Env = r.ws, cmd.Env
+			var stderr2 bytes.Buffer
+			again.Stderr = &stderr2
+			_, err2 := again.Output()
+			// (Its output may differ from the first one's: a first check records content baselines
+			// that the next one judges by. Only a disagreement of the cache with the full check counts.)
+			if errors.As(err2, &ee) && ee.ExitCode() == 3 {
+				r.cacheDisagreed = append(r.cacheDisagreed, fmt.Sprintf("%s state %d: a second check of the same state (the first said %q): %s", r.s.Name, r.states, tail(stderr.String(), 400), tail(stderr2.String(), 6000)))
+			}
+		}
+	}
 	var c check
 	a := answer{errRoots: map[string][]string{}}
 	if err != nil || json.Unmarshal(out, &c) != nil {

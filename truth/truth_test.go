@@ -40,6 +40,9 @@ func TestQuick(t *testing.T) {
 	if n := res.WriteWrong(&wrong); n > 0 {
 		t.Errorf("%d wrong verdict(s):\n%s", n, wrong.String())
 	}
+	for _, d := range res.CacheDisagreed {
+		t.Errorf("verdict cache (verify): %s", d)
+	}
 	if len(res.Skipped) > 0 {
 		t.Errorf("shapes not run: %v", res.Skipped)
 	}

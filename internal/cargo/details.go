@@ -14,6 +14,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -32,7 +33,7 @@ func (r *reader) readBuildDirs() {
 	for _, prof := range r.g.ProfileDirs {
 		dirs = append(dirs, r.newLayoutBuildDirs(prof, byKey)...)
 		root := filepath.Join(r.l.BuildDir, prof, "build")
-		ents, err := os.ReadDir(root)
+		ents, err := fsrec.ReadDir(root)
 		if err != nil {
 			continue
 		}
@@ -50,7 +51,7 @@ func (r *reader) readBuildDirs() {
 		d := dirs[i]
 		outDir := filepath.Join(d.Path, "out")
 		linked := map[[2]uint64]bool{} // hard-linked files (build-script-build) count once
-		err := filepath.WalkDir(d.Path, func(p string, e fs.DirEntry, err error) error {
+		err := fsrec.WalkDir(d.Path, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				r.problem(p, err)
 				if e != nil && e.IsDir() {
@@ -230,7 +231,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 	}
 	s.ScriptSource = ins[0]
 	for dir := filepath.Dir(ins[0]); ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
+		if _, err := fsrec.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
 			s.PackageRoot = dir
 			break
 		}
@@ -504,7 +505,7 @@ func libFiles(runs []*graph.Step) map[string]graph.FileInfo {
 
 // statLib stats a library file through symlinks; only a regular file is one ld can take.
 func statLib(p string) (graph.FileInfo, bool) {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	if err != nil || !st.Mode().IsRegular() {
 		return graph.FileInfo{}, false
 	}
@@ -770,7 +771,7 @@ func statTree(p string) graph.FileInfo {
 	if !fi.Exists || !isDir(p) {
 		return fi
 	}
-	_ = filepath.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+	_ = fsrec.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -795,7 +796,7 @@ var skipDirs = map[string]bool{"target": true, ".git": true, "vendor": true, "th
 
 func (r *reader) scanPackage(root string) *pkgScan {
 	ps := &pkgScan{}
-	_ = filepath.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+	_ = fsrec.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -807,7 +808,7 @@ func (r *reader) scanPackage(root string) *pkgScan {
 			if skipDirs[n] || strings.HasPrefix(n, ".") || r.generated(p) {
 				return fs.SkipDir
 			}
-			if _, err := os.Stat(filepath.Join(p, "Cargo.toml")); err == nil {
+			if _, err := fsrec.Stat(filepath.Join(p, "Cargo.toml")); err == nil {
 				return fs.SkipDir // a nested package owns its own sources
 			}
 			return nil

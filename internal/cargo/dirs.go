@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -37,7 +38,7 @@ type unitFolder struct {
 // anything named `fingerprint` (which reading then names as a record that is not a folder).
 func newLayoutUnits(profDir string, max int) []unitFolder {
 	root := filepath.Join(profDir, "build")
-	pkgs, err := os.ReadDir(root)
+	pkgs, err := fsrec.ReadDir(root)
 	if err != nil {
 		return nil
 	}
@@ -49,7 +50,7 @@ func newLayoutUnits(profDir string, max int) []unitFolder {
 		if _, _, legacy := SplitUnitName(p.Name()); legacy {
 			continue
 		}
-		hashes, err := os.ReadDir(filepath.Join(root, p.Name()))
+		hashes, err := fsrec.ReadDir(filepath.Join(root, p.Name()))
 		if err != nil {
 			continue
 		}
@@ -58,7 +59,7 @@ func newLayoutUnits(profDir string, max int) []unitFolder {
 				continue
 			}
 			u := filepath.Join(root, p.Name(), h.Name())
-			if _, err := os.Lstat(filepath.Join(u, "fingerprint")); err != nil && !isRealDir(filepath.Join(u, "run")) && !isRealDir(filepath.Join(u, "out")) {
+			if _, err := fsrec.Lstat(filepath.Join(u, "fingerprint")); err != nil && !isRealDir(filepath.Join(u, "run")) && !isRealDir(filepath.Join(u, "out")) {
 				continue
 			}
 			out = append(out, unitFolder{pkg: p.Name(), hash: h.Name(), path: u})
@@ -87,7 +88,7 @@ func fingerprintFolders(buildDir, prof string) ([]fingerprintFolder, string, err
 	dir := filepath.Join(buildDir, prof)
 	var out []fingerprintFolder
 	legacyRoot := filepath.Join(dir, ".fingerprint")
-	ents, legacyErr := os.ReadDir(legacyRoot)
+	ents, legacyErr := fsrec.ReadDir(legacyRoot)
 	for _, e := range ents {
 		pkg, hash, ok := SplitUnitName(e.Name())
 		if !ok {
@@ -98,7 +99,7 @@ func fingerprintFolders(buildDir, prof string) ([]fingerprintFolder, string, err
 	news := newLayoutUnits(dir, 0)
 	for _, u := range news {
 		fp := filepath.Join(u.path, "fingerprint")
-		st, err := os.Lstat(fp)
+		st, err := fsrec.Lstat(fp)
 		if err != nil {
 			// Cargo creates out/ for units it never records (a doctest's), and a unit folder whose
 			// fingerprint is gone holds nothing to read.
@@ -152,7 +153,7 @@ func (r *reader) newLayoutArtifacts(prof string, d *depsDir) {
 		if _, done := d.byHash[h]; done {
 			continue
 		}
-		ents, err := os.ReadDir(p.Artifacts)
+		ents, err := fsrec.ReadDir(p.Artifacts)
 		if err != nil {
 			continue
 		}
@@ -200,7 +201,7 @@ func looksLikeScriptFolder(dir string) bool {
 	if isRealDir(filepath.Join(dir, "run")) {
 		return true
 	}
-	m, _ := filepath.Glob(filepath.Join(dir, "out", "build-script-*"))
+	m, _ := fsrec.Glob(filepath.Join(dir, "out", "build-script-*"))
 	return len(m) > 0
 }
 
@@ -212,7 +213,7 @@ func UnitArtifacts(buildDir string, s *graph.Step) ([]string, bool) {
 	if !p.New {
 		return nil, false
 	}
-	ents, err := os.ReadDir(p.Artifacts)
+	ents, err := fsrec.ReadDir(p.Artifacts)
 	if err != nil {
 		return nil, true
 	}

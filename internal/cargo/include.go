@@ -3,12 +3,12 @@ package cargo
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/cinclude"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -116,7 +116,7 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 
 // isFile reports whether p is a regular file (stat follows symlinks; a FIFO or folder is not one).
 func isFile(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
 

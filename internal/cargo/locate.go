@@ -3,6 +3,7 @@ package cargo
 import (
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"os"
 	"path/filepath"
@@ -59,7 +60,7 @@ func Locate(path string, opt LocateOptions) (*Layout, error) {
 		abs = filepath.Join(cwd, path)
 	}
 	abs = filepath.Clean(abs)
-	st, err := os.Stat(abs)
+	st, err := fsrec.Stat(abs)
 	if err != nil {
 		return nil, fmt.Errorf("cannot read %s: %w", abs, errors.Unwrap(err))
 	}
@@ -157,7 +158,7 @@ func homeDir(getenv func(string) string) string {
 
 func isTargetDir(dir string) bool {
 	for _, n := range []string{".rustc_info.json", "CACHEDIR.TAG"} {
-		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+		if _, err := fsrec.Stat(filepath.Join(dir, n)); err == nil {
 			return true
 		}
 	}
@@ -216,7 +217,7 @@ func readConfigs(start string, getenv func(string) string) (cargoConfig, error) 
 	for dir := start; ; dir = filepath.Dir(dir) {
 		for _, n := range []string{"config.toml", "config"} {
 			p := filepath.Join(dir, ".cargo", n)
-			if st, err := os.Stat(p); err == nil && !st.IsDir() {
+			if st, err := fsrec.Stat(p); err == nil && !st.IsDir() {
 				files = append(files, p)
 				seen[p] = true
 				break
@@ -232,7 +233,7 @@ func readConfigs(start string, getenv func(string) string) (cargoConfig, error) 
 	}
 	for _, n := range []string{"config.toml", "config"} {
 		p := filepath.Join(home, n)
-		if _, err := os.Stat(p); err == nil {
+		if _, err := fsrec.Stat(p); err == nil {
 			if !seen[p] {
 				files = append(files, p)
 			}

@@ -2,12 +2,12 @@ package cargo
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -44,13 +44,13 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 			if under(ws, tree) {
 				break // an ancestor of this workspace is not another copy of it
 			}
-			if _, err := os.Stat(filepath.Join(ws, parts[k])); err != nil {
+			if _, err := fsrec.Stat(filepath.Join(ws, parts[k])); err != nil {
 				continue
 			}
-			if _, err := os.Stat(filepath.Dir(filepath.Join(ws, rel))); err != nil {
+			if _, err := fsrec.Stat(filepath.Dir(filepath.Join(ws, rel))); err != nil {
 				continue
 			}
-			if _, err := os.Stat(filepath.Join(tree, "Cargo.toml")); err != nil {
+			if _, err := fsrec.Stat(filepath.Join(tree, "Cargo.toml")); err != nil {
 				continue // not a workspace root
 			}
 			votes[tree]++
@@ -91,8 +91,8 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 // sameBytes reports whether two files hold the same bytes: false when either is unreadable or they
 // differ in kind or size; true for two folders (an input folder's files are inputs of their own).
 func sameBytes(a, b string) bool {
-	sa, errA := os.Stat(a)
-	sb, errB := os.Stat(b)
+	sa, errA := fsrec.Stat(a)
+	sb, errB := fsrec.Stat(b)
 	if errA != nil || errB != nil {
 		return false
 	}

@@ -1,11 +1,11 @@
 package cargo
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -71,11 +71,12 @@ func (r *reader) outsideWrites(runs []*graph.Step) {
 			return l
 		}
 		var l []graph.FileInfo
-		if st, err := os.Lstat(p); err == nil && st.Mode().IsRegular() {
+		if st, err := fsrec.Lstat(p); err == nil && st.Mode().IsRegular() {
 			l = append(l, graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
 		} else if err == nil && st.IsDir() {
-			if f, err := os.Open(p); err == nil {
+			if f, err := fsrec.Open(p); err == nil {
 				ents, _ := f.ReadDir(maxListed)
+				ents = fsrec.ListOpened(p, ents)
 				f.Close()
 				for _, e := range ents {
 					if !e.Type().IsRegular() {
@@ -94,7 +95,7 @@ func (r *reader) outsideWrites(runs []*graph.Step) {
 		if len(s.PointsAt) == 0 || !s.Reference.Exists {
 			continue
 		}
-		end, err := os.Stat(filepath.Join(s.RunDir, "root-output"))
+		end, err := fsrec.Stat(filepath.Join(s.RunDir, "root-output"))
 		if err != nil {
 			continue
 		}

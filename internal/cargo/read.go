@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
@@ -57,7 +58,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g := &graph.Graph{System: unit.System, Workspace: l.Workspace, TargetDir: l.TargetDir, BuildDir: l.BuildDir,
 		Origins: map[string]any{unit.System: &unit.Tree{}}}
-	st, err := os.Stat(l.BuildDir)
+	st, err := fsrec.Stat(l.BuildDir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%w: no build folder at %s (chosen by %s); run cargo build first", ErrNotBuilt, l.BuildDir, l.BuildDirSrc)
 	}
@@ -192,7 +193,7 @@ func (r *reader) problem(path string, err error) {
 // new-layout unit folders (ProfileLayouts):
 // `debug`, `release`, custom profiles, and `<triple>/<profile>`. Symlinked folders are not followed.
 func FindProfiles(buildDir string) ([]string, error) {
-	ents, err := os.ReadDir(buildDir)
+	ents, err := fsrec.ReadDir(buildDir)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +206,7 @@ func FindProfiles(buildDir string) ([]string, error) {
 			out = append(out, e.Name())
 			continue
 		}
-		subs, err := os.ReadDir(filepath.Join(buildDir, e.Name()))
+		subs, err := fsrec.ReadDir(filepath.Join(buildDir, e.Name()))
 		if errors.Is(err, fs.ErrPermission) {
 			// An unreadable folder may be a profile: keep it, so reading it reports the problem.
 			out = append(out, e.Name())
@@ -226,7 +227,7 @@ func FindProfiles(buildDir string) ([]string, error) {
 
 // isRealDir reports whether p is a folder itself, not a symlink to one.
 func isRealDir(p string) bool {
-	st, err := os.Lstat(p)
+	st, err := fsrec.Lstat(p)
 	return err == nil && st.IsDir()
 }
 
@@ -236,7 +237,7 @@ func isProfileDir(dir string) bool {
 }
 
 func isDir(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.IsDir()
 }
 
@@ -294,7 +295,7 @@ func (r *reader) readFingerprints(prof string) {
 			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.mode)))
 			return
 		}
-		files, err := os.ReadDir(dir)
+		files, err := fsrec.ReadDir(dir)
 		if err != nil {
 			r.problem(dir, err)
 			return
@@ -478,7 +479,7 @@ func (r *reader) tieNeverBuilt() {
 		if !r.neverBuilt[s] || s.Kind != graph.Compile || len(s.Deps) > 0 {
 			continue
 		}
-		started, err := os.Stat(filepath.Join(s.RecordDir, "invoked.timestamp"))
+		started, err := fsrec.Stat(filepath.Join(s.RecordDir, "invoked.timestamp"))
 		if err != nil {
 			continue
 		}
@@ -489,7 +490,7 @@ func (r *reader) tieNeverBuilt() {
 			if c.Kind != graph.ScriptRun || c.Package != s.Package || c.ProfileDir != s.ProfileDir && (hp == "" || c.ProfileDir != hp) {
 				continue
 			}
-			out, err := os.Stat(unit.PathsOf(r.l.BuildDir, c).Stdout)
+			out, err := fsrec.Stat(unit.PathsOf(r.l.BuildDir, c).Stdout)
 			if err != nil || out.ModTime().After(started.ModTime()) {
 				continue
 			}
@@ -626,7 +627,7 @@ func (r *reader) depsListing(prof string) *depsDir {
 	r.newLayoutArtifacts(prof, d)
 	for _, sub := range []string{"deps", "examples"} {
 		dir := filepath.Join(r.l.BuildDir, prof, sub)
-		ents, err := os.ReadDir(dir)
+		ents, err := fsrec.ReadDir(dir)
 		if err != nil {
 			continue
 		}
@@ -658,7 +659,7 @@ func nameHash(name string) string {
 }
 
 func fileInfo(path string) graph.FileInfo {
-	st, err := os.Stat(path)
+	st, err := fsrec.Stat(path)
 	if err != nil {
 		return graph.FileInfo{Path: path}
 	}
@@ -698,7 +699,7 @@ func (r *reader) findRoots(prof string) {
 					if strings.HasSuffix(p, ".d") {
 						continue
 					}
-					if fi, err := os.Stat(p); err == nil {
+					if fi, err := fsrec.Stat(p); err == nil {
 						if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
 							inodes[[2]uint64{uint64(sys.Dev), sys.Ino}] = p
 						}
@@ -713,7 +714,7 @@ func (r *reader) findRoots(prof string) {
 	}
 	for _, sub := range []string{"", "examples"} {
 		dir := filepath.Join(r.l.TargetDir, prof, sub)
-		ents, err := os.ReadDir(dir)
+		ents, err := fsrec.ReadDir(dir)
 		if err != nil {
 			continue
 		}
@@ -723,7 +724,7 @@ func (r *reader) findRoots(prof string) {
 				continue
 			}
 			p := filepath.Join(dir, n)
-			st, err := os.Stat(p)
+			st, err := fsrec.Stat(p)
 			if err != nil || !st.Mode().IsRegular() {
 				continue
 			}
@@ -832,7 +833,7 @@ func sameContent(p string, size int64, dl *depsDir, name string) string {
 			if cb != name && !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
 				continue
 			}
-			st, err := os.Stat(c)
+			st, err := fsrec.Stat(c)
 			if err != nil || st.Size() != size {
 				continue
 			}

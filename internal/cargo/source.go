@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
@@ -213,7 +214,7 @@ func UnitPackageRoot(g *graph.Graph, s *graph.Step) string {
 	}
 	paths := unit.PathsOf(g.BuildDir, s)
 	dir := paths.Artifacts
-	ents, err := os.ReadDir(dir)
+	ents, err := fsrec.ReadDir(dir)
 	if err != nil {
 		return ""
 	}
@@ -239,7 +240,7 @@ func ManifestVersion(root, workspace string) string {
 
 func manifestDir(file string) string {
 	for dir := filepath.Dir(file); ; dir = filepath.Dir(dir) {
-		if _, err := os.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
+		if _, err := fsrec.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
 			return dir
 		}
 		if filepath.Dir(dir) == dir {
@@ -408,7 +409,7 @@ func holdsManifest(dir string, ents []fs.DirEntry) bool {
 	if ents[i].Type()&fs.ModeSymlink == 0 {
 		return true
 	}
-	_, err := os.Stat(filepath.Join(dir, "Cargo.toml"))
+	_, err := fsrec.Stat(filepath.Join(dir, "Cargo.toml"))
 	return err == nil
 }
 
@@ -430,7 +431,7 @@ func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
 				if n == "target" || n == ".git" || slices.Contains(skip, p) {
 					continue
 				}
-				sub, err := os.ReadDir(p)
+				sub, err := fsrec.ReadDir(p)
 				if err != nil || holdsManifest(p, sub) {
 					continue
 				}
@@ -447,7 +448,7 @@ func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
 			out = append(out, graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true})
 		}
 	}
-	if ents, err := os.ReadDir(root); err == nil {
+	if ents, err := fsrec.ReadDir(root); err == nil {
 		walk(root, ents)
 	}
 	sort.Slice(out, func(i, j int) bool {

@@ -12,11 +12,11 @@ package cinclude
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -407,7 +407,7 @@ func (sp SearchPath) resolve(inc Include, ownDir string, skipSystem bool, isFile
 
 // isFile reports whether p is a regular file (stat follows symlinks; a FIFO or folder is not one).
 func isFile(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
 

@@ -1,9 +1,9 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 
@@ -14,11 +14,12 @@ import (
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/systems"
 	"github.com/stalecheck/stalecheck/internal/tracejoin"
+	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
 type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
-	verbose, noNative                                  bool
+	verbose, noNative, noCache                         bool
 	systems                                            []string
 }
 
@@ -33,7 +34,17 @@ with built files) and Ninja build folders (build.ninja; CMake and Meson write on
 are read too (make -n -p -q and ninja -n only: nothing is built), and joined by file path; --system
 narrows which are read.
 
-Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error.`,
+A warm check of an unchanged build answers from the verdict cache in the state folder
+($XDG_STATE_HOME/stalecheck/verdicts): the report and exit status of the last full check of the same
+command line, working folder, environment and stalecheck build, used only while every path that check
+consulted (records, sources, headers, folders listed, look-ups that found nothing, its own state files)
+has the same device, inode, size, mtime, ctime and mode. A check that ran make, ninja -n or go list is
+not cached. --no-cache (or ` + vcache.EnvMode + `=off) turns it off;
+` + vcache.EnvMode + `=verify also runs the full check on every hit and exits 3 naming the
+difference when they disagree.
+
+Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error
+(3: the verdict cache disagreed with the full check, under ` + vcache.EnvMode + `=verify).`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "."
@@ -52,6 +63,7 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&fl.verbose, "verbose", "v", false, "also list every root and how it was tied to its unit")
 	f.StringSliceVar(&fl.systems, "system", nil, "read only these build systems (comma-separated: cargo, make, ninja, ...); default: every one found at or under PATH")
+	f.BoolVar(&fl.noCache, "no-cache", false, "do not answer from, nor store into, the verdict cache (also "+vcache.EnvMode+"=off)")
 	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
 	return cmd
 }
@@ -69,12 +81,22 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	}
 	tuneGC()
 	stateDir, _ := digest.DefaultDir()
+	color := fl.color == "always" || fl.color == "auto" && fl.output == "" && useColor(st.Out, "auto")
+	// A warm check of an unchanged build answers from the verdict cache (checkcache.go).
+	return cachedCheck(st, stateDir, fmt.Sprintf("%q %#v color=%v", path, fl, color), fl.noCache, fl.output, func() (*vcache.Result, error) {
+		return fullCheck(path, fl, stateDir, color, failOn)
+	})
+}
+
+// fullCheck reads the builds, runs the rules and renders the report; the result holds the report's bytes
+// and the exit status (0 or 1). An error is exit status 2.
+func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn check.Severity) (*vcache.Result, error) {
 	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
 	// read exactly as before (systems.ReadAll).
 	g, _, err := systems.ReadAll(context.Background(), path, fl.systems,
 		systems.Options{StateDir: stateDir, NoNative: fl.noNative, CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir})
 	if err != nil {
-		return &ExitError{2, err}
+		return nil, &ExitError{2, err}
 	}
 	// What a stored trace of the build (`stalecheck trace`) says: unwatched reads, PATH and include
 	// lookups answered again now (internal/tracejoin); steps that ran again since are left alone.
@@ -87,22 +109,24 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	content.Annotate(g, content.Options{StateDir: stateDir, SkipNative: fl.noNative})
 	findings := check.Run(g, check.Options{})
 	tool := report.Tool{Name: "stalecheck", Version: Version}
-	err = writeOutput(st.Out, fl.output, func(w io.Writer) error {
-		switch fl.format {
-		case "json":
-			return report.WriteJSON(w, report.NewCheckDoc(tool, g, findings))
-		case "sarif":
-			return report.WriteSarif(w, report.NewSarifLog(report.NewCheckDoc(tool, g, findings), report.SarifOptions{}))
-		}
-		return report.WriteText(w, g, findings, report.TextOptions{Color: useColor(w, fl.color), Verbose: fl.verbose})
-	})
-	if err != nil {
-		return &ExitError{2, err}
+	var out bytes.Buffer
+	switch fl.format {
+	case "json":
+		err = report.WriteJSON(&out, report.NewCheckDoc(tool, g, findings))
+	case "sarif":
+		err = report.WriteSarif(&out, report.NewSarifLog(report.NewCheckDoc(tool, g, findings), report.SarifOptions{}))
+	default:
+		err = report.WriteText(&out, g, findings, report.TextOptions{Color: color, Verbose: fl.verbose})
 	}
+	if err != nil {
+		return nil, &ExitError{2, err}
+	}
+	res := &vcache.Result{Out: out.Bytes()}
 	for _, f := range findings {
 		if f.Severity >= failOn {
-			return &ExitError{Code: 1}
+			res.Exit = 1
+			break
 		}
 	}
-	return nil
+	return res, nil
 }

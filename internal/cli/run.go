@@ -16,6 +16,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
+	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
 // exitRefused is run's own status: it refused to run stale code, or could not run the command at all
@@ -29,7 +30,7 @@ type runFlags struct {
 	ledger, name, targetDir, buildDir, color string
 	binaries                                 []string
 	repeat                                   int
-	allowStale, quiet                        bool
+	allowStale, quiet, noCache               bool
 }
 
 func newRunCmd(st Streams) *cobra.Command {
@@ -46,7 +47,8 @@ with --binary. Otherwise it runs COMMAND through a fresh copy of stalecheck (so 
 stalecheck's own), with stdin, stdout and stderr passed through, measures it (wall time, user and system
 CPU, peak RSS of the largest process and its floor) and records the run with the build identity
 (binaries, the native library copies they link, source digests, git state, toolchain, environment) in
-the ledger.
+the ledger. The pre-run check of a build that did not change is answered from the verdict cache (as
+check's; --no-cache turns it off); a stale build's refusal always comes from a full check.
 
 Exit status: COMMAND's own (128+N when signal N killed it); 125 refused (stale build) or run failed
 before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`,
@@ -72,6 +74,7 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
 	f.StringVar(&fl.color, "color", "auto", "colour the refusal report: auto, always or never")
+	f.BoolVar(&fl.noCache, "no-cache", false, "always run the full pre-run check (no verdict cache; also "+vcache.EnvMode+"=off)")
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing on success (no summary line per run)")
 	return cmd
 }
@@ -105,11 +108,16 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		}
 	}
 	ctx := context.Background()
-	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir})
+	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir,
+		VerdictCache: vcache.ModeFromEnv(fl.noCache), Version: Version, Trace: st.Err})
 	if err != nil {
 		var ee *runner.ExecError
 		if errors.As(err, &ee) {
 			return &ExitError{ee.Code, ee}
+		}
+		var ve *runner.VerifyError
+		if errors.As(err, &ve) {
+			return &ExitError{exitVerifyDiffers, ve}
 		}
 		return &ExitError{exitRefused, fmt.Errorf("run: %w", err)}
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zeebo/blake3"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -151,12 +152,12 @@ func (c *Cache) Stats() Stats {
 // Errors: those of os.Lstat, os.Stat, os.Open and reading (*fs.PathError naming path), and an error naming
 // path when it is not a regular file (a folder, a device, a FIFO).
 func (c *Cache) File(path string) (Digest, error) {
-	fi, err := os.Lstat(path)
+	fi, err := fsrec.Lstat(path)
 	if err != nil {
 		return Digest{}, err
 	}
 	if fi.Mode()&fs.ModeSymlink != 0 {
-		if fi, err = os.Stat(path); err != nil {
+		if fi, err = fsrec.Stat(path); err != nil {
 			return Digest{}, err
 		}
 	}
@@ -396,7 +397,7 @@ func writeCacheFile(dir, path string, m map[Key]entry) (err error) {
 // mtime and ctime. ok is false on systems without inode numbers. Errors are those of os.Stat, and an error
 // naming path when it is not a regular file.
 func StatKey(path string) (k Key, ok bool, err error) {
-	fi, err := os.Stat(path)
+	fi, err := fsrec.Stat(path)
 	if err != nil {
 		return Key{}, false, err
 	}

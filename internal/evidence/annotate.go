@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
 	"os"
@@ -110,7 +111,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 	byName := map[string][]string{}
 	for _, s := range runs {
 		for _, dir := range s.LinkSearch {
-			ents, err := os.ReadDir(dir)
+			ents, err := fsrec.ReadDir(dir)
 			if err != nil {
 				continue
 			}

@@ -8,6 +8,7 @@ import (
 	"syscall"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -48,13 +49,13 @@ func LibName(s string) string {
 // else same device and inode. nil when the binary is not in the graph (a copied or hand-linked file).
 func FindRoot(g *graph.Graph, path string) *graph.Root {
 	abs, _ := filepath.Abs(path)
-	st, err := os.Stat(abs)
+	st, err := fsrec.Stat(abs)
 	for _, r := range g.Roots {
 		if r.File.Path == abs {
 			return r
 		}
 		if err == nil {
-			if rs, err2 := os.Stat(r.File.Path); err2 == nil && os.SameFile(st, rs) {
+			if rs, err2 := fsrec.Stat(r.File.Path); err2 == nil && os.SameFile(st, rs) {
 				return r
 			}
 		}
@@ -104,7 +105,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 	rlibs := func(dir, hash string) []string {
 		names, ok := listings[dir]
 		if !ok {
-			ents, _ := os.ReadDir(dir)
+			ents, _ := fsrec.ReadDir(dir)
 			for _, e := range ents {
 				names = append(names, e.Name())
 			}
@@ -140,7 +141,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 				}
 				m := rlibs(unit.PathsOf(g.BuildDir, d).Artifacts, unit.Of(d).Hash)
 				for _, p := range m {
-					if st, err := os.Stat(p); err == nil {
+					if st, err := fsrec.Stat(p); err == nil {
 						lib.Copies = append(lib.Copies, Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: d, Bundled: true})
 					}
 				}
@@ -187,7 +188,7 @@ func dedupe(cs []Copy) []Copy {
 
 // FileKey identifies a file's content version for caches: device, inode, size and mtime.
 func FileKey(path string) (key [4]uint64, ok bool) {
-	st, err := os.Stat(path)
+	st, err := fsrec.Stat(path)
 	if err != nil {
 		return key, false
 	}

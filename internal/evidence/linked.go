@@ -2,12 +2,12 @@ package evidence
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -55,7 +55,7 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 			if seen[p] {
 				return
 			}
-			st, err := os.Stat(p)
+			st, err := fsrec.Stat(p)
 			if err != nil || !st.Mode().IsRegular() {
 				return
 			}

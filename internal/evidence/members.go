@@ -2,13 +2,13 @@ package evidence
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -132,7 +132,7 @@ func objectOf(s *graph.Step, archive, name string) graph.FileInfo {
 		}
 	}
 	p := filepath.Join(filepath.Dir(archive), name)
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	if err != nil || !st.Mode().IsRegular() {
 		return graph.FileInfo{Path: p}
 	}

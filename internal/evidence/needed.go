@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -20,6 +21,7 @@ func annotateNeeded(g *graph.Graph) {
 		if r.Step == nil || r.Kind == "lib" || !reachesSharedCandidate(g, r) {
 			continue
 		}
+		fsrec.Stat(r.File.Path) // recorded for the verdict cache: elf.Open opens it itself
 		f, err := elf.Open(r.File.Path)
 		if err != nil {
 			g.AddProblem(r.File.Path, fmt.Errorf("reading its dynamic section: %w", err))

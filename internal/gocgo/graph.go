@@ -4,12 +4,12 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -249,7 +249,7 @@ func input(x Input, how graph.How) *graph.Input {
 }
 
 func statFile(p string) graph.FileInfo {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	if err != nil {
 		return graph.FileInfo{Path: p}
 	}
@@ -307,11 +307,12 @@ func findBinaries(dir, modPath string, m *Module) ([]*Binary, []graph.Problem) {
 	var cands []string
 	if m == nil {
 		for _, d := range []string{dir, filepath.Join(dir, "bin")} {
-			f, err := os.Open(d)
+			f, err := fsrec.Open(d)
 			if err != nil {
 				continue
 			}
 			ents, _ := f.ReadDir(maxScan)
+			ents = fsrec.ListOpened(d, ents)
 			f.Close()
 			for _, e := range ents {
 				if e.Type().IsRegular() {

@@ -2,12 +2,12 @@ package gocgo
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // CargoOrigin places a library inside a Cargo target folder: the edge from a Go binary into the Cargo
@@ -89,12 +89,12 @@ func isTargetDir(d string) bool {
 }
 
 func isDir(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.IsDir()
 }
 
 func isFile(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
 

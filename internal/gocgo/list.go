@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -110,7 +111,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Module, error) {
 		env = append(env, "GOWORK="+m.GoWork)
 	} else {
 		env = append(env, "GOWORK=off")
-		if st, err := os.Stat(filepath.Join(root, "vendor", "modules.txt")); err == nil && st.Mode().IsRegular() {
+		if st, err := fsrec.Stat(filepath.Join(root, "vendor", "modules.txt")); err == nil && st.Mode().IsRegular() {
 			m.ModFlag = "vendor"
 		}
 	}
@@ -135,6 +136,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Module, error) {
 		patterns = []string{"./..."}
 	}
 	args = append(args, patterns...)
+	fsrec.Uncacheable("ran go list in " + root) // reads the module cache, go.work, GOFLAGS
 	cmd := exec.CommandContext(ctx, goCmd, args...)
 	cmd.Dir = root
 	cmd.Env = env
@@ -208,7 +210,7 @@ func fromList(lp *listPackage) *Package {
 // findUp returns the nearest folder at or above dir that holds name.
 func findUp(dir, name string) (string, error) {
 	for d := dir; ; {
-		if _, err := os.Stat(filepath.Join(d, name)); err == nil {
+		if _, err := fsrec.Stat(filepath.Join(d, name)); err == nil {
 			return d, nil
 		}
 		up := filepath.Dir(d)

@@ -5,11 +5,11 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cinclude"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -78,7 +78,7 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 	sp.Dirs = append([]string{p.Dir}, sp.Dirs...)
 	p.IncludeDirs = sp.All()
 	for _, d := range sp.All() {
-		if st, err := os.Stat(d); err != nil {
+		if st, err := fsrec.Stat(d); err != nil {
 			p.Problems = append(p.Problems, fmt.Sprintf("include folder %s: %v", d, err))
 		} else if !st.IsDir() {
 			p.Problems = append(p.Problems, fmt.Sprintf("include folder %s is not a folder", d))
@@ -181,7 +181,7 @@ func resolve(sp cinclude.SearchPath, inc cinclude.Include, ownDir string) (path,
 
 // statInput fills size and mtime (nanoseconds), or Err.
 func statInput(in *Input) {
-	st, err := os.Stat(in.Path)
+	st, err := fsrec.Stat(in.Path)
 	if err != nil {
 		in.Err = err.Error()
 		return

@@ -3,11 +3,11 @@ package makefile
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -35,7 +35,7 @@ func Detect(dir string) (*Folder, error) {
 	if err != nil {
 		return nil, err
 	}
-	st, err := os.Stat(abs)
+	st, err := fsrec.Stat(abs)
 	if err != nil {
 		return nil, err
 	}
@@ -68,7 +68,7 @@ func Detect(dir string) (*Folder, error) {
 }
 
 func walkBuilt(dir string, depth int, add func(string) bool) error {
-	ents, err := os.ReadDir(dir)
+	ents, err := fsrec.ReadDir(dir)
 	if err != nil {
 		if depth > 0 && errors.Is(err, fs.ErrPermission) {
 			return nil
@@ -107,7 +107,7 @@ func isBuiltName(n string) bool {
 
 // isELF reads the first four bytes of an executable regular file.
 func isELF(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	if err != nil || st.Mode().Perm()&0o111 == 0 || st.Size() < 64 {
 		return false
 	}

@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -235,7 +235,7 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 }
 
 func fileExists(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // guardPrefix starts the name of stalecheck's guard makefile (filtered out of MakefilesRead).
@@ -89,7 +91,7 @@ func RunMake(ctx context.Context, dir, makefile string) (*Query, error) {
 		ctx, cancel = context.WithTimeout(ctx, DefaultTimeout)
 		defer cancel()
 	}
-	makePath, err := exec.LookPath("make")
+	makePath, err := fsrec.LookPath("make")
 	if err != nil {
 		return nil, fmt.Errorf("%s: GNU make not found: %w", makefile, err)
 	}
@@ -193,6 +195,7 @@ var makeEnvDrop = map[string]bool{
 
 // runOnce runs make in its own process group; on ctx's end the whole group gets SIGKILL.
 func runOnce(ctx context.Context, makePath, dir string, args []string) (stdout, stderr []byte, code int, err error) {
+	fsrec.Uncacheable("ran make in " + dir) // its reads (makefiles, $(shell)) are not enumerable
 	cmd := exec.CommandContext(ctx, makePath, args...)
 	cmd.Dir = dir
 	var env []string

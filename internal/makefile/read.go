@@ -12,6 +12,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/depfile"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -219,7 +220,7 @@ func (r *reader) stat(p string) Stat {
 		return s
 	}
 	s := Stat{Path: p}
-	if st, err := os.Stat(p); err == nil {
+	if st, err := fsrec.Stat(p); err == nil {
 		s.Exists, s.Size, s.MTimeNS = true, st.Size(), st.ModTime().UnixNano()
 	}
 	r.stats[p] = s

@@ -5,10 +5,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -104,7 +104,7 @@ func DetectGenerator(dir string) *Generator {
 		}
 		g.Err = err
 		g.Source, g.Version = info.Directories.Source, info.MesonVersion.Full
-		ents, _ := os.ReadDir(filepath.Join(dir, "meson-info"))
+		ents, _ := fsrec.ReadDir(filepath.Join(dir, "meson-info"))
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), "intro-") && strings.HasSuffix(e.Name(), ".json") {
 				g.Intro = append(g.Intro, filepath.Join(dir, "meson-info", e.Name()))
@@ -132,6 +132,6 @@ func (g *Generator) readCompileDB(dir string) {
 }
 
 func exists(p string) bool {
-	_, err := os.Lstat(p)
+	_, err := fsrec.Lstat(p)
 	return err == nil
 }

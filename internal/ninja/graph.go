@@ -7,6 +7,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -224,9 +225,10 @@ func (b *Build) BuildFolder() string { return b.Dir }
 
 func statFile(p string) graph.FileInfo {
 	fi := graph.FileInfo{Path: p}
-	var st syscall.Stat_t
-	if syscall.Stat(p, &st) == nil {
-		fi.Exists, fi.Size, fi.MTimeNS = true, st.Size, st.Mtim.Sec*1e9+st.Mtim.Nsec
+	if info, err := fsrec.Stat(p); err == nil {
+		if st, ok := info.Sys().(*syscall.Stat_t); ok {
+			fi.Exists, fi.Size, fi.MTimeNS = true, st.Size, st.Mtim.Sec*1e9+st.Mtim.Nsec
+		}
 	}
 	return fi
 }

@@ -3,7 +3,6 @@ package ninja
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"sort"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"github.com/stalecheck/stalecheck/internal/depfile"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // How says how an input of an edge is known.
@@ -326,7 +326,7 @@ func dryRunWrites(m *Manifest) []string {
 			if _, ok := dirs[d]; ok {
 				continue
 			}
-			st, err := os.Stat(d)
+			st, err := fsrec.Stat(d)
 			dirs[d] = err == nil && st.IsDir()
 			if !dirs[d] {
 				note(fmt.Sprintf("folder %s of output %s does not exist; ninja -n creates it", d, o))
@@ -388,9 +388,10 @@ func (c *statCache) get(p string) stat {
 		return s
 	}
 	var s stat
-	var st syscall.Stat_t
-	if syscall.Stat(p, &st) == nil {
-		s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, size: st.Size, ok: true}
+	if fi, err := fsrec.Stat(p); err == nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			s = stat{mtime: st.Mtim.Sec*1e9 + st.Mtim.Nsec, size: st.Size, ok: true}
+		}
 	}
 	c.m[p] = s
 	return s
@@ -571,7 +572,7 @@ func (b *Build) UnseenEdges() []*Edge {
 
 // IsBuildFolder reports whether dir holds a build.ninja.
 func IsBuildFolder(dir string) bool {
-	_, err := os.Stat(filepath.Join(dir, "build.ninja"))
+	_, err := fsrec.Stat(filepath.Join(dir, "build.ninja"))
 	return err == nil
 }
 

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // DefaultTimeout bounds each ninja invocation when the caller's context has no earlier deadline.
@@ -29,7 +31,7 @@ type Tool struct {
 // FindTool looks ninja up on PATH and asks its version. It returns an error wrapping exec.ErrNotFound
 // when ninja is absent.
 func FindTool(ctx context.Context) (*Tool, error) {
-	p, err := exec.LookPath("ninja")
+	p, err := fsrec.LookPath("ninja")
 	if err != nil {
 		return nil, err
 	}
@@ -92,6 +94,11 @@ func (t *Tool) run(ctx context.Context, dir string, args ...string) (stdout, std
 	}
 	if dir != "" {
 		args = append([]string{"-C", dir}, args...)
+	}
+	if len(args) == 1 && args[0] == "--version" {
+		fsrec.Stat(t.Path) // its answer depends on the executable alone (the verdict cache keys it so)
+	} else {
+		fsrec.Uncacheable("ran ninja " + strings.Join(args, " ")) // reads what only ninja knows
 	}
 	cmd := exec.CommandContext(ctx, t.Path, args...)
 	cmd.WaitDelay = 2 * time.Second

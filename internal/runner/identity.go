@@ -13,13 +13,15 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // identity fills p.Identity: the binaries (the program and the binaries that matter), the native copies
-// they link, the sources the graph knows for them, git state, toolchain and environment.
+// they link, the sources the graph knows for them, toolchain and environment; git state is gitIdentity's
+// (asked on every run: the verdict cache cannot see what git status reads).
 func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 	id := &p.Identity
 	id.Binaries = []ledger.Binary{}
@@ -30,7 +32,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 
 	// Binaries: the program first (a script or a system tool counts: it is what ran), then those that matter.
 	seen := map[string]bool{}
-	if fi, err := os.Stat(p.Program); err == nil && fi.Mode().IsRegular() && !p.isMatterFile(fi) {
+	if fi, err := fsrec.Stat(p.Program); err == nil && fi.Mode().IsRegular() && !p.isMatterFile(fi) {
 		p.addBinary(p.Program)
 		seen[p.Program] = true
 	}
@@ -100,7 +102,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 			if !in.File.Exists || srcSeen[path] {
 				continue
 			}
-			if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+			if fi, err := fsrec.Stat(path); err == nil && fi.IsDir() {
 				p.folderSources(path, add)
 				continue
 			}
@@ -118,10 +120,6 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		id.Sources = append(id.Sources, ledger.Source{Path: path, Digest: d.String()})
 	}
 
-	var gitNote string
-	if id.Git, gitNote = gitState(ctx, p.Graph.Workspace, p.Environ); gitNote != "" {
-		p.note("%s", gitNote)
-	}
 	p.toolchain(ctx, getenv)
 	id.Env = buildEnv(p.Environ, rerunEnv)
 }
@@ -133,7 +131,7 @@ const maxFolderFiles = 10000
 // at most maxFolderFiles).
 func (p *Plan) folderSources(dir string, add func(string)) {
 	n := 0
-	filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+	fsrec.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -161,7 +159,7 @@ func (p *Plan) folderSources(dir string, add func(string)) {
 // isMatterFile reports whether fi is one of the binaries that matter (the same file).
 func (p *Plan) isMatterFile(fi os.FileInfo) bool {
 	for _, m := range p.Matter {
-		if mi, err := os.Stat(m); err == nil && os.SameFile(fi, mi) {
+		if mi, err := fsrec.Stat(m); err == nil && os.SameFile(fi, mi) {
 			return true
 		}
 	}
@@ -185,7 +183,7 @@ func (p *Plan) note(format string, args ...any) {
 // addBinary records path with its size, digest and ELF build-id.
 func (p *Plan) addBinary(path string) {
 	b := ledger.Binary{Path: path}
-	fi, err := os.Stat(path)
+	fi, err := fsrec.Stat(path)
 	if err != nil {
 		p.note("binary %s: %v", path, err)
 		p.Identity.Binaries = append(p.Identity.Binaries, b)
@@ -321,4 +319,12 @@ func buildEnv(env []string, declared []string) map[string]string {
 		}
 	}
 	return out
+}
+
+// gitIdentity fills p.Identity.Git (HEAD and dirty state of the repository holding dir, the workspace).
+func (p *Plan) gitIdentity(ctx context.Context, dir string) {
+	var gitNote string
+	if p.Identity.Git, gitNote = gitState(ctx, dir, p.Environ); gitNote != "" {
+		p.note("%s", gitNote)
+	}
 }

@@ -28,6 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -40,8 +41,10 @@ import (
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
 // Config describes one `stalecheck run`.
@@ -60,6 +63,13 @@ type Config struct {
 	// StateDir holds the digest cache and the run cache; "" means digest.DefaultDir(). When no state folder
 	// can be found, nothing is cached.
 	StateDir string
+	// VerdictCache is what the verdict cache does for the pre-run check (internal/vcache; verdict.go):
+	// Off (the zero value), On, or Verify.
+	VerdictCache vcache.Mode
+	// Version is stalecheck's version, part of the verdict cache's key.
+	Version string
+	// Trace gets the verdict cache's decisions under STALECHECK_VERDICT_CACHE_TRACE (nil: os.Stderr).
+	Trace io.Writer
 }
 
 // ExecError says the command could not be started: Code is 127 when the program was not found, 126 when
@@ -102,8 +112,9 @@ type Plan struct {
 	// Notes are things the identity could not establish (an unreadable file, a tool that did not answer).
 	Notes []string
 
-	state *stateCache
-	dig   *digest.Cache
+	state     *stateCache
+	dig       *digest.Cache
+	workspace string // the graph's workspace (git is asked there)
 }
 
 // Stale reports whether an error finding touches a binary that matters.
@@ -126,6 +137,17 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	if cfg.Environ == nil {
 		cfg.Environ = os.Environ()
 	}
+	// The verdict cache (verdict.go) answers an unchanged build's plan; git is asked every time.
+	p, err := cachedPrepare(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	p.gitIdentity(ctx, p.workspace)
+	return p, nil
+}
+
+// prepareFull is Prepare without the verdict cache and git.
+func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	getenv := envLookup(cfg.Environ)
 	prog, err := resolveProgram(cfg.Command[0], cfg.Dir, getenv("PATH"))
 	if err != nil {
@@ -133,7 +155,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 	}
 	p := &Plan{Program: prog, Dir: cfg.Dir, Command: cfg.Command, Environ: cfg.Environ}
 	for _, b := range cfg.Binaries {
-		if fi, err := os.Stat(absIn(cfg.Dir, b)); err != nil {
+		if fi, err := fsrec.Stat(absIn(cfg.Dir, b)); err != nil {
 			return nil, fmt.Errorf("--binary %s: %w", b, errors.Unwrap(err))
 		} else if !fi.Mode().IsRegular() {
 			return nil, fmt.Errorf("--binary %s: not a file", b)
@@ -215,6 +237,7 @@ func Prepare(ctx context.Context, cfg Config) (*Plan, error) {
 		p.state = openState(stateDir)
 	}
 	p.identity(ctx, getenv)
+	p.workspace = g.Workspace
 	return p, nil
 }
 
@@ -232,7 +255,7 @@ func (p *Plan) SaveCaches() error {
 func resolveProgram(name, dir, path string) (string, error) {
 	if strings.ContainsRune(name, '/') {
 		p := absIn(dir, name)
-		fi, err := os.Stat(p)
+		fi, err := fsrec.Stat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			return "", &ExecError{127, name, fs.ErrNotExist}
@@ -251,7 +274,7 @@ func resolveProgram(name, dir, path string) (string, error) {
 			d = "."
 		}
 		c := absIn(dir, filepath.Join(d, name))
-		fi, err := os.Stat(c)
+		fi, err := fsrec.Stat(c)
 		if err != nil || fi.IsDir() {
 			continue
 		}
@@ -296,12 +319,12 @@ func (p *Plan) chooseMatter(given []string) {
 	}
 	var roots []rootStat
 	for _, r := range g.Roots {
-		if fi, err := os.Stat(r.File.Path); err == nil {
+		if fi, err := fsrec.Stat(r.File.Path); err == nil {
 			roots = append(roots, rootStat{r, fi})
 		}
 	}
 	rootOf := func(path string) (string, bool) {
-		fi, err := os.Stat(path)
+		fi, err := fsrec.Stat(path)
 		if err != nil {
 			return "", false
 		}

@@ -6,13 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -101,7 +101,7 @@ func rustcInfo(dirs ...string) (version, sysroot string) {
 }
 
 func isDir(p string) bool {
-	fi, err := os.Stat(p)
+	fi, err := fsrec.Stat(p)
 	return err == nil && fi.IsDir()
 }
 
@@ -112,7 +112,7 @@ func lookPath(name, path string) string {
 			continue
 		}
 		c := filepath.Join(d, name)
-		if fi, err := os.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+		if fi, err := fsrec.Stat(c); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
 			return c
 		}
 	}
@@ -124,11 +124,11 @@ func lookPath(name, path string) string {
 // resolved path, size and mtime, so a tool is asked once per installation.
 func (p *Plan) toolVersion(ctx context.Context, cands []string, prefix string) string {
 	for _, c := range cands {
-		real, err := filepath.EvalSymlinks(c)
+		real, err := fsrec.EvalSymlinks(c)
 		if err != nil {
 			continue
 		}
-		fi, err := os.Stat(real)
+		fi, err := fsrec.Stat(real)
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
@@ -218,7 +218,7 @@ func gitTop(dir string) string {
 		return ""
 	}
 	for d := dir; ; d = filepath.Dir(d) {
-		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+		if _, err := fsrec.Lstat(filepath.Join(d, ".git")); err == nil {
 			return d
 		}
 		if filepath.Dir(d) == d {
@@ -231,7 +231,7 @@ func gitTop(dir string) string {
 // in a repository are regular files: a `.git` file's `gitdir:` target, then HEAD, the loose ref HEAD
 // names, config, index and packed-refs (those that exist; HEAD must). Reads go through internal/safeio.
 func gitFilesRegular(dotGit string) error {
-	st, err := os.Stat(dotGit)
+	st, err := fsrec.Stat(dotGit)
 	if err != nil {
 		return err
 	}
@@ -264,7 +264,7 @@ func gitFilesRegular(dotGit string) error {
 	}
 	for _, n := range check {
 		p := filepath.Join(gitDir, n)
-		if _, err := os.Lstat(p); err != nil {
+		if _, err := fsrec.Lstat(p); err != nil {
 			continue
 		}
 		if err := safeio.Regular(p); err != nil {

@@ -2,10 +2,10 @@ package runner
 
 import (
 	"bytes"
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -148,7 +148,7 @@ func (s *scanner) script(path string, depth int) {
 		return
 	}
 	s.scripts[path] = true
-	fi, err := os.Stat(path)
+	fi, err := fsrec.Stat(path)
 	if err != nil || !fi.Mode().IsRegular() || fi.Size() > maxScriptBytes {
 		return
 	}
@@ -174,7 +174,7 @@ func (s *scanner) script(path string, depth int) {
 				if p == "" {
 					break
 				}
-				if _, err := os.Stat(p); err != nil {
+				if _, err := fsrec.Stat(p); err != nil {
 					continue // try the script's folder
 				}
 				s.add(p, path)

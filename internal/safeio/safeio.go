@@ -10,6 +10,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // ErrNotRegular is wrapped by the errors for paths that are not regular files.
@@ -29,12 +31,16 @@ const (
 func Open(path string) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
+		fsrec.NoteOpen(path, nil, err)
 		return nil, err
 	}
 	st, err := f.Stat()
 	if err != nil {
 		f.Close()
 		return nil, err
+	}
+	if fsrec.Active() {
+		fsrec.NoteOpen(path, f, nil)
 	}
 	if !st.Mode().IsRegular() {
 		f.Close()
@@ -71,7 +77,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 
 // Regular reports an error unless path (after symlinks) is a regular file, without opening it.
 func Regular(path string) error {
-	st, err := os.Stat(path)
+	st, err := fsrec.Stat(path)
 	if err != nil {
 		return err
 	}

@@ -12,7 +12,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/gocgo"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/makefile"
@@ -158,7 +158,7 @@ func Detect(path string) []Found {
 		if depth >= maxDepth {
 			return
 		}
-		ents, err := os.ReadDir(dir)
+		ents, err := fsrec.ReadDir(dir)
 		if err != nil {
 			return
 		}
@@ -170,7 +170,7 @@ func Detect(path string) []Found {
 			walk(filepath.Join(dir, n), depth+1)
 		}
 	}
-	if st, err := os.Stat(abs); err == nil && st.IsDir() {
+	if st, err := fsrec.Stat(abs); err == nil && st.IsDir() {
 		walk(abs, 0)
 	}
 	return out
@@ -210,7 +210,7 @@ func scriptPackage(dir string) string {
 }
 
 func isFile(p string) bool {
-	st, err := os.Stat(p)
+	st, err := fsrec.Stat(p)
 	return err == nil && st.Mode().IsRegular()
 }
 
@@ -218,7 +218,7 @@ func isFile(p string) bool {
 // .rustc_info.json).
 func isTargetDir(dir string) bool {
 	for _, n := range []string{".rustc_info.json", "CACHEDIR.TAG"} {
-		if _, err := os.Stat(filepath.Join(dir, n)); err == nil {
+		if _, err := fsrec.Stat(filepath.Join(dir, n)); err == nil {
 			return true
 		}
 	}

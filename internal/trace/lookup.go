@@ -1,9 +1,10 @@
 package trace
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // Lookup is one search of a program name along PATH by one process, as the trace shows it: the
@@ -163,7 +164,7 @@ func (l *Lookup) Now() string { return l.NowWith(l.PATH) }
 func (l *Lookup) NowWith(path string) string {
 	for _, d := range splitPath(path) {
 		p := filepath.Join(d, l.Name)
-		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
+		if st, err := fsrec.Stat(p); err == nil && st.Mode().IsRegular() && st.Mode().Perm()&0o111 != 0 {
 			return p
 		}
 	}

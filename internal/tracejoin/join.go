@@ -32,6 +32,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/trace"
 )
@@ -175,7 +176,7 @@ func (j *joiner) stat(p string) graph.FileInfo {
 		return fi
 	}
 	fi := graph.FileInfo{Path: p}
-	if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
+	if st, err := fsrec.Stat(p); err == nil && st.Mode().IsRegular() {
 		fi = graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
 	}
 	j.stats[p] = fi

@@ -1,0 +1,258 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/testutil"
+	"github.com/stalecheck/stalecheck/internal/vcache"
+)
+
+// vcCheck runs check --format json in dir with the verdict cache's trace on and returns stdout, the
+// cache's decisions (its stderr lines) and the exit status.
+func vcCheck(t *testing.T, dir string, args ...string) (out, decisions string, code int) {
+	t.Helper()
+	out, stderr, code := runIn(t, dir, append([]string{"check", "--format", "json", "--fail-on", "warning"}, args...)...)
+	for _, l := range strings.Split(stderr, "\n") {
+		if strings.HasPrefix(l, "stalecheck: verdict cache: ") {
+			decisions += strings.TrimPrefix(l, "stalecheck: verdict cache: ") + "\n"
+		} else if l != "" {
+			t.Fatalf("check printed on stderr: %s", stderr)
+		}
+	}
+	return out, decisions, code
+}
+
+// vcWarm runs check until it answers from the cache (a check after a build may see files too new to
+// tell a later change apart, and the first check writes content baselines: neither is stored), and
+// compares that answer with a --no-cache check; it returns the output.
+func vcWarm(t *testing.T, dir string) string {
+	t.Helper()
+	for i := 0; ; i++ {
+		out, dec, _ := vcCheck(t, dir)
+		if strings.HasPrefix(dec, "hit:") {
+			fresh, _, _ := runIn(t, dir, "check", "--format", "json", "--fail-on", "warning", "--no-cache")
+			if fresh != out {
+				t.Fatalf("the hit differs from a --no-cache check:\n%s\n---\n%s", out, fresh)
+			}
+			return out
+		}
+		if i == 4 {
+			t.Fatalf("no hit after 5 checks; last decisions:\n%s", dec)
+		}
+		time.Sleep(60 * time.Millisecond)
+	}
+}
+
+// vcMiss runs check, which must miss (and name want in the reason when want != ""), then the same
+// check under verify mode after warming again; it returns the missed check's output.
+func vcMiss(t *testing.T, dir, want string) string {
+	t.Helper()
+	out, dec, _ := vcCheck(t, dir)
+	if !strings.HasPrefix(dec, "miss:") || want != "" && !strings.Contains(strings.SplitN(dec, "\n", 2)[0], want) {
+		t.Fatalf("want a miss naming %q, decisions:\n%s", want, dec)
+	}
+	fresh, _, _ := runIn(t, dir, "check", "--format", "json", "--fail-on", "warning", "--no-cache")
+	if fresh != out {
+		t.Fatalf("the check after the miss differs from a --no-cache check:\n%s\n---\n%s", out, fresh)
+	}
+	return out
+}
+
+// TestVerdictCacheOnRealBuild: a warm check of an unchanged cc build is a hit that prints what the full
+// check prints; each change misses: a source edited with its mtime put back (only the ctime tells), a
+// header appearing earlier on the include path (a look-up that found nothing), CFLAGS, a new file in a
+// build folder, cargo build after an edit; verify mode agrees on hits and catches a tampered verdict.
+func TestVerdictCacheOnRealBuild(t *testing.T) {
+	state := runEnv(t)
+	testutil.NeedDebianCrates(t)
+	t.Setenv(vcache.EnvTrace, "1")
+	t.Setenv(vcache.EnvMode, "")
+	t.Setenv("CFLAGS", "")
+	p := testutil.NewProject(t, testutil.CcIncludeWorkspace())
+	p.Cargo("build", "--release")
+	time.Sleep(60 * time.Millisecond)
+	base := vcWarm(t, p.Dir)
+
+	// Verify mode: the hit is checked against the full check and agrees.
+	t.Setenv(vcache.EnvMode, "verify")
+	if out, dec, code := vcCheck(t, p.Dir); !strings.HasPrefix(dec, "hit:") || out != base || code != 0 {
+		t.Fatalf("verify on an unchanged build: exit %d, decisions %q", code, dec)
+	}
+	// --no-cache: neither looked up nor stored.
+	if out, dec, _ := vcCheck(t, p.Dir, "--no-cache"); dec != "" || out != base {
+		t.Fatalf("--no-cache: decisions %q", dec)
+	}
+
+	// --output inside the workspace (a folder the scan under PATH lists): a report file that already
+	// holds the report is left alone, so the checks after it hit.
+	report := p.Path("report.json")
+	hit := false
+	for i := 0; i < 5 && !hit; i++ {
+		_, dec, _ := vcCheck(t, p.Dir, "-o", report)
+		hit = strings.HasPrefix(dec, "hit:")
+		time.Sleep(60 * time.Millisecond)
+	}
+	if b, err := os.ReadFile(report); !hit || err != nil || string(b) != base {
+		t.Fatalf("check -o %s: a hit %v, the file holds the report: %v (%v)", report, hit, string(b) == base, err)
+	}
+	os.Remove(report)
+	time.Sleep(60 * time.Millisecond)
+	vcWarm(t, p.Dir)
+
+	// The stored verdict knows the negative look-up: x.c's #include "x.h" is searched in x.c's own
+	// folder before -I native/include.
+	shadow := p.Path("fastmath-sys/native/x.h")
+	verdicts, _ := filepath.Glob(filepath.Join(state, "stalecheck", vcache.Folder, "*"))
+	found := false
+	for _, v := range verdicts {
+		_, _, ents, err := vcache.ReadEntry(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			if e.Path == shadow && e.Sig.Err == fsrec.ErrNotExist {
+				found = true
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("no verdict in %v records the failed look-up of %s", verdicts, shadow)
+	}
+
+	// 1. A source edited in place with its size and mtime put back (touch -d back): the ctime moved.
+	src := p.Path("fastmath-sys/native/x.c")
+	fi, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Edit("fastmath-sys/native/x.c", "v * X_SCALE + X_CFG - 1", "v * X_SCALE + X_CFG + 1")
+	if err := os.Chtimes(src, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	vcMiss(t, p.Dir, src)
+	vcWarm(t, p.Dir)
+	// Put it back (content and mtime) for the next steps.
+	p.Edit("fastmath-sys/native/x.c", "v * X_SCALE + X_CFG + 1", "v * X_SCALE + X_CFG - 1")
+	os.Chtimes(src, fi.ModTime(), fi.ModTime())
+	vcMiss(t, p.Dir, src)
+	vcWarm(t, p.Dir)
+
+	// 2. A header appearing where a look-up found nothing: the scan now resolves "x.h" to it.
+	if err := os.WriteFile(shadow, []byte("#define X_SHADOW 1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out := vcMiss(t, p.Dir, "")
+	if !strings.Contains(out, shadow) {
+		t.Fatalf("the full check after the header appeared does not name %s:\n%s", shadow, out)
+	}
+	vcWarm(t, p.Dir)
+	os.Remove(shadow)
+	vcMiss(t, p.Dir, "")
+	vcWarm(t, p.Dir)
+
+	// 3. The environment: CFLAGS (cc-rs reads it) is part of the key.
+	t.Setenv("CFLAGS", "-O3")
+	vcMiss(t, p.Dir, "nothing stored")
+	t.Setenv("CFLAGS", "")
+	if _, dec, _ := vcCheck(t, p.Dir); !strings.HasPrefix(dec, "hit:") {
+		t.Fatalf("back to the first environment: want its stored verdict, decisions %q", dec)
+	}
+
+	// 4. A new file in a build folder (OUT_DIR).
+	runs := p.RunDirs("release", "fastmath-sys")
+	if len(runs) != 1 {
+		t.Fatalf("want one run folder of fastmath-sys, got %v", runs)
+	}
+	out2 := testutil.OutDirOf(runs[0])
+	if err := os.WriteFile(filepath.Join(out2, "stray.o"), []byte("not an object"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	vcMiss(t, p.Dir, out2)
+	vcWarm(t, p.Dir)
+
+	// 5. cargo build after an edit.
+	p.Edit("fastmath-sys/native/include/x.h", "banner v1", "banner v2")
+	p.Cargo("build", "--release")
+	time.Sleep(60 * time.Millisecond)
+	vcMiss(t, p.Dir, "")
+	vcWarm(t, p.Dir)
+
+	// Verify mode catches a verdict that does not match the full check (a tampered file).
+	verdicts, _ = filepath.Glob(filepath.Join(state, "stalecheck", vcache.Folder, "*"))
+	tampered := 0
+	for _, v := range verdicts {
+		k, res, ents, err := vcache.ReadEntry(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Out = append([]byte(`{"tampered": true}`+"\n"), res.Out...)
+		if err := vcache.WriteEntry(v, k, res, ents); err != nil {
+			t.Fatal(err)
+		}
+		tampered++
+	}
+	if tampered == 0 {
+		t.Fatal("no verdict file to tamper with")
+	}
+	_, stderr, code := runIn(t, p.Dir, "check", "--format", "json", "--fail-on", "warning")
+	if code != exitVerifyDiffers || !strings.Contains(stderr, "differs from the full check") || !strings.Contains(stderr, "tampered") {
+		t.Fatalf("verify on a tampered verdict: exit %d (want %d), stderr:\n%s", code, exitVerifyDiffers, stderr)
+	}
+}
+
+// TestVerdictCacheRun: run's pre-run check of an unchanged build is a hit whose record has the same
+// build identity as the full one; after an edit the build is refused by a full check (a stale plan is
+// never stored), and under verify mode the hit agrees.
+func TestVerdictCacheRun(t *testing.T) {
+	runEnv(t)
+	testutil.NeedDebianCrates(t)
+	t.Setenv(vcache.EnvTrace, "1")
+	t.Setenv(vcache.EnvMode, "")
+	p := testutil.NewProject(t, testutil.CcIncludeWorkspace())
+	p.Cargo("build", "--release")
+	time.Sleep(60 * time.Millisecond)
+	db := filepath.Join(t.TempDir(), "l.db")
+	runOnce := func() (string, string) {
+		t.Helper()
+		_, stderr, code := runIn(t, p.Dir, "run", "--ledger", db, "--", "./target/release/app")
+		if code != 0 {
+			t.Fatalf("run: exit %d\n%s", code, stderr)
+		}
+		build := ""
+		if i := strings.Index(stderr, ", build "); i >= 0 {
+			build = strings.Fields(stderr[i+len(", build "):])[0]
+		}
+		return stderr, build
+	}
+	var builds []string
+	stored := false
+	for i := 0; i < 4 && !stored; i++ {
+		stderr, b := runOnce()
+		builds = append(builds, b)
+		stored = strings.Contains(stderr, "stalecheck: verdict cache: stored:")
+		time.Sleep(60 * time.Millisecond)
+	}
+	if !stored {
+		t.Fatal("no plan stored after 4 runs")
+	}
+	stderr, b := runOnce()
+	if !strings.Contains(stderr, "verdict cache: hit:") || b == "" || b != builds[0] {
+		t.Fatalf("run on an unchanged build: want a hit with build %s, got build %s:\n%s", builds[0], b, stderr)
+	}
+	t.Setenv(vcache.EnvMode, "verify")
+	if stderr, b := runOnce(); !strings.Contains(stderr, "verdict cache: hit:") || b != builds[0] {
+		t.Fatalf("verify: %s", stderr)
+	}
+	t.Setenv(vcache.EnvMode, "")
+	p.Edit("fastmath-sys/native/include/x.h", "banner v1", "banner v2")
+	p.Cargo("build", "--release")
+	_, stderr, code := runIn(t, p.Dir, "run", "--ledger", db, "--", "./target/release/app")
+	if code != 125 || !strings.Contains(stderr, "verdict cache: miss:") || strings.Contains(stderr, "stalecheck: verdict cache: stored") {
+		t.Fatalf("run after an unwatched header edit: exit %d (want 125, a miss, nothing stored):\n%s", code, stderr)
+	}
+}

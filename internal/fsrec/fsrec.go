@@ -1,0 +1,401 @@
+// Package fsrec is the one layer through which the readers of `check` and `run` consult the file
+// system (stat, lstat, open, list, walk, glob, symlink resolution), so that the verdict cache
+// (internal/vcache) knows every path a verdict depends on, found or not, instead of guessing a superset.
+//
+// While a Recorder is active (Begin … End), every call records the path (made absolute against the
+// working folder at Begin, never cleaned: "a/../b" is stat'ed again as given) with the kind of look-up
+// (Stat follows symbolic links, Lstat does not) and the signature it saw: device, inode, size, mtime and
+// ctime in nanoseconds and mode, or the error class (missing, not a folder, other) for a failed
+// look-up, since a file or tool that appears later changes verdicts too. A folder listed or walked is
+// recorded by its own signature (entries added, removed or renamed change its mtime and ctime), each
+// entry whose Info is asked by its lstat. A path seen twice with different signatures during one
+// recording marks the recording changed. A process whose inputs are not enumerable (make -n, ninja -n,
+// go list) is declared with Uncacheable. With no Recorder active every function is the os or filepath
+// call it wraps, plus one atomic load.
+//
+// Only one Recorder is active at a time in a process (Begin returns nil while another is): calls made
+// by a concurrent, unrecorded invocation land in the active recording, which only makes it larger.
+// Paths under /proc, /sys and /dev are not recorded (they change on every look-up and are no build
+// input).
+package fsrec
+
+import (
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+)
+
+// Op is how a path was looked up.
+type Op uint8
+
+const (
+	// OpStat: stat(2), following symbolic links (also opens and folder listings).
+	OpStat Op = 1
+	// OpLstat: lstat(2), the link itself.
+	OpLstat Op = 2
+)
+
+// Error classes of a failed look-up.
+const (
+	ErrNone     = 0
+	ErrNotExist = 1 // ENOENT
+	ErrNotDir   = 2 // ENOTDIR: a component is not a folder
+	ErrOther    = 3 // EACCES, ELOOP, ENAMETOOLONG, …
+)
+
+// Sig is a path's signature: what a look-up saw. Times are nanoseconds since the epoch; Mode is the
+// raw st_mode. For a failed look-up only Err is set.
+type Sig struct {
+	Err              uint8
+	Dev, Ino         uint64
+	Size             int64
+	MtimeNS, CtimeNS int64
+	Mode             uint32
+}
+
+// Entry is one recorded look-up.
+type Entry struct {
+	Path string
+	Op   Op
+	Sig  Sig
+}
+
+type key struct {
+	path string
+	op   Op
+}
+
+// Recorder collects the look-ups of one invocation.
+type Recorder struct {
+	// Start is when Begin was called; a signature newer than it (within the file system's timestamp
+	// granularity) was possibly written during the recording (vcache's racy rule).
+	Start time.Time
+	cwd   string
+
+	mu          sync.Mutex
+	seen        map[key]Sig
+	changed     []string
+	uncacheable []string
+	exclude     func(abs string) bool
+}
+
+var cur atomic.Pointer[Recorder]
+
+// Begin starts a recording; exclude (may be nil) names absolute paths not to record (stalecheck's own
+// pure caches, keyed by stat signatures, whose content never changes a verdict). It returns nil when
+// another recording is active or the working folder cannot be found; then nothing is recorded for
+// this caller.
+func Begin(exclude func(abs string) bool) *Recorder {
+	cwd, err := os.Getwd()
+	if err != nil {
+		return nil
+	}
+	r := &Recorder{Start: time.Now(), cwd: cwd, seen: make(map[key]Sig, 4096), exclude: exclude}
+	if !cur.CompareAndSwap(nil, r) {
+		return nil
+	}
+	return r
+}
+
+// End stops the recording (a nil Recorder is a no-op).
+func (r *Recorder) End() {
+	if r != nil {
+		cur.CompareAndSwap(r, nil)
+	}
+}
+
+// Active reports whether a recording is running.
+func Active() bool { return cur.Load() != nil }
+
+// Uncacheable declares that the verdict being recorded depends on something the recording cannot see
+// (a child process's reads); reason names it ("ran make -n in /src").
+func Uncacheable(reason string) {
+	if r := cur.Load(); r != nil {
+		r.mu.Lock()
+		r.uncacheable = append(r.uncacheable, reason)
+		r.mu.Unlock()
+	}
+}
+
+// Entries returns the recorded look-ups sorted by path and op.
+func (r *Recorder) Entries() []Entry {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	out := make([]Entry, 0, len(r.seen))
+	for k, s := range r.seen {
+		out = append(out, Entry{Path: k.path, Op: k.op, Sig: s})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Path != out[j].Path {
+			return out[i].Path < out[j].Path
+		}
+		return out[i].Op < out[j].Op
+	})
+	return out
+}
+
+// Changed returns the paths seen with two different signatures during the recording.
+func (r *Recorder) Changed() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.changed...)
+}
+
+// UncacheableReasons returns what Uncacheable was told.
+func (r *Recorder) UncacheableReasons() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]string(nil), r.uncacheable...)
+}
+
+func (r *Recorder) abs(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	if p == "" || p == "." {
+		return r.cwd
+	}
+	return r.cwd + string(filepath.Separator) + p
+}
+
+func skipped(abs string) bool {
+	return strings.HasPrefix(abs, "/proc/") || strings.HasPrefix(abs, "/sys/") || strings.HasPrefix(abs, "/dev/") ||
+		abs == "/proc" || abs == "/sys" || abs == "/dev"
+}
+
+// note records one look-up of path with its result.
+func (r *Recorder) note(path string, op Op, fi fs.FileInfo, err error) {
+	abs := r.abs(path)
+	if skipped(abs) || (r.exclude != nil && r.exclude(abs)) {
+		return
+	}
+	s := SigOf(fi, err)
+	k := key{abs, op}
+	r.mu.Lock()
+	if old, ok := r.seen[k]; ok {
+		if old != s {
+			r.changed = append(r.changed, abs)
+		}
+	} else {
+		r.seen[k] = s
+	}
+	r.mu.Unlock()
+}
+
+func record(path string, op Op, fi fs.FileInfo, err error) {
+	if r := cur.Load(); r != nil {
+		r.note(path, op, fi, err)
+	}
+}
+
+// SigOf is the signature of a look-up's result.
+func SigOf(fi fs.FileInfo, err error) Sig {
+	if err != nil || fi == nil {
+		return Sig{Err: errClass(err)}
+	}
+	return sigOfInfo(fi)
+}
+
+func errClass(err error) uint8 {
+	var errno syscall.Errno
+	switch {
+	case err == nil:
+		return ErrOther
+	case errors.As(err, &errno) && errno == syscall.ENOTDIR:
+		return ErrNotDir
+	case errors.Is(err, fs.ErrNotExist):
+		return ErrNotExist
+	}
+	return ErrOther
+}
+
+// Now looks path up again the way op does and returns its signature.
+func Now(path string, op Op) Sig {
+	var fi fs.FileInfo
+	var err error
+	if op == OpLstat {
+		fi, err = os.Lstat(path)
+	} else {
+		fi, err = os.Stat(path)
+	}
+	return SigOf(fi, err)
+}
+
+// Stat is os.Stat, recorded.
+func Stat(path string) (fs.FileInfo, error) {
+	fi, err := os.Stat(path)
+	record(path, OpStat, fi, err)
+	return fi, err
+}
+
+// Lstat is os.Lstat, recorded.
+func Lstat(path string) (fs.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	record(path, OpLstat, fi, err)
+	return fi, err
+}
+
+// NoteOpen records a file opened for reading at path: f's fstat (nil f: the open failed with err).
+func NoteOpen(path string, f *os.File, err error) {
+	r := cur.Load()
+	if r == nil {
+		return
+	}
+	if err != nil || f == nil {
+		r.note(path, OpStat, nil, err)
+		return
+	}
+	fi, serr := f.Stat()
+	r.note(path, OpStat, fi, serr)
+}
+
+// Open is os.Open, recorded (a folder opened to be listed counts as listed).
+func Open(path string) (*os.File, error) {
+	if cur.Load() == nil {
+		return os.Open(path)
+	}
+	f, err := os.Open(path)
+	NoteOpen(path, f, err)
+	return f, err
+}
+
+// ReadFile is os.ReadFile, recorded. Prefer internal/safeio for files stalecheck finds.
+func ReadFile(path string) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(f)
+}
+
+// entry wraps a listed folder entry so that its Info (an lstat) is recorded.
+type entry struct {
+	fs.DirEntry
+	path string
+}
+
+func (e entry) Info() (fs.FileInfo, error) {
+	fi, err := e.DirEntry.Info()
+	record(e.path, OpLstat, fi, err)
+	return fi, err
+}
+
+// ReadDir is os.ReadDir, recorded: the folder by its signature (stat'ed before the listing, so an
+// entry added during it is seen at the end), each entry's Info by its lstat.
+func ReadDir(path string) ([]fs.DirEntry, error) {
+	r := cur.Load()
+	if r == nil {
+		return os.ReadDir(path)
+	}
+	fi, err := os.Stat(path)
+	r.note(path, OpStat, fi, err)
+	if err != nil {
+		return nil, err
+	}
+	ents, err := os.ReadDir(path)
+	return wrapEntries(path, ents), err
+}
+
+// ListOpened records the folder f (opened at path with Open) as listed and wraps the entries its
+// ReadDir returned.
+func ListOpened(path string, ents []fs.DirEntry) []fs.DirEntry {
+	if cur.Load() == nil {
+		return ents
+	}
+	return wrapEntries(path, ents)
+}
+
+func wrapEntries(dir string, ents []fs.DirEntry) []fs.DirEntry {
+	for i, e := range ents {
+		ents[i] = entry{e, filepath.Join(dir, e.Name())}
+	}
+	return ents
+}
+
+// WalkDir is filepath.WalkDir, recorded: the root and every folder it lists by their lstat (taken
+// before the listing), every entry whose Info fn asks for by its lstat.
+func WalkDir(root string, fn fs.WalkDirFunc) error {
+	r := cur.Load()
+	if r == nil {
+		return filepath.WalkDir(root, fn)
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case d == nil: // the root's lstat failed
+			r.note(p, OpLstat, nil, err)
+		case d.IsDir():
+			fi, lerr := os.Lstat(p)
+			r.note(p, OpLstat, fi, lerr)
+		default:
+			d = entry{d, p}
+		}
+		return fn(p, d, err)
+	})
+}
+
+// Glob is filepath.Glob, recorded: the folder of the pattern as listed (a pattern with meta
+// characters before its last element makes the recording uncacheable), each match by its lstat.
+func Glob(pattern string) ([]string, error) {
+	r := cur.Load()
+	if r == nil {
+		return filepath.Glob(pattern)
+	}
+	dir := filepath.Dir(pattern)
+	if strings.ContainsAny(dir, `*?[\`) {
+		Uncacheable("glob " + pattern)
+	} else {
+		fi, err := os.Stat(dir)
+		r.note(dir, OpStat, fi, err)
+	}
+	m, err := filepath.Glob(pattern)
+	for _, p := range m {
+		fi, lerr := os.Lstat(p)
+		r.note(p, OpLstat, fi, lerr)
+	}
+	return m, err
+}
+
+// LookPath is exec.LookPath, recorded: the stat of the name in every PATH folder up to the one that
+// has it (a tool that appears earlier on PATH later changes the answer).
+func LookPath(name string) (string, error) {
+	if r := cur.Load(); r != nil && !strings.ContainsRune(name, '/') {
+		for _, d := range filepath.SplitList(os.Getenv("PATH")) {
+			if d == "" {
+				d = "."
+			}
+			p := filepath.Join(d, name)
+			fi, err := os.Stat(p)
+			r.note(p, OpStat, fi, err)
+			if err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+				break
+			}
+		}
+	}
+	return exec.LookPath(name)
+}
+
+// EvalSymlinks is filepath.EvalSymlinks, recorded: the lstat of every prefix of the path.
+func EvalSymlinks(path string) (string, error) {
+	r := cur.Load()
+	if r == nil {
+		return filepath.EvalSymlinks(path)
+	}
+	abs := r.abs(path)
+	for i := 1; i <= len(abs); i++ {
+		if i == len(abs) || abs[i] == '/' {
+			fi, err := os.Lstat(abs[:i])
+			r.note(abs[:i], OpLstat, fi, err)
+		}
+	}
+	return filepath.EvalSymlinks(path)
+}

@@ -1,0 +1,98 @@
+package runner
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/vcache"
+)
+
+// VerifyError says that under STALECHECK_VERDICT_CACHE=verify the cached plan and the full pre-run
+// check disagreed (cli: exit status 3).
+type VerifyError struct{ Diff string }
+
+func (e *VerifyError) Error() string {
+	return "verdict cache (verify): the cached plan differs from the full check: " + e.Diff
+}
+
+// planSummary is what the verdict cache keeps of a plan that is not stale: everything Exec and Record
+// use. A stale plan is never stored (its refusal needs the graph), so a refusal always comes from a
+// full check. Git is not in it (gitIdentity asks every time).
+type planSummary struct {
+	Program   string          `json:"program"`
+	Matter    []string        `json:"matter"`
+	MatterHow string          `json:"matter_how"`
+	Workspace string          `json:"workspace"`
+	Identity  ledger.Identity `json:"identity"`
+	Notes     []string        `json:"notes"`
+}
+
+func summaryOf(p *Plan) []byte {
+	s := planSummary{Program: p.Program, Matter: p.Matter, MatterHow: p.MatterHow, Workspace: p.workspace, Identity: p.Identity, Notes: p.Notes}
+	s.Identity.Git = ledger.Git{}
+	b, _ := json.Marshal(s)
+	return b
+}
+
+// cachedPrepare is prepareFull through the verdict cache: the key is the run's command, --binary,
+// --target-dir, --build-dir, working folder and environment (vcache.MakeKey adds the process's);
+// the value a planSummary, valid while every path the full pre-run check consulted (resolving the
+// program through PATH, the records, sources, binaries and libraries it digested) is unchanged.
+func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
+	stateDir := cfg.StateDir
+	if stateDir == "" {
+		stateDir, _ = digest.DefaultDir()
+	}
+	var vc *vcache.Cache
+	var key vcache.Key
+	if cfg.VerdictCache != vcache.Off {
+		if vc = vcache.Open(stateDir, cfg.Trace); vc != nil {
+			inv := fmt.Sprintf("command=%q binaries=%q target-dir=%q build-dir=%q dir=%q state=%q environ=%q",
+				cfg.Command, cfg.Binaries, cfg.TargetDir, cfg.BuildDir, cfg.Dir, stateDir, strings.Join(vcache.StableEnv(cfg.Environ), "\x00"))
+			var err error
+			if key, err = vcache.MakeKey("run", cfg.Version, []string{inv}); err != nil {
+				vc = nil
+			}
+		}
+	}
+	if hit, ok := vc.Lookup(key); ok {
+		var s planSummary
+		if err := json.Unmarshal(hit.Extra, &s); err == nil {
+			if cfg.VerdictCache == vcache.Verify {
+				full, err := prepareFull(ctx, cfg)
+				if err != nil {
+					return nil, &VerifyError{fmt.Sprintf("the cache answered a plan, the full check failed: %v", err)}
+				}
+				if full.Stale() {
+					return nil, &VerifyError{"the cache answered a build that is not stale, the full check finds it stale"}
+				}
+				if b := summaryOf(full); string(b) != string(hit.Extra) {
+					return nil, &VerifyError{fmt.Sprintf("cached %s, now %s", clip(hit.Extra), clip(b))}
+				}
+			}
+			return &Plan{Program: s.Program, Dir: cfg.Dir, Command: cfg.Command, Environ: cfg.Environ,
+				Matter: s.Matter, MatterHow: s.MatterHow, Identity: s.Identity, Notes: s.Notes, workspace: s.Workspace}, nil
+		}
+	}
+	rec := vc.Begin()
+	p, err := prepareFull(ctx, cfg)
+	if err != nil || p.Stale() || vc == nil {
+		rec.End()
+		return p, err
+	}
+	// The digest and run caches (saved after this, by SaveCaches) are not recorded; a baseline
+	// content.Annotate wrote during the check keeps this plan from being stored (the next one is).
+	vc.Store(key, rec, &vcache.Result{Extra: summaryOf(p)})
+	return p, nil
+}
+
+func clip(b []byte) string {
+	if len(b) > 400 {
+		return string(b[:400]) + "…"
+	}
+	return string(b)
+}

@@ -1,0 +1,657 @@
+// Package vcache is the verdict cache of `stalecheck check` and of `run`'s pre-run check: a warm check of
+// a build that did not change costs one read of a small file and a stat of every path the last full
+// check consulted, instead of reading the records again.
+//
+// # Key
+//
+// A SHA-256 over: the kind ("check", "run"), stalecheck's version and VCS revision, the signature of its
+// own executable (device, inode, size, mtime and ctime of os.Executable: a rebuilt stalecheck misses),
+// the working folder, the whole command line, the whole environment except the volatile `_` and
+// `OLDPWD` and the STALECHECK_VERDICT_CACHE* switches (the rules read CC, CFLAGS, PATH, LIBRARY_PATH,
+// CARGO_*, HOME…; taking all of it needs no list of what they read), and the caller's extra words
+// (whether stdout and stderr are terminals: colour). The format is part of the command line.
+//
+// # Validity
+//
+// The value holds the signature (internal/fsrec.Sig: device, inode, size, mtime and ctime in ns, mode;
+// or the error class of a failed look-up) of every path the full check consulted through
+// internal/fsrec: files read, stat'ed and lstat'ed, folders listed and walked (by their own signature:
+// an entry added or removed changes their mtime and ctime), and look-ups that found nothing (a header or
+// tool that appears later). A hit needs every one of them unchanged now. Not stored (Store's reason):
+//   - a recording that declared itself uncacheable (a child process whose reads are not enumerable:
+//     make -n, ninja -n, go list);
+//   - a path whose signature at the end of the check differs from the one first seen (modified during
+//     the check), or that was seen with two signatures;
+//   - a path (outside the state folder) whose ctime is not older than the check's start minus the file
+//     system's timestamp granularity (50 ms; 2 s where the times carry no nanoseconds): a change made
+//     during the check in the same clock tick as the state the check saw would keep every field. ctime
+//     cannot be set by a user (mtime can: touch -d), so every change after the consult moves it.
+//
+// Stalecheck's own files in the state folder (content baselines, digest, read, evidence and run caches)
+// are recorded like any input, since they change reports (a baseline recorded at a run's first sight;
+// evidence saying its answer came from the cache): a check that wrote one is not stored, the next one
+// is. They are replaced by rename, so the racy window does not apply to them. The verdicts, the ledger
+// and the digest cache's lock are not recorded.
+//
+// # Value
+//
+// The exit status and the bytes the full check wrote (stdout, stderr) and an opaque Extra (run's plan),
+// written to `<state>/verdicts/<key hex>` (a temporary file renamed into place; at most MaxEntries files
+// kept, the oldest removed), with a CRC-32: a damaged file is a miss.
+package vcache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// EnvMode is the variable that switches the cache: "off" (also "0", "no"), "verify", else on.
+const EnvMode = "STALECHECK_VERDICT_CACHE"
+
+// EnvTrace, when set to a non-empty value, makes the cache say on stderr what it did (hit, miss and
+// why, stored or why not).
+const EnvTrace = "STALECHECK_VERDICT_CACHE_TRACE"
+
+// Folder is the cache's folder inside the state folder.
+const Folder = "verdicts"
+
+// MaxEntries bounds the files kept in the folder.
+const MaxEntries = 32
+
+// Mode is what the cache does.
+type Mode int
+
+const (
+	Off    Mode = iota // neither looked up nor stored
+	On                 // a hit answers
+	Verify             // a hit is checked against the full check (exit status 3 when they differ)
+)
+
+// ModeFromEnv reads EnvMode; noCache (a --no-cache flag) wins.
+func ModeFromEnv(noCache bool) Mode {
+	if noCache {
+		return Off
+	}
+	switch strings.ToLower(os.Getenv(EnvMode)) {
+	case "off", "0", "no", "false":
+		return Off
+	case "verify":
+		return Verify
+	}
+	return On
+}
+
+// volatile are environment variables left out of the key: shells set them per command.
+var volatile = map[string]bool{"_": true, "OLDPWD": true}
+
+// StableEnv returns env sorted, without the volatile variables and the cache's own switches: the
+// environment as the key sees it.
+func StableEnv(env []string) []string {
+	out := make([]string, 0, len(env))
+	for _, e := range env {
+		name, _, _ := strings.Cut(e, "=")
+		if !volatile[name] && !strings.HasPrefix(name, EnvMode) {
+			out = append(out, e)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Key identifies one invocation (see the package comment).
+type Key [32]byte
+
+func (k Key) String() string { return hex.EncodeToString(k[:]) }
+
+// MakeKey computes the key of an invocation: kind, version (the caller's version string), the command
+// line args (all of it, program name first) and extra words. Errors: the working folder or the own
+// executable cannot be found.
+func MakeKey(kind, version string, args []string, extra ...string) (Key, error) {
+	h := sha256.New()
+	put := func(s string) {
+		var n [binary.MaxVarintLen64]byte
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	put("stalecheck verdict cache v1")
+	put(kind)
+	put(version)
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		put(bi.Main.Version)
+		for _, s := range bi.Settings {
+			if strings.HasPrefix(s.Key, "vcs.") {
+				put(s.Key + "=" + s.Value)
+			}
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return Key{}, fmt.Errorf("the own executable: %w", err)
+	}
+	fi, err := os.Stat(exe)
+	if err != nil {
+		return Key{}, fmt.Errorf("the own executable: %w", err)
+	}
+	s := fsrec.SigOf(fi, nil)
+	put(fmt.Sprintf("exe %s %d %d %d %d %d", exe, s.Dev, s.Ino, s.Size, s.MtimeNS, s.CtimeNS))
+	wd, err := os.Getwd()
+	if err != nil {
+		return Key{}, fmt.Errorf("the working folder: %w", err)
+	}
+	put("cwd " + wd)
+	put(fmt.Sprintf("args %d", len(args)))
+	for _, a := range args {
+		put(a)
+	}
+	for _, e := range StableEnv(os.Environ()) {
+		put(e)
+	}
+	put(fmt.Sprintf("extra %d", len(extra)))
+	for _, x := range extra {
+		put(x)
+	}
+	var k Key
+	h.Sum(k[:0])
+	return k, nil
+}
+
+// Result is what a full check produced.
+type Result struct {
+	Exit     int
+	Out, Err []byte
+	Extra    []byte // the caller's own (run's plan summary)
+}
+
+// Cache is the cache in one state folder. A nil *Cache caches nothing.
+type Cache struct {
+	stateDir, dir string
+	// Trace, when not nil, gets one line per decision.
+	Trace func(format string, args ...any)
+}
+
+// Open returns the cache of the state folder stateDir; nil when stateDir is "" or the platform cannot
+// take signatures (fsrec.Supported). With EnvTrace set, each decision is written to trace (nil:
+// os.Stderr) as a line "stalecheck: verdict cache: …".
+func Open(stateDir string, trace io.Writer) *Cache {
+	if stateDir == "" || !fsrec.Supported {
+		return nil
+	}
+	c := &Cache{stateDir: stateDir, dir: filepath.Join(stateDir, Folder)}
+	if os.Getenv(EnvTrace) != "" {
+		if trace == nil {
+			trace = os.Stderr
+		}
+		c.Trace = func(format string, args ...any) {
+			fmt.Fprintf(trace, "stalecheck: verdict cache: "+format+"\n", args...)
+		}
+	}
+	return c
+}
+
+// ReadEntry decodes a verdict file (for tests and diagnostics): its key, result and entries.
+func ReadEntry(path string) (Key, *Result, []fsrec.Entry, error) {
+	data, err := safeio.ReadFile(path, safeio.MaxCache)
+	if err != nil {
+		return Key{}, nil, nil, err
+	}
+	var k Key
+	if len(data) >= len(magic)+32 {
+		copy(k[:], data[len(magic):])
+	}
+	res, ents, err := decode(data, k)
+	if err != nil {
+		return Key{}, nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, res, ents, nil
+}
+
+// WriteEntry encodes a verdict file (for tests: a tampered verdict that verify mode must catch).
+func WriteEntry(path string, k Key, res *Result, ents []fsrec.Entry) error {
+	return os.WriteFile(path, encode(k, res, ents), 0o600)
+}
+
+func (c *Cache) say(format string, args ...any) {
+	if c != nil && c.Trace != nil {
+		c.Trace(format, args...)
+	}
+}
+
+// Exclude is the recording's exclusion (fsrec.Begin): the verdicts themselves, the ledger and the digest
+// cache's lock. Every other state file is recorded, caches included: their answers are meant never to
+// change a verdict, but they can change the report (evidence says "content answer from the cache"), so
+// a check that wrote one is not stored and the next one is.
+func (c *Cache) Exclude() func(abs string) bool {
+	if c == nil {
+		return nil
+	}
+	prefix := c.stateDir + string(filepath.Separator)
+	return func(abs string) bool {
+		if !strings.HasPrefix(abs, prefix) {
+			return false
+		}
+		rel := abs[len(prefix):]
+		return rel == "digests.lock" || strings.HasPrefix(rel, Folder+string(filepath.Separator)) || strings.HasPrefix(rel, "ledger.db")
+	}
+}
+
+// Begin starts the recording of a full check for Store (nil when caching is off or another
+// recording is active).
+func (c *Cache) Begin() *fsrec.Recorder {
+	if c == nil {
+		return nil
+	}
+	return fsrec.Begin(c.Exclude())
+}
+
+func (c *Cache) path(k Key) string { return filepath.Join(c.dir, k.String()) }
+
+const magic = "stalecheck verdict v1\n"
+
+// Lookup returns the stored result of k when every recorded path still has its signature; false on a
+// miss (none stored, damaged, or a path changed: the trace names it).
+func (c *Cache) Lookup(k Key) (*Result, bool) {
+	if c == nil {
+		return nil, false
+	}
+	t0 := time.Now()
+	data, err := safeio.ReadFile(c.path(k), safeio.MaxCache)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			c.say("miss: nothing stored for this invocation")
+		} else {
+			c.say("miss: %v", err)
+		}
+		return nil, false
+	}
+	res, ents, err := decode(data, k)
+	if err != nil {
+		c.say("miss: %s: %v", c.path(k), err)
+		return nil, false
+	}
+	if p := firstChanged(ents); p != "" {
+		c.say("miss: %s changed (%.1f ms)", p, float64(time.Since(t0).Microseconds())/1000)
+		return nil, false
+	}
+	c.say("hit: %d paths unchanged (%.1f ms)", len(ents), float64(time.Since(t0).Microseconds())/1000)
+	return res, true
+}
+
+// splitPath splits an absolute path at its last "/" (never cleaned: "a/../b" keeps its meaning under
+// symbolic links); ok is false for a last element that is empty, "." or "..".
+func splitPath(p string) (dir, base string, ok bool) {
+	i := strings.LastIndexByte(p, '/')
+	if i < 0 {
+		return "", "", false
+	}
+	base = p[i+1:]
+	if base == "" || base == "." || base == ".." {
+		return "", "", false
+	}
+	dir = p[:i]
+	if dir == "" {
+		dir = "/"
+	}
+	return dir, base, true
+}
+
+// sortByFolder orders entries by folder, then name and op, so that a folder's entries are contiguous
+// (firstChanged stats them through one descriptor of the folder).
+func sortByFolder(ents []fsrec.Entry) {
+	sort.SliceStable(ents, func(i, j int) bool {
+		di, bi, _ := splitPath(ents[i].Path)
+		dj, bj, _ := splitPath(ents[j].Path)
+		if di != dj {
+			return di < dj
+		}
+		if bi != bj {
+			return bi < bj
+		}
+		if ents[i].Path != ents[j].Path {
+			return ents[i].Path < ents[j].Path
+		}
+		return ents[i].Op < ents[j].Op
+	})
+}
+
+// changedIn stats ents again (a run of one folder's entries through fsrec.StatGroup where it can) and
+// returns the first path whose signature differs, "" when none does; stop ends it early.
+func changedIn(ents []fsrec.Entry, stop *atomic.Bool) string {
+	for lo := 0; lo < len(ents); {
+		if stop.Load() {
+			return ""
+		}
+		dir, _, ok := splitPath(ents[lo].Path)
+		hi := lo + 1
+		if ok {
+			for hi < len(ents) {
+				if d, _, ok2 := splitPath(ents[hi].Path); !ok2 || d != dir {
+					break
+				}
+				hi++
+			}
+		}
+		group := ents[lo:hi]
+		changed := ""
+		grouped := false
+		if ok && len(group) > 1 {
+			names := make([]string, len(group))
+			ops := make([]fsrec.Op, len(group))
+			for i, e := range group {
+				_, names[i], _ = splitPath(e.Path)
+				ops[i] = e.Op
+			}
+			grouped = fsrec.StatGroup(dir, names, ops, func(i int, s fsrec.Sig) bool {
+				if s != group[i].Sig {
+					changed = group[i].Path
+					return false
+				}
+				return true
+			})
+		}
+		if !grouped {
+			for _, e := range group {
+				if fsrec.Now(e.Path, e.Op) != e.Sig {
+					changed = e.Path
+					break
+				}
+			}
+		}
+		if changed != "" {
+			return changed
+		}
+		lo = hi
+	}
+	return ""
+}
+
+// firstChanged stats every entry again (in parallel for many, split at folder boundaries) and returns
+// the first path whose signature differs, "" when none does.
+func firstChanged(ents []fsrec.Entry) string {
+	workers := runtime.GOMAXPROCS(0)
+	if workers > 4 {
+		workers = 4
+	}
+	var stop atomic.Bool
+	if len(ents) < 512 || workers < 2 {
+		return changedIn(ents, &stop)
+	}
+	var mu sync.Mutex
+	changed := ""
+	var wg sync.WaitGroup
+	lo := 0
+	for w := 0; w < workers && lo < len(ents); w++ {
+		hi := min(lo+(len(ents)+workers-1)/workers, len(ents))
+		// Move the cut to the end of a folder's run.
+		if d, _, ok := splitPath(ents[hi-1].Path); ok {
+			for hi < len(ents) {
+				if d2, _, ok2 := splitPath(ents[hi].Path); !ok2 || d2 != d {
+					break
+				}
+				hi++
+			}
+		}
+		part := ents[lo:hi]
+		lo = hi
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if p := changedIn(part, &stop); p != "" {
+				stop.Store(true)
+				mu.Lock()
+				if changed == "" {
+					changed = p
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return changed
+}
+
+// Racy windows: how close to the recording's start a ctime may be before a change made during the
+// check could have kept it (the kernel's coarse clock ticks at 1–10 ms; file systems without
+// nanoseconds at 1–2 s).
+const (
+	racyWindow       = 50 * time.Millisecond
+	racyWindowCoarse = 2 * time.Second
+)
+
+// Store saves res for k when the recording allows it (see the package comment); it returns whether it
+// did and, when not, why. rec is ended first.
+func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
+	if c == nil {
+		return false, "off"
+	}
+	if rec == nil {
+		return c.notStored("another check in this process was being recorded")
+	}
+	rec.End()
+	if r := rec.UncacheableReasons(); len(r) > 0 {
+		return c.notStored("the check " + r[0] + " (what it read is not known)")
+	}
+	if ch := rec.Changed(); len(ch) > 0 {
+		return c.notStored(ch[0] + " changed during the check")
+	}
+	ents := rec.Entries()
+	statePrefix := c.stateDir + string(filepath.Separator)
+	start := rec.Start.UnixNano()
+	for i := range ents {
+		e := &ents[i]
+		now := fsrec.Now(e.Path, e.Op)
+		if now != e.Sig {
+			return c.notStored(e.Path + " changed during the check")
+		}
+		if e.Sig.Err != fsrec.ErrNone || strings.HasPrefix(e.Path, statePrefix) {
+			continue
+		}
+		w := racyWindow
+		if e.Sig.MtimeNS%1e9 == 0 && e.Sig.CtimeNS%1e9 == 0 {
+			w = racyWindowCoarse
+		}
+		if e.Sig.CtimeNS > start-w.Nanoseconds() {
+			return c.notStored(fmt.Sprintf("%s changed %s before the check started (or later): too close to tell a later change apart", e.Path, time.Duration(start-e.Sig.CtimeNS)))
+		}
+	}
+	ents = dropFollowedTwins(ents)
+	sortByFolder(ents)
+	data := encode(k, res, ents)
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return c.notStored(err.Error())
+	}
+	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
+	if err != nil {
+		return c.notStored(err.Error())
+	}
+	_, werr := tmp.Write(data)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr == nil {
+		werr = os.Rename(tmp.Name(), c.path(k))
+	}
+	if werr != nil {
+		os.Remove(tmp.Name())
+		return c.notStored(werr.Error())
+	}
+	c.prune()
+	c.say("stored: %d paths, %d bytes", len(ents), len(data))
+	return true, ""
+}
+
+// dropFollowedTwins drops the stat of a path whose lstat is recorded with the same signature and is
+// not a symbolic link: the two look-ups answer alike as long as the lstat does (a path that becomes
+// a link changes its lstat).
+func dropFollowedTwins(ents []fsrec.Entry) []fsrec.Entry {
+	lst := make(map[string]fsrec.Sig, len(ents)/2)
+	for _, e := range ents {
+		if e.Op == fsrec.OpLstat {
+			lst[e.Path] = e.Sig
+		}
+	}
+	out := ents[:0]
+	for _, e := range ents {
+		if e.Op == fsrec.OpStat {
+			if l, ok := lst[e.Path]; ok && l == e.Sig && (l.Err != fsrec.ErrNone || l.Mode&syscall.S_IFMT != syscall.S_IFLNK) {
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func (c *Cache) notStored(reason string) (bool, string) {
+	c.say("not stored: %s", reason)
+	return false, reason
+}
+
+// prune removes the oldest files beyond MaxEntries (and temporary files older than a minute).
+func (c *Cache) prune() {
+	ents, err := os.ReadDir(c.dir)
+	if err != nil || len(ents) <= MaxEntries {
+		return
+	}
+	type f struct {
+		name string
+		mt   int64
+	}
+	var fs []f
+	for _, e := range ents {
+		if info, err := e.Info(); err == nil {
+			if strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) < time.Minute {
+				continue
+			}
+			fs = append(fs, f{e.Name(), info.ModTime().UnixNano()})
+		}
+	}
+	sort.Slice(fs, func(i, j int) bool { return fs[i].mt > fs[j].mt })
+	for _, x := range fs[min(len(fs), MaxEntries):] {
+		os.Remove(filepath.Join(c.dir, x.name))
+	}
+}
+
+// The file: magic, key (32 bytes), exit (uvarint), out, err, extra (uvarint length + bytes), the
+// entries (uvarint count; each: path, op, error class, and for a found path dev, ino, size, mtime,
+// ctime, mode as varints), then a CRC-32 (IEEE, little-endian) of everything before it.
+func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
+	var b bytes.Buffer
+	b.WriteString(magic)
+	b.Write(k[:])
+	var n [binary.MaxVarintLen64]byte
+	uv := func(x uint64) { b.Write(n[:binary.PutUvarint(n[:], x)]) }
+	sv := func(x int64) { b.Write(n[:binary.PutVarint(n[:], x)]) }
+	bs := func(x []byte) { uv(uint64(len(x))); b.Write(x) }
+	uv(uint64(res.Exit))
+	bs(res.Out)
+	bs(res.Err)
+	bs(res.Extra)
+	uv(uint64(len(ents)))
+	for _, e := range ents {
+		bs([]byte(e.Path))
+		b.WriteByte(byte(e.Op))
+		b.WriteByte(e.Sig.Err)
+		if e.Sig.Err == fsrec.ErrNone {
+			uv(e.Sig.Dev)
+			uv(e.Sig.Ino)
+			sv(e.Sig.Size)
+			sv(e.Sig.MtimeNS)
+			sv(e.Sig.CtimeNS)
+			uv(uint64(e.Sig.Mode))
+		}
+	}
+	var crc [4]byte
+	binary.LittleEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b.Bytes()))
+	b.Write(crc[:])
+	return b.Bytes()
+}
+
+var errDamaged = errors.New("damaged or truncated verdict file")
+
+func decode(data []byte, k Key) (*Result, []fsrec.Entry, error) {
+	if len(data) < len(magic)+32+4 || string(data[:len(magic)]) != magic {
+		return nil, nil, errDamaged
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, nil, errDamaged
+	}
+	if !bytes.Equal(body[len(magic):len(magic)+32], k[:]) {
+		return nil, nil, errors.New("another invocation's verdict")
+	}
+	p := body[len(magic)+32:]
+	bad := false
+	uv := func() uint64 {
+		x, n := binary.Uvarint(p)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		p = p[n:]
+		return x
+	}
+	sv := func() int64 {
+		x, n := binary.Varint(p)
+		if n <= 0 {
+			bad = true
+			return 0
+		}
+		p = p[n:]
+		return x
+	}
+	bs := func() []byte {
+		l := uv()
+		if bad || l > uint64(len(p)) {
+			bad = true
+			return nil
+		}
+		x := p[:l]
+		p = p[l:]
+		return x
+	}
+	res := &Result{Exit: int(uv())}
+	res.Out, res.Err, res.Extra = bs(), bs(), bs()
+	cnt := uv()
+	if bad || cnt > uint64(len(p)) {
+		return nil, nil, errDamaged
+	}
+	ents := make([]fsrec.Entry, 0, cnt)
+	for i := uint64(0); i < cnt && !bad; i++ {
+		path := bs()
+		if bad || len(p) < 2 {
+			return nil, nil, errDamaged
+		}
+		e := fsrec.Entry{Path: string(path), Op: fsrec.Op(p[0])}
+		e.Sig.Err = p[1]
+		p = p[2:]
+		if e.Sig.Err == fsrec.ErrNone {
+			e.Sig.Dev, e.Sig.Ino = uv(), uv()
+			e.Sig.Size, e.Sig.MtimeNS, e.Sig.CtimeNS = sv(), sv(), sv()
+			e.Sig.Mode = uint32(uv())
+		}
+		ents = append(ents, e)
+	}
+	if bad || len(p) != 0 {
+		return nil, nil, errDamaged
+	}
+	return res, ents, nil
+}

@@ -1,0 +1,165 @@
+package vcache
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// record runs consult under a recording and tries to store res; it returns Store's answer.
+func record(t *testing.T, c *Cache, k Key, res *Result, consult func()) (bool, string) {
+	t.Helper()
+	rec := c.Begin()
+	if rec == nil {
+		t.Fatal("another recording is active")
+	}
+	consult()
+	return c.Store(k, rec, res)
+}
+
+// write writes a file (tests wait past the racy window where they need an old one).
+func write(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestStoreLookupAndEachChange(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	src, missing, sub := filepath.Join(dir, "a.c"), filepath.Join(dir, "inc", "x.h"), filepath.Join(dir, "inc")
+	write(t, src, "int a;\n")
+	os.Mkdir(sub, 0o755)
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	k := Key{1}
+	res := &Result{Exit: 1, Out: []byte("report\n"), Err: []byte("note\n"), Extra: []byte("{}")}
+	consult := func() {
+		safeio.ReadFile(src, 1<<20)
+		fsrec.Stat(missing)
+		fsrec.ReadDir(sub)
+	}
+	if ok, why := record(t, c, k, res, consult); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	got, ok := c.Lookup(k)
+	if !ok || got.Exit != 1 || string(got.Out) != "report\n" || string(got.Err) != "note\n" || string(got.Extra) != "{}" {
+		t.Fatalf("lookup after store: %v %+v", ok, got)
+	}
+	if _, ok := c.Lookup(Key{2}); ok {
+		t.Fatal("another key hit")
+	}
+
+	// The content rewritten with size and mtime put back: the ctime tells.
+	fi, _ := os.Stat(src)
+	write(t, src, "int b;\n")
+	os.Chtimes(src, fi.ModTime(), fi.ModTime())
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after an in-place edit with the mtime put back")
+	}
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, k, res, consult); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	// A file appearing where a look-up found nothing (also lists the folder: its mtime moves too).
+	write(t, missing, "#define X 1\n")
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after a missing file appeared")
+	}
+}
+
+func TestNotStored(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	src := filepath.Join(dir, "a.c")
+	write(t, src, "x")
+	// Too new: ctime within the racy window of the check's start.
+	if ok, why := record(t, c, Key{1}, &Result{}, func() { fsrec.Stat(src) }); ok || !strings.Contains(why, "too close") {
+		t.Fatalf("a file written just now: stored %v (%s)", ok, why)
+	}
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	// Changed during the check.
+	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+		fsrec.Stat(src)
+		write(t, src, "xy")
+	}); ok || !strings.Contains(why, "changed during the check") {
+		t.Fatalf("a file changed during the check: stored %v (%s)", ok, why)
+	}
+	// Uncacheable: a child process's reads.
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+		fsrec.Stat(src)
+		fsrec.Uncacheable("ran make -n in /x")
+	}); ok || !strings.Contains(why, "make -n") {
+		t.Fatalf("uncacheable: stored %v (%s)", ok, why)
+	}
+	// State files the check rewrote (content baselines, caches) keep it from being stored; a fresh one
+	// does not (the racy window does not apply to them); the ledger is not recorded.
+	base, ledger := filepath.Join(state, "baselines.v1.json"), filepath.Join(state, "ledger.db")
+	write(t, base, "{}")
+	write(t, ledger, "x")
+	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+		safeio.ReadFile(base, 1<<20)
+		safeio.ReadFile(ledger, 1<<20)
+		write(t, ledger, "changed")
+	}); !ok {
+		t.Fatalf("a fresh state file and a rewritten ledger: not stored (%s)", why)
+	}
+	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+		safeio.ReadFile(base, 1<<20)
+		os.WriteFile(base+".tmp", []byte(`{"a":1}`), 0o600)
+		os.Rename(base+".tmp", base)
+	}); ok || !strings.Contains(why, "baselines.v1.json changed") {
+		t.Fatalf("rewritten baselines: stored %v (%s)", ok, why)
+	}
+}
+
+func TestDamagedFileIsAMiss(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	src := filepath.Join(dir, "a.c")
+	write(t, src, "x")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, Key{7}, &Result{Out: []byte("out")}, func() { fsrec.Stat(src) }); !ok {
+		t.Fatal(why)
+	}
+	p := c.path(Key{7})
+	data, _ := os.ReadFile(p)
+	for _, bad := range [][]byte{data[:len(data)-1], data[:10], append(append([]byte{}, data[:len(data)-5]...), 'x', 0, 0, 0, 0), {}} {
+		os.WriteFile(p, bad, 0o600)
+		if _, ok := c.Lookup(Key{7}); ok {
+			t.Fatalf("a damaged file (%d bytes) hit", len(bad))
+		}
+	}
+	os.Remove(p)
+	syscall.Mkfifo(p, 0o600) // never waited on
+	if _, ok := c.Lookup(Key{7}); ok {
+		t.Fatal("a FIFO hit")
+	}
+}
+
+func TestKeyEnvironment(t *testing.T) {
+	t.Setenv("CFLAGS", "-O2")
+	a, err := MakeKey("check", "v", []string{"x"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("_", "/usr/bin/whatever")
+	t.Setenv(EnvMode, "verify")
+	if b, _ := MakeKey("check", "v", []string{"x"}); b != a {
+		t.Fatal("a volatile variable or the cache's own switch changed the key")
+	}
+	t.Setenv("CFLAGS", "-O3")
+	if b, _ := MakeKey("check", "v", []string{"x"}); b == a {
+		t.Fatal("CFLAGS did not change the key")
+	}
+	if b, _ := MakeKey("check", "v", []string{"y"}); b == a {
+		t.Fatal("the command line did not change the key")
+	}
+}
