@@ -3,10 +3,12 @@ package cargo
 import (
 	"bytes"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -28,13 +30,42 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 		// with its tree (cp -a): its old paths name where the whole tree was, not a second copy sharing it.
 		return
 	}
+	tree, ev := r.treeOf(bo.AbsPaths)
+	if tree == "" {
+		return
+	}
+	trees := []string{tree}
+	u := unit.Of(s)
+	u.BuiltInTree, u.BuiltInTreeEvidence = tree, ev
+	// Inputs are read from this workspace (Cargo's records are relative) or from the other tree (paths
+	// the output names): each is compared with its counterpart in the other one.
+	for _, in := range s.Inputs {
+		p := in.File.Path
+		if rel, err := filepath.Rel(ws, p); err == nil && !strings.HasPrefix(rel, "..") {
+			if !sameBytes(p, filepath.Join(trees[0], rel)) {
+				u.OtherTreeDiffers = append(u.OtherTreeDiffers, p)
+			}
+		} else if rel, err := filepath.Rel(trees[0], p); err == nil && !strings.HasPrefix(rel, "..") {
+			if here := filepath.Join(ws, rel); !sameBytes(p, here) {
+				u.OtherTreeDiffers = append(u.OtherTreeDiffers, here)
+			}
+		}
+	}
+}
+
+// treeOf names the other copy of this workspace that absolute paths point into: a path outside this
+// workspace (and the target, build and Cargo home folders) at tree/rel whose rel exists here (its
+// first component and its folder) and whose tree holds a Cargo.toml; the tree most paths name wins
+// (ties: the first by name). It returns "" when none does, else the tree and the first path naming it.
+func (r *reader) treeOf(paths []string) (string, string) {
+	ws := r.l.Workspace
 	sep := string(filepath.Separator)
 	under := func(p, dir string) bool { return dir != "" && (p == dir || strings.HasPrefix(p, dir+sep)) }
 	votes := map[string]int{}
 	evidence := map[string]string{}
-	for _, p := range bo.AbsPaths {
+	for _, p := range paths {
 		p = filepath.Clean(p)
-		if under(p, ws) || under(p, r.l.TargetDir) || under(p, r.l.BuildDir) || under(p, r.opt.CargoHome) {
+		if !filepath.IsAbs(p) || under(p, ws) || under(p, r.l.TargetDir) || under(p, r.l.BuildDir) || under(p, r.opt.CargoHome) {
 			continue
 		}
 		parts := strings.Split(p, sep)
@@ -65,23 +96,48 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 		trees = append(trees, t)
 	}
 	if len(trees) == 0 {
-		return
+		return "", ""
 	}
 	sort.Slice(trees, func(i, j int) bool {
 		return votes[trees[i]] > votes[trees[j]] || votes[trees[i]] == votes[trees[j]] && trees[i] < trees[j]
 	})
-	u := unit.Of(s)
-	u.BuiltInTree, u.BuiltInTreeEvidence = trees[0], evidence[trees[0]]
-	// Inputs are read from this workspace (Cargo's records are relative) or from the other tree (paths
-	// the output names): each is compared with its counterpart in the other one.
-	for _, in := range s.Inputs {
-		p := in.File.Path
-		if rel, err := filepath.Rel(ws, p); err == nil && !strings.HasPrefix(rel, "..") {
-			if !sameBytes(p, filepath.Join(trees[0], rel)) {
-				u.OtherTreeDiffers = append(u.OtherTreeDiffers, p)
+	return trees[0], evidence[trees[0]]
+}
+
+// rootsOtherTree: an uplifted binary (target/<profile>/<name>) whose own dep-info, `<name>.d`, which
+// Cargo rewrites with absolute paths each time it uplifts the file, names the sources of another copy
+// of this workspace: a build of that copy with this target folder (CARGO_TARGET_DIR) replaced the
+// binary here, from units of its own (measured with cargo 1.95: the copy's path packages got other unit
+// hashes, so this workspace's units stay intact and Fresh, and its next no-op build leaves the copy's
+// binary in place). The root's unit gets BuiltInTree; the sources the .d names whose bytes differ
+// between the copies are OtherTreeDiffers (here's path). Skipped when the .d's target is not the root's
+// own path: then the whole target folder was moved or copied (cp -a), and the paths name where it was.
+func (r *reader) rootsOtherTree() {
+	if r.l.Workspace == "" {
+		return
+	}
+	for _, root := range r.g.Roots {
+		if root.Step == nil || root.Kind == "lib" || root.Kind == "test" || unit.Of(root.Step).BuiltInTree != "" {
+			continue
+		}
+		df, err := depfile.ParseFile(root.File.Path + ".d")
+		if err != nil || len(df.Rules) == 0 || !slices.Contains(df.Rules[0].Targets, root.File.Path) {
+			continue
+		}
+		in := df.Inputs()
+		tree, ev := r.treeOf(in)
+		if tree == "" {
+			continue
+		}
+		u := unit.Of(root.Step)
+		u.BuiltInTree, u.BuiltInTreeEvidence = tree, ev
+		u.BuiltInTreeRecord = root.File.Path + ".d"
+		for _, p := range in {
+			rel, err := filepath.Rel(tree, p)
+			if err != nil || strings.HasPrefix(rel, "..") {
+				continue
 			}
-		} else if rel, err := filepath.Rel(trees[0], p); err == nil && !strings.HasPrefix(rel, "..") {
-			if here := filepath.Join(ws, rel); !sameBytes(p, here) {
+			if here := filepath.Join(r.l.Workspace, rel); !sameBytes(p, here) {
 				u.OtherTreeDiffers = append(u.OtherTreeDiffers, here)
 			}
 		}

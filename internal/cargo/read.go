@@ -98,6 +98,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	case !opt.LivenessOnly:
 		r.readDetails()
 		r.readSources()
+		r.rootsOtherTree()
 	}
 	for _, s := range g.Steps {
 		s.Config = unit.Config(unit.Of(s), s.ProfileDir)

@@ -18,13 +18,20 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
 		u := unit.Of(s)
-		if s.System != unit.System || s.Kind != graph.ScriptRun || u.BuiltInTree == "" || !s.Live() {
+		if s.System != unit.System || u.BuiltInTree == "" || !s.Live() {
 			continue
 		}
-		what := "the build script of " + s.Package
-		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
+		what, verb, names := "the build script of "+s.Package, "last ran", "its output names"
 		ev := []Evidence{{Kind: "record", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
 			Detail: "the run's output names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
+		reuse := "Cargo reuses the run here because the paths relative to the workspace match and the files here are not newer"
+		if u.BuiltInTreeRecord != "" {
+			// An uplifted binary a build of the other copy replaced (internal/cargo rootsOtherTree).
+			what, verb, names = strings.Join(rootPaths(s), ", "), "was last built", "its dep-info "+display(g, u.BuiltInTreeRecord)+" names"
+			ev = []Evidence{{Kind: "record", Path: u.BuiltInTreeRecord, Detail: "Cargo's dep-info of the uplifted binary names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
+			reuse = "a build there with this target folder replaced the binary, and a no-op build here leaves it in place"
+		}
+		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
 		if len(u.OtherTreeDiffers) > 0 {
 			sev = Error
 			shown := make([]string, 0, 3)
@@ -38,8 +45,8 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 		}
 		f := Finding{
 			Rule: "built-in-other-tree", Severity: sev,
-			Message: fmt.Sprintf("%s last ran in %s, another copy of this workspace (%s) sharing the target folder %s: its output names %s; Cargo reuses the run here because the paths relative to the workspace match and the files here are not newer; %s",
-				what, u.BuiltInTree, g.Workspace, g.TargetDir, u.BuiltInTreeEvidence, tail),
+			Message: fmt.Sprintf("%s %s in %s, another copy of this workspace (%s) sharing the target folder %s: %s %s; %s; %s",
+				what, verb, u.BuiltInTree, g.Workspace, g.TargetDir, names, u.BuiltInTreeEvidence, reuse, tail),
 			Subjects: []string{s.RecordDir},
 			Roots:    rootPaths(s),
 			Evidence: ev,

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -79,4 +80,50 @@ func TestBuiltInOtherTreeNotForAMovedTree(t *testing.T) {
 	fs, _ := c.Check()
 	none(t, fs, "built-in-other-tree")
 	noErrors(t, fs)
+}
+
+// A second copy of the workspace built with this workspace's target folder (CARGO_TARGET_DIR=a/target,
+// as a worktree's build pointed at the main tree's folder) gets units of its own (cargo 1.95: other
+// hashes) and replaces the uplifted target/debug/app; this workspace's units stay Fresh. Found by the
+// truth harness's other-tree edit (a miss before): Cargo's `app.d` beside the binary names the copy's
+// sources. An error when a source differs between the copies; gone after touching it here and building.
+func TestBuiltInOtherTreeUpliftedBinary(t *testing.T) {
+	a := testutil.NewProject(t, otherTreeFiles)
+	a.Cargo("build")
+	b := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "b"), Env: append(append([]string{}, a.Env...), "CARGO_TARGET_DIR="+a.Path("target"))}
+	if out, err := exec.Command("cp", "-a", a.Dir, b.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(b.Path("target")); err != nil {
+		t.Fatal(err)
+	}
+	b.Write("app/data.txt", "two\n")
+	b.Cargo("build")
+	if out, _ := exec.Command(a.Path("target/debug/app")).Output(); !strings.Contains(string(out), b.Dir) {
+		t.Fatalf("the premise fails: the binary prints %q, want the second copy's folder", out)
+	}
+	fs, _ := a.Check()
+	var found *check.Finding
+	for i := range fs {
+		if fs[i].Rule == "built-in-other-tree" && strings.Contains(fs[i].Message, "app.d") {
+			found = &fs[i]
+		}
+	}
+	if found == nil {
+		t.Fatalf("no built-in-other-tree finding naming target/debug/app.d: %v", fs)
+	}
+	if found.Severity != check.Error || !strings.Contains(found.Message, b.Dir) || !strings.Contains(found.Message, "app/data.txt") {
+		t.Errorf("want an error naming %s and the differing app/data.txt: %v %s", b.Dir, found.Severity, found.Message)
+	}
+	time.Sleep(15 * time.Millisecond)
+	now := time.Now()
+	if err := os.Chtimes(a.Path("app/data.txt"), now, now); err != nil {
+		t.Fatal(err)
+	}
+	a.Cargo("build")
+	if out, _ := exec.Command(a.Path("target/debug/app")).Output(); strings.Contains(string(out), b.Dir) {
+		t.Fatalf("after the fix the binary still prints %q", out)
+	}
+	fs, _ = a.Check()
+	none(t, fs, "built-in-other-tree")
 }

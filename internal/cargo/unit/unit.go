@@ -68,11 +68,13 @@ type Unit struct {
 	RemovedDepRuns []RemovedRun
 
 	// BuiltInTree is set when a build-script run was made in another copy of the workspace sharing this
-	// target folder (a git worktree): that copy's root, from the absolute paths its output names
-	// (BuiltInTreeEvidence is the first; internal/cargo/othertree.go). OtherTreeDiffers are this
-	// workspace's counterparts of its inputs whose bytes differ from that copy's.
-	BuiltInTree, BuiltInTreeEvidence string
-	OtherTreeDiffers                 []string
+	// target folder (a git worktree), or an uplifted binary tied to this unit was built there: that
+	// copy's root, from the absolute paths the run's output or the binary's `<name>.d` names
+	// (BuiltInTreeEvidence is the first; BuiltInTreeRecord the .d file, "" for a run;
+	// internal/cargo/othertree.go). OtherTreeDiffers are this workspace's counterparts of its inputs
+	// whose bytes differ from that copy's.
+	BuiltInTree, BuiltInTreeEvidence, BuiltInTreeRecord string
+	OtherTreeDiffers                                    []string
 
 	// Where Cargo takes the package from (internal/cargo/source.go).
 	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
