@@ -166,3 +166,22 @@ func (p *Project) CargoCommand(args ...string) (argv, env []string) {
 	a, e := p.cargoArgs(append([]string(nil), args...))
 	return append([]string{"cargo"}, a...), e
 }
+
+// FingerprintFiles returns the files named name (a glob pattern: "lib-seed_sys.json") in the
+// fingerprint folders of package pkg's units in profile folder prof, in either layout:
+// `<prof>/.fingerprint/<pkg>-<hash>/` (legacy), `<prof>/build/<pkg>/<hash>/fingerprint/` (new). Sorted.
+func (p *Project) FingerprintFiles(prof, pkg, name string) []string {
+	base := p.Path(filepath.Join("target", prof))
+	legacy, _ := filepath.Glob(filepath.Join(base, ".fingerprint", pkg+"-*", name))
+	fresh, _ := filepath.Glob(filepath.Join(base, "build", pkg, "*", "fingerprint", name))
+	out := append(legacy, fresh...)
+	sort.Strings(out)
+	return out
+}
+
+// ProjectAt returns a Project for the workspace in dir (created by the caller or by its writes), building
+// in the layout NewProject would give (CargoLayoutEnv, InNewLayout): for a test that needs the
+// workspace at a path of its own choosing.
+func ProjectAt(t testing.TB, dir string) *Project {
+	return &Project{T: t, Dir: dir, NewLayout: newLayoutDefault}
+}
