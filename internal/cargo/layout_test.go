@@ -101,6 +101,7 @@ func TestReadBothLayouts(t *testing.T) {
 		p.Cargo("build", "--release", "--features", "app/fast")
 	}
 	old := testutil.NewProject(t, layoutWorkspace(t))
+	old.NewLayout = false // the legacy side, whatever CargoLayoutEnv says
 	build(old)
 	var fresh *testutil.Project
 	testutil.InNewLayout(t, func(t *testing.T) {
@@ -173,6 +174,7 @@ func TestReadBothLayouts(t *testing.T) {
 func TestReadMixedLayouts(t *testing.T) {
 	testutil.NeedDebianCrates(t)
 	p := testutil.NewProject(t, layoutWorkspace(t))
+	p.NewLayout = false // first the legacy layout, whatever CargoLayoutEnv says
 	p.Cargo("build")
 	p.NewLayout = true
 	p.Cargo("build")

@@ -73,7 +73,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		return nil, fmt.Errorf("cannot read the build folder: %w", err)
 	}
 	if len(profiles) == 0 {
-		return nil, fmt.Errorf("%w: %s holds no profile folder with a .fingerprint folder; run cargo build first", ErrNotBuilt, l.BuildDir)
+		return nil, fmt.Errorf("%w: %s holds no profile folder with unit records (a .fingerprint folder, or build/<pkg>/<hash>/ in the new layout); run cargo build first", ErrNotBuilt, l.BuildDir)
 	}
 	g.ProfileDirs = profiles
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},

@@ -93,9 +93,8 @@ func TestCmakeCrateCleanBuildsHealthy(t *testing.T) {
 	cmake, cc := stepOf(g, "cmake", "lib-cmake"), stepOf(g, "cc", "lib-cc")
 	_, cmT := newest(cmake)
 	var bsT time.Time // the build-script executable, which links cmake and cc
-	exes, _ := filepath.Glob(p.Path("target/debug/build/cm-sys-*/build_script_build-*"))
-	for _, e := range exes {
-		if st, err := os.Stat(e); err == nil && !strings.HasSuffix(e, ".d") {
+	for _, e := range p.ScriptExes("debug", "cm-sys") {
+		if st, err := os.Stat(e); err == nil {
 			bsT = st.ModTime()
 		}
 	}

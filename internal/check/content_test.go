@@ -1,6 +1,7 @@
 package check_test
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -44,12 +45,12 @@ func TestS07LinkSearchShadowing(t *testing.T) {
 	p.Cargo("build", "--release")
 	fs, _ := p.Check()
 	f := one(t, fs, "link-search-shadowing")
-	kaLib := runDirs(t, p, "release", "ka")[0] + "/out/libkernel.a"
-	kbLib := runDirs(t, p, "release", "kb")[0] + "/out/libkernel.a"
+	kaLib := filepath.Join(testutil.OutDirOf(runDirs(t, p, "release", "ka")[0]), "libkernel.a")
+	kbLib := filepath.Join(testutil.OutDirOf(runDirs(t, p, "release", "kb")[0]), "libkernel.a")
 	if f.Severity != check.Warning || f.Subjects[0] != p.Path("target/release/app") || f.Subjects[1] != kaLib || f.Subjects[2] != kbLib {
 		t.Fatalf("want ka's copy first (sorted by package name):\n%s", testutil.Dump([]check.Finding{f}))
 	}
-	if !strings.Contains(f.Message, "reconstructed") || !strings.Contains(f.Message, "by content the binary holds target/release/build/ka-") {
+	if !strings.Contains(f.Message, "reconstructed") || !strings.Contains(f.Message, "by content the binary holds "+strings.TrimPrefix(kaLib, p.Dir+"/")) {
 		t.Fatalf("message lacks the order or the content proof: %s", f.Message)
 	}
 	if !fileContains(t, p.Path("target/release/app"), "KERNEL_FROM_TEN") || fileContains(t, p.Path("target/release/app"), "KERNEL_FROM_TWENTY") {

@@ -51,7 +51,7 @@ func TestTouchedArchiveIsNotStale(t *testing.T) {
 	p.Cargo("build", "--release")
 	fs, _ := p.Check()
 	none(t, fs, "binary-older-than-input")
-	lib := runDirs(t, p, "release", "fastmath-sys")[0] + "/out/libx.a"
+	lib := filepath.Join(testutil.OutDirOf(runDirs(t, p, "release", "fastmath-sys")[0]), "libx.a")
 	app, rlib := p.Path("target/release/app"), p.Path("target/release/libfastmath_sys.rlib")
 
 	touchLater(t, lib)

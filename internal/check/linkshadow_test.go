@@ -58,20 +58,12 @@ fn main() {
 func runApp(t *testing.T, p *testutil.Project) string {
 	t.Helper()
 	cmd := exec.Command(p.Path("target/debug/app"))
-	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+strings.Join(globDirs(t, p.Path("target/debug/build/f-sys-*/out")), ":"))
+	cmd.Env = append(os.Environ(), "LD_LIBRARY_PATH="+strings.Join(p.OutDirs("debug", "f-sys"), ":"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return "error: " + strings.TrimSpace(string(out))
 	}
 	return strings.TrimSpace(string(out))
-}
-
-func globDirs(t *testing.T, pat string) []string {
-	m, err := filepath.Glob(pat)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return m
 }
 
 // A shared object left in OUT_DIR by an earlier configuration (F_SHARED) wins over the new libf.a the
@@ -98,7 +90,7 @@ func TestLinkedLibraryShadowedBySharedLeftover(t *testing.T) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}
 	}
-	so := globDirs(t, p.Path("target/debug/build/f-sys-*/out/libf.so"))
+	so := p.OutFiles("debug", "f-sys", "libf.so")
 	if len(so) != 1 {
 		t.Fatalf("want one leftover libf.so, got %v", so)
 	}
@@ -139,7 +131,7 @@ func TestLinkedLibraryShadowedAfterFailedRun(t *testing.T) {
 		t.Errorf("want an error proven by DT_NEEDED: %v %s", f.Severity, f.Message)
 	}
 	p.Edit("f-sys/native/f.c", "return 2; #error broken", "return 2;")
-	so := globDirs(t, p.Path("target/debug/build/f-sys-*/out/libf.so"))
+	so := p.OutFiles("debug", "f-sys", "libf.so")
 	if len(so) != 1 {
 		t.Fatalf("want one leftover libf.so, got %v", so)
 	}

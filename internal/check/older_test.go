@@ -41,7 +41,10 @@ func TestBinaryOlderThanInput(t *testing.T) {
 
 	// An rlib newer than the binary: Cargo relinks on the next build.
 	os.Chtimes(lib, time.Now().Add(-time.Hour), time.Now().Add(-time.Hour))
-	rlibs, _ := filepath.Glob(p.Path("target/release/deps/libseed_sys-*.rlib"))
+	rlibs := p.UnitFiles("release", "seed-sys", "libseed_sys-*.rlib")
+	if len(rlibs) == 0 {
+		t.Fatal("the premise fails: no libseed_sys rlib in either layout")
+	}
 	for _, r := range rlibs {
 		os.Chtimes(r, later, later)
 	}

@@ -23,7 +23,7 @@ func TestBuiltInOtherTree(t *testing.T) {
 	shared := filepath.Join(t.TempDir(), "shared-target")
 	a.Env = append(a.Env, "CARGO_TARGET_DIR="+shared)
 	a.Cargo("build")
-	b := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "b"), Env: a.Env}
+	b := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "b"), Env: a.Env, NewLayout: a.NewLayout}
 	if out, err := exec.Command("cp", "-a", a.Dir, b.Dir).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a: %v\n%s", err, out)
 	}
@@ -73,7 +73,7 @@ var otherTreeFiles = map[string]string{
 func TestBuiltInOtherTreeNotForAMovedTree(t *testing.T) {
 	a := testutil.NewProject(t, otherTreeFiles)
 	a.Cargo("build")
-	c := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "c"), Env: a.Env}
+	c := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "c"), Env: a.Env, NewLayout: a.NewLayout}
 	if out, err := exec.Command("cp", "-a", a.Dir, c.Dir).CombinedOutput(); err != nil {
 		t.Fatalf("cp -a: %v\n%s", err, out)
 	}

@@ -23,7 +23,9 @@ fn main() {
     println!("cargo:include={}", dir.display());
 }
 `
-	target := `out.ancestors().nth(4).unwrap().join("include")`
+	// target/include, found by name: OUT_DIR is target/debug/build/g-sys-<hash>/out (legacy) or
+	// target/debug/build/g-sys/<hash>/out (new), so a fixed ancestor count would differ by layout.
+	target := `out.ancestors().find(|a| a.file_name().map_or(false, |n| n == "target")).unwrap().join("include")`
 	p := testutil.NewProject(t, map[string]string{
 		"Cargo.toml":       "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"g-sys\"]\n",
 		"app/Cargo.toml":   "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nb = [\"g-sys/b\"]\n[dependencies]\ng-sys = { path = \"../g-sys\" }\n",

@@ -39,7 +39,7 @@ const cacheDirSignature = "Signature: 8a477f597d28d172789f06886806bc55"
 
 // Validate refuses a layout whose build or target folder is not a Cargo target folder: it must hold a
 // CACHEDIR.TAG with the cache-directory signature or Cargo's .rustc_info.json, and at least one
-// profile folder with a .fingerprint folder.
+// profile folder with unit records in either layout (cargo.FindProfiles).
 func Validate(l *cargo.Layout) error {
 	dirs := []string{l.BuildDir}
 	if l.TargetDir != l.BuildDir {
@@ -72,13 +72,14 @@ func Validate(l *cargo.Layout) error {
 		return err
 	}
 	if len(profs) == 0 {
-		return fmt.Errorf("%w: %s holds no profile folder with a .fingerprint folder", ErrNotTarget, l.BuildDir)
+		return fmt.Errorf("%w: %s holds no profile folder with unit records (a .fingerprint folder, or build/<pkg>/<hash>/ in the new layout)", ErrNotTarget, l.BuildDir)
 	}
 	return nil
 }
 
 // ProfileDirs lists the profile folders of a build folder (relative: `debug`, `release`,
-// `<triple>/<profile>`): folders that hold a .fingerprint folder. Symlinked folders are not followed.
+// `<triple>/<profile>`): folders that hold unit records in either layout (a .fingerprint folder, or
+// build/<pkg>/<hash>/ of the new layout; cargo.FindProfiles). Symlinked folders are not followed.
 func ProfileDirs(buildDir string) ([]string, error) { return cargo.FindProfiles(buildDir) }
 
 // profileDirName maps a Cargo profile name to its folder: dev and test build into debug, bench into

@@ -49,6 +49,9 @@ func builtProject(t *testing.T) string {
 				return
 			}
 		}
+		// cargo 1.95's default (legacy) layout, whatever STALECHECK_TEST_CARGO_LAYOUT says: the cases
+		// here name legacy records (.fingerprint/, output); the new layout's damaged records are
+		// internal/cargo's TestReadNewLayoutOddRecords.
 		cmd := exec.Command("cargo", "build", "--release")
 		cmd.Dir = dir
 		cmd.Env = append(withoutTargetDirs(os.Environ()), "CARGO_NET_OFFLINE=true")
@@ -97,6 +100,16 @@ func one(t *testing.T, pattern string) string {
 	m, _ := filepath.Glob(pattern)
 	if len(m) != 1 {
 		t.Fatalf("want one match for %s, got %v", pattern, m)
+	}
+	return m[0]
+}
+
+// oneOf returns the one path of m (what a testutil layout helper found) and fails the test unless there
+// is exactly one.
+func oneOf(t *testing.T, m []string) string {
+	t.Helper()
+	if len(m) != 1 {
+		t.Fatalf("want one file, got %v", m)
 	}
 	return m[0]
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -70,15 +71,20 @@ func TestExplainCommand(t *testing.T) {
 func TestCleanCommandOnExample(t *testing.T) {
 	p := testutil.Example(t, "seed-two-copies")
 	p.Cargo("build", "--release")
-	runs, _ := filepath.Glob(p.Path("target/release/build/prover-sys-*/output"))
+	runs := p.RunDirs("release", "prover-sys")
 	p.Cargo("build", "--release", "--features", "timing")
 	if len(runs) != 1 {
 		t.Fatalf("run folders of the first build: %v", runs)
 	}
-	orphan := filepath.Dir(runs[0])
+	// The run's build folder: build/prover-sys-<hash> (legacy), build/prover-sys/<hash> (new, whose
+	// records are in its run/).
+	orphan := runs[0]
+	if filepath.Base(orphan) == "run" {
+		orphan = filepath.Dir(orphan)
+	}
 
 	out, stderr, code := run(t, "clean", p.Dir)
-	if code != 0 || !strings.Contains(out, "remove ") || !strings.Contains(out, "release/build/"+filepath.Base(orphan)+"/") ||
+	if code != 0 || !strings.Contains(out, "remove ") || !strings.Contains(out, strings.TrimPrefix(orphan, p.Path("target")+"/")+"/") ||
 		!strings.Contains(out, "dry run, nothing removed: pass --yes to remove") {
 		t.Fatalf("clean (plan): exit %d %s\n%s", code, stderr, out)
 	}
@@ -98,8 +104,22 @@ func TestCleanCommandOnExample(t *testing.T) {
 			Status string `json:"status"`
 		} `json:"items"`
 	}
-	if err := json.Unmarshal([]byte(out), &plan); err != nil || plan.Command != "clean" || len(plan.Items) != 11 || plan.TotalBytes == 0 {
+	// Legacy: the default configuration's build folders, fingerprint folders and deps/ files, 11
+	// items. New layout: one item per unit folder, whole: prover-sys's build-script compile, run and
+	// lib, and gpu-prover's bin.
+	wantItems := 11
+	if p.NewLayout {
+		wantItems = 4
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || plan.Command != "clean" || len(plan.Items) != wantItems || plan.TotalBytes == 0 {
 		t.Fatalf("plan: %v %+v", err, plan)
+	}
+	if p.NewLayout {
+		for _, it := range plan.Items {
+			if parts := strings.Split(it.Rel, "/"); len(parts) != 4 || parts[0] != "release" || parts[1] != "build" || parts[2] != "prover-sys" && parts[2] != "gpu-prover" {
+				t.Errorf("new layout: item %s is not a unit folder of the default configuration", it.Rel)
+			}
+		}
 	}
 	if _, stderr, code = run(t, "clean", "--plan", planFile, "--profile", "release"); code != 2 || !strings.Contains(stderr, "--plan takes") {
 		t.Fatalf("--plan with --profile: exit %d %q", code, stderr)
@@ -122,7 +142,7 @@ func TestCleanCommandOnExample(t *testing.T) {
 	}
 
 	out, stderr, code = run(t, "clean", "--plan", planFile, "--yes")
-	if code != 0 || !strings.Contains(out, "removed 11 item(s)") {
+	if code != 0 || !strings.Contains(out, fmt.Sprintf("removed %d item(s)", wantItems)) {
 		t.Fatalf("clean --plan --yes: exit %d %s\n%s", code, stderr, out)
 	}
 	if _, err := os.Stat(orphan); !os.IsNotExist(err) {

@@ -44,12 +44,20 @@ func goRustChain(t *testing.T) string {
 			"func Calc(x int) int { return int(C.rcalc(C.int(x))) }\n",
 		"go/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/chain/rbridge\"\n)\n\nfunc main() { fmt.Println(rbridge.Calc(2)) }\n",
 	})
-	shIn(t, filepath.Join(dir, "rs"), nil, "cargo", "build", "--offline")
+	cargoShIn(t, filepath.Join(dir, "rs"), "build", "--offline")
 	shIn(t, filepath.Join(dir, "go"), nil, "go", "build")
 	if out := shIn(t, filepath.Join(dir, "go"), nil, filepath.Join(dir, "go", "chain")); out != "6\n" {
 		t.Fatalf("the first build prints %q", out)
 	}
 	return dir
+}
+
+// cargoShIn runs cargo ARGS in dir (shIn) in the build-dir layout testutil's projects build in
+// (testutil.CargoLayoutEnv).
+func cargoShIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	argv, env := testutil.ProjectAt(t, dir).CargoCommand(args...)
+	return shIn(t, dir, env, argv[0], argv[1:]...)
 }
 
 // checkDoc runs `check --format json DIR` and returns the findings with their roots, and the notes.
@@ -115,7 +123,7 @@ func TestCheckGoModuleNamesCFileBehindRustStaticlib(t *testing.T) {
 	t.Logf("before cargo build: %s: %s", fs[hit].Rule, fs[hit].Message)
 
 	// cargo build rebuilds librcalc.a; the Go binary is not relinked.
-	shIn(t, rs, nil, "cargo", "build", "--offline")
+	cargoShIn(t, rs, "build", "--offline")
 	fs, _, _, code = checkDoc(t, gomod)
 	b := find(fs, "binary-older-than-input", app)
 	if code != 1 || len(b) != 1 || b[0].Severity != "error" || !slices.Contains(b[0].Subjects, lib) {
@@ -183,7 +191,7 @@ func TestWhichGoBinaryRustStaticlib(t *testing.T) {
 	gomod, rs := filepath.Join(dir, "go"), filepath.Join(dir, "rs")
 	app := filepath.Join(gomod, "chain")
 	writeFiles(t, rs, map[string]string{"native/x.c": xTagged("xtag: version two")})
-	shIn(t, rs, nil, "cargo", "build", "--offline", "--release")
+	cargoShIn(t, rs, "build", "--offline", "--release")
 	matched := func(doc joinedWhichJSON) (inside, others []string) {
 		if len(doc.Libraries) != 1 || doc.Libraries[0].Name != "rcalc" || doc.Libraries[0].Outcome != "matched" {
 			t.Fatalf("want one library rcalc, matched: %+v", doc)
@@ -208,6 +216,14 @@ func TestWhichGoBinaryRustStaticlib(t *testing.T) {
 		}
 	}
 	t.Logf("inside: %v; not inside: %v", inside, others)
+	// The unit's own file is a copy too, in either layout: deps/librcalc-<hash>.a (legacy),
+	// build/rcalc/<hash>/out/librcalc-<hash>.a (new; a staticlib-only unit keeps the hash suffix).
+	for _, prof := range []string{"debug", "release"} {
+		own := testutil.ProjectAt(t, rs).UnitFiles(prof, "rcalc", "librcalc-*.a")
+		if len(own) != 1 || !slices.Contains(append(append([]string{}, inside...), others...), own[0]) {
+			t.Errorf("%s: the unit's own staticlib %v is not among the candidates (inside %v, others %v)", prof, own, inside, others)
+		}
+	}
 
 	// Relink against the release copy: which now names it.
 	writeFiles(t, gomod, map[string]string{"rbridge/rbridge.go": "package rbridge\n\n/*\n#cgo LDFLAGS: -L${SRCDIR}/../../rs/target/release -lrcalc -lpthread -ldl -lm\nint rcalc(int);\n*/\nimport \"C\"\n\n" +

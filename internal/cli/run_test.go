@@ -227,7 +227,7 @@ func TestRunRecordsIdentity(t *testing.T) {
 	head := git("rev-parse", "HEAD")
 
 	app := p.Path("target/release/app")
-	lib := one(t, p.Path("target/release/build/hot-sys-*/out/libhot.a"))
+	lib := oneOf(t, p.OutFiles("release", "hot-sys", "libhot.a"))
 	appDigest, _ := digest.HashFile(app)
 	appInfo, _ := os.Stat(app)
 	ef, err := binfmt.OpenELF(app)
@@ -439,8 +439,7 @@ func TestDiffSeedTwoCopies(t *testing.T) {
 		return out
 	}
 	copies := func() []string {
-		m, _ := filepath.Glob(p.Path("target/release/build/prover-sys-*/out/libgroth16_cuda.a"))
-		return m
+		return p.OutFiles("release", "prover-sys", "libgroth16_cuda.a")
 	}
 	short := func(fp string) string { return fp[:len(runner.FingerprintPrefix)+12] + "…" }
 	rel := func(path string) string { r, _ := filepath.Rel(p.Dir, path); return r }

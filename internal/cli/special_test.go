@@ -29,7 +29,7 @@ func ccToggled(t *testing.T) string {
 		if ccDir, ccErr = os.MkdirTemp("", "stalecheck-cc-"); ccErr != nil {
 			return
 		}
-		p := &testutil.Project{T: t, Dir: ccDir}
+		p := testutil.ProjectAt(t, ccDir)
 		for rel, c := range testutil.CCSys(t) {
 			p.Write(rel, c)
 		}
@@ -194,10 +194,10 @@ func TestWhichCorruptBuildFolderCopy(t *testing.T) {
 // fastArchive returns the release libx.a the fast configuration's build-script run made in ws.
 func fastArchive(t *testing.T, ws string) string {
 	t.Helper()
-	outputs, _ := filepath.Glob(filepath.Join(ws, "target/release/build/fastmath-sys-*/output"))
+	outputs := (&testutil.Project{T: t, Dir: ws}).RunDirs("release", "fastmath-sys") // either layout
 	for _, o := range outputs {
-		if data, err := os.ReadFile(o); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
-			return filepath.Join(filepath.Dir(o), "out", "libx.a")
+		if data, err := os.ReadFile(testutil.StdoutFile(o)); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
+			return filepath.Join(testutil.OutDirOf(o), "libx.a")
 		}
 	}
 	t.Fatalf("no run of the fast configuration among %v", outputs)

@@ -38,6 +38,19 @@ func tracedBuild(t *testing.T, dir string, args ...string) {
 	}
 }
 
+// tracedCargo runs `stalecheck trace -- cargo ARGS…` in the project, in its build-dir layout
+// (testutil.Project.CargoCommand; the layout's environment is set for the rest of the test, which the
+// in-process build inherits), and fails the test unless it exits 0.
+func tracedCargo(t *testing.T, p *testutil.Project, args ...string) {
+	t.Helper()
+	argv, env := p.CargoCommand(args...)
+	for _, e := range env {
+		k, v, _ := strings.Cut(e, "=")
+		t.Setenv(k, v)
+	}
+	tracedBuild(t, p.Dir, argv...)
+}
+
 type traceCheckDoc struct {
 	Findings []struct {
 		Rule, Severity, Message, Fix string
@@ -106,9 +119,14 @@ fn main() {
 // declaring only build.rs. After an edit of either, Cargo says Fresh, and check reports
 // untracked-input-changed with the trace as evidence; after the fix (touch build.rs, build again under
 // trace) the finding is gone. A rebuild that is not traced makes the trace out of date for the run:
-// check says so in a note and no longer uses it.
+// check says so in a note and no longer uses it. In both of Cargo's build-dir layouts (the new one's
+// build-script program is build/<pkg>/<hash>/out/build-script-build).
 func TestTraceJoinDataFileAndHeader(t *testing.T) {
 	traceEnv(t)
+	testutil.BothLayouts(t, testTraceJoinDataFileAndHeader)
+}
+
+func testTraceJoinDataFileAndHeader(t *testing.T) {
 	p := testutil.NewProject(t, map[string]string{
 		"Cargo.toml":        "[package]\nname = \"tj\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
 		"build.rs":          versionBuild,
@@ -117,7 +135,7 @@ func TestTraceJoinDataFileAndHeader(t *testing.T) {
 		"include/hdr.h":     "#define HDR_VAL 42\n",
 		"resources/VERSION": "1.2.3\n",
 	})
-	tracedBuild(t, p.Dir, "cargo", "build")
+	tracedCargo(t, p, "build")
 	version, hdr := p.Path("resources/VERSION"), p.Path("include/hdr.h")
 	d, raw := tracedCheck(t, p.Dir)
 	if n := d.findingsOf("untracked-input-changed", ""); len(n) > 0 {
@@ -184,7 +202,7 @@ func TestTraceJoinDataFileAndHeader(t *testing.T) {
 
 	// The fix: rerun the build script, under trace.
 	p.Write("build.rs", versionBuild+"\n")
-	tracedBuild(t, p.Dir, "cargo", "build")
+	tracedCargo(t, p, "build")
 	if out, _ := exec.Command(p.Path("target/debug/tj")).Output(); strings.TrimSpace(string(out)) != "1.2.4 43" {
 		t.Fatalf("after the fix the binary prints %q", out)
 	}
@@ -244,7 +262,7 @@ func TestTraceJoinNvccAppearsOnPath(t *testing.T) {
 		"build.rs":    nvccBuild,
 		"src/main.rs": "include!(concat!(env!(\"OUT_DIR\"), \"/gen.rs\"));\nfn main() { println!(\"{}\", KERNELS); }\n",
 	})
-	tracedBuild(t, p.Dir, "cargo", "build")
+	tracedCargo(t, p, "build")
 	if d, raw := tracedCheck(t, p.Dir); len(d.findingsOf("path-lookup-changed", "")) > 0 {
 		t.Fatalf("healthy traced build: path-lookup-changed reported:\n%s", raw)
 	}
@@ -286,7 +304,7 @@ func TestTraceJoinNvccAppearsOnPath(t *testing.T) {
 
 	// The fix: rerun the build script with the new PATH, under trace.
 	p.Write("build.rs", nvccBuild+"\n")
-	tracedBuild(t, p.Dir, "cargo", "build")
+	tracedCargo(t, p, "build")
 	if out, _ := exec.Command(p.Path("target/debug/kern")).Output(); strings.TrimSpace(string(out)) != "1" {
 		t.Fatalf("after the fix the binary prints %q, want 1 (nvcc found)", out)
 	}

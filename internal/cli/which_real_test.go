@@ -35,8 +35,9 @@ func TestWhichSuffixStringRepro15(t *testing.T) {
 		t.Fatalf("premise: the binary prints %q (%v)", out, err)
 	}
 	var plain, fast string
-	for _, a := range globAll(t, p.Path("target/release/build/fastmath-sys-*/out/libx.a")) {
-		out, err := os.ReadFile(filepath.Join(filepath.Dir(filepath.Dir(a)), "output"))
+	for _, r := range p.RunDirs("release", "fastmath-sys") {
+		a := filepath.Join(testutil.OutDirOf(r), "libx.a")
+		out, err := os.ReadFile(testutil.StdoutFile(r))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -84,15 +85,6 @@ func TestWhichSuffixStringRepro15(t *testing.T) {
 			}
 		}
 	}
-}
-
-func globAll(t *testing.T, pattern string) []string {
-	t.Helper()
-	m, err := filepath.Glob(pattern)
-	if err != nil || len(m) == 0 {
-		t.Fatalf("nothing matches %s", pattern)
-	}
-	return m
 }
 
 // buildLib compiles src with cc (extra flags) into dir/lib<name>.a and returns its path.
@@ -255,7 +247,7 @@ func TestWhichSystemLibrarySysCrates(t *testing.T) {
 	}
 	var rlibs []string
 	for _, c := range []string{"bzip2_sys", "libz_sys", "libsqlite3_sys", "openssl_sys", "zstd_sys"} {
-		rlibs = append(rlibs, one(t, p.Path("target/release/deps/lib"+c+"-*.rlib")))
+		rlibs = append(rlibs, oneOf(t, p.UnitFiles("release", strings.ReplaceAll(c, "_", "-"), "lib"+c+"-*.rlib")))
 	}
 	args := []string{bin}
 	for _, r := range rlibs {
@@ -274,7 +266,7 @@ func TestWhichSystemLibrarySysCrates(t *testing.T) {
 		t.Errorf("verify --matches %s: exit %d, want 2 (nothing to compare)", rlibs[0], code)
 	}
 	// The stat-sys rlib bundles libstat.a: one group with the OUT_DIR archive.
-	statRlib := one(t, p.Path("target/release/deps/libstat_sys-*.rlib"))
+	statRlib := oneOf(t, p.UnitFiles("release", "stat-sys", "libstat_sys-*.rlib"))
 	if _, _, code := run(t, "verify", bin, "--matches", statRlib); code != 0 {
 		t.Errorf("verify --matches %s: exit %d, want 0", statRlib, code)
 	}

@@ -45,8 +45,10 @@ func LibName(s string) string {
 	return s
 }
 
-// FindRoot returns the root (or the rustc unit's deps/ file) that is the binary at path: same path,
-// else same device and inode. nil when the binary is not in the graph (a copied or hand-linked file).
+// FindRoot returns the root (or the rustc unit's deps/ file, or in the new layout its unit folder's
+// out/ file) that is the binary at path: same path, else same device and inode, else the unit its
+// folder (new layout) or its name's hash (deps/) names. nil when the binary is not in the graph (a
+// copied or hand-linked file).
 func FindRoot(g *graph.Graph, path string) *graph.Root {
 	abs, _ := filepath.Abs(path)
 	st, err := fsrec.Stat(abs)
@@ -57,6 +59,15 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 		if err == nil {
 			if rs, err2 := fsrec.Stat(r.File.Path); err2 == nil && os.SameFile(st, rs) {
 				return r
+			}
+		}
+	}
+	// A new-layout unit's out/ file (build/<pkg>/<hash>/out/<name>): its folder names the unit (a bin
+	// there carries no hash in its name).
+	if dir := filepath.Dir(abs); filepath.Base(dir) == "out" {
+		for _, s := range g.Steps {
+			if s.Kind == graph.Compile && unit.Is(s) && unit.PathsOf(g.BuildDir, s).New && unit.PathsOf(g.BuildDir, s).Artifacts == dir {
+				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: err == nil}, Kind: "bin", Step: s, TiedBy: "unit folder"}
 			}
 		}
 	}

@@ -91,14 +91,23 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 	return out
 }
 
-// archiveName is a static library's link name, a Cargo deps/ file's "-<16 hex digits>" unit hash
-// suffix dropped: "deps/librcalc-0123456789abcdef.a" → "rcalc".
+// archiveName is a static library's link name, a Cargo unit's "-<16 hex digits>" hash suffix dropped:
+// "deps/librcalc-0123456789abcdef.a" → "rcalc" (legacy layout), and in the new layout a staticlib-only
+// unit's "build/rcalc/0123456789abcdef/out/librcalc-0123456789abcdef.a" → "rcalc" (measured with cargo
+// 1.95 -Zbuild-dir-new-layout: the suffix is the unit folder's hash; a unit that also has a cdylib
+// writes "librcalc.a").
 func archiveName(p string) string {
 	n := LibName(p)
-	if filepath.Base(filepath.Dir(p)) == "deps" {
-		if i := strings.LastIndexByte(n, '-'); i > 0 && len(n)-i-1 == 16 {
-			n = n[:i]
-		}
+	i := strings.LastIndexByte(n, '-')
+	if i <= 0 || len(n)-i-1 != 16 {
+		return n
+	}
+	dir := filepath.Dir(p)
+	switch {
+	case filepath.Base(dir) == "deps":
+		n = n[:i]
+	case filepath.Base(dir) == "out" && filepath.Base(filepath.Dir(dir)) == n[i+1:] && unit.IsHash(n[i+1:]):
+		n = n[:i]
 	}
 	return n
 }

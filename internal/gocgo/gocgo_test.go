@@ -13,6 +13,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/gocgo"
+	"github.com/stalecheck/stalecheck/internal/testutil"
 	"github.com/stalecheck/stalecheck/internal/testutil/special"
 )
 
@@ -86,6 +87,23 @@ func run(t *testing.T, dir, name string, args ...string) string {
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("%s %s in %s: %v\n%s", name, strings.Join(args, " "), dir, err, out)
+	}
+	return string(out)
+}
+
+// cargoIn runs cargo ARGS in dir in the build-dir layout testutil's projects build in
+// (testutil.CargoLayoutEnv), with a deadline; it fails the test on error.
+func cargoIn(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	argv, env := testutil.ProjectAt(t, dir).CargoCommand(args...)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s in %s: %v\n%s", strings.Join(argv, " "), dir, err, out)
 	}
 	return string(out)
 }
@@ -379,7 +397,7 @@ func Calc(x int) int { return int(C.rcalc(C.int(x))) }
 		"go/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/chain/rbridge\"\n)\n\nfunc main() { fmt.Println(rbridge.Calc(1)) }\n",
 	})
 	rs, gomod := filepath.Join(dir, "rs"), filepath.Join(dir, "go")
-	run(t, rs, "cargo", "build", "--release", "--offline")
+	cargoIn(t, rs, "build", "--release", "--offline")
 	app := filepath.Join(gomod, "app")
 	run(t, gomod, "go", "build", "-o", app, ".")
 	if out := run(t, gomod, app); out != "2\n" {
@@ -400,7 +418,7 @@ func Calc(x int) int { return int(C.rcalc(C.int(x))) }
 	}
 
 	write(t, rs, map[string]string{"src/lib.rs": "#[no_mangle]\npub extern \"C\" fn rcalc(x: i32) -> i32 { x * 40 + 2 }\n"})
-	run(t, rs, "cargo", "build", "--release", "--offline")
+	cargoIn(t, rs, "build", "--release", "--offline")
 	s = check(t, gomod, app, nil)
 	n := missed(s.rep, lib)
 	if n == nil || n.Input.Cargo == nil || n.Input.Cargo.TargetDir != filepath.Join(rs, "target") || n.Input.MTimeNS != mtime(t, lib) || n.BinaryMTimeNS != mtime(t, app) {

@@ -231,7 +231,7 @@ func Calc(x int) int { return int(C.rcalc(C.int(x))) }
 	})
 	rs, gomod := filepath.Join(dir, "rs"), filepath.Join(dir, "go")
 	state := t.TempDir()
-	run(t, rs, "cargo", "build", "--offline")
+	cargoIn(t, rs, "build", "--offline")
 	app := filepath.Join(gomod, "chain") // go build's default name for the module's root package
 	run(t, gomod, "go", "build")
 	if out := run(t, gomod, app); out != "6\n" {
@@ -275,7 +275,7 @@ func Calc(x int) int { return int(C.rcalc(C.int(x))) }
 	t.Logf("%s: %s (roots %v)", named[0].Rule, named[0].Message, named[0].Roots)
 
 	// cargo build rebuilds the staticlib; the Go binary is not relinked.
-	run(t, rs, "cargo", "build", "--offline")
+	cargoIn(t, rs, "build", "--offline")
 	fs, _ = goCheck(t, gomod, state, rs)
 	b := findings(fs, "binary-older-than-input", lib)
 	if len(b) != 1 || b[0].Subjects[0] != app || b[0].Severity != rules.Error {

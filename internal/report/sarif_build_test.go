@@ -199,7 +199,7 @@ func results(run report.SarifRun, rule string) []report.SarifResult {
 // notification.
 func TestSarifRealBuildOddWorkspacePath(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "my ws #1 ü")
-	p := &testutil.Project{T: t, Dir: dir}
+	p := testutil.ProjectAt(t, dir)
 	files := testutil.SysCrate("seed-sys", "groth16_cuda", map[string]string{"cuda/groth16.c": "int native_run(void) { return 1; }\n"},
 		nil, []string{"cargo:rerun-if-changed=build.rs", "cargo:rerun-if-changed=cuda"})
 	for rel, c := range files {
@@ -302,7 +302,7 @@ func TestSarifRealBuildOddWorkspacePath(t *testing.T) {
 	}
 
 	// A corrupt fingerprint record: an unreadable-record result, a notification, still successful.
-	fps, _ := filepath.Glob(filepath.Join(dir, "target/release/.fingerprint/seed-sys-*/lib-seed_sys.json"))
+	fps := p.FingerprintFiles("release", "seed-sys", "lib-seed_sys.json")
 	if len(fps) == 0 {
 		t.Fatal("no lib-seed_sys.json fingerprint")
 	}

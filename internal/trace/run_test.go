@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 	"github.com/stalecheck/stalecheck/internal/trace"
 )
@@ -127,9 +129,16 @@ fn main() {
 `
 
 // The two shapes of issue 10 and the undeclared header, on a real cargo build traced with a PATH that
-// holds cc, ar, as, ld, cargo and rustc but not nvcc.
+// holds cc, ar, as, ld, cargo and rustc but not nvcc; in both of Cargo's build-dir layouts: the traced
+// build-script process and the rustc processes are tied to the units the records hold (the run's
+// OUT_DIR, the compile unit, the unit hash of every rustc unit, bins without -C extra-filename in the
+// new layout included).
 func TestCargoBuildScriptShapes(t *testing.T) {
 	needStrace(t)
+	testutil.BothLayouts(t, testCargoBuildScriptShapes)
+}
+
+func testCargoBuildScriptShapes(t *testing.T) {
 	p := testutil.NewProject(t, map[string]string{
 		"Cargo.toml":        "[package]\nname = \"shapes\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
 		"build.rs":          shapesBuild,
@@ -157,7 +166,9 @@ func TestCargoBuildScriptShapes(t *testing.T) {
 		}
 		env = append(env, e)
 	}
+	argv, layoutEnv := p.CargoCommand("build")
 	env = append(env, "PATH="+bin, "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never")
+	env = append(env, layoutEnv...)
 	l, err := cargo.Locate(p.Dir, cargo.LocateOptions{Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
@@ -167,7 +178,7 @@ func TestCargoBuildScriptShapes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer out.Close()
-	res, tr := runTrace(t, trace.Options{Command: []string{"cargo", "build"}, Dir: p.Dir, Env: env, BuildDir: l.BuildDir, Stdout: out, Stderr: out})
+	res, tr := runTrace(t, trace.Options{Command: argv, Dir: p.Dir, Env: env, BuildDir: l.BuildDir, Stdout: out, Stderr: out})
 	if res.ExitStatus != 0 {
 		b, _ := os.ReadFile(out.Name())
 		t.Fatalf("cargo build failed under trace (%d):\n%s", res.ExitStatus, b)
@@ -187,18 +198,55 @@ func TestCargoBuildScriptShapes(t *testing.T) {
 		t.Errorf("build script %s not under %s", run.Proc.Exe(), want)
 	}
 
-	if !strings.HasPrefix(run.OutDir, filepath.Join(l.BuildDir, "debug", "build", "shapes-")) || filepath.Base(run.OutDir) != "out" {
-		t.Errorf("OUT_DIR of the run: %q", run.OutDir)
+	// The records say which units these are: the run's OUT_DIR and the compile unit's folder in the
+	// layout the build used, and every rustc process's hash a unit of the package.
+	g, err := cargo.Read(l, cargo.ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var runStep, compileStep *graph.Step
+	hashes := map[string]string{} // unit hash → kind
+	for _, s := range g.Steps {
+		if s.Package != "shapes" {
+			continue
+		}
+		if unit.PathsOf(g.BuildDir, s).New != p.NewLayout {
+			t.Errorf("%s: read in the other layout (%s)", s.ID, unit.Of(s).FingerprintDir)
+		}
+		hashes[unit.Of(s).Hash] = string(s.Kind)
+		switch s.Kind {
+		case graph.ScriptRun:
+			runStep = s
+		case graph.ScriptCompile:
+			compileStep = s
+		}
+	}
+	if runStep == nil || compileStep == nil {
+		t.Fatalf("no build-script run or compile of shapes in the records: %v", hashes)
+	}
+	if run.NewLayout != p.NewLayout || run.OutDir != runStep.OutDir || run.Unit != compileStep.Name ||
+		filepath.Dir(run.Proc.Exe()) != unit.PathsOf(g.BuildDir, compileStep).ScriptArtifacts || run.BuildDir != filepath.Join(l.BuildDir, "debug") {
+		t.Errorf("build-script run %+v (exe %s), want OUT_DIR %s, unit %s in %s", *run, run.Proc.Exe(), runStep.OutDir, compileStep.Name, unit.PathsOf(g.BuildDir, compileStep).ScriptArtifacts)
 	}
 	if run.Proc.RanAgain(run.Proc.Start) {
 		t.Errorf("RanAgain before the run ended")
 	}
-	units := map[string]string{}
+	units := map[string]trace.RustcUnit{}
 	for _, u := range tr.RustcUnits() {
-		units[u.CrateName] = u.ExtraFilename
+		if u.OutDir == "" { // Cargo's target-info probe, `rustc - --crate-name ___ --print=file-names …`: no unit
+			continue
+		}
+		units[u.CrateName] = u
+		if u.Hash == "" || hashes[u.Hash] == "" || u.NewLayout != p.NewLayout {
+			t.Errorf("rustc unit %s (out-dir %s, extra-filename %q): hash %q is not a unit of the records %v (new layout %v)", u.CrateName, u.OutDir, u.ExtraFilename, u.Hash, hashes, u.NewLayout)
+		}
 	}
-	if !strings.HasPrefix(units["shapes"], "-") || !strings.HasPrefix(units["build_script_build"], "-") {
-		t.Errorf("rustc units: %v", units)
+	if len(units) != 2 || units["shapes"].Hash == "" || !strings.HasPrefix(units["build_script_build"].ExtraFilename, "-") {
+		t.Errorf("rustc units: %+v", units)
+	}
+	// The new layout gives the bin no -C extra-filename: its hash comes from the --out-dir.
+	if p.NewLayout != (units["shapes"].ExtraFilename == "") {
+		t.Errorf("bin shapes: extra-filename %q in layout new=%v", units["shapes"].ExtraFilename, p.NewLayout)
 	}
 
 	// Shape 1: the data file the script reads.

@@ -16,6 +16,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 )
 
 // Mode holds the open(2) access bits of an Access (0 for calls other than open).
@@ -229,18 +231,28 @@ func (t *Trace) treeAccesses(id int, input bool) []*Access {
 	return out
 }
 
-// BuildScriptRun is a Cargo build-script process: its program is <build>/build/<pkg>-<hash>/build-script-build
-// (or build-script-<name>) and its tree holds the compilers and tools it ran.
+// BuildScriptRun is a Cargo build-script process: its program is the compiled script,
+// build-script-build (or build-script-<name>), in either of Cargo's build-dir layouts
+// (docs/cargo-new-layout.md): `<prof>/build/<pkg>-<hash>/build-script-build` (legacy, cargo 1.95's
+// default) or `<prof>/build/<pkg>/<hash>/out/build-script-build` (`-Zbuild-dir-new-layout`). Its tree
+// holds the compilers and tools it ran.
 type BuildScriptRun struct {
-	Proc     *Process
-	Unit     string // "<pkg>-<hash>", the folder of the compiled script (the build-script compile unit)
-	BuildDir string // the folder holding build/ (the profile folder, e.g. target/debug)
-	// OutDir is the run's OUT_DIR from its environment: Cargo's run folder is its parent
-	// (build/<pkg>-<run hash>), which names the run step exactly ("" when strace did not print the env).
+	Proc *Process
+	// Unit is "<pkg>-<hash>", the build-script compile unit whose program this is, named as stalecheck
+	// names Cargo units in both layouts.
+	Unit     string
+	BuildDir string // the profile folder holding build/ (e.g. target/debug)
+	// NewLayout is true when the program lies in the new layout's `build/<pkg>/<hash>/out/`.
+	NewLayout bool
+	// OutDir is the run's OUT_DIR from its environment ("" when strace did not print the env): it
+	// names the run step exactly, `build/<pkg>-<run hash>/out` (legacy: the run folder is its parent)
+	// or `build/<pkg>/<run hash>/out` (new: the run's records are in `run/` beside it).
 	OutDir string
 }
 
-// BuildScriptRuns returns every build-script run the trace holds, in start order.
+// BuildScriptRuns returns every build-script run the trace holds, in start order: each process whose
+// program is a build-script-* file in a build-script compile unit's folder of either layout
+// (BuildScriptRun). A program of that name elsewhere is not one.
 func (t *Trace) BuildScriptRuns() []BuildScriptRun {
 	var out []BuildScriptRun
 	for i := range t.Processes {
@@ -249,15 +261,32 @@ func (t *Trace) BuildScriptRuns() []BuildScriptRun {
 		if !strings.HasPrefix(filepath.Base(exe), "build-script-") {
 			continue
 		}
-		unit := filepath.Dir(exe)
-		if filepath.Base(filepath.Dir(unit)) != "build" {
+		r, ok := scriptUnit(filepath.Dir(exe))
+		if !ok {
 			continue
 		}
-		od, _ := p.Getenv("OUT_DIR")
-		out = append(out, BuildScriptRun{Proc: p, Unit: filepath.Base(unit), BuildDir: filepath.Dir(filepath.Dir(unit)), OutDir: od})
+		r.Proc = p
+		r.OutDir, _ = p.Getenv("OUT_DIR")
+		out = append(out, r)
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Proc.Start < out[j].Proc.Start })
 	return out
+}
+
+// scriptUnit reads the folder holding a build-script program: `<prof>/build/<pkg>-<hash>` (legacy) or
+// `<prof>/build/<pkg>/<hash>/out` (new; <hash> 16 lowercase hex digits, as Cargo's metadata hash).
+func scriptUnit(dir string) (BuildScriptRun, bool) {
+	if filepath.Base(dir) == "out" {
+		hashDir := filepath.Dir(dir)
+		pkgDir := filepath.Dir(hashDir)
+		if hash := filepath.Base(hashDir); unit.IsHash(hash) && filepath.Base(filepath.Dir(pkgDir)) == "build" {
+			return BuildScriptRun{Unit: filepath.Base(pkgDir) + "-" + hash, BuildDir: filepath.Dir(filepath.Dir(pkgDir)), NewLayout: true}, true
+		}
+	}
+	if filepath.Base(filepath.Dir(dir)) == "build" {
+		return BuildScriptRun{Unit: filepath.Base(dir), BuildDir: filepath.Dir(filepath.Dir(dir))}, true
+	}
+	return BuildScriptRun{}, false
 }
 
 // FileAccesses returns every access to path (absolute) in the trace, in order: what `explain PATH` shows.
@@ -285,8 +314,14 @@ func (p *Process) RanAgain(recordMtime int64) bool {
 type RustcUnit struct {
 	Proc          *Process
 	CrateName     string // --crate-name
-	ExtraFilename string // -C extra-filename (Cargo's "-<hash>": the unit's file names in deps/)
+	ExtraFilename string // -C extra-filename (Cargo's "-<hash>": the unit's file names in deps/); "" when absent
 	OutDir        string // --out-dir
+	// Hash is the unit's hash: from ExtraFilename, else from an --out-dir of the new layout
+	// (`build/<pkg>/<hash>/out`, where bins, examples and dylibs get no -C extra-filename); "" when
+	// neither gives it.
+	Hash string
+	// NewLayout is true when --out-dir is a unit folder's out/ of the new layout (`build/<pkg>/<hash>/out`).
+	NewLayout bool
 }
 
 // RustcUnits returns the rustc processes that compiled a crate (argv has --crate-name), in start order.
@@ -308,6 +343,14 @@ func (t *Trace) RustcUnits() []RustcUnit {
 			case argv[j] == "-C" && strings.HasPrefix(argv[j+1], "extra-filename="):
 				u.ExtraFilename = strings.TrimPrefix(argv[j+1], "extra-filename=")
 			}
+		}
+		if d := filepath.Clean(u.OutDir); u.OutDir != "" && filepath.Base(d) == "out" {
+			if h := filepath.Base(filepath.Dir(d)); unit.IsHash(h) && filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(d)))) == "build" {
+				u.Hash, u.NewLayout = h, true
+			}
+		}
+		if h := strings.TrimPrefix(u.ExtraFilename, "-"); unit.IsHash(h) {
+			u.Hash = h
 		}
 		if u.CrateName != "" {
 			out = append(out, u)

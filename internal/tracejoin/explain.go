@@ -69,7 +69,11 @@ func stepOfProcess(t *trace.Trace) map[int]string {
 	out := map[int]string{}
 	for _, u := range t.RustcUnits() {
 		for _, id := range t.Tree(u.Proc.ID) {
-			out[id] = "rustc " + u.CrateName + u.ExtraFilename
+			name := u.CrateName
+			if u.Hash != "" {
+				name += "-" + u.Hash
+			}
+			out[id] = "rustc " + name
 		}
 	}
 	for _, r := range t.BuildScriptRuns() {

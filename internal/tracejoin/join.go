@@ -193,7 +193,7 @@ func (j *joiner) join() {
 			runs[filepath.Clean(s.OutDir)] = s
 		case s.System == unit.System:
 			if h := unit.Of(s).Hash; h != "" {
-				units["-"+h] = append(units["-"+h], s)
+				units[h] = append(units[h], s)
 			}
 		case s.System != "go" && s.Reference.Path != "":
 			others = append(others, s)
@@ -205,8 +205,13 @@ func (j *joiner) join() {
 		}
 	}
 	for _, u := range j.t.RustcUnits() {
-		for _, s := range units[u.ExtraFilename] {
-			if under(filepath.Clean(u.OutDir), filepath.Join(j.g.BuildDir, s.ProfileDir)) {
+		if u.Hash == "" {
+			continue
+		}
+		for _, s := range units[u.Hash] {
+			// The same hash names a unit in each layout of a profile folder that holds both: the
+			// process is the one whose --out-dir is in the step's layout.
+			if under(filepath.Clean(u.OutDir), filepath.Join(j.g.BuildDir, s.ProfileDir)) && unit.PathsOf(j.g.BuildDir, s).New == u.NewLayout {
 				j.joinStep(s, u.Proc, false)
 			}
 		}
