@@ -55,7 +55,7 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 
 // treeOf names the other copy of this workspace that absolute paths point into: a path outside this
 // workspace (and the target, build and Cargo home folders) at tree/rel whose rel exists here (its
-// first component and its folder) and whose tree holds a Cargo.toml; the tree most paths name wins
+// first component and its folder) and whose tree's Cargo.toml has the bytes of this workspace's; the tree most paths name wins
 // (ties: the first by name). It returns "" when none does, else the tree and the first path naming it.
 func (r *reader) treeOf(paths []string) (string, string) {
 	ws := r.l.Workspace
@@ -81,8 +81,10 @@ func (r *reader) treeOf(paths []string) (string, string) {
 			if _, err := fsrec.Stat(filepath.Dir(filepath.Join(ws, rel))); err != nil {
 				continue
 			}
-			if _, err := fsrec.Stat(filepath.Join(tree, "Cargo.toml")); err != nil {
-				continue // not a workspace root
+			if !sameBytes(filepath.Join(tree, "Cargo.toml"), filepath.Join(ws, "Cargo.toml")) {
+				// Not a copy of this workspace: a package folder of its own (a [patch] path, a vendored
+				// registry copy) whose files a binary's dep-info names too, or another project.
+				continue
 			}
 			votes[tree]++
 			if evidence[tree] == "" {
