@@ -69,15 +69,17 @@ func TestRunThroughWrappersRefusesStale(t *testing.T) {
 		t.Fatalf("fresh release binary through sh -c: exit %d\n%s", code, stderr)
 	}
 	out, _, code := runIn(t, ws, "runs", "--ledger", db, "--format", "json")
+	// runs --format json (schema 2): each identity once in identities, records name theirs by key.
 	var doc struct {
+		Identities map[string]struct {
+			Binaries []struct {
+				Path string `json:"path"`
+			} `json:"binaries"`
+		} `json:"identities"`
 		Records []struct {
-			Command  []string `json:"command"`
-			Stale    bool     `json:"stale"`
-			Identity struct {
-				Binaries []struct {
-					Path string `json:"path"`
-				} `json:"binaries"`
-			} `json:"identity"`
+			Command     []string `json:"command"`
+			Stale       bool     `json:"stale"`
+			IdentityKey string   `json:"identity_key"`
 		} `json:"records"`
 	}
 	if err := json.Unmarshal([]byte(out), &doc); err != nil || code != 0 || len(doc.Records) != 2 {
@@ -89,7 +91,7 @@ func TestRunThroughWrappersRefusesStale(t *testing.T) {
 	}{{false, "target/release/app", "target/debug/app"}, {true, "target/debug/app", "target/release/app"}} {
 		r := doc.Records[i]
 		var bins []string
-		for _, b := range r.Identity.Binaries {
+		for _, b := range doc.Identities[r.IdentityKey].Binaries {
 			bins = append(bins, b.Path)
 		}
 		if r.Stale != want.stale || !contains(bins, filepath.Join(ws, want.bin)) || contains(bins, filepath.Join(ws, want.other)) {
