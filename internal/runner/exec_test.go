@@ -3,6 +3,7 @@ package runner
 import (
 	"errors"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -99,6 +100,11 @@ func TestRunSignals(t *testing.T) {
 		sig  syscall.Signal
 		want int
 	}{{syscall.SIGTERM, 42}, {syscall.SIGHUP, 43}} {
+		if signal.Ignored(tc.sig) {
+			// Under nohup SIGHUP is ignored, and Exec leaves an ignored signal ignored (as nohup means).
+			t.Logf("%v is ignored in this process (nohup?): not forwarded, by design; case not run", tc.sig)
+			continue
+		}
 		os.Remove(ready)
 		p := execPlan(t, dir, "sh", "-c", script)
 		type result struct {
