@@ -71,12 +71,7 @@ func runApp(t *testing.T, p *testutil.Project) string {
 // #1148). The binary's DT_NEEDED proves it: an error naming both files. Removing the .so and rerunning
 // the script (the fix) relinks the binary; the finding is gone.
 func TestLinkedLibraryShadowedBySharedLeftover(t *testing.T) {
-	p := shadowProject(t)
-	p.Env = append(p.Env, "F_SHARED=1")
-	p.Cargo("build")
-	p.Env = p.Env[:len(p.Env)-1]
-	p.Edit("f-sys/native/f.c", "return 1", "return 2")
-	p.Cargo("build")
+	p := leftoverSharedProject(t)
 	if got := runApp(t, p); got != "1" {
 		t.Fatalf("the premise fails: the binary prints %q, want 1 (the old shared object)", got)
 	}
@@ -90,13 +85,7 @@ func TestLinkedLibraryShadowedBySharedLeftover(t *testing.T) {
 			t.Errorf("message lacks %q: %s", want, f.Message)
 		}
 	}
-	so := p.OutFiles("debug", "f-sys", "libf.so")
-	if len(so) != 1 {
-		t.Fatalf("want one leftover libf.so, got %v", so)
-	}
-	if err := os.Remove(so[0]); err != nil {
-		t.Fatal(err)
-	}
+	removeLeftoverSO(t, p)
 	p.Edit("f-sys/build.rs", "fn main() {", "fn main() {\n    // rerun")
 	p.Cargo("build")
 	if got := runApp(t, p); got != "2" {
@@ -106,18 +95,37 @@ func TestLinkedLibraryShadowedBySharedLeftover(t *testing.T) {
 	none(t, fs, "linked-library-shadowed")
 }
 
-// The same leftover, then a failing edit: the script's rerun stops at the compile, before it prints its
-// rustc-link-lib line, so the search order cannot be rebuilt from the run's output. The binary is still
-// the one that loads the leftover libf.so (older than the libf.a beside it, and the binary is newer than
-// that .a): still an error, found by the truth harness's so-leftover shape (a miss before). Fixing the
-// edit and removing the .so clears it.
-func TestLinkedLibraryShadowedAfterFailedRun(t *testing.T) {
+// leftoverSharedProject builds shadowProject with F_SHARED (libf.so, f_val 1), then without it after an
+// edit (libf.a, f_val 2) in the same OUT_DIR: the .so is left over and ld takes it.
+func leftoverSharedProject(t *testing.T) *testutil.Project {
 	p := shadowProject(t)
 	p.Env = append(p.Env, "F_SHARED=1")
 	p.Cargo("build")
 	p.Env = p.Env[:len(p.Env)-1]
 	p.Edit("f-sys/native/f.c", "return 1", "return 2")
 	p.Cargo("build")
+	return p
+}
+
+// removeLeftoverSO removes the one leftover libf.so of the debug OUT_DIRs (the first half of the fix).
+func removeLeftoverSO(t *testing.T, p *testutil.Project) {
+	t.Helper()
+	so := p.OutFiles("debug", "f-sys", "libf.so")
+	if len(so) != 1 {
+		t.Fatalf("want one leftover libf.so, got %v", so)
+	}
+	if err := os.Remove(so[0]); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The same leftover, then a failing edit: the script's rerun stops at the compile, before it prints its
+// rustc-link-lib line, so the search order cannot be rebuilt from the run's output. The binary is still
+// the one that loads the leftover libf.so (older than the libf.a beside it, and the binary is newer than
+// that .a): still an error, found by the truth harness's so-leftover shape (a miss before). Fixing the
+// edit and removing the .so clears it.
+func TestLinkedLibraryShadowedAfterFailedRun(t *testing.T) {
+	p := leftoverSharedProject(t)
 	p.Edit("f-sys/native/f.c", "return 2;", "return 2; #error broken")
 	if _, err := p.CargoErr("build"); err == nil {
 		t.Fatal("the premise fails: the broken edit built")
@@ -131,13 +139,7 @@ func TestLinkedLibraryShadowedAfterFailedRun(t *testing.T) {
 		t.Errorf("want an error proven by DT_NEEDED: %v %s", f.Severity, f.Message)
 	}
 	p.Edit("f-sys/native/f.c", "return 2; #error broken", "return 2;")
-	so := p.OutFiles("debug", "f-sys", "libf.so")
-	if len(so) != 1 {
-		t.Fatalf("want one leftover libf.so, got %v", so)
-	}
-	if err := os.Remove(so[0]); err != nil {
-		t.Fatal(err)
-	}
+	removeLeftoverSO(t, p)
 	p.Cargo("build")
 	if got := runApp(t, p); got != "2" {
 		t.Fatalf("after the fix the binary prints %q, want 2", got)
