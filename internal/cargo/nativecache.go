@@ -218,26 +218,9 @@ func (c *nativeCache) save() {
 	if !c.dirty {
 		return
 	}
-	var f cacheFile
-	for _, e := range c.m {
-		if e.used {
-			f.Archives = append(f.Archives, e)
-		}
-	}
-	for _, e := range c.m {
-		if !e.used && len(f.Archives) < nativeCacheMax {
-			f.Archives = append(f.Archives, e)
-		}
-	}
-	for _, e := range c.versions {
-		if e.used {
-			f.Versions = append(f.Versions, e)
-		}
-	}
-	for _, e := range c.versions {
-		if !e.used && len(f.Versions) < nativeCacheMax {
-			f.Versions = append(f.Versions, e)
-		}
+	f := cacheFile{
+		Archives: keptEntries(c.m, func(e *nativeEntry) bool { return e.used }),
+		Versions: keptEntries(c.versions, func(e *versionEntry) bool { return e.used }),
 	}
 	data, err := json.Marshal(f)
 	if err != nil {
@@ -258,4 +241,21 @@ func (c *nativeCache) save() {
 		os.Remove(tmp.Name())
 	}
 	c.dirty = false
+}
+
+// keptEntries returns what save keeps of one table: every entry this call used, then unused ones while
+// the total stays under nativeCacheMax.
+func keptEntries[E any](m map[digest.Key]E, used func(E) bool) []E {
+	var out []E
+	for _, e := range m {
+		if used(e) {
+			out = append(out, e)
+		}
+	}
+	for _, e := range m {
+		if !used(e) && len(out) < nativeCacheMax {
+			out = append(out, e)
+		}
+	}
+	return out
 }
