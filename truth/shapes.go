@@ -187,18 +187,22 @@ func needsCpp(cpp bool) []string {
 	return nil
 }
 
+// handmadePrologue opens the build.rs of the hand-made styles (handmade, soLeftover): a checked
+// Command runner, and the two declared inputs.
+const handmadePrologue = `use std::process::Command;
+fn run(c: &mut Command) { let s = c.status().expect("spawn"); assert!(s.success(), "{:?} failed", c); }
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=native/NAME.c");
+`
+
 // handmade: build.rs runs cc and ar itself (no cc crate, no running: lines). It does not read CFLAGS:
 // a script that reads an undeclared variable without logging it leaves no record on disk (only a
 // traced build shows it), so that toggle is not in the corpus.
 func handmade(name string) component {
 	c := ccStyle(name, "files", false)
 	c.files["Cargo.toml"] = cargoToml(c.crate, name, "")
-	c.files["build.rs"] = sub(`use std::process::Command;
-fn run(c: &mut Command) { let s = c.status().expect("spawn"); assert!(s.success(), "{:?} failed", c); }
-fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=native/NAME.c");
-    let out = std::env::var("OUT_DIR").unwrap();
+	c.files["build.rs"] = sub(handmadePrologue+`    let out = std::env::var("OUT_DIR").unwrap();
     let mut c = Command::new("cc");
     c.args(["-c", "-fPIC", "-Inative/include", "native/NAME.c", "-o"]).arg(format!("{}/NAME.o", out));
     if std::env::var_os("CARGO_FEATURE_FAST").is_some() { c.arg("-DNAME_FAST"); }
@@ -232,12 +236,7 @@ func arAppend(name string) component {
 func soLeftover(name string) component {
 	c := ccStyle(name, "files", false)
 	c.files["Cargo.toml"] = cargoToml(c.crate, name, "")
-	c.files["build.rs"] = sub(`use std::process::Command;
-fn run(c: &mut Command) { let s = c.status().expect("spawn"); assert!(s.success(), "{:?} failed", c); }
-fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=native/NAME.c");
-    println!("cargo:rerun-if-env-changed=CFLAGS");
+	c.files["build.rs"] = sub(handmadePrologue+`    println!("cargo:rerun-if-env-changed=CFLAGS");
     let out = std::env::var("OUT_DIR").unwrap();
     let flags = std::env::var("CFLAGS").unwrap_or_default();
     let mut c = Command::new("cc");
