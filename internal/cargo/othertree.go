@@ -122,7 +122,13 @@ func (r *reader) rootsOtherTree() {
 		if root.Step == nil || root.Kind == "lib" || root.Kind == "test" || unit.Of(root.Step).BuiltInTree != "" {
 			continue
 		}
-		df, err := depfile.ParseFile(root.File.Path + ".d")
+		// Only the bytes matter here, and Cargo rewrites them unchanged on every no-op build: read
+		// as content, so that rewrite keeps a cached verdict valid.
+		data, err := safeio.ReadContent(root.File.Path+".d", safeio.MaxRecord)
+		var df *depfile.File
+		if err == nil {
+			df, err = depfile.Parse(bytes.NewReader(data))
+		}
 		if err != nil || len(df.Rules) == 0 || !slices.Contains(df.Rules[0].Targets, root.File.Path) {
 			continue
 		}

@@ -32,6 +32,8 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/zeebo/blake3"
 )
 
 // Op is how a path was looked up.
@@ -42,6 +44,11 @@ const (
 	OpStat Op = 1
 	// OpLstat: lstat(2), the link itself.
 	OpLstat Op = 2
+	// OpContent: the bytes of a regular file read whole by a reader that uses nothing else of it (not
+	// its mtime, size or inode: ReadContent). Its Sum is the BLAKE3-256 of the bytes read; a later
+	// look-up with another signature still answers alike when the bytes are the same (Cargo rewrites
+	// the uplifted `<bin>.d` with the same bytes on every no-op build).
+	OpContent Op = 3
 )
 
 // Error classes of a failed look-up.
@@ -67,6 +74,17 @@ type Entry struct {
 	Path string
 	Op   Op
 	Sig  Sig
+	// Sum is the BLAKE3-256 of the bytes read, for OpContent only.
+	Sum [32]byte
+	// Recheck (OpContent only) says the bytes must be compared even when the signature is unchanged:
+	// the file changed too close to the recording for its signature to tell a later change apart.
+	Recheck bool
+}
+
+// seenVal is what a Recorder keeps of one look-up.
+type seenVal struct {
+	sig Sig
+	sum [32]byte
 }
 
 type key struct {
@@ -82,7 +100,7 @@ type Recorder struct {
 	cwd   string
 
 	mu          sync.Mutex
-	seen        map[key]Sig
+	seen        map[key]seenVal
 	changed     []string
 	uncacheable []string
 	exclude     func(abs string) bool
@@ -99,7 +117,7 @@ func Begin(exclude func(abs string) bool) *Recorder {
 	if err != nil {
 		return nil
 	}
-	r := &Recorder{Start: time.Now(), cwd: cwd, seen: make(map[key]Sig, 4096), exclude: exclude}
+	r := &Recorder{Start: time.Now(), cwd: cwd, seen: make(map[key]seenVal, 4096), exclude: exclude}
 	if !cur.CompareAndSwap(nil, r) {
 		return nil
 	}
@@ -131,8 +149,12 @@ func (r *Recorder) Entries() []Entry {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	out := make([]Entry, 0, len(r.seen))
-	for k, s := range r.seen {
-		out = append(out, Entry{Path: k.path, Op: k.op, Sig: s})
+	for k, v := range r.seen {
+		e := Entry{Path: k.path, Op: k.op, Sig: v.sig}
+		if k.op == OpContent {
+			e.Sum = v.sum
+		}
+		out = append(out, e)
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Path != out[j].Path {
@@ -174,22 +196,37 @@ func skipped(abs string) bool {
 
 // note records one look-up of path with its result.
 func (r *Recorder) note(path string, op Op, fi fs.FileInfo, err error) {
+	r.noteVal(path, op, seenVal{sig: SigOf(fi, err)})
+}
+
+func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 	abs := r.abs(path)
 	if skipped(abs) || (r.exclude != nil && r.exclude(abs)) {
 		return
 	}
-	s := SigOf(fi, err)
 	k := key{abs, op}
 	r.mu.Lock()
 	if old, ok := r.seen[k]; ok {
-		if old != s {
+		// Two reads of the same bytes agree whatever their signatures.
+		if op == OpContent && old.sum != v.sum || op != OpContent && old.sig != v.sig {
 			r.changed = append(r.changed, abs)
 		}
 	} else {
-		r.seen[k] = s
+		r.seen[k] = v
 	}
 	r.mu.Unlock()
 }
+
+// NoteContent records the whole content data of the regular file at path, opened with the
+// signature of fi (its fstat), for a reader that uses nothing but the bytes (OpContent).
+func NoteContent(path string, fi fs.FileInfo, data []byte) {
+	if r := cur.Load(); r != nil {
+		r.noteVal(path, OpContent, seenVal{sig: SigOf(fi, nil), sum: blake3.Sum256(data)})
+	}
+}
+
+// SumOf is the checksum OpContent entries carry: BLAKE3-256 of data.
+func SumOf(data []byte) [32]byte { return blake3.Sum256(data) }
 
 func record(path string, op Op, fi fs.FileInfo, err error) {
 	if r := cur.Load(); r != nil {
@@ -257,6 +294,9 @@ func NoteOpen(path string, f *os.File, err error) {
 	fi, serr := f.Stat()
 	r.note(path, OpStat, fi, serr)
 }
+
+// NoteInfo records a look-up of path (following links) that found fi.
+func NoteInfo(path string, fi fs.FileInfo) { record(path, OpStat, fi, nil) }
 
 // Open is os.Open, recorded (a folder opened to be listed counts as listed).
 func Open(path string) (*os.File, error) {

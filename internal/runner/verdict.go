@@ -84,8 +84,11 @@ func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
 		rec.End()
 		return p, err
 	}
-	// The digest and run caches (saved after this, by SaveCaches) are not recorded; a baseline
-	// content.Annotate wrote during the check keeps this plan from being stored (the next one is).
+	// The digest and run caches are saved before the plan is stored, so that a check that rewrote one
+	// (a digest computed for the first time) is not stored: its recording holds the old signature, and
+	// the next check, which reads the new file, is. Saving them after the store left a stored plan
+	// that the save itself invalidated. A baseline content.Annotate wrote does the same.
+	p.SaveCaches()
 	vc.Store(key, rec, &vcache.Result{Extra: summaryOf(p)})
 	return p, nil
 }

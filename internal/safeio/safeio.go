@@ -28,7 +28,10 @@ const (
 
 // Open opens path for reading only if it is a regular file (after following symlinks). It never
 // blocks on a FIFO: the open is non-blocking and the type is checked on the open descriptor.
-func Open(path string) (*os.File, error) {
+func Open(path string) (*os.File, error) { return open(path, true) }
+
+// open is Open; noteOK false leaves a successful open unrecorded (ReadContent records the bytes).
+func open(path string, noteOK bool) (*os.File, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		fsrec.NoteOpen(path, nil, err)
@@ -39,7 +42,7 @@ func Open(path string) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if fsrec.Active() {
+	if fsrec.Active() && (noteOK || !st.Mode().IsRegular()) {
 		fsrec.NoteOpen(path, f, nil)
 	}
 	if !st.Mode().IsRegular() {
@@ -53,26 +56,45 @@ func Open(path string) (*os.File, error) {
 
 // ReadFile reads a whole regular file of at most max bytes.
 func ReadFile(path string, max int64) ([]byte, error) {
-	f, err := Open(path)
+	data, _, err := readFile(path, max, true)
+	return data, err
+}
+
+// ReadContent is ReadFile for a caller that uses only the bytes, not the file's mtime, size or inode:
+// the verdict cache records the bytes' checksum (fsrec.OpContent), so a rewrite with the same bytes
+// (Cargo's uplifted `<bin>.d` on every no-op build) keeps a cached verdict valid. A failed read is
+// recorded by the file's signature.
+func ReadContent(path string, max int64) ([]byte, error) {
+	data, st, err := readFile(path, max, false)
+	if err == nil {
+		fsrec.NoteContent(path, st, data)
+	} else if st != nil {
+		fsrec.NoteInfo(path, st) // too large or unreadable: the answer depends on all of it
+	}
+	return data, err
+}
+
+func readFile(path string, max int64, noteOpen bool) ([]byte, os.FileInfo, error) {
+	f, err := open(path, noteOpen)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer f.Close()
 	st, err := f.Stat()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if st.Size() > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than the %d this kind of file may hold", ErrTooLarge, st.Size(), max)}
+		return nil, st, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than the %d this kind of file may hold", ErrTooLarge, st.Size(), max)}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return nil, err
+		return nil, st, err
 	}
 	if int64(len(data)) > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+		return nil, st, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 	}
-	return data, nil
+	return data, st, nil
 }
 
 // Regular reports an error unless path (after symlinks) is a regular file, without opening it.

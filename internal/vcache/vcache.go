@@ -17,7 +17,17 @@
 // or the error class of a failed look-up) of every path the full check consulted through
 // internal/fsrec: files read, stat'ed and lstat'ed, folders listed and walked (by their own signature:
 // an entry added or removed changes their mtime and ctime), and look-ups that found nothing (a header or
-// tool that appears later). A hit needs every one of them unchanged now. Not stored (Store's reason):
+// tool that appears later). A hit needs every one of them unchanged now, with two refinements:
+//   - a file read whole by a reader that uses only its bytes (safeio.ReadContent: Cargo's uplifted
+//     `<bin>.d`, which every no-op `cargo build` rewrites with the same bytes) is kept with the BLAKE3-256
+//     of those bytes (fsrec.OpContent): another signature with the same bytes still answers alike;
+//     one written within the racy window is compared by its bytes on every look-up instead of
+//     keeping the check from being stored;
+//   - a look-up that found nothing (ENOENT) in a folder that is itself recorded as a folder is not
+//     kept apart: the folder's signature covers it (an entry added moves its mtime and ctime). The
+//     linker search order and the nested-package probes ask for many absent names in listed folders.
+//
+// Not stored (Store's reason):
 //   - a recording that declared itself uncacheable (a child process whose reads are not enumerable:
 //     make -n, ninja -n, go list);
 //   - a path whose signature at the end of the check differs from the one first seen (modified during
@@ -264,7 +274,7 @@ func (c *Cache) Begin() *fsrec.Recorder {
 
 func (c *Cache) path(k Key) string { return filepath.Join(c.dir, k.String()) }
 
-const magic = "stalecheck verdict v1\n"
+const magic = "stalecheck verdict v2\n"
 
 // Lookup returns the stored result of k when every recorded path still has its signature; false on a
 // miss (none stored, damaged, or a path changed: the trace names it).
@@ -332,6 +342,23 @@ func sortByFolder(ents []fsrec.Entry) {
 	})
 }
 
+// same reports whether the look-up e answers alike now that the path has the signature now: the same
+// signature, or for content read whole (fsrec.OpContent) the same bytes (read again when the
+// signature differs or the entry asks for a recheck).
+func same(e *fsrec.Entry, now fsrec.Sig) bool {
+	if e.Op != fsrec.OpContent {
+		return now == e.Sig
+	}
+	if now == e.Sig && !e.Recheck {
+		return true
+	}
+	if now.Err != fsrec.ErrNone || now.Size != e.Sig.Size || now.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return false
+	}
+	data, err := safeio.ReadFile(e.Path, e.Sig.Size)
+	return err == nil && fsrec.SumOf(data) == e.Sum
+}
+
 // changedIn stats ents again (a run of one folder's entries through fsrec.StatGroup where it can) and
 // returns the first path whose signature differs, "" when none does; stop ends it early.
 func changedIn(ents []fsrec.Entry, stop *atomic.Bool) string {
@@ -360,7 +387,7 @@ func changedIn(ents []fsrec.Entry, stop *atomic.Bool) string {
 				ops[i] = e.Op
 			}
 			grouped = fsrec.StatGroup(dir, names, ops, func(i int, s fsrec.Sig) bool {
-				if s != group[i].Sig {
+				if !same(&group[i], s) {
 					changed = group[i].Path
 					return false
 				}
@@ -368,9 +395,9 @@ func changedIn(ents []fsrec.Entry, stop *atomic.Bool) string {
 			})
 		}
 		if !grouped {
-			for _, e := range group {
-				if fsrec.Now(e.Path, e.Op) != e.Sig {
-					changed = e.Path
+			for i := range group {
+				if !same(&group[i], fsrec.Now(group[i].Path, group[i].Op)) {
+					changed = group[i].Path
 					break
 				}
 			}
@@ -457,8 +484,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	start := rec.Start.UnixNano()
 	for i := range ents {
 		e := &ents[i]
-		now := fsrec.Now(e.Path, e.Op)
-		if now != e.Sig {
+		if !same(e, fsrec.Now(e.Path, e.Op)) {
 			return c.notStored(e.Path + " changed during the check")
 		}
 		if e.Sig.Err != fsrec.ErrNone || strings.HasPrefix(e.Path, statePrefix) {
@@ -469,10 +495,15 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 			w = racyWindowCoarse
 		}
 		if e.Sig.CtimeNS > start-w.Nanoseconds() {
+			if e.Op == fsrec.OpContent {
+				// The verdict used exactly the bytes summed: compare them on every look-up.
+				e.Recheck = true
+				continue
+			}
 			return c.notStored(fmt.Sprintf("%s changed %s before the check started (or later): too close to tell a later change apart", e.Path, time.Duration(start-e.Sig.CtimeNS)))
 		}
 	}
-	ents = dropFollowedTwins(ents)
+	ents = dropCoveredMisses(dropFollowedTwins(ents))
 	sortByFolder(ents)
 	data := encode(k, res, ents)
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
@@ -520,6 +551,29 @@ func dropFollowedTwins(ents []fsrec.Entry) []fsrec.Entry {
 	return out
 }
 
+// dropCoveredMisses drops a look-up that found nothing (ENOENT) at dir/name when the folder dir itself
+// is recorded as a folder: while dir keeps its signature (same inode, mtime and ctime: an entry added,
+// removed or renamed moves both) name is still absent from it. The linker search order and the
+// nested-package probes look up many absent names in folders the check lists anyway.
+func dropCoveredMisses(ents []fsrec.Entry) []fsrec.Entry {
+	dirs := make(map[string]bool, len(ents)/8)
+	for _, e := range ents {
+		if e.Op != fsrec.OpContent && e.Sig.Err == fsrec.ErrNone && e.Sig.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			dirs[e.Path] = true
+		}
+	}
+	out := ents[:0]
+	for _, e := range ents {
+		if e.Sig.Err == fsrec.ErrNotExist {
+			if dir, _, ok := splitPath(e.Path); ok && dirs[dir] {
+				continue
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
 func (c *Cache) notStored(reason string) (bool, string) {
 	c.say("not stored: %s", reason)
 	return false, reason
@@ -552,7 +606,7 @@ func (c *Cache) prune() {
 
 // The file: magic, key (32 bytes), exit (uvarint), out, err, extra (uvarint length + bytes), the
 // entries (uvarint count; each: path, op, error class, and for a found path dev, ino, size, mtime,
-// ctime, mode as varints), then a CRC-32 (IEEE, little-endian) of everything before it.
+// ctime, mode as varints; for content read whole its BLAKE3-256 and a recheck byte), then a CRC-32 (IEEE, little-endian) of everything before it.
 func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
 	var b bytes.Buffer
 	b.WriteString(magic)
@@ -577,6 +631,14 @@ func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
 			sv(e.Sig.MtimeNS)
 			sv(e.Sig.CtimeNS)
 			uv(uint64(e.Sig.Mode))
+		}
+		if e.Op == fsrec.OpContent {
+			b.Write(e.Sum[:])
+			if e.Recheck {
+				b.WriteByte(1)
+			} else {
+				b.WriteByte(0)
+			}
 		}
 	}
 	var crc [4]byte
@@ -647,6 +709,14 @@ func decode(data []byte, k Key) (*Result, []fsrec.Entry, error) {
 			e.Sig.Dev, e.Sig.Ino = uv(), uv()
 			e.Sig.Size, e.Sig.MtimeNS, e.Sig.CtimeNS = sv(), sv(), sv()
 			e.Sig.Mode = uint32(uv())
+		}
+		if e.Op == fsrec.OpContent {
+			if bad || len(p) < 33 {
+				return nil, nil, errDamaged
+			}
+			copy(e.Sum[:], p)
+			e.Recheck = p[32] == 1
+			p = p[33:]
 		}
 		ents = append(ents, e)
 	}

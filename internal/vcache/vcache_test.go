@@ -163,3 +163,118 @@ func TestKeyEnvironment(t *testing.T) {
 		t.Fatal("the command line did not change the key")
 	}
 }
+
+// A file read as content (safeio.ReadContent: Cargo's uplifted <bin>.d) keeps the verdict valid when it is
+// rewritten with the same bytes (a new mtime and ctime, as every no-op cargo build does), and not when
+// its bytes change, even with the size and mtime put back; a content read just written (racy) is
+// stored and compared by its bytes on every look-up.
+func TestContentEntries(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	dep := filepath.Join(dir, "app.d")
+	write(t, dep, "/x/app: /x/src/main.rs\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	k := Key{7}
+	consult := func() {
+		if _, err := safeio.ReadContent(dep, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if ok, why := record(t, c, k, &Result{}, consult); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	_, _, ents, err := ReadEntry(c.path(k))
+	if err != nil || len(ents) != 1 || ents[0].Op != fsrec.OpContent || ents[0].Recheck {
+		t.Fatalf("entries %+v (%v), want one content entry without recheck", ents, err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	write(t, dep, "/x/app: /x/src/main.rs\n") // the same bytes, a new mtime
+	if _, ok := c.Lookup(k); !ok {
+		t.Fatal("miss after a rewrite with the same bytes")
+	}
+	fi, _ := os.Stat(dep)
+	write(t, dep, "/y/app: /y/src/main.rs\n") // other bytes, same size, mtime put back
+	os.Chtimes(dep, fi.ModTime(), fi.ModTime())
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after the bytes changed")
+	}
+	os.Remove(dep)
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after the file was removed")
+	}
+
+	// Written just before the check: stored, with a recheck of the bytes on every look-up.
+	write(t, dep, "/x/app: /x/src/main.rs\n")
+	if ok, why := record(t, c, k, &Result{}, consult); !ok {
+		t.Fatalf("a content read of a fresh file: not stored (%s)", why)
+	}
+	if _, _, ents, _ := ReadEntry(c.path(k)); len(ents) != 1 || !ents[0].Recheck {
+		t.Fatalf("entries %+v, want a recheck", ents)
+	}
+	if _, ok := c.Lookup(k); !ok {
+		t.Fatal("miss on unchanged bytes with a recheck")
+	}
+	// The same size and signature kept as far as a coarse clock can tell: the bytes decide.
+	fi, _ = os.Stat(dep)
+	write(t, dep, "/z/app: /z/src/main.rs\n")
+	os.Chtimes(dep, fi.ModTime(), fi.ModTime())
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after the bytes of a recheck entry changed")
+	}
+
+	// A stat of the same path still guards its mtime: the content entry does not stand in for it.
+	write(t, dep, "/x/app: /x/src/main.rs\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, k, &Result{}, func() { consult(); fsrec.Stat(dep) }); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	write(t, dep, "/x/app: /x/src/main.rs\n")
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after a rewrite of a file whose stat the check also used")
+	}
+}
+
+// A look-up that found nothing in a folder the check also listed is covered by the folder's signature
+// (not stored apart), and still misses when the name appears; one in a folder not recorded is kept.
+func TestCoveredMisses(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	out, other := filepath.Join(dir, "out"), filepath.Join(dir, "other")
+	os.Mkdir(out, 0o755)
+	os.Mkdir(other, 0o755)
+	write(t, filepath.Join(out, "libfoo.a"), "!<arch>\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	k := Key{8}
+	consult := func() {
+		fsrec.ReadDir(out)
+		fsrec.Stat(filepath.Join(out, "libfoo.so"))
+		fsrec.Stat(filepath.Join(other, "libfoo.so"))
+	}
+	if ok, why := record(t, c, k, &Result{}, consult); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	_, _, ents, _ := ReadEntry(c.path(k))
+	var paths []string
+	for _, e := range ents {
+		paths = append(paths, e.Path)
+	}
+	if got, want := strings.Join(paths, " "), out+" "+filepath.Join(other, "libfoo.so"); got != want {
+		t.Fatalf("entries %s, want %s", got, want)
+	}
+	if _, ok := c.Lookup(k); !ok {
+		t.Fatal("miss when nothing changed")
+	}
+	write(t, filepath.Join(out, "libfoo.so"), "\x7fELF")
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after the missing name appeared in the listed folder")
+	}
+	os.Remove(filepath.Join(out, "libfoo.so"))
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, k, &Result{}, consult); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	write(t, filepath.Join(other, "libfoo.so"), "\x7fELF")
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after the missing name appeared in the folder not listed")
+	}
+}
