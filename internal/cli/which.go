@@ -21,11 +21,13 @@ import (
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/safeio"
+	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
 type whichFlags struct {
 	lib, format, targetDir, buildDir string
 	candidates                       []string
+	noCache                          bool
 }
 
 func newWhichCmd(st Streams) *cobra.Command {
@@ -38,7 +40,10 @@ archive of that name in the Cargo target folder, and the rlibs that bundle one),
 --candidate, and says which copy's distinguishing content (strings, symbols, CUDA fatbinary entries,
 code with relocations masked) is inside the binary.
 
-Exit status: 0 answered, 2 error.`,
+The search for the copies (the Cargo records) is kept in the verdict cache while every path it
+consulted keeps its signature, as check's verdict is; the copies and the binary are read every time.
+
+Exit status: 0 answered, 2 error, 3 the verdict cache disagreed with the search (under ` + vcache.EnvMode + `=verify).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runWhich(st, args[0], fl) },
 	}
@@ -48,6 +53,7 @@ Exit status: 0 answered, 2 error.`,
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (default: as Cargo finds it from the binary's folder)")
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir)")
+	f.BoolVar(&fl.noCache, "no-cache", false, "always search the build folder for the copies (no verdict cache; also "+vcache.EnvMode+"=off)")
 	return cmd
 }
 
@@ -100,16 +106,34 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 	if _, err := os.Stat(abs); err != nil {
 		return &ExitError{2, err}
 	}
-	libs, notes, err := whichLibraries(abs, fl)
+	wc := openWhichCache(st, abs, fl)
+	libs, notes, pending, err := wc.libraries()
 	if err != nil {
+		if _, ok := err.(*ExitError); ok {
+			return err
+		}
 		return &ExitError{2, err}
 	}
 	b, err := evidence.OpenBinary(abs)
 	if err != nil {
+		if pending != nil {
+			pending()
+		}
 		return &ExitError{2, err}
 	}
 	defer b.Close()
 	out, err := answerLibraries(b, libs)
+	if pending != nil && !pending() {
+		// The stored search no longer holds (a path it consulted changed): search, answer again.
+		if libs, notes, err = wc.search(); err != nil {
+			return &ExitError{2, err}
+		}
+		b.Close()
+		if b, err = evidence.OpenBinary(abs); err != nil {
+			return &ExitError{2, err}
+		}
+		out, err = answerLibraries(b, libs)
+	}
 	if err != nil {
 		return &ExitError{2, err}
 	}

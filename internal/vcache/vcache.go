@@ -279,8 +279,20 @@ const magic = "stalecheck verdict v2\n"
 // Lookup returns the stored result of k when every recorded path still has its signature; false on a
 // miss (none stored, damaged, or a path changed: the trace names it).
 func (c *Cache) Lookup(k Key) (*Result, bool) {
-	if c == nil {
+	res, valid := c.Peek(k)
+	if res == nil || !valid() {
 		return nil, false
+	}
+	return res, true
+}
+
+// Peek returns the stored result of k without checking it (nil when none is stored or the file is
+// damaged), and valid, which stats the recorded paths and reports whether every one still has its
+// signature (Lookup's answer; the trace says hit or miss). A caller may start work from the result
+// while valid runs, and must drop that work when valid says false.
+func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
+	if c == nil {
+		return nil, nil
 	}
 	t0 := time.Now()
 	data, err := safeio.ReadFile(c.path(k), safeio.MaxCache)
@@ -290,19 +302,21 @@ func (c *Cache) Lookup(k Key) (*Result, bool) {
 		} else {
 			c.say("miss: %v", err)
 		}
-		return nil, false
+		return nil, nil
 	}
 	res, ents, err := decode(data, k)
 	if err != nil {
 		c.say("miss: %s: %v", c.path(k), err)
-		return nil, false
+		return nil, nil
 	}
-	if p := firstChanged(ents); p != "" {
-		c.say("miss: %s changed (%.1f ms)", p, float64(time.Since(t0).Microseconds())/1000)
-		return nil, false
+	return res, func() bool {
+		if p := firstChanged(ents); p != "" {
+			c.say("miss: %s changed (%.1f ms)", p, float64(time.Since(t0).Microseconds())/1000)
+			return false
+		}
+		c.say("hit: %d paths unchanged (%.1f ms)", len(ents), float64(time.Since(t0).Microseconds())/1000)
+		return true
 	}
-	c.say("hit: %d paths unchanged (%.1f ms)", len(ents), float64(time.Since(t0).Microseconds())/1000)
-	return res, true
 }
 
 // splitPath splits an absolute path at its last "/" (never cleaned: "a/../b" keeps its meaning under
