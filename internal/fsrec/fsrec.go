@@ -81,10 +81,11 @@ type Entry struct {
 	Recheck bool
 }
 
-// seenVal is what a Recorder keeps of one look-up.
+// seenVal is what a Recorder keeps of one look-up (sum: OpContent only, kept apart so that the many
+// stat entries of a large tree do not carry it).
 type seenVal struct {
 	sig Sig
-	sum [32]byte
+	sum *[32]byte
 }
 
 type key struct {
@@ -151,8 +152,8 @@ func (r *Recorder) Entries() []Entry {
 	out := make([]Entry, 0, len(r.seen))
 	for k, v := range r.seen {
 		e := Entry{Path: k.path, Op: k.op, Sig: v.sig}
-		if k.op == OpContent {
-			e.Sum = v.sum
+		if k.op == OpContent && v.sum != nil {
+			e.Sum = *v.sum
 		}
 		out = append(out, e)
 	}
@@ -208,7 +209,7 @@ func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 	r.mu.Lock()
 	if old, ok := r.seen[k]; ok {
 		// Two reads of the same bytes agree whatever their signatures.
-		if op == OpContent && old.sum != v.sum || op != OpContent && old.sig != v.sig {
+		if op == OpContent && *old.sum != *v.sum || op != OpContent && old.sig != v.sig {
 			r.changed = append(r.changed, abs)
 		}
 	} else {
@@ -221,7 +222,8 @@ func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 // signature of fi (its fstat), for a reader that uses nothing but the bytes (OpContent).
 func NoteContent(path string, fi fs.FileInfo, data []byte) {
 	if r := cur.Load(); r != nil {
-		r.noteVal(path, OpContent, seenVal{sig: SigOf(fi, nil), sum: blake3.Sum256(data)})
+		sum := blake3.Sum256(data)
+		r.noteVal(path, OpContent, seenVal{sig: SigOf(fi, nil), sum: &sum})
 	}
 }
 
