@@ -74,8 +74,9 @@ type Entry struct {
 	Path string
 	Op   Op
 	Sig  Sig
-	// Sum is the BLAKE3-256 of the bytes read, for OpContent only.
-	Sum [32]byte
+	// Sum is the BLAKE3-256 of the bytes read, for OpContent only (nil otherwise: a large tree's
+	// hundreds of thousands of stat entries do not carry it).
+	Sum *[32]byte
 	// Recheck (OpContent only) says the bytes must be compared even when the signature is unchanged:
 	// the file changed too close to the recording for its signature to tell a later change apart.
 	Recheck bool
@@ -152,8 +153,8 @@ func (r *Recorder) Entries() []Entry {
 	out := make([]Entry, 0, len(r.seen))
 	for k, v := range r.seen {
 		e := Entry{Path: k.path, Op: k.op, Sig: v.sig}
-		if k.op == OpContent && v.sum != nil {
-			e.Sum = *v.sum
+		if k.op == OpContent {
+			e.Sum = v.sum
 		}
 		out = append(out, e)
 	}

@@ -69,6 +69,7 @@ import (
 	"sync/atomic"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -304,20 +305,36 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 		}
 		return nil, nil
 	}
-	res, ents, err := decode(data, k)
+	// The header is decoded now (a damaged file is a miss at once); the entries are decoded again by
+	// valid in chunks and stat'ed chunk by chunk, so that half a million of them (a 28,000-unit tree)
+	// are never held decoded at once.
+	res, err = decodeEach(data, k, 1, func([]fsrec.Entry) bool { return false })
 	if err != nil {
 		c.say("miss: %s: %v", c.path(k), err)
 		return nil, nil
 	}
 	return res, func() bool {
-		if p := firstChanged(ents); p != "" {
-			c.say("miss: %s changed (%.1f ms)", p, float64(time.Since(t0).Microseconds())/1000)
+		n, changed := 0, ""
+		_, err := decodeEach(data, k, validChunk, func(chunk []fsrec.Entry) bool {
+			n += len(chunk)
+			changed = firstChanged(chunk)
+			return changed == ""
+		})
+		if err != nil {
+			c.say("miss: %s: %v", c.path(k), err)
 			return false
 		}
-		c.say("hit: %d paths unchanged (%.1f ms)", len(ents), float64(time.Since(t0).Microseconds())/1000)
+		if changed != "" {
+			c.say("miss: %s changed (%.1f ms)", changed, float64(time.Since(t0).Microseconds())/1000)
+			return false
+		}
+		c.say("hit: %d paths unchanged (%.1f ms)", n, float64(time.Since(t0).Microseconds())/1000)
 		return true
 	}
 }
+
+// validChunk is how many entries Peek's valid decodes and stats at a time.
+const validChunk = 16384
 
 // splitPath splits an absolute path at its last "/" (never cleaned: "a/../b" keeps its meaning under
 // symbolic links); ok is false for a last element that is empty, "." or "..".
@@ -370,7 +387,7 @@ func same(e *fsrec.Entry, now fsrec.Sig) bool {
 		return false
 	}
 	data, err := safeio.ReadFile(e.Path, e.Sig.Size)
-	return err == nil && fsrec.SumOf(data) == e.Sum
+	return err == nil && e.Sum != nil && fsrec.SumOf(data) == *e.Sum
 }
 
 // changedIn stats ents again (a run of one folder's entries through fsrec.StatGroup where it can) and
@@ -647,7 +664,11 @@ func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
 			uv(uint64(e.Sig.Mode))
 		}
 		if e.Op == fsrec.OpContent {
-			b.Write(e.Sum[:])
+			var sum [32]byte
+			if e.Sum != nil {
+				sum = *e.Sum
+			}
+			b.Write(sum[:])
 			if e.Recheck {
 				b.WriteByte(1)
 			} else {
@@ -664,15 +685,30 @@ func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
 var errDamaged = errors.New("damaged or truncated verdict file")
 
 func decode(data []byte, k Key) (*Result, []fsrec.Entry, error) {
+	var ents []fsrec.Entry
+	res, err := decodeEach(data, k, 1<<30, func(chunk []fsrec.Entry) bool {
+		ents = append(ents, chunk...)
+		return true
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	return res, ents, nil
+}
+
+// decodeEach decodes a verdict file: the result, then the entries handed to each in chunks of at most
+// chunk entries (the slice is reused: each must not keep it); each returning false stops the decoding
+// (res is returned, err nil). A damaged file is an error, possibly after some chunks were handed over.
+func decodeEach(data []byte, k Key, chunk int, each func([]fsrec.Entry) bool) (*Result, error) {
 	if len(data) < len(magic)+32+4 || string(data[:len(magic)]) != magic {
-		return nil, nil, errDamaged
+		return nil, errDamaged
 	}
 	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
 	if crc32.ChecksumIEEE(body) != sum {
-		return nil, nil, errDamaged
+		return nil, errDamaged
 	}
 	if !bytes.Equal(body[len(magic):len(magic)+32], k[:]) {
-		return nil, nil, errors.New("another invocation's verdict")
+		return nil, errors.New("another invocation's verdict")
 	}
 	p := body[len(magic)+32:]
 	bad := false
@@ -708,15 +744,21 @@ func decode(data []byte, k Key) (*Result, []fsrec.Entry, error) {
 	res.Out, res.Err, res.Extra = bs(), bs(), bs()
 	cnt := uv()
 	if bad || cnt > uint64(len(p)) {
-		return nil, nil, errDamaged
+		return nil, errDamaged
 	}
-	ents := make([]fsrec.Entry, 0, cnt)
+	// The paths are substrings of one string over data, which nothing writes after this: a verdict of
+	// half a million paths (72 MB on a 28,000-unit tree) would otherwise allocate each path again.
+	all := unsafe.String(unsafe.SliceData(data), len(data))
+	bodyStart := len(magic) + 32
+	rest := body[bodyStart:]
+	ents := make([]fsrec.Entry, 0, min(uint64(chunk), cnt))
 	for i := uint64(0); i < cnt && !bad; i++ {
 		path := bs()
 		if bad || len(p) < 2 {
-			return nil, nil, errDamaged
+			return nil, errDamaged
 		}
-		e := fsrec.Entry{Path: string(path), Op: fsrec.Op(p[0])}
+		end := bodyStart + len(rest) - len(p)
+		e := fsrec.Entry{Path: all[end-len(path) : end], Op: fsrec.Op(p[0])}
 		e.Sig.Err = p[1]
 		p = p[2:]
 		if e.Sig.Err == fsrec.ErrNone {
@@ -726,16 +768,26 @@ func decode(data []byte, k Key) (*Result, []fsrec.Entry, error) {
 		}
 		if e.Op == fsrec.OpContent {
 			if bad || len(p) < 33 {
-				return nil, nil, errDamaged
+				return nil, errDamaged
 			}
+			e.Sum = new([32]byte)
 			copy(e.Sum[:], p)
 			e.Recheck = p[32] == 1
 			p = p[33:]
 		}
 		ents = append(ents, e)
+		if len(ents) == chunk {
+			if !each(ents) {
+				return res, nil
+			}
+			ents = ents[:0]
+		}
 	}
 	if bad || len(p) != 0 {
-		return nil, nil, errDamaged
+		return nil, errDamaged
 	}
-	return res, ents, nil
+	if len(ents) > 0 && !each(ents) {
+		return res, nil
+	}
+	return res, nil
 }
