@@ -123,3 +123,42 @@ func TestDuplicateMemberRestoredToLinkedCopy(t *testing.T) {
 		t.Errorf("content no run compiled: want a duplicate-archive-member error, got %v: %s", d.Severity, d.Message)
 	}
 }
+
+// After a restore and a touch, the script compiles the first copy's source again and appends a copy
+// byte-identical to the first; a later edit appends a fourth. The binary's bytes match copies 1 and 3
+// alike, so which one it holds was "unknown" and the finding only a warning (the truth harness's
+// ar-append shape missed every later state); they are one content: it holds copy 1, an error.
+func TestDuplicateMemberIdenticalCopiesHeld(t *testing.T) {
+	p := arAppendProject(t)
+	src := p.Path("aq-sys/native/aq.c")
+	v1, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write("aq-sys/native/aq.c", "int aq_val(void) { return 2; }\n")
+	p.Cargo("build")
+	p.Check()
+	cpP(t, src, v1, st.ModTime())
+	p.Check()
+	now := time.Now()
+	if err := os.Chtimes(src, now, now); err != nil {
+		t.Fatal(err)
+	}
+	p.Cargo("build") // reruns the script: copy 3, compiled from v1 again
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	p.Write("aq-sys/native/aq.c", "int aq_val(void) { return 4; }\n")
+	p.Cargo("build") // copy 4
+	if got := runAq(t, p); got != "1" {
+		t.Fatalf("the premise fails: the binary prints %q, want 1 (the first member)", got)
+	}
+	fs, _ = p.Check()
+	f := one(t, fs, "duplicate-archive-member")
+	if f.Severity != check.Error || !strings.Contains(f.Message, "holds 4 members named aq.o") || !strings.Contains(f.Message, "target/debug/app holds copy 1 of 4") {
+		t.Errorf("want a duplicate-archive-member error saying target/debug/app holds copy 1 of 4, got %v: %s", f.Severity, f.Message)
+	}
+}
