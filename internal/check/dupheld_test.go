@@ -3,6 +3,7 @@ package check_test
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +162,68 @@ func TestDuplicateMemberIdenticalCopiesHeld(t *testing.T) {
 	if f.Severity != check.Error || !strings.Contains(f.Message, "holds 4 members named aq.o") || !strings.Contains(f.Message, "target/debug/app holds copy 1 of 4") {
 		t.Errorf("want a duplicate-archive-member error saying target/debug/app holds copy 1 of 4, got %v: %s", f.Severity, f.Message)
 	}
+}
+
+// `cargo clean -p aq-sys` after an edit the binary does not hold (the linker kept the first aq.o):
+// the archive is gone, but the removed run's content baseline recorded that its linked copy was not
+// its own, so the binary is an error (the truth harness's ar-append shape missed it: the removed run's
+// sources equal the files, and that was all it compared). The rebuild makes a fresh archive: gone.
+func TestDuplicateMemberAfterCleanP(t *testing.T) {
+	p := arAppendProject(t)
+	p.Write("aq-sys/native/aq.c", "int aq_val(void) { return 2; }\n")
+	p.Cargo("build")
+	p.Check()
+	p.Cargo("clean", "-p", "aq-sys")
+	if got := runAq(t, p); got != "1" {
+		t.Fatalf("the premise fails: the binary prints %q, want 1 (the first member)", got)
+	}
+	fs, _ := p.Check()
+	var hit bool
+	for _, f := range testutil.AtLeast(fs, check.Error) {
+		if f.Rule == "pending-rebuild" && strings.Contains(f.Message, "duplicated members") && strings.Contains(f.Message, "libaq.a(aq.o): linked copy blake3:") &&
+			slices.Contains(f.Roots, p.Path("target/debug/app")) {
+			hit = true
+		}
+	}
+	if !hit {
+		t.Fatalf("after cargo clean -p: want an error naming libaq.a(aq.o)'s older linked copy, got:\n%s", testutil.Dump(fs))
+	}
+	p.Cargo("build")
+	if got := runAq(t, p); got != "2" {
+		t.Fatalf("after the rebuild the binary prints %q, want 2", got)
+	}
+	fs, _ = p.Check()
+	noErrors(t, fs)
+}
+
+// The same after a restore to the first copy's content: the removed run's own sources differ from the
+// files, but the copy the binary holds was compiled from them: no error, before or after the rebuild.
+// A release build beside it records the package's sources, which the removed debug units' baselines
+// are compared with.
+func TestDuplicateMemberRestoredThenCleanP(t *testing.T) {
+	p := arAppendProject(t)
+	p.Cargo("build", "--release")
+	src := p.Path("aq-sys/native/aq.c")
+	v1, err := os.ReadFile(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := os.Stat(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Write("aq-sys/native/aq.c", "int aq_val(void) { return 2; }\n")
+	p.Cargo("build")
+	p.Check()
+	cpP(t, src, v1, st.ModTime())
+	p.Check()
+	p.Cargo("clean", "-p", "aq-sys")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	p.Cargo("build")
+	if got := runAq(t, p); got != "1" {
+		t.Fatalf("after the rebuild the binary prints %q, want 1", got)
+	}
+	fs, _ = p.Check()
+	noErrors(t, fs)
 }

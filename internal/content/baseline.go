@@ -31,6 +31,9 @@ type stepBaseline struct {
 	// "blake3:<hex>" of the last member of that name as the run left the archive (members.go): it ties
 	// a copy of a duplicated member (`ar q`) to the run that appended it.
 	Members map[string]string `json:"members,omitempty"`
+	// Linked: for a member duplicated in that archive (`ar q`), the digest of the copy the linker takes
+	// when it differs from the run's own (Members): what binaries linked after this run hold.
+	Linked map[string]string `json:"linked,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -142,6 +145,10 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 		if s.Kind == graph.ScriptRun && b.Members == nil {
 			if m := archiveMembers(s); len(m) > 0 {
 				b.Members = m
+				b.Linked = linkedCopies(g, s, m)
+				if b.Record == "" {
+					b.Record = s.Reference.Path
+				}
 				recorded = true
 			}
 		}

@@ -49,6 +49,26 @@ func archiveMembers(s *graph.Step) map[string]string {
 	return out
 }
 
+// linkedCopies returns, for the duplicated members of s's archives (g.DuplicateMembers) whose copy the
+// linker takes differs from the last one (members, archiveMembers's map), memberKey → the taken copy's
+// digest; nil when none.
+func linkedCopies(g *graph.Graph, s *graph.Step, members map[string]string) map[string]string {
+	var out map[string]string
+	for _, d := range g.DuplicateMembers {
+		if d.Step != s || d.Taken < 0 || d.Taken >= len(d.Copies) || d.Copies[d.Taken].Digest == "" {
+			continue
+		}
+		k := memberKey(d.Archive.Path, d.Name)
+		if last, ok := members[k]; ok && last != d.Copies[d.Taken].Digest {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = d.Copies[d.Taken].Digest
+		}
+	}
+	return out
+}
+
 // lastMemberDigests reads the archive at path and hashes the last member of each name; nil (no error)
 // for a thin archive or one past the bounds.
 func lastMemberDigests(path string) (map[string]string, error) {
