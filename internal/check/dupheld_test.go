@@ -3,6 +3,7 @@ package check_test
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -226,4 +227,36 @@ func TestDuplicateMemberRestoredThenCleanP(t *testing.T) {
 	}
 	fs, _ = p.Check()
 	noErrors(t, fs)
+}
+
+// A second copy of the workspace with aq.c changed, built with this workspace's target folder: its
+// run of aq-sys's script appends its aq.o to the shared archive and relinks target/debug/app, but the
+// linker takes the first copy, compiled here. The binary holds the code of the files here, so
+// built-in-other-tree is a warning (the truth harness's ar-append shape called it an error: aq.c
+// differs between the copies), saying why aq.c does not count.
+func TestDuplicateMemberOtherTreeAppend(t *testing.T) {
+	a := arAppendProject(t)
+	b := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "b"), Env: append(append([]string{}, a.Env...), "CARGO_TARGET_DIR="+a.Path("target")), NewLayout: a.NewLayout}
+	if out, err := exec.Command("cp", "-a", a.Dir, b.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(b.Path("target")); err != nil {
+		t.Fatal(err)
+	}
+	b.Write("aq-sys/native/aq.c", "int aq_val(void) { return 7; }\n")
+	b.Cargo("build")
+	if out, _ := exec.Command(a.Path("target/debug/app")).Output(); strings.TrimSpace(string(out)) != "1" {
+		t.Fatalf("the premise fails: the binary prints %q, want 1 (the first member, compiled here)", out)
+	}
+	fs, _ := a.Check()
+	noErrors(t, fs)
+	var found bool
+	for _, f := range testutil.Rule(fs, "built-in-other-tree") {
+		if f.Severity == check.Warning && strings.Contains(f.Message, b.Dir) && strings.Contains(f.Message, "archive copies compiled from the content here") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want a built-in-other-tree warning naming %s and the archive copy compiled here:\n%s", b.Dir, testutil.Dump(fs))
+	}
 }
