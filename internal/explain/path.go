@@ -246,7 +246,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 		// The script's stdout record: `output` in the legacy layout, `run/stdout` in the new one.
 		what := "stdout file"
 		if ref.Path != "" {
-			what = filepath.Base(ref.Path) + " file (the script's stdout)"
+			what = filepath.Base(ref.Path) + " file"
 		}
 		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no %s: the script never finished, Cargo reruns it", s.RunDir, what))
 	case unit.Of(s).Precalculated != "" && precalcScan:
