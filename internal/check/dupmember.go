@@ -29,13 +29,19 @@ func duplicateArchiveMember(g *graph.Graph) []Finding {
 				same = false
 			}
 		}
-		var stale, held []string
+		var stale, held, here []string
 		for _, h := range d.Holds {
 			if h.Copy < 0 {
 				continue
 			}
 			held = append(held, fmt.Sprintf("%s holds %s", display(g, h.Root.File.Path), ordinal(h.Copy)))
 			if d.Current >= 0 && h.Copy != d.Current && d.Copies[h.Copy].Digest != d.Copies[d.Current].Digest {
+				if copyFromSourcesHere(&d, h.Copy) {
+					// A cp -p restore to the content that copy was compiled from (dupheld.go): the binary
+					// holds what the files here compile to; the last run's copy is the other content.
+					here = append(here, fmt.Sprintf("%s was written by the run at %s, whose inputs had the content they have now", ordinal(h.Copy), fmtTime(d.Copies[h.Copy].Run.RunNS)))
+					continue
+				}
 				stale = append(stale, display(g, h.Root.File.Path))
 			}
 		}
@@ -65,6 +71,9 @@ func duplicateArchiveMember(g *graph.Graph) []Finding {
 		if len(stale) > 0 {
 			msg += ": " + strings.Join(stale, ", ") + " runs the old code of " + d.Name
 		}
+		if len(here) > 0 {
+			msg += "; " + strings.Join(here, ", ") + ": the binary holds the code of the sources here, not that of " + display(g, d.Object.Path) + " (later runs' copies are never linked)"
+		}
 		f := Finding{
 			Rule: "duplicate-archive-member", Severity: sev, System: systemName(d.Step),
 			Message:  msg,
@@ -79,6 +88,14 @@ func duplicateArchiveMember(g *graph.Graph) []Finding {
 			}
 			if i == d.Current {
 				detail += "; equals the object now"
+			}
+			if r := c.Run; r != nil {
+				detail += fmt.Sprintf("; written by the run at %s (content baseline)", fmtTime(r.RunNS))
+				if r.SourcesNow {
+					detail += ", whose inputs all have that content now"
+				} else {
+					detail += ": " + r.Why
+				}
 			}
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: d.Archive.Path, Size: c.Size, Detail: detail})
 		}

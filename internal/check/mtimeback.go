@@ -83,10 +83,18 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if !in.Strong() {
 				sev = Warning // only a native source lying in the package folder: a candidate, as untracked-input-changed says
 			}
+			linked := linkedCopiesFromSourcesHere(g, s) // dupheld.go
+			if linked != "" {
+				sev = Warning
+			}
+			tail := ": the binary you have was built from other content"
+			if linked != "" {
+				tail = "; the binaries do not hold that run's code, though: " + linked
+			}
 			f := Finding{
 				Rule: "changed-with-older-mtime", Severity: sev,
-				Message: fmt.Sprintf("%s was rewritten at %s (its ctime), after %s last ran at %s, and its mtime was set back to %s: its content differs from what %s used; %s, so the next build will not redo it: the binary you have was built from other content",
-					display(g, in.File.Path), fmtTime(c.CTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), fmtTime(in.File.MTimeNS), unitName(s), watch),
+				Message: fmt.Sprintf("%s was rewritten at %s (its ctime), after %s last ran at %s, and its mtime was set back to %s: its content differs from what %s used; %s, so the next build will not redo it%s",
+					display(g, in.File.Path), fmtTime(c.CTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), fmtTime(in.File.MTimeNS), unitName(s), watch, tail),
 				Subjects: []string{in.File.Path, unitDir(s)},
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
@@ -97,6 +105,9 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: s.Words().Reference},
 				},
 				Fix: fix,
+			}
+			if linked != "" {
+				f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline", Detail: linked})
 			}
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 			out = append(out, f)

@@ -32,16 +32,20 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 			reuse = "a build there with this target folder replaced the binary, and a no-op build here leaves it in place"
 		}
 		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
-		if len(u.OtherTreeDiffers) > 0 {
+		differs, linked := otherTreeDiffersLinked(g, s.ProfileDir, u.OtherTreeDiffers)
+		if len(linked) > 0 {
+			tail = "the sources that differ from that tree's reach the binary only through archive copies compiled from the content here (" + strings.Join(linked, "; ") + "), but the binary carries " + u.BuiltInTree + "'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
+		}
+		if len(differs) > 0 {
 			sev = Error
 			shown := make([]string, 0, 3)
-			for i, p := range u.OtherTreeDiffers {
+			for i, p := range differs {
 				if i < 3 {
 					shown = append(shown, display(g, p))
 				}
 				ev = append(ev, Evidence{Kind: "input", Path: p, Detail: "differs from its copy in " + u.BuiltInTree})
 			}
-			tail = fmt.Sprintf("%d source(s) here differ from that tree's (%s), so the binary is not built from what is here", len(u.OtherTreeDiffers), strings.Join(shown, ", "))
+			tail = fmt.Sprintf("%d source(s) here differ from that tree's (%s), so the binary is not built from what is here", len(differs), strings.Join(shown, ", "))
 		}
 		f := Finding{
 			Rule: "built-in-other-tree", Severity: sev,
@@ -56,4 +60,47 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// otherTreeDiffersLinked splits the sources here that differ from the other tree's copy: those that
+// are inputs only of build-script runs whose binaries link archive copies (duplicated members, `ar q`)
+// compiled from the content here (linkedCopiesFromSourcesHere: the other tree's run appended a copy
+// that the linker never takes), among the steps of profile folder profile, are left out of differs,
+// and said in linked.
+func otherTreeDiffersLinked(g *graph.Graph, profile string, paths []string) (differs, linked []string) {
+	said := map[string]bool{}
+	for _, p := range paths {
+		var why string
+		only := true
+		for _, s := range g.Steps {
+			if !s.Live() || s.ProfileDir != profile || !hasInput(s, p) {
+				continue
+			}
+			w := linkedCopiesFromSourcesHere(g, s)
+			if w == "" {
+				only = false
+				break
+			}
+			why = w
+		}
+		if !only || why == "" {
+			differs = append(differs, p)
+			continue
+		}
+		if !said[why] {
+			said[why] = true
+			linked = append(linked, why)
+		}
+	}
+	return differs, linked
+}
+
+// hasInput reports whether p is one of s's inputs.
+func hasInput(s *graph.Step, p string) bool {
+	for _, in := range s.Inputs {
+		if in.File.Path == p {
+			return true
+		}
+	}
+	return false
 }

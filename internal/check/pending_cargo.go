@@ -115,7 +115,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 				unknown = in
 			}
 		case ic.Verdict == graph.ContentDiffers:
-			if differs == nil {
+			if differs == nil && !linkedNow(unit.Of(s), name) {
 				differs = in
 			}
 		}
@@ -154,7 +154,7 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 	u := unit.Of(s)
 	for _, in := range content.NewerSources(g, name, math.MinInt64) {
 		ic := u.RemovedDepContent[in.File.Path]
-		if in.File.MTimeNS > s.Reference.MTimeNS || ic == nil || ic.Verdict != graph.ContentDiffers {
+		if in.File.MTimeNS > s.Reference.MTimeNS || ic == nil || ic.Verdict != graph.ContentDiffers || linkedNow(u, name) {
 			continue
 		}
 		f.Severity = Error
@@ -163,6 +163,21 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 		f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in),
 			Detail: fmt.Sprintf("a source of %s as another profile's unit of it records; %s now, %s in the removed units' baseline", name, ic.Digest, ic.Baseline)})
 		return true
+	}
+	// A removed run that left an archive member duplicated (`ar q`) whose linked copy is older code
+	// than the run's own: s, built after it, holds that copy, and Cargo's rebuild makes a fresh archive.
+	if linksItself(s) {
+		for _, r := range u.RemovedDepRuns {
+			if r.Dep != name || len(r.OldMembers) == 0 || r.RunNS > s.Reference.MTimeNS {
+				continue
+			}
+			f.Severity = Error
+			f.Message = fmt.Sprintf("%s, and its removed build-script run of %s had left a static archive with duplicated members (`ar q`) whose copy the linker takes, the first, is older code than the run's own: %s; the binary you have was linked after that run and holds the older code, while Cargo's rebuild makes a fresh archive",
+				head, fmtTime(r.RunNS), strings.Join(r.OldMembers, "; "))
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: r.Record, How: "content-baseline",
+				Detail: fmt.Sprintf("the removed run's content baseline (recorded at %s) keeps the digests of its archive's members: %s", fmtTime(r.RecordedNS), strings.Join(r.OldMembers, "; "))})
+			return true
+		}
 	}
 	// Which removed run the binary was built against is not on disk (several configurations' runs may
 	// have left baselines): the environment decides only when every removed run that made an archive
@@ -193,4 +208,30 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 		head, fmtTime(firstRun.RunNS), strings.Join(first, ", "))
 	f.Evidence = append(f.Evidence, firstEv...)
 	return true
+}
+
+// linksItself reports whether s is a compile whose own output is a linked root (a binary, example or
+// test), not a library: it is what takes archive members at link time.
+func linksItself(s *graph.Step) bool {
+	if s.Kind != graph.Compile {
+		return false
+	}
+	for _, r := range s.Roots {
+		if r.Step == s && r.Kind != "lib" {
+			return true
+		}
+	}
+	return false
+}
+
+// linkedNow reports whether a removed build-script run of dependency name left duplicated archive
+// members whose linked copies were all written from the sources as they are now (unit.RemovedRun.LinkedNow):
+// the removed run's own inputs differing from the files does not make the binary stale.
+func linkedNow(u *unit.Unit, name string) bool {
+	for _, r := range u.RemovedDepRuns {
+		if r.Dep == name && r.LinkedNow {
+			return true
+		}
+	}
+	return false
 }

@@ -27,6 +27,13 @@ type stepBaseline struct {
 	Flags   []graph.FlagsSeen `json:"flags,omitempty"`
 	Archive bool              `json:"archive,omitempty"`
 	Record  string            `json:"record,omitempty"` // the run's stdout record (`output` or `stdout`), absolute
+	// Members: for a build-script run that outputs static archives, "<archive file name>(<member>)" →
+	// "blake3:<hex>" of the last member of that name as the run left the archive (members.go): it ties
+	// a copy of a duplicated member (`ar q`) to the run that appended it.
+	Members map[string]string `json:"members,omitempty"`
+	// Linked: for a member duplicated in that archive (`ar q`), the digest of the copy the linker takes
+	// when it differs from the run's own (Members): what binaries linked after this run hold.
+	Linked map[string]string `json:"linked,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -56,7 +63,8 @@ func baselineKey(s *graph.Step) string { return fmt.Sprintf("%s@%d", s.ID, s.Ref
 // with the baseline when there is one.
 func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 	runs := st.runsByStep()
-	var unknown []string // inputs whose ctime moved past the run with an older mtime, and no baseline
+	pinned := pinnedRuns(g, st, runs) // members.go
+	var unknown []string              // inputs whose ctime moved past the run with an older mtime, and no baseline
 	defer func() {
 		if len(unknown) == 0 {
 			return
@@ -134,12 +142,22 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			}
 			recorded = true
 		}
+		if s.Kind == graph.ScriptRun && b.Members == nil {
+			if m := archiveMembers(s); len(m) > 0 {
+				b.Members = m
+				b.Linked = linkedCopies(g, s, m)
+				if b.Record == "" {
+					b.Record = s.Reference.Path
+				}
+				recorded = true
+			}
+		}
 		if recorded {
 			if b.RecordedNS == 0 {
 				b.RecordedNS = st.now().UnixNano()
 			}
 			st.c.put(key, b)
-			st.keepNewest(runs[s.ID], key)
+			st.keepNewest(runs[s.ID], key, pinned)
 		}
 	}
 }
@@ -161,8 +179,9 @@ func (st *Store) runsByStep() map[string][]string {
 }
 
 // keepNewest drops the baselines of all but the keepRuns newest runs (by reference mtime) among a step's
-// keys and the one just recorded.
-func (st *Store) keepNewest(keys []string, added string) {
+// keys and the one just recorded; pinned keys (runs that wrote the copy of a duplicated archive member a
+// binary links) are kept besides.
+func (st *Store) keepNewest(keys []string, added string, pinned map[string]bool) {
 	all := append([]string{added}, keys...)
 	ns := func(k string) int64 {
 		var n int64
@@ -177,6 +196,9 @@ func (st *Store) keepNewest(keys []string, added string) {
 			continue
 		}
 		seen[k] = true
+		if pinned[k] {
+			continue
+		}
 		if kept < keepRuns {
 			kept++
 			continue

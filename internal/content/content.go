@@ -50,5 +50,6 @@ func Annotate(g *graph.Graph, opt Options) {
 		defer st.Save()
 	}
 	annotateBaselines(g, st, dig)
+	annotateMemberRuns(g, st, dig)
 	annotateRemovedDeps(g, st, dig)
 }

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -57,7 +59,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 				u.RemovedDepContent[p] = ic
 			}
 			if !slices.ContainsFunc(u.RemovedDepRuns, func(r unit.RemovedRun) bool { return r.Dep == crate }) {
-				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(st, runs, s, crate)...)
+				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(g, st, runs, s, crate, dig)...)
 			}
 		}
 		// Today's values of what those runs read, for the variables no step on disk reads any more.
@@ -83,9 +85,10 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 }
 
 // removedRuns returns the build-script runs of crate in s's profile folder whose baselines the store
-// keeps: for each run step, its last run before s was built, with the environment reads recorded then.
-// Runs whose records still exist are not among them (a run since, after s was built, is newer than s).
-func removedRuns(st *Store, runs map[string][]string, s *graph.Step, crate string) []unit.RemovedRun {
+// keeps: for each run step, its last run before s was built, with the environment reads recorded then
+// and the duplicated archive members whose linked copy is older code (oldMembers). Runs whose records
+// still exist are not among them (a run since, after s was built, is newer than s).
+func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, s *graph.Step, crate string, dig *digest.Cache) []unit.RemovedRun {
 	var out []unit.RemovedRun
 	for id, keys := range runs {
 		if !strings.HasSuffix(id, "/run-build-script-build-script-build") {
@@ -95,9 +98,11 @@ func removedRuns(st *Store, runs map[string][]string, s *graph.Step, crate strin
 		if best == "" {
 			continue
 		}
-		if b, _ := st.c.get(best); len(b.Env) > 0 || len(b.Flags) > 0 {
+		b, _ := st.c.get(best)
+		old, now := oldMembers(g, st, keys, b, dig)
+		if len(b.Env) > 0 || len(b.Flags) > 0 || len(old) > 0 || now {
 			out = append(out, unit.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
-				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive, Record: b.Record})
+				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive, Record: b.Record, OldMembers: old, LinkedNow: now})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].StepID < out[j].StepID })
@@ -192,4 +197,55 @@ func removedRunBefore(id string, keys []string, s *graph.Step, crate string) (st
 		}
 	}
 	return best, bestNS
+}
+
+// oldMembers returns, for a removed run's baseline b, a sentence per duplicated archive member whose copy
+// the linker took (b.Linked) is not the run's own: units linked after the run hold that older copy. A
+// member is left out when a kept run of the step (keys) that wrote the linked copy used the content the
+// files have now (then the binary holds what they compile to); now reports whether every linked copy is
+// such a one.
+func oldMembers(g *graph.Graph, st *Store, keys []string, b stepBaseline, dig *digest.Cache) (out []string, now bool) {
+	now = len(b.Linked) > 0
+	for mk, linked := range b.Linked {
+		own := b.Members[mk]
+		from := "an earlier run whose baseline the store no longer keeps"
+		here := false
+		for _, k := range keys {
+			rb, ok := st.c.m[k]
+			if !ok || rb.Members[mk] != linked {
+				continue
+			}
+			from = "the run at " + time.Unix(0, keyNS(k)).UTC().Format("2006-01-02T15:04:05.000000000Z07:00")
+			if baselineMatchesNow(g, rb, dig) {
+				here = true
+				break
+			}
+		}
+		if here {
+			continue
+		}
+		now = false
+		out = append(out, fmt.Sprintf("%s: linked copy %s, written by %s; the run's own %s", mk, linked, from, own))
+	}
+	sort.Strings(out)
+	return out, now
+}
+
+// baselineMatchesNow reports whether every input b recorded has that digest now (paths relative to the
+// workspace, or absolute); false when b records none.
+func baselineMatchesNow(g *graph.Graph, b stepBaseline, dig *digest.Cache) bool {
+	if len(b.Inputs) == 0 {
+		return false
+	}
+	for rel, want := range b.Inputs {
+		p := rel
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(g.Workspace, rel)
+		}
+		d, err := dig.File(p)
+		if err != nil || d.String() != want {
+			return false
+		}
+	}
+	return true
 }

@@ -24,7 +24,7 @@ func TestStoreKeepsNewestRuns(t *testing.T) {
 	}
 	newKey := fmt.Sprintf("%s@%d", id, keepRuns+1)
 	st2.c.put(newKey, stepBaseline{RecordedNS: 9, Inputs: map[string]string{"a.c": "blake3:01"}})
-	st2.keepNewest(st2.runsByStep()[id], newKey)
+	st2.keepNewest(st2.runsByStep()[id], newKey, nil)
 	st2.Save()
 
 	st3 := OpenStore(dir)

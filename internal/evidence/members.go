@@ -117,7 +117,7 @@ func duplicateMembers(s *graph.Step, out graph.FileInfo) ([]graph.DuplicateMembe
 				}
 			}
 		}
-		d.Holds = rootHoldings(s, a, idx)
+		d.Holds = rootHoldings(s, a, idx, &d)
 		res = append(res, d)
 	}
 	return res, nil
@@ -140,9 +140,9 @@ func objectOf(s *graph.Step, archive, name string) graph.FileInfo {
 }
 
 // rootHoldings judges, for every linked root (not a library) that reaches the archive's step, which copy
-// its bytes hold: Holds on each copy alone; the copy it holds is the one judged "holds" while every other
-// copy is "differs".
-func rootHoldings(s *graph.Step, a *binfmt.Archive, idx []int) []graph.MemberHolding {
+// of d its bytes hold: Holds on each copy alone; the copy it holds is the one judged "holds" while every
+// other copy is "differs" (or the first of several byte-identical copies judged "holds").
+func rootHoldings(s *graph.Step, a *binfmt.Archive, idx []int, d *graph.DuplicateMember) []graph.MemberHolding {
 	var cands []*Candidate
 	for _, mi := range idx {
 		c, err := memberCandidate(a, a.Members[mi], mi)
@@ -164,7 +164,8 @@ func rootHoldings(s *graph.Step, a *binfmt.Archive, idx []int) []graph.MemberHol
 			continue
 		}
 		var parts []string
-		holds, differs := -1, 0
+		var held []int
+		differs := 0
 		for ci, c := range cands {
 			if c == nil || !c.Native {
 				parts = append(parts, fmt.Sprintf("copy %d: nothing to compare", ci+1))
@@ -178,23 +179,31 @@ func rootHoldings(s *graph.Step, a *binfmt.Archive, idx []int) []graph.MemberHol
 			parts = append(parts, fmt.Sprintf("copy %d: %s (%s)", ci+1, v.Verdict, v.Why))
 			switch v.Verdict {
 			case HoldsAll:
-				if holds == -1 {
-					holds = ci
-				} else {
-					holds = -2 // several copies held: they are alike where compared
-				}
+				held = append(held, ci)
 			case HoldsOther:
 				differs++
 			}
 		}
 		b.Close()
-		if holds >= 0 && differs == len(cands)-1 {
-			h.Copy = holds
+		if len(held) > 0 && differs == len(cands)-len(held) && sameDigest(d, held) {
+			// One copy held, or several byte-identical ones (a rerun compiled the same source again):
+			// the root holds that content; the first of them stands for it.
+			h.Copy = held[0]
 		}
 		h.Detail = strings.Join(parts, "; ")
 		out = append(out, h)
 	}
 	return out
+}
+
+// sameDigest reports whether the copies idx of d (indexes into d.Copies) have one known digest.
+func sameDigest(d *graph.DuplicateMember, idx []int) bool {
+	for _, i := range idx {
+		if d.Copies[i].Digest == "" || d.Copies[i].Digest != d.Copies[idx[0]].Digest {
+			return false
+		}
+	}
+	return true
 }
 
 // memberCandidate reads one archive member as a candidate of its own (its path is

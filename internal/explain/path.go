@@ -243,7 +243,12 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 		v.Reasons = append(v.Reasons, reason(LastRunFailed, "the last run of %s did not finish (%s): Cargo reruns it on the next build", unitName(s), s.Failed))
 	case !ref.Exists:
 		v.WillRerun = true
-		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no output file: the script never finished, Cargo reruns it", s.RunDir))
+		// The script's stdout record: `output` in the legacy layout, `run/stdout` in the new one.
+		what := "stdout file"
+		if ref.Path != "" {
+			what = filepath.Base(ref.Path) + " file"
+		}
+		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no %s: the script never finished, Cargo reruns it", s.RunDir, what))
 	case unit.Of(s).Precalculated != "" && precalcScan:
 		v.Declared, v.DeclaredBy = true, "Cargo's scan of the whole package (the script prints no rerun-if line)"
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS

@@ -34,6 +34,22 @@ type MemberCopy struct {
 	Symbols []string
 	// Digest is the member's content digest (internal/digest's text form).
 	Digest string
+	// Run is the build-script run that appended this copy, as the content baselines tie it (filled by
+	// internal/content.Annotate); nil when no kept baseline of Step records this copy's digest.
+	Run *CopyRun
+}
+
+// CopyRun is the run of an archive's step that wrote one copy of a duplicated member: the run whose
+// content baseline recorded, as the last member of that name, the copy's digest.
+type CopyRun struct {
+	// RunNS is that run's reference mtime (ns since the epoch).
+	RunNS int64
+	// SourcesNow: every input of the step (as its last run's records list them, generated files
+	// excepted) has now the digest that run's baseline recorded, so a build from the files here compiles
+	// this copy's code again.
+	SourcesNow bool
+	// Why says, when SourcesNow is false, the first input that differs or that run did not record.
+	Why string
 }
 
 // MemberHolding is what one root's bytes say about the copies of a duplicated member.

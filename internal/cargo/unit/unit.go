@@ -216,4 +216,12 @@ type RemovedRun struct {
 	FlagsSeen  []graph.FlagsSeen
 	Archive    bool   // it made a static library (lib*.a)
 	Record     string // its stdout record (`output`, or `stdout` in the new layout), gone now
+	// OldMembers: one sentence per archive member the run left duplicated (`ar q`) whose copy the
+	// linker takes is older code than the run's own (internal/content/removed.go): what a unit linked
+	// after the run holds.
+	OldMembers []string
+	// LinkedNow: the run left duplicated members and every copy the linker takes was written by a run
+	// whose inputs had the content the files have now, so a unit linked after the run holds what they
+	// compile to, whatever the run's own inputs were.
+	LinkedNow bool
 }
