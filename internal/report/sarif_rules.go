@@ -107,7 +107,7 @@ var ruleTexts = map[string]ruleText{
 	"duplicate-archive-member": {
 		Short:    "An archive holds several members of one name; the linker takes the first.",
 		Severity: "error",
-		Meaning:  "an archive the build made holds two or more members of one name (`ar q` appends an object again without replacing it); GNU ld takes the copy the archive's symbol table names first, the oldest one appended. Each copy is listed (position, offset, size, digest, symbols), with the copy equal to the object file now and, per binary, the copy its bytes hold. Error when a binary holds an old copy; warning when the copies differ but that cannot be told; info when they are identical",
+		Meaning:  "an archive the build made holds two or more members of one name (`ar q` appends an object again without replacing it); GNU ld takes the copy the archive's symbol table names first, the oldest one appended. Each copy is listed (position, offset, size, digest, symbols), with the copy equal to the object file now and, per binary, the copy its bytes hold. Error when a binary holds an old copy; warning when the copies differ but that cannot be told, or when the copy it holds was compiled by a run whose inputs had the content they have now (a `cp -p` restore to the first copy's version: the content baseline of each run keeps its archive members' digests); info when they are identical. Byte-identical copies a binary matches count as one. After `cargo clean -p` removes the archive, the removed run's baseline still tells that binaries linked after it hold an older copy (`pending-rebuild`, error)",
 	},
 	"archive-member-without-rule": {
 		Short:    "A Make archive holds a member no rule makes any more.",
