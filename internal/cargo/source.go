@@ -142,6 +142,17 @@ func (r *reader) readSources() {
 		copies = append(copies, c)
 	}
 	sort.Slice(copies, func(i, j int) bool { return copies[i].Root < copies[j].Root })
+	// Packages with a live unit of a test, bench or example target: only then can a file of a copy's
+	// tests/, benches/ or examples/ folder reach a build (Cargo builds those targets for a dependency
+	// only when asked to, as `cargo test -p dep` does).
+	extraTargets := map[string]bool{}
+	for _, s := range g.Steps {
+		if s.Kind == graph.Compile && s.Live() {
+			if t := unit.Of(s).Target; strings.HasPrefix(t, "test-") || strings.HasPrefix(t, "bench-") || strings.HasPrefix(t, "example-") {
+				extraTargets[s.Package] = true
+			}
+		}
+	}
 	Parallel(len(copies), func(i int) {
 		c := copies[i]
 		ns, ok := since[c.Name]
@@ -149,7 +160,7 @@ func (r *reader) readSources() {
 			return
 		}
 		c.Since = ns
-		c.Edited, c.EditedCount = editedFiles(c.Root, ns, []string{r.l.BuildDir, r.l.TargetDir})
+		c.Edited, c.EditedCount = editedFiles(c.Root, ns, []string{r.l.BuildDir, r.l.TargetDir}, !extraTargets[c.Name])
 	})
 	unit.TreeOf(g).Copies = copies
 }
@@ -416,9 +427,18 @@ func holdsManifest(dir string, ents []fs.DirEntry) bool {
 // cargoMetaFiles are files Cargo itself writes into a package copy; they say nothing about edits.
 var cargoMetaFiles = map[string]bool{".cargo-ok": true, ".cargo_vcs_info.json": true, ".cargo-checksum.json": true}
 
+// unbuiltFolders are folders at a package root whose files no build of the package as a dependency
+// reads: Cargo's target folders for integration tests, benches and examples (unbuilt unless a unit of
+// such a target is live), and debian/, the packaging data of Debian's copies in
+// /usr/share/cargo/registry (its patches are applied already) and of cargo-deb.
+var unbuiltFolders = map[string]bool{"tests": true, "benches": true, "examples": true, "debian": true}
+
 // editedFiles lists the files under root modified after ns, newest first (at most 20) and their count.
-// Build outputs, VCS data and nested packages are skipped; symlinks are not followed.
-func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
+// Build outputs, hidden folders (.git, .github, …: VCS and CI data), nested packages and, when
+// noExtraTargets, the unbuiltFolders at the root are skipped (debian/ always); symlinks are not
+// followed. Leaving out what no build reads keeps an edit there from being reported as a lost edit,
+// and spares a warm check and run their stats (a fifth of a Debian registry copy's files).
+func editedFiles(root string, ns int64, skip []string, noExtraTargets bool) ([]graph.FileInfo, int) {
 	var out []graph.FileInfo
 	// A folder is read once: its listing says whether it holds a Cargo.toml (a nested package, skipped)
 	// before any of its entries is looked at, so no folder costs a stat of its Cargo.toml.
@@ -428,7 +448,10 @@ func editedFiles(root string, ns int64, skip []string) ([]graph.FileInfo, int) {
 			p := filepath.Join(dir, e.Name())
 			if e.IsDir() {
 				n := e.Name()
-				if n == "target" || n == ".git" || slices.Contains(skip, p) {
+				if n == "target" || strings.HasPrefix(n, ".") || slices.Contains(skip, p) {
+					continue
+				}
+				if dir == root && unbuiltFolders[n] && (noExtraTargets || n == "debian") {
 					continue
 				}
 				sub, err := fsrec.ReadDir(p)

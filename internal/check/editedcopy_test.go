@@ -120,6 +120,50 @@ func TestS08EditedRegistryCopy(t *testing.T) {
 	noErrors(t, fs)
 }
 
+// Files of a registry copy that no build of it as a dependency reads (its integration tests, examples,
+// CI and Debian packaging data) are not lost edits; once `cargo test -p` builds the copy's tests, its
+// tests/ folder is read, and an edit there is one.
+func TestEditedCopyUnbuiltFolders(t *testing.T) {
+	p, vendor := regdepProject(t, nil)
+	p.Cargo("build", "--release")
+	copyRoot := filepath.Join(vendor, "nativefoo-0.1.0")
+	it := filepath.Join(copyRoot, "tests/it.rs")
+	for _, f := range []string{it, filepath.Join(copyRoot, "examples/demo.rs"), filepath.Join(copyRoot, "benches/b.rs"),
+		filepath.Join(copyRoot, ".github/workflows/ci.yml"), filepath.Join(copyRoot, "debian/changelog")} {
+		content := "# not Rust\n"
+		if strings.HasSuffix(f, ".rs") {
+			content = "fn main() {}\n#[test]\nfn it() { assert_eq!(nativefoo::val(), 41); }\n"
+		}
+		writeAbs(t, f, content)
+	}
+	fs, _ := p.Check()
+	none(t, fs, "edited-copy-not-built")
+	noErrors(t, fs)
+
+	// A source file Cargo compiles is still an edit, and the files above are not counted with it.
+	lib := filepath.Join(copyRoot, "src/lib.rs")
+	editFile(t, lib, "pub fn val", "// edited\npub fn val")
+	fs, _ = p.Check()
+	f := one(t, fs, "edited-copy-not-built")
+	if !strings.Contains(f.Message, "1 edited file(s)") || f.Subjects[0] != lib {
+		t.Errorf("want the one edit of %s:\n%s", lib, f.Message)
+	}
+
+	// cargo test -p builds nativefoo's tests: its tests/ folder is now read, and is watched.
+	p.Cargo("test", "--release", "-p", "nativefoo", "--no-run")
+	editFile(t, it, "41", "41 + 0")
+	fs, _ = p.Check()
+	f = one(t, fs, "edited-copy-not-built")
+	if f.Subjects[0] != it {
+		t.Errorf("subjects %v, want %s first", f.Subjects, it)
+	}
+	for _, e := range f.Evidence {
+		if strings.Contains(e.Path, "/debian/") || strings.Contains(e.Path, "/.github/") {
+			t.Errorf("evidence names a file no build reads: %s", e.Path)
+		}
+	}
+}
+
 // S09: a [patch] whose version does not satisfy the dependency, so the original is built and edits
 // to the local copy do nothing.
 func TestS09PatchNotApplied(t *testing.T) {
