@@ -108,6 +108,13 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		}
 	}
 	ctx := context.Background()
+	// The exec helper starts now, so that its own start-up overlaps the pre-run check (runner.Exec); a
+	// refusal or an error gives it back unused.
+	var helper *runner.Helper
+	if wd, err := os.Getwd(); err == nil {
+		helper = runner.StartHelper(wd, os.Environ(), runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
+	}
+	defer helper.Close()
 	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir,
 		VerdictCache: vcache.ModeFromEnv(fl.noCache), Version: Version, Trace: st.Err})
 	if err != nil {
@@ -122,6 +129,9 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		return &ExitError{exitRefused, fmt.Errorf("run: %w", err)}
 	}
 	defer plan.SaveCaches() // also after a refusal: the next check reuses the digests
+	if helper != nil && plan.Dir == helper.Dir() && slices.Equal(plan.Environ, helper.Environ()) {
+		plan.UseHelper(helper)
+	}
 	name := fl.name
 	if name == "" {
 		name = runner.DefaultName(args)

@@ -9,8 +9,10 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -60,6 +62,10 @@ type Stdio struct {
 // run, and is recorded as the floor (Usage.RSSFloorBytes). Without the hook (a program that does not call
 // ExecHelperHook) the command is started directly, and the floor is stalecheck's own peak.
 //
+// The first Exec uses the helper UseHelper gave the plan, when there is one: started before the pre-run
+// check (StartHelper), its own start-up (a Go executable of 30 MB: about 7 ms) overlaps the check instead
+// of following it. Each later Exec starts a helper of its own.
+//
 // While the command runs, SIGINT and SIGQUIT sent to stalecheck are ignored: the terminal sends them to
 // the whole foreground process group, so the command gets them itself and stalecheck stays to reap it and
 // record the result. SIGTERM and SIGHUP are forwarded to the command (through the helper, which forwards
@@ -69,12 +75,15 @@ type Stdio struct {
 //
 // The error is an *ExecError (126 or 127) when the command cannot be started.
 func (p *Plan) Exec(st Stdio) (Usage, error) {
-	if helperEnabled {
-		if exe, err := os.Executable(); err == nil {
-			u, err, ok := execViaHelper(exe, p, st)
-			if ok {
-				return u, err
-			}
+	h := p.helper
+	p.helper = nil
+	if h == nil {
+		h = StartHelper(p.Dir, p.Environ, st)
+	}
+	if h != nil {
+		u, err, ok := h.run(p)
+		if ok {
+			return u, err
 		}
 	}
 	cmd := &exec.Cmd{Path: p.Program, Args: p.Command, Dir: p.Dir, Env: p.Environ,
@@ -82,11 +91,21 @@ func (p *Plan) Exec(st Stdio) (Usage, error) {
 	return measure(cmd, SelfPeakRSS)
 }
 
+// UseHelper gives the plan an exec helper started ahead (StartHelper) for its next Exec. The helper must
+// have been started in the plan's folder with its environment and the Stdio that Exec will be given.
+func (p *Plan) UseHelper(h *Helper) { p.helper = h }
+
 // measure starts cmd, forwards signals to it as Exec describes, reaps it and returns its Usage. floor,
 // when not nil, is called once the command has been reaped and its answer recorded as
 // Usage.RSSFloorBytes: the starting process's peak resident set then is at least what it was when the
 // command was started (a high-water mark only grows), so the floor is never understated.
 func measure(cmd *exec.Cmd, floor func() int64) (Usage, error) {
+	return measureFrom(cmd, floor, nil)
+}
+
+// measureFrom is measure; when started is not nil, cmd was started already (at that time) and is only
+// waited for.
+func measureFrom(cmd *exec.Cmd, floor func() int64, started *time.Time) (Usage, error) {
 	var catch []os.Signal
 	for _, s := range []os.Signal{syscall.SIGINT, syscall.SIGQUIT, syscall.SIGTERM, syscall.SIGHUP} {
 		if !signal.Ignored(s) {
@@ -104,7 +123,9 @@ func measure(cmd *exec.Cmd, floor func() int64) (Usage, error) {
 
 	var u Usage
 	u.Start = time.Now()
-	if err := cmd.Start(); err != nil {
+	if started != nil {
+		u.Start = *started
+	} else if err := cmd.Start(); err != nil {
 		stop()
 		code := 126
 		if errors.Is(err, fs.ErrNotExist) {
@@ -153,8 +174,10 @@ func measure(cmd *exec.Cmd, floor func() int64) (Usage, error) {
 	return u, nil
 }
 
-// helperArg, as the first argument, makes ExecHelperHook run the exec helper: stalecheck __exec-helper
-// PROGRAM ARGV0 ARGS…, with its report written as JSON to file descriptor 3.
+// helperArg, as the first argument, makes ExecHelperHook run the exec helper: stalecheck __exec-helper,
+// which reads a helperSpec (JSON) from file descriptor 4 and writes its helperReport (JSON) to file
+// descriptor 3. End of file on descriptor 4 before a whole spec makes it exit with status 0 without
+// running anything: the pre-run check refused the command, or stalecheck ended.
 const helperArg = "__exec-helper"
 
 // helperEnabled says ExecHelperHook was called: this executable can run the exec helper.
@@ -164,10 +187,17 @@ var helperEnabled bool
 // Exec): when the process was started as the exec helper it runs the command, reports and exits;
 // otherwise it enables Exec's use of the helper and returns.
 func ExecHelperHook() {
-	if len(os.Args) > 3 && os.Args[1] == helperArg {
-		os.Exit(helperMain(os.Args[2], os.Args[3:]))
+	if len(os.Args) == 2 && os.Args[1] == helperArg {
+		os.Exit(helperMain())
 	}
 	helperEnabled = true
+}
+
+// helperSpec is what stalecheck sends the helper once the pre-run check allows the run: the program
+// (resolved) and its argument vector.
+type helperSpec struct {
+	Program string   `json:"program"`
+	Argv    []string `json:"argv"`
 }
 
 // helperReport is what the helper writes to its parent: the Usage, or why the command could not start.
@@ -178,16 +208,24 @@ type helperReport struct {
 	Errno    int    `json:"errno,omitempty"` // the system error number of that failure, 0 when none
 }
 
-// helperMain is the exec helper: it runs prog with argv in its own folder and environment (inherited
-// from stalecheck), measures it, and writes a helperReport to file descriptor 3.
-func helperMain(prog string, argv []string) int {
-	report := os.NewFile(3, "report")
-	if report == nil {
+// helperMain is the exec helper: it sheds what it can of its resident set, waits for its helperSpec, runs
+// the program in its own folder and environment (inherited from stalecheck), measures it, and writes a
+// helperReport to file descriptor 3.
+func helperMain() int {
+	report, specIn := os.NewFile(3, "report"), os.NewFile(4, "spec")
+	if report == nil || specIn == nil {
 		return 125
 	}
 	syscall.CloseOnExec(3) // never passed on to the command
+	syscall.CloseOnExec(4)
 	shed()
-	cmd := &exec.Cmd{Path: prog, Args: argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
+	data, err := io.ReadAll(io.LimitReader(specIn, 16<<20))
+	specIn.Close()
+	var spec helperSpec
+	if err != nil || len(data) == 0 || json.Unmarshal(data, &spec) != nil || spec.Program == "" || len(spec.Argv) == 0 {
+		return 0 // not asked to run anything
+	}
+	cmd := &exec.Cmd{Path: spec.Program, Args: spec.Argv, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	u, err := measure(cmd, SelfPeakRSS)
 	rep := helperReport{Usage: u}
 	var ee *ExecError
@@ -207,36 +245,185 @@ func helperMain(prog string, argv []string) int {
 	return 0
 }
 
-// execViaHelper runs the plan's command through the exec helper exe. ok is false when the helper itself
-// could not be started (the caller then starts the command directly); a helper that ended without a
-// report (killed) is an error.
-func execViaHelper(exe string, p *Plan, st Stdio) (Usage, error, bool) {
-	r, w, err := os.Pipe()
+// Helper is an exec helper that was started and waits for the command it is to run (Plan.UseHelper).
+type Helper struct {
+	dir     string
+	environ []string
+	exe     string
+	cmd     *exec.Cmd
+	started time.Time
+	spec    *os.File // write end of the helper's descriptor 4
+	data    []byte   // its report, once read is closed
+	read    chan struct{}
+	// copies move the bytes of standard streams that are not files (a test's buffers) through pipes of
+	// the helper's own; run starts them, when the command is sent: until then stalecheck itself writes
+	// to those streams (a refusal), and a copy running alongside would race it (bytes.Buffer.ReadFrom
+	// drops what is written meanwhile). unused closes the pipes' ends when nothing ran.
+	copies []func()
+	feed   func() // stdin's copy: not waited for (a reader may never end)
+	unused []*os.File
+}
+
+// StartHelper starts an exec helper in dir with environ and st as its standard streams (those of the
+// command it will run), waiting for its command. It returns nil when this executable cannot run the
+// helper (no ExecHelperHook) or the helper cannot be started; Exec then starts the command directly.
+// An unused helper must be given back with Close.
+func StartHelper(dir string, environ []string, st Stdio) *Helper {
+	if !helperEnabled {
+		return nil
+	}
+	exe, err := os.Executable()
 	if err != nil {
+		return nil
+	}
+	h := &Helper{dir: dir, environ: environ, exe: exe, read: make(chan struct{})}
+	var child []*os.File // the child's ends, closed here once it started
+	fail := func() *Helper {
+		for _, f := range append(child, h.unused...) {
+			f.Close()
+		}
+		return nil
+	}
+	pipe := func() (r, w *os.File, ok bool) {
+		r, w, err := os.Pipe()
+		return r, w, err == nil
+	}
+	rr, rw, ok := pipe()
+	if !ok {
+		return fail()
+	}
+	child, h.unused = append(child, rw), append(h.unused, rr)
+	sr, sw, ok := pipe()
+	if !ok {
+		return fail()
+	}
+	child, h.unused = append(child, sr), append(h.unused, sw)
+	h.spec = sw
+
+	var stdin, stdout, stderr *os.File
+	switch in := st.Stdin.(type) {
+	case nil:
+	case *os.File:
+		stdin = in
+	default:
+		r, w, ok := pipe()
+		if !ok {
+			return fail()
+		}
+		child, h.unused, stdin = append(child, r), append(h.unused, w), r
+		h.feed = func() { io.Copy(w, in); w.Close() }
+	}
+	out := func(wr io.Writer) (*os.File, bool) {
+		switch wr := wr.(type) {
+		case nil:
+			return nil, true
+		case *os.File:
+			return wr, true
+		default:
+			r, w, ok := pipe()
+			if !ok {
+				return nil, false
+			}
+			child, h.unused = append(child, w), append(h.unused, r)
+			h.copies = append(h.copies, func() { io.Copy(wr, r); r.Close() })
+			return w, true
+		}
+	}
+	if stdout, ok = out(st.Stdout); !ok {
+		return fail()
+	}
+	if sameWriter(st.Stdout, st.Stderr) {
+		stderr = stdout // one pipe, as exec.Cmd does: the order of the two streams is kept
+	} else if stderr, ok = out(st.Stderr); !ok {
+		return fail()
+	}
+	h.cmd = &exec.Cmd{Path: exe, Args: []string{"stalecheck", helperArg}, Dir: dir, Env: environ,
+		Stdin: stdin, Stdout: stdout, Stderr: stderr, ExtraFiles: []*os.File{rw, sr}}
+	h.started = time.Now()
+	if err := h.cmd.Start(); err != nil {
+		return fail()
+	}
+	for _, f := range child {
+		f.Close()
+	}
+	h.unused = slices.DeleteFunc(h.unused, func(f *os.File) bool { return f == rr })
+	go func() {
+		defer close(h.read)
+		defer rr.Close()
+		h.data, _ = io.ReadAll(io.LimitReader(rr, 1<<20))
+	}()
+	return h
+}
+
+// sameWriter reports whether a and b are one writer (false when they cannot be compared), as
+// exec.Cmd decides whether stdout and stderr share a pipe.
+func sameWriter(a, b io.Writer) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a != nil && a == b
+}
+
+// Dir is the folder the helper was started in ("" for a nil Helper).
+func (h *Helper) Dir() string {
+	if h == nil {
+		return ""
+	}
+	return h.dir
+}
+
+// Environ is the environment the helper was started with (nil for a nil Helper).
+func (h *Helper) Environ() []string {
+	if h == nil {
+		return nil
+	}
+	return h.environ
+}
+
+// Close tells an unused helper that there is nothing to run and reaps it. A helper that ran its
+// command was reaped already; Close is then a no-op. A nil Helper may be closed.
+func (h *Helper) Close() {
+	if h == nil || h.spec == nil {
+		return
+	}
+	h.spec.Close()
+	h.spec = nil
+	h.cmd.Wait()
+	<-h.read
+	for _, f := range h.unused {
+		f.Close()
+	}
+}
+
+// run sends the helper the plan's command and waits for its report. ok is false when the helper could
+// not take the command (it had ended; the caller then starts the command directly); a helper that ended
+// without a report (killed) is an error.
+func (h *Helper) run(p *Plan) (Usage, error, bool) {
+	var copying sync.WaitGroup
+	for _, c := range h.copies {
+		copying.Go(c)
+	}
+	if h.feed != nil {
+		go h.feed()
+	}
+	spec, _ := json.Marshal(helperSpec{Program: p.Program, Argv: p.Command})
+	_, werr := h.spec.Write(spec)
+	h.spec.Close()
+	h.spec = nil
+	hu, err := measureFrom(h.cmd, nil, &h.started)
+	<-h.read
+	copying.Wait() // the copies end at end of file: the helper and the command have closed their ends
+	if werr != nil {
 		return Usage{}, nil, false
 	}
-	defer r.Close()
-	cmd := &exec.Cmd{Path: exe, Args: append([]string{"stalecheck", helperArg, p.Program}, p.Command...), Dir: p.Dir, Env: p.Environ,
-		Stdin: st.Stdin, Stdout: st.Stdout, Stderr: st.Stderr, ExtraFiles: []*os.File{w}}
-	var data []byte
-	read := make(chan struct{})
-	go func() {
-		defer close(read)
-		data, _ = io.ReadAll(io.LimitReader(r, 1<<20))
-	}()
-	hu, err := measure(cmd, nil)
-	w.Close()
-	<-read
 	if err != nil {
-		var ee *ExecError
-		if errors.As(err, &ee) {
-			return Usage{}, nil, false
-		}
 		return hu, err, true
 	}
 	var rep helperReport
-	if jerr := json.Unmarshal(data, &rep); jerr != nil || len(data) == 0 {
-		return hu, fmt.Errorf("the exec helper (%s) ended with status %d without reporting the command's usage", exe, hu.ExitStatus), true
+	if jerr := json.Unmarshal(h.data, &rep); jerr != nil || len(h.data) == 0 {
+		return hu, fmt.Errorf("the exec helper (%s) ended with status %d without reporting the command's usage", h.exe, hu.ExitStatus), true
 	}
 	if rep.ExecCode != 0 {
 		cause := errors.New(rep.ExecErr)

@@ -169,3 +169,46 @@ func TestRunBuildEnv(t *testing.T) {
 		}
 	}
 }
+
+// A helper started ahead of the pre-run check (StartHelper) runs the plan's command once it is sent:
+// streams that are buffers get only the command's bytes, written after what stalecheck wrote to them
+// meanwhile; its standard input reaches the command; the floor is the helper's. An unused helper is given
+// back by Close and leaves no process behind.
+func TestRunPrestartedHelper(t *testing.T) {
+	dir := t.TempDir()
+	var out, errb strings.Builder
+	h := StartHelper(dir, os.Environ(), Stdio{Stdin: strings.NewReader("from stdin\n"), Stdout: &out, Stderr: &errb})
+	if h == nil {
+		t.Fatal("StartHelper: no helper (ExecHelperHook is called in TestMain)")
+	}
+	errb.WriteString("stalecheck's own line\n") // what the pre-run check writes while the helper waits
+	time.Sleep(50 * time.Millisecond)
+	p := execPlan(t, dir, "sh", "-c", `read l; echo "got $l"; pwd; echo oops >&2; exit 3`)
+	p.UseHelper(h)
+	u, err := p.Exec(Stdio{Stdout: &out, Stderr: &errb})
+	if err != nil || u.ExitStatus != 3 {
+		t.Fatalf("got %+v, %v", u, err)
+	}
+	if out.String() != "got from stdin\n"+dir+"\n" || errb.String() != "stalecheck's own line\noops\n" {
+		t.Errorf("stdout %q, stderr %q", out.String(), errb.String())
+	}
+	if u.RSSFloorBytes <= 0 || u.Start.Before(time.Now().Add(-time.Minute)) {
+		t.Errorf("floor %d, start %v", u.RSSFloorBytes, u.Start)
+	}
+	h.Close() // used: a no-op
+
+	// Unused: Close ends and reaps it.
+	h = StartHelper(dir, os.Environ(), Stdio{Stdout: &out})
+	if h == nil {
+		t.Fatal("StartHelper: no helper")
+	}
+	pid := h.cmd.Process.Pid
+	h.Close()
+	if err := syscall.Kill(pid, 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("the unused helper %d is still there after Close: %v", pid, err)
+	}
+	// Exec without a helper given starts one of its own.
+	if u, err := execPlan(t, dir, "true").Exec(Stdio{}); err != nil || u.ExitStatus != 0 || u.RSSFloorBytes <= 0 {
+		t.Errorf("got %+v, %v", u, err)
+	}
+}

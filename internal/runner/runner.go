@@ -114,7 +114,8 @@ type Plan struct {
 
 	state     *stateCache
 	dig       *digest.Cache
-	workspace string // the graph's workspace (git is asked there)
+	workspace string  // the graph's workspace (git is asked there)
+	helper    *Helper // started ahead for the next Exec (UseHelper), nil when none
 }
 
 // Stale reports whether an error finding touches a binary that matters.
