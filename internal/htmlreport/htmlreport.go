@@ -19,6 +19,7 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"sync"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/benchgroup"
@@ -32,7 +33,11 @@ import (
 //go:embed page.html.tmpl
 var files embed.FS
 
-var page = template.Must(template.New("page.html.tmpl").ParseFS(files, "page.html.tmpl"))
+// page is parsed on first use, not at start-up: every stalecheck process (run's exec helper among them)
+// would pay about 0.25 ms for it.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page.html.tmpl").ParseFS(files, "page.html.tmpl"))
+})
 
 // Options are the page's header facts.
 type Options struct {
@@ -126,7 +131,7 @@ func Write(w io.Writer, recs []ledger.Record, opt Options) error {
 	for i, n := range names {
 		pv.Benches = append(pv.Benches, bench(i, n, byName[n]))
 	}
-	return page.Execute(w, pv)
+	return page().Execute(w, pv)
 }
 
 // bench lays out one benchmark's plot and build table.
