@@ -5,6 +5,7 @@ import (
 	"debug/elf"
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -205,5 +206,103 @@ func TestCompileUnitsBadInput(t *testing.T) {
 	_, err = CompileUnits(bytes.NewReader(bad))
 	if !errors.As(err, &fe) {
 		t.Errorf("bad unit length: %v", err)
+	}
+}
+
+// UnitSources gives CompileUnits' names, folders and producers, unit by unit, with line-table files only
+// for the units asked for: on C executables in DWARF 5 and 4 and on a real Rust debug executable (cargo),
+// whose units of the standard library have comp_dir /rustc/<hash>.
+func TestUnitSourcesAgreesWithCompileUnits(t *testing.T) {
+	need(t, "cc", "ar")
+	dir := t.TempDir()
+	objs := buildCObjects(t, dir)
+	sh(t, dir, nil, "ar", append([]string{"rcs", "libfoo.a"}, objs...)...)
+	writeFile(t, filepath.Join(dir, "main.c"), "int foo(int);\nint main(void) { return foo(1); }\n")
+	sh(t, dir, nil, "cc", "-g", "-O2", "main.c", "-L.", "-lfoo", "-o", "app5")
+	sh(t, dir, nil, "cc", "-gdwarf-4", "-O2", "main.c", "-L.", "-lfoo", "-o", "app4")
+	bins := []string{filepath.Join(dir, "app5"), filepath.Join(dir, "app4")}
+	if _, err := exec.LookPath("cargo"); err == nil {
+		ws := filepath.Join(dir, "rs")
+		writeFile(t, filepath.Join(ws, "Cargo.toml"), "[package]\nname = \"rs\"\nversion = \"0.1.0\"\nedition = \"2021\"\n")
+		writeFile(t, filepath.Join(ws, "src", "main.rs"), "mod util;\nfn main() { println!(\"{}\", util::v()); }\n")
+		writeFile(t, filepath.Join(ws, "src", "util.rs"), "pub fn v() -> i32 { 7 }\n")
+		sh(t, ws, []string{"CARGO_NET_OFFLINE=true", "CARGO_TARGET_DIR=" + filepath.Join(ws, "target")}, "cargo", "build", "-q")
+		bins = append(bins, filepath.Join(ws, "target", "debug", "rs"))
+	}
+	for _, bin := range bins {
+		f, err := OpenELF(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all, err := f.CompileUnits()
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Ask for the line tables of the units not compiled under /rustc (the program's own).
+		mine := func(cu CompileUnit) bool { return !strings.HasPrefix(cu.CompDir, "/rustc/") }
+		got, err := f.UnitSources(mine)
+		f.Close()
+		if err != nil {
+			t.Fatalf("%s: %v", bin, err)
+		}
+		if len(got) != len(all) || len(all) == 0 {
+			t.Fatalf("%s: %d units, CompileUnits %d", bin, len(got), len(all))
+		}
+		asked := 0
+		for i := range all {
+			if got[i].Name != all[i].Name || got[i].CompDir != all[i].CompDir || got[i].Producer != all[i].Producer {
+				t.Errorf("%s unit %d: %+v, CompileUnits %+v", bin, i, got[i], all[i])
+			}
+			want := all[i].Files
+			if !mine(all[i]) {
+				want = nil
+			} else {
+				asked++
+			}
+			if !slices.Equal(got[i].Files, want) {
+				t.Errorf("%s unit %d (%s): files %q, want %q", bin, i, all[i].Name, got[i].Files, want)
+			}
+		}
+		if asked == 0 {
+			t.Errorf("%s: no unit of the program's own", bin)
+		}
+		if strings.HasSuffix(bin, "/rs") {
+			var names []string
+			for _, cu := range got {
+				if mine(cu) {
+					names = append(names, cu.CompDir)
+					for _, p := range cu.Files {
+						names = append(names, p)
+					}
+				}
+			}
+			if !slices.Contains(names, filepath.Join(dir, "rs")) || !slices.Contains(names, filepath.Join(dir, "rs", "src", "util.rs")) {
+				t.Errorf("the Rust executable's own units name %q: want comp_dir %s and src/util.rs", names, filepath.Join(dir, "rs"))
+			}
+		}
+	}
+
+	// Damaged .debug_info: an error naming the file, or a result; never a panic.
+	good := readFile(t, bins[0])
+	ef, err := elf.NewFile(bytes.NewReader(good))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ef.Section(".debug_info")
+	for i := uint64(0); i < s.Size && i < 4096; i += 7 {
+		bad := bytes.Clone(good)
+		bad[s.Offset+i] ^= 0xff
+		if f, err := NewELF(bytes.NewReader(bad), "bad"); err == nil {
+			if _, err := f.UnitSources(func(CompileUnit) bool { return true }); err != nil && !strings.Contains(err.Error(), "bad") {
+				t.Errorf("offset %d: error %v does not name the file", i, err)
+			}
+		}
+	}
+	bad := bytes.Clone(good)
+	ef.ByteOrder.PutUint32(bad[s.Offset:], uint32(s.Size)+100) // the first unit runs past the section
+	f, _ := NewELF(bytes.NewReader(bad), "bad")
+	var fe *FormatError
+	if _, err := f.UnitSources(nil); !errors.As(err, &fe) {
+		t.Errorf("a unit longer than .debug_info: %v, want a *FormatError", err)
 	}
 }

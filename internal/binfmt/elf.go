@@ -7,11 +7,14 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
 	"regexp"
 	"sort"
 	"strconv"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // ELFFile is an ELF object, executable or shared library opened through
@@ -23,6 +26,7 @@ type ELFFile struct {
 
 	r      io.ReaderAt
 	closer io.Closer
+	mapped []byte // the whole file, when MapELF mapped it: sections are sliced from it, not copied
 
 	dynMask []addrRange // ET_EXEC/ET_DYN: masked address ranges of all relocations, sorted; built lazily
 	dynDone bool
@@ -42,6 +46,42 @@ func OpenELF(path string) (*ELFFile, error) {
 	f.closer = fh
 	return f, nil
 }
+
+// MapELF maps the ELF file at path read-only (mmap) and reads its headers; Close unmaps it. Sections
+// that UnitSources reads are then slices of the mapping: only the pages decoded are read from the page
+// cache (the unit headers and the strings they name, of a 54 MB debug executable's 36 MB of
+// .debug_info and .debug_str). A fault on the mapping (the file truncated meanwhile) is an error of
+// the call that touched it, not a crash. Errors name the file.
+func MapELF(path string) (*ELFFile, error) {
+	fh, err := safeio.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	st, err := fh.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if st.Size() == 0 {
+		return nil, formatErr(path, 0, nil, "empty file, not ELF")
+	}
+	data, err := unix.Mmap(int(fh.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
+	if err != nil {
+		return nil, fmt.Errorf("%s: mmap: %w", path, err)
+	}
+	f, err := newELF(bytes.NewReader(data), path)
+	if err != nil {
+		unix.Munmap(data)
+		return nil, err
+	}
+	f.mapped = data
+	f.closer = unmapper(data)
+	return f, nil
+}
+
+type unmapper []byte
+
+func (u unmapper) Close() error { return unix.Munmap(u) }
 
 // NewELF reads the ELF header, section headers and program headers from r.
 // name is used in errors only. Data that is not ELF, or whose headers are

@@ -539,10 +539,49 @@ func (r *reader) pkgPath(s *graph.Step, p string) string {
 	return filepath.Join(s.PackageRoot, p)
 }
 
+// vanishedCopyPath maps a source that an OUT_DIR object's DWARF names in another copy of the run's
+// package, X/<pkg>/<rest> where <pkg> is the package folder's path in this workspace, to this
+// workspace's <pkg>/<rest>, when X/<pkg> no longer exists and the file exists here: the run was made in
+// a copy of the workspace (a worktree sharing the target folder, removed since; cc compiles in the
+// script's package folder, so its units' comp_dir is that folder), and what it compiled has its
+// counterpart here, which the rules judge (a later edit here is one Cargo does not see). A copy that
+// still exists is otherTree's. Not for a package folder that is the workspace root itself (any X/<rest>
+// would do) or one outside it.
+func (r *reader) vanishedCopyPath(s *graph.Step, p string) (string, bool) {
+	ws := r.l.Workspace
+	if ws == "" || s.PackageRoot == "" || !filepath.IsAbs(p) {
+		return "", false
+	}
+	sep := string(filepath.Separator)
+	pkg, err := filepath.Rel(ws, s.PackageRoot)
+	if err != nil || pkg == "." || strings.HasPrefix(pkg, "..") || strings.HasPrefix(p, ws+sep) {
+		return "", false
+	}
+	i := strings.Index(p, sep+pkg+sep)
+	if i <= 0 {
+		return "", false
+	}
+	other, rest := p[:i], p[i+len(sep+pkg+sep):]
+	for _, d := range []string{r.l.TargetDir, r.l.BuildDir, r.opt.CargoHome} {
+		if d != "" && (other == d || strings.HasPrefix(other, d+sep)) {
+			return "", false
+		}
+	}
+	if _, err := fsrec.Lstat(filepath.Join(other, pkg)); err == nil {
+		return "", false
+	}
+	here := filepath.Join(s.PackageRoot, rest)
+	if fi, err := fsrec.Stat(here); err != nil || !fi.Mode().IsRegular() {
+		return "", false
+	}
+	return here, true
+}
+
 // runInputs gathers a live run's inputs from every record there is, then marks which Cargo watches.
 func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	ins := map[string]*graph.Input{}
 	var order []string
+	compiledAs := map[string]string{} // here → the other copy's path (vanishedCopyPath)
 	add := func(p string, how graph.How, detail string) {
 		p = filepath.Clean(p)
 		if unit.Of(s).MovedFrom != "" && (p == unit.Of(s).MovedFrom || strings.HasPrefix(p, unit.Of(s).MovedFrom+string(filepath.Separator))) {
@@ -620,6 +659,11 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 			for _, cu := range cus {
 				for _, f := range cu.files {
+					if here, ok := r.vanishedCopyPath(s, f); ok {
+						add(here, graph.DWARF, o.Path+"("+cu.member+") names "+f+", in a copy of the package that no longer exists: the run was made there")
+						compiledAs[filepath.Clean(here)] = f
+						continue
+					}
 					add(f, graph.DWARF, o.Path+"("+cu.member+")")
 				}
 				for _, u := range cu.units {
@@ -688,6 +732,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		in.File = statTree(p)
 		in.WatchedBy = r.watchedBy(s, p)
 		in.Watched = in.WatchedBy != ""
+		in.CompiledAs = compiledAs[p]
 		s.Inputs = append(s.Inputs, in)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -30,13 +31,23 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 		// with its tree (cp -a): its old paths name where the whole tree was, not a second copy sharing it.
 		return
 	}
-	tree, ev := r.treeOf(bo.AbsPaths)
+	// The paths its output names, then those its inputs name outside this workspace (the DWARF of the
+	// objects in OUT_DIR: cc compiles in the script's package folder, so that of the tree it ran in).
+	paths := bo.AbsPaths
+	sep := string(filepath.Separator)
+	for _, in := range s.Inputs {
+		if p := in.File.Path; !strings.HasPrefix(p, ws+sep) {
+			paths = append(paths, p)
+		}
+	}
+	tree, ev := r.treeOf(paths)
 	if tree == "" {
 		return
 	}
 	trees := []string{tree}
 	u := unit.Of(s)
 	u.BuiltInTree, u.BuiltInTreeEvidence = tree, ev
+	u.BuiltInTreeDWARF = !slices.Contains(bo.AbsPaths, ev)
 	// Inputs are read from this workspace (Cargo's records are relative) or from the other tree (paths
 	// the output names): each is compared with its counterpart in the other one.
 	for _, in := range s.Inputs {
@@ -114,9 +125,21 @@ func (r *reader) treeOf(paths []string) (string, string) {
 // binary in place). The root's unit gets BuiltInTree; the sources the .d names whose bytes differ
 // between the copies are OtherTreeDiffers (here's path). Skipped when the .d's target is not the root's
 // own path: then the whole target folder was moved or copied (cp -a), and the paths name where it was.
+//
+// When the .d names this workspace (a no-op build here rewrote it, and left the other copy's binary in
+// place), the binary's DWARF compile units tell where it was compiled (dwarfTree; BuiltInTreeDWARF):
+// not for a target folder that was moved or copied with its workspace (a run's root-output names
+// another OUT_DIR: MovedFrom), whose binaries name where the whole tree was.
 func (r *reader) rootsOtherTree() {
 	if r.l.Workspace == "" {
 		return
+	}
+	moved := false
+	for _, s := range r.g.Steps {
+		if unit.Of(s).MovedFrom != "" {
+			moved = true
+			break
+		}
 	}
 	for _, root := range r.g.Roots {
 		if root.Step == nil || root.Kind == "lib" || root.Kind == "test" || unit.Of(root.Step).BuiltInTree != "" {
@@ -134,13 +157,35 @@ func (r *reader) rootsOtherTree() {
 		}
 		in := df.Inputs()
 		tree, ev := r.treeOf(in)
-		if tree == "" {
-			continue
-		}
 		u := unit.Of(root.Step)
+		if tree == "" {
+			// The .d names this workspace; a no-op build here rewrites it so, and leaves a binary that a
+			// build of another copy put there in place. Its debug info still says where it was compiled.
+			if moved {
+				continue
+			}
+			if tree, ev, in = r.dwarfTree(root.File.Path); tree == "" || r.treeReported(root.Step.Package, tree) {
+				continue
+			}
+			u.BuiltInTreeDWARF = true
+			u.BuiltInTreeRecord = root.File.Path
+			// The unit's own inputs (dep-info, this workspace's paths: include_str! files too, which no
+			// line table names) are compared with that tree's as well.
+			for _, i := range root.Step.Inputs {
+				if rel, err := filepath.Rel(r.l.Workspace, i.File.Path); err == nil && !strings.HasPrefix(rel, "..") {
+					in = append(in, filepath.Join(tree, rel))
+				}
+			}
+		} else {
+			u.BuiltInTreeRecord = root.File.Path + ".d"
+		}
 		u.BuiltInTree, u.BuiltInTreeEvidence = tree, ev
-		u.BuiltInTreeRecord = root.File.Path + ".d"
+		seen := map[string]bool{}
 		for _, p := range in {
+			if seen[p] {
+				continue
+			}
+			seen[p] = true
 			rel, err := filepath.Rel(tree, p)
 			if err != nil || strings.HasPrefix(rel, "..") {
 				continue
@@ -150,6 +195,63 @@ func (r *reader) rootsOtherTree() {
 			}
 		}
 	}
+}
+
+// treeReported says whether a live unit of package pkg already has BuiltInTree tree (a build-script run
+// made there, otherTree): the binary compiled there is the same fault, said once.
+func (r *reader) treeReported(pkg, tree string) bool {
+	for _, s := range r.g.Steps {
+		if s.Package == pkg && s.Live() && unit.Of(s).BuiltInTree == tree {
+			return true
+		}
+	}
+	return false
+}
+
+// dwarfTree reads the DWARF compile units of the executable at bin (its first entries only, through a
+// read-only mapping: binfmt.UnitSources) and names the other copy of this workspace that their sources
+// (comp_dir joined with the unit's name; rustc names a unit "src/main.rs/@/<codegen unit>") lie in,
+// by treeOf; "" when none does, or the file has no debug info. files are the line-table files of the
+// units compiled there. Units of the standard library (/rustc/<commit>) and of packages outside the
+// workspace's copies never vote.
+func (r *reader) dwarfTree(bin string) (tree, ev string, files []string) {
+	f, err := binfmt.MapELF(bin)
+	if err != nil {
+		return "", "", nil
+	}
+	defer f.Close()
+	cus, err := f.UnitSources(nil)
+	if err != nil || len(cus) == 0 {
+		return "", "", nil
+	}
+	var srcs []string
+	for _, cu := range cus {
+		name, _, _ := strings.Cut(cu.Name, "/@/")
+		if cu.CompDir == "" || strings.HasPrefix(cu.CompDir, "/rustc/") || name == "" {
+			continue
+		}
+		if !filepath.IsAbs(name) {
+			name = filepath.Join(cu.CompDir, name)
+		}
+		srcs = append(srcs, name)
+	}
+	if tree, ev = r.treeOf(srcs); tree == "" {
+		return "", "", nil
+	}
+	sep := string(filepath.Separator)
+	inTree := func(p string) bool { return p == tree || strings.HasPrefix(p, tree+sep) }
+	cus, err = f.UnitSources(func(cu binfmt.CompileUnit) bool { return inTree(cu.CompDir) })
+	if err != nil {
+		return tree, ev, nil
+	}
+	for _, cu := range cus {
+		for _, p := range cu.Files {
+			if inTree(p) {
+				files = append(files, p)
+			}
+		}
+	}
+	return tree, ev, files
 }
 
 // sameBytes reports whether two files hold the same bytes: false when either is unreadable or they

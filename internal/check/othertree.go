@@ -24,12 +24,21 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 		what, verb, names := "the build script of "+s.Package, "last ran", "its output names"
 		ev := []Evidence{{Kind: "record", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
 			Detail: "the run's output names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
+		if u.BuiltInTreeDWARF && u.BuiltInTreeRecord == "" {
+			names = "the DWARF of the objects it left in OUT_DIR names"
+			ev[0].Detail = "the DWARF of the run's objects in OUT_DIR names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree + " (the compiler ran in that tree's package folder)"
+		}
 		reuse := "Cargo reuses the run here because the paths relative to the workspace match and the files here are not newer"
 		if u.BuiltInTreeRecord != "" {
 			// An uplifted binary a build of the other copy replaced (internal/cargo rootsOtherTree).
 			what, verb, names = strings.Join(rootPaths(s), ", "), "was last built", "its dep-info "+display(g, u.BuiltInTreeRecord)+" names"
 			ev = []Evidence{{Kind: "record", Path: u.BuiltInTreeRecord, Detail: "Cargo's dep-info of the uplifted binary names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
 			reuse = "a build there with this target folder replaced the binary, and a no-op build here leaves it in place"
+			if u.BuiltInTreeDWARF {
+				names = "its DWARF debug info (DW_AT_comp_dir and DW_AT_name of its compile units) names"
+				ev = []Evidence{{Kind: "record", Path: u.BuiltInTreeRecord, Detail: "the binary's DWARF compile units were compiled in " + u.BuiltInTree + " (" + u.BuiltInTreeEvidence + "); Cargo's " + display(g, u.BuiltInTreeRecord+".d") + " names this workspace only because a no-op build here rewrote it"}}
+				reuse = "a build there with this target folder replaced the binary, and a no-op build here left it in place (rewriting only its dep-info " + display(g, u.BuiltInTreeRecord+".d") + ")"
+			}
 		}
 		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
 		differs, linked := otherTreeDiffersLinked(g, s.ProfileDir, u.OtherTreeDiffers)

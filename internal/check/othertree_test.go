@@ -80,6 +80,12 @@ func TestBuiltInOtherTreeNotForAMovedTree(t *testing.T) {
 	fs, _ := c.Check()
 	none(t, fs, "built-in-other-tree")
 	noErrors(t, fs)
+	// A build there (Cargo rewrites the uplifted binary's .d with the copy's paths) leaves a binary
+	// whose DWARF names the first location: still the moved tree, not another copy.
+	c.Cargo("build")
+	fs, _ = c.Check()
+	none(t, fs, "built-in-other-tree")
+	noErrors(t, fs)
 }
 
 // A second copy of the workspace built with this workspace's target folder (CARGO_TARGET_DIR=a/target,
@@ -126,4 +132,62 @@ func TestBuiltInOtherTreeUpliftedBinary(t *testing.T) {
 	}
 	fs, _ = a.Check()
 	none(t, fs, "built-in-other-tree")
+}
+
+// The case of nubjs/nub #614 as a user meets it: a second copy built into this workspace's target
+// folder, then a no-op `cargo build` here (Fresh), which rewrites target/debug/app.d with this
+// workspace's paths and leaves the copy's binary in place. Its DWARF compile units still name the copy
+// (comp_dir): an error, since a module and the data file differ; gone after touching them here and
+// building.
+func TestBuiltInOtherTreeAfterNoOpBuild(t *testing.T) {
+	files := map[string]string{}
+	for k, v := range otherTreeFiles {
+		files[k] = v
+	}
+	files["app/src/main.rs"] = "mod util;\nfn main() { println!(\"{} {}\", env!(\"BUILT_IN\"), util::v()); }\n"
+	files["app/src/util.rs"] = "pub fn v() -> i32 { 1 }\n"
+	a := testutil.NewProject(t, files)
+	a.Cargo("build")
+	b := &testutil.Project{T: t, Dir: filepath.Join(t.TempDir(), "b"), Env: append(append([]string{}, a.Env...), "CARGO_TARGET_DIR="+a.Path("target")), NewLayout: a.NewLayout}
+	if out, err := exec.Command("cp", "-a", a.Dir, b.Dir).CombinedOutput(); err != nil {
+		t.Fatalf("cp -a: %v\n%s", err, out)
+	}
+	if err := os.RemoveAll(b.Path("target")); err != nil {
+		t.Fatal(err)
+	}
+	b.Write("app/src/util.rs", "pub fn v() -> i32 { 2 }\n")
+	b.Cargo("build")
+	if out := a.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") {
+		t.Fatalf("the premise fails: the build here is not a no-op:\n%s", out)
+	}
+	if out, _ := exec.Command(a.Path("target/debug/app")).Output(); !strings.HasSuffix(strings.TrimSpace(string(out)), " 2") {
+		t.Fatalf("the premise fails: the binary prints %q, want the second copy's util.rs (2)", out)
+	}
+	if d, _ := os.ReadFile(a.Path("target/debug/app.d")); strings.Contains(string(d), b.Dir) {
+		t.Fatalf("the premise fails: Cargo left app.d naming the copy:\n%s", d)
+	}
+	fs, _ := a.Check()
+	f := one(t, fs, "built-in-other-tree")
+	if f.Severity != check.Error || !strings.Contains(f.Message, "DWARF") || !strings.Contains(f.Message, b.Dir) ||
+		!strings.Contains(f.Message, "app/src/util.rs") {
+		t.Errorf("want an error naming the DWARF units, %s and the differing app/src/util.rs: %v %s", b.Dir, f.Severity, f.Message)
+	}
+	if len(f.Evidence) == 0 || f.Evidence[0].Path != a.Path("target/debug/app") {
+		t.Errorf("first evidence %+v, want the binary", f.Evidence)
+	}
+
+	time.Sleep(15 * time.Millisecond)
+	now := time.Now()
+	for _, p := range []string{"app/src/util.rs", "app/data.txt"} {
+		if err := os.Chtimes(a.Path(p), now, now); err != nil {
+			t.Fatal(err)
+		}
+	}
+	a.Cargo("build")
+	if out, _ := exec.Command(a.Path("target/debug/app")).Output(); strings.TrimSpace(string(out)) != a.Path("app")+" 1" {
+		t.Fatalf("after the fix the binary prints %q, want %s 1", out, a.Path("app"))
+	}
+	fs, _ = a.Check()
+	none(t, fs, "built-in-other-tree")
+	noErrors(t, fs)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -87,9 +88,17 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 		key := baselineKey(s)
 		b, _ := st.c.get(key)
 		recorded := false
+		// A run made in another copy of the workspace (internal/cargo otherTree) read that copy's files:
+		// the content of their counterparts here is no baseline of it.
+		elsewhere := unit.Of(s).BuiltInTree != "" && unit.Of(s).BuiltInTreeRecord == ""
 		for _, in := range s.Inputs {
 			p := in.File.Path
 			if !in.File.Exists || generated(g, p) {
+				continue
+			}
+			if in.CompiledAs != "" || elsewhere {
+				in.Content = &graph.InputContent{Verdict: graph.ContentUnknown,
+					Why: "the run compiled another copy's file (" + orOther(in.CompiledAs, unit.Of(s).BuiltInTree) + "), so the content of this one says nothing of what went in"}
 				continue
 			}
 			k, ok, err := digest.StatKey(p)
@@ -226,4 +235,11 @@ func relTo(base, p string) string {
 		return rel
 	}
 	return p
+}
+
+func orOther(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return "in " + b
 }

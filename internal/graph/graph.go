@@ -74,6 +74,10 @@ type Input struct {
 	Content *InputContent
 	// Trace is the traced read behind a Trace clue (nil when the input has none).
 	Trace *TraceRead
+	// CompiledAs is, when set, the path the step's records name for this file in another copy of its
+	// package (one that no longer exists): the step compiled that file, and this one is its counterpart
+	// here, so this file's content says nothing of what went in (no content baseline judges it).
+	CompiledAs string
 }
 
 // Content verdicts of an input against its step's content baseline.

@@ -74,7 +74,12 @@ type Unit struct {
 	// internal/cargo/othertree.go). OtherTreeDiffers are this workspace's counterparts of its inputs
 	// whose bytes differ from that copy's.
 	BuiltInTree, BuiltInTreeEvidence, BuiltInTreeRecord string
-	OtherTreeDiffers                                    []string
+	// BuiltInTreeDWARF says the tree comes from DWARF compile units (comp_dir and name;
+	// BuiltInTreeEvidence is the first unit's source there): of an uplifted binary (BuiltInTreeRecord is
+	// then the binary itself: a no-op build here rewrote its `<name>.d` with this workspace's paths), or
+	// of the objects a build-script run left in OUT_DIR (its output names no path of that tree).
+	BuiltInTreeDWARF bool
+	OtherTreeDiffers []string
 
 	// Where Cargo takes the package from (internal/cargo/source.go).
 	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
