@@ -173,6 +173,12 @@ func (b *Binary) presentStrings(wanted []string) map[string]bool {
 			data = data[n:]
 		}
 	}
+	// The last two bytes of every wanted string, as a 65,536-bit set: most runs (a bulk string table,
+	// 3 million of them in 212 MB) end in no wanted pair and cost no map look-up.
+	var tails tailSet
+	for t := range idx {
+		tails.add(t[len(t)-2:])
+	}
 	results := make([]map[string]bool, len(parts))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
@@ -181,7 +187,7 @@ func (b *Binary) presentStrings(wanted []string) map[string]bool {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			results[i] = scanStrings(part, idx)
+			results[i] = scanStrings(part, idx, &tails)
 		}()
 	}
 	wg.Wait()
@@ -193,7 +199,23 @@ func (b *Binary) presentStrings(wanted []string) map[string]bool {
 	return found
 }
 
-func scanStrings(data []byte, idx map[string][]string) map[string]bool {
+// tailSet is a set of two-byte strings (a bit per value).
+type tailSet [1 << 16 / 64]uint64
+
+func (t *tailSet) add(s string) {
+	v := uint16(s[0])<<8 | uint16(s[1])
+	t[v>>6] |= 1 << (v & 63)
+}
+
+func (t *tailSet) has(a, b byte) bool {
+	v := uint16(a)<<8 | uint16(b)
+	return t[v>>6]&(1<<(v&63)) != 0
+}
+
+// scanStrings returns the wanted strings (idx: tail of minString bytes → strings) that end a
+// NUL-terminated run of data; tails holds the last two bytes of each (a run ending otherwise is skipped
+// before the look-up).
+func scanStrings(data []byte, idx map[string][]string, tails *tailSet) map[string]bool {
 	var found map[string]bool
 	start := 0 // start of the current NUL-terminated run
 	for start < len(data) {
@@ -202,7 +224,7 @@ func scanStrings(data []byte, idx map[string][]string) map[string]bool {
 			break
 		}
 		end := start + j
-		if j >= minString {
+		if j >= minString && tails.has(data[end-2], data[end-1]) {
 			// string(bytes) in a map index does not allocate.
 			for _, w := range idx[string(data[end-minString:end])] {
 				if len(w) <= j && string(data[end-len(w):end]) == w {
@@ -235,7 +257,7 @@ func (b *Binary) hasFatbin(k fatbinKey) (bool, error) {
 // all cores.
 func (b *Binary) readFatbins() (map[string]bool, error) {
 	found := map[string]bool{}
-	opts := &binfmt.FatbinOptions{DigestEntry: func(e *binfmt.FatbinEntry) bool {
+	opts := &binfmt.FatbinOptions{OnlyDigested: true, DigestEntry: func(e *binfmt.FatbinEntry) bool {
 		for _, n := range b.wantFatbin[[2]uint32{uint32(e.Kind), e.Arch}] {
 			// Stored payloads are padded to 8 bytes and the digest drops trailing NULs.
 			if e.Size >= n && e.Size <= n+64 {
@@ -244,7 +266,6 @@ func (b *Binary) readFatbins() (map[string]bool, error) {
 		}
 		return false
 	}}
-	var mu sync.Mutex
 	var firstErr error
 	for _, name := range []string{binfmt.SectionNvFatbin, binfmt.SectionRelFatbin} {
 		sec := b.elf.Section(name)
@@ -255,43 +276,107 @@ func (b *Binary) readFatbins() (map[string]bool, error) {
 		if data == nil {
 			return nil, fmt.Errorf("%s: section %s lies outside the file", b.Path, name)
 		}
-		parts := splitContainers(data, 64<<20)
-		var wg sync.WaitGroup
-		sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-		for _, p := range parts {
-			wg.Add(1)
-			sem <- struct{}{}
-			go func() {
-				defer func() { <-sem; wg.Done() }()
-				cs, err := binfmt.ParseFatbin(bytes.NewReader(data[p[0]:p[1]]), int64(p[1]-p[0]), b.Path, opts)
-				mu.Lock()
-				defer mu.Unlock()
-				if err != nil {
-					if firstErr == nil {
-						firstErr = fmt.Errorf("%s at byte %d of section %s: %w", b.Path, p[0], name, err)
-					}
-					return
-				}
-				for i := range cs {
-					for _, e := range cs[i].Entries {
-						if e.DigestLen > 0 {
-							found[fatbinKeyString(fatbinKey{section: name, kind: e.Kind, arch: e.Arch, digest: e.Digest})] = true
-						}
-					}
-				}
-			}()
+		keys, err := sectionFatbinKeys(data, name, b.Path, opts)
+		for _, k := range keys {
+			found[k] = true
 		}
-		wg.Wait()
+		if err != nil && firstErr == nil {
+			firstErr = err
+		}
 	}
 	return found, firstErr
 }
 
-// splitContainers cuts fatbinary section data into parts of about size bytes at container starts. A
+// sectionFatbinKeys parses a fatbinary section's data on all cores and returns the keys of the entries
+// it digested: first at guessed container starts (guessContainers: no walk before the parsing, so the
+// page faults of a mapped 1 GiB section are taken on all cores); a part that does not parse means a
+// guess was wrong, and the section is parsed again from the parts of a walk over its headers, whose
+// error (damaged data) is the answer.
+func sectionFatbinKeys(data []byte, section, path string, opts *binfmt.FatbinOptions) ([]string, error) {
+	keys, err := parseFatbinParts(data, guessContainers(data, 4*runtime.GOMAXPROCS(0)), section, path, opts)
+	if err != nil {
+		var parts [][2]int
+		splitContainers(data, 64<<20, func(p [2]int) { parts = append(parts, p) })
+		keys, err = parseFatbinParts(data, parts, section, path, opts)
+	}
+	return keys, err
+}
+
+// parseFatbinParts parses parts of a fatbinary section on all cores and returns the keys
+// (fatbinKeyString) of the entries it digested; the first error names the file, the section and the
+// part's offset.
+func parseFatbinParts(data []byte, parts [][2]int, section, path string, opts *binfmt.FatbinOptions) ([]string, error) {
+	var mu sync.Mutex
+	var keys []string
+	var firstErr error
+	var wg sync.WaitGroup
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for _, p := range parts {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			cs, err := binfmt.ParseFatbinBytes(data[p[0]:p[1]], path, opts)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				if firstErr == nil {
+					firstErr = fmt.Errorf("%s at byte %d of section %s: %w", path, p[0], section, err)
+				}
+				return
+			}
+			for i := range cs {
+				for _, e := range cs[i].Entries {
+					if e.DigestLen > 0 {
+						keys = append(keys, fatbinKeyString(fatbinKey{section: section, kind: e.Kind, arch: e.Arch, digest: e.Digest}))
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return keys, firstErr
+}
+
+// guessMin is the smallest section guessContainers cuts (a variable for the tests).
+var guessMin = 64 << 20
+
+// guessContainers cuts fatbinary section data into about n parts at guessed container starts: from
+// each cut, the next 8-byte-aligned offset holding a plausible container header (the magic 0xBA55ED50,
+// version 1, a header of at least 16 bytes and a payload that fits). A guess can be wrong (the magic
+// inside a payload); then the part before it runs past its end, or the part from it does not parse,
+// and the caller walks the headers instead: the part from offset 0 starts at a real container, and a
+// part that parses to its end exactly ends at one, so when every part parses every cut is a boundary.
+// Small sections are one part.
+func guessContainers(data []byte, n int) [][2]int {
+	if n < 2 || len(data) < guessMin {
+		return [][2]int{{0, len(data)}}
+	}
+	var parts [][2]int
+	start := 0
+	for k := 1; k < n; k++ {
+		c := (k*len(data)/n + 7) &^ 7
+		for ; c+16 <= len(data); c += 8 {
+			if binary.LittleEndian.Uint32(data[c:]) == binfmt.FatbinMagic && binary.LittleEndian.Uint16(data[c+4:]) == 1 &&
+				binary.LittleEndian.Uint16(data[c+6:]) >= 16 && binary.LittleEndian.Uint64(data[c+8:]) <= uint64(len(data)-c-16) {
+				break
+			}
+		}
+		if c+16 > len(data) || c <= start {
+			break
+		}
+		parts = append(parts, [2]int{start, c})
+		start = c
+	}
+	return append(parts, [2]int{start, len(data)})
+}
+
+// splitContainers cuts fatbinary section data into parts of about size bytes at container starts,
+// handing each to part as soon as it is found. A
 // container header is u32 magic 0xBA55ED50, u16 version, u16 header size, u64 payload size (fatbinary
 // layout in docs/binary-formats.md §3.2); zero padding between containers is skipped. Where the walk
 // cannot go on (bad magic), the rest is one part and the parser reports the error.
-func splitContainers(data []byte, size int) [][2]int {
-	var parts [][2]int
+func splitContainers(data []byte, size int, part func([2]int)) {
 	start, off := 0, 0
 	for off+16 <= len(data) {
 		if binary.LittleEndian.Uint32(data[off:]) != binfmt.FatbinMagic {
@@ -307,14 +392,13 @@ func splitContainers(data []byte, size int) [][2]int {
 		}
 		off += n
 		if off-start >= size {
-			parts = append(parts, [2]int{start, off})
+			part([2]int{start, off})
 			start = off
 		}
 	}
 	if start < len(data) {
-		parts = append(parts, [2]int{start, len(data)})
+		part([2]int{start, len(data)})
 	}
-	return parts
 }
 
 // hasCode looks for a member's code section in the binary: every binary symbol of the anchor's name
