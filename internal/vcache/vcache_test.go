@@ -1,6 +1,7 @@
 package vcache
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,5 +277,41 @@ func TestCoveredMisses(t *testing.T) {
 	write(t, filepath.Join(other, "libfoo.so"), "\x7fELF")
 	if _, ok := c.Lookup(k); ok {
 		t.Fatal("hit after the missing name appeared in the folder not listed")
+	}
+}
+
+// A miss where a cache file of the state folder and a source both changed names the source: the state
+// file is rarely the reason a person looks for (TestVerdictCacheOnRealBuild met the state file first).
+func TestMissNamesAChangeOutsideTheStateFolder(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	var trace strings.Builder
+	c := Open(state, nil)
+	c.Trace = func(format string, args ...any) { fmt.Fprintf(&trace, format+"\n", args...) }
+	cache, src := filepath.Join(state, "read-cache.v1.json"), filepath.Join(dir, "z.c")
+	write(t, cache, "{}")
+	write(t, src, "int z;\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	k := Key{3}
+	if ok, why := record(t, c, k, &Result{}, func() { safeio.ReadFile(cache, 1<<20); safeio.ReadFile(src, 1<<20) }); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	write(t, cache, `{"archives":[]}`)
+	write(t, src, "int zz;\n")
+	trace.Reset()
+	if _, ok := c.Lookup(k); ok {
+		t.Fatal("hit after two changes")
+	}
+	if !strings.Contains(trace.String(), "miss: "+src+" changed") {
+		t.Errorf("the miss names %q, want %s", trace.String(), src)
+	}
+	// Only the state file changed: it is named.
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, k, &Result{}, func() { safeio.ReadFile(cache, 1<<20); safeio.ReadFile(src, 1<<20) }); !ok {
+		t.Fatalf("not stored: %s", why)
+	}
+	write(t, cache, `{"archives":[],"versions":[]}`)
+	trace.Reset()
+	if _, ok := c.Lookup(k); ok || !strings.Contains(trace.String(), "miss: "+cache+" changed") {
+		t.Errorf("state file only: hit %v, trace %q", ok, trace.String())
 	}
 }
