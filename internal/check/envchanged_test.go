@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -116,7 +117,10 @@ func TestUntrackedEnvChangedCMake(t *testing.T) {
 		t.Errorf("severity %v, fix %q", f.Severity, f.Fix)
 	}
 
-	// Rebuilt with it (the script reruns for its own source), then unset.
+	// Rebuilt with it (the script reruns for its own source), then unset. CMake's install step says
+	// "-- Up-to-date" and keeps the installed libcmk.a when the rebuilt one has its size and its mtime's
+	// whole second (it installs with whole-second mtimes): the edit waits for the next second.
+	time.Sleep(1100 * time.Millisecond)
 	p.Write("cm-sys/csrc/cmk.c", "#include \"cmk.h\"\nint cmk_val(void) { return CMK_VAL + 0; }\n")
 	p.Cargo("build")
 	if out, _ := exec.Command(p.Path("target/debug/app")).Output(); !strings.HasPrefix(string(out), "7 ") {
