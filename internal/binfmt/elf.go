@@ -79,6 +79,9 @@ func MapELF(path string) (*ELFFile, error) {
 	return f, nil
 }
 
+// Mapped is the whole file as MapELF mapped it (nil for a file it did not map); valid until Close.
+func (f *ELFFile) Mapped() []byte { return f.mapped }
+
 type unmapper []byte
 
 func (u unmapper) Close() error { return unix.Munmap(u) }

@@ -5,7 +5,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 	"runtime"
 	"sync"
 
@@ -38,30 +37,14 @@ type Binary struct {
 	stringIdx  map[string][]string // last ≤8 bytes → candidate strings ending so; built per match
 }
 
-// OpenBinary maps the file and reads its ELF headers. Errors name the file.
+// OpenBinary maps the file and reads its ELF headers (binfmt.MapELF). Errors name the file.
 func OpenBinary(path string) (*Binary, error) {
-	fh, err := safeio.Open(path)
+	ef, err := binfmt.MapELF(path)
 	if err != nil {
 		return nil, err
 	}
-	defer fh.Close()
-	st, err := fh.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if st.Size() == 0 {
-		return nil, fmt.Errorf("%s: empty file, not an ELF binary", path)
-	}
-	data, err := unix.Mmap(int(fh.Fd()), 0, int(st.Size()), unix.PROT_READ, unix.MAP_SHARED)
-	if err != nil {
-		return nil, fmt.Errorf("%s: mmap: %w", path, err)
-	}
+	data := ef.Mapped()
 	_ = unix.Madvise(data, unix.MADV_SEQUENTIAL)
-	ef, err := binfmt.NewELF(bytes.NewReader(data), path)
-	if err != nil {
-		unix.Munmap(data)
-		return nil, err
-	}
 	b := &Binary{Path: path, data: data, elf: ef}
 	for _, s := range ef.File.Sections {
 		if s.Type != elf.SHT_NOBITS && s.Flags&elf.SHF_ALLOC != 0 && s.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) == 0 && s.Flags&elf.SHF_COMPRESSED == 0 {
@@ -77,9 +60,8 @@ func (b *Binary) Close() error {
 	if b.data == nil {
 		return nil
 	}
-	err := unix.Munmap(b.data)
 	b.data = nil
-	return err
+	return b.elf.Close()
 }
 
 // HasSymtab reports whether the binary keeps a .symtab (it is not stripped of symbols).
