@@ -162,17 +162,7 @@ func (b *Binary) presentStrings(wanted []string) map[string]bool {
 		tails.add(t[len(t)-2:])
 	}
 	results := make([]map[string]bool, len(parts))
-	var wg sync.WaitGroup
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for i, part := range parts {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			results[i] = scanStrings(part, idx, &tails)
-		}()
-	}
-	wg.Wait()
+	onCores(len(parts), func(i int) { results[i] = scanStrings(parts[i], idx, &tails) })
 	for _, r := range results {
 		for w := range r {
 			found[w] = true
@@ -291,33 +281,42 @@ func parseFatbinParts(data []byte, parts [][2]int, section, path string, opts *b
 	var mu sync.Mutex
 	var keys []string
 	var firstErr error
+	onCores(len(parts), func(i int) {
+		p := parts[i]
+		cs, err := binfmt.ParseFatbinBytes(data[p[0]:p[1]], path, opts)
+		mu.Lock()
+		defer mu.Unlock()
+		if err != nil {
+			if firstErr == nil {
+				firstErr = fmt.Errorf("%s at byte %d of section %s: %w", path, p[0], section, err)
+			}
+			return
+		}
+		for i := range cs {
+			for _, e := range cs[i].Entries {
+				if e.DigestLen > 0 {
+					keys = append(keys, fatbinKeyString(fatbinKey{section: section, kind: e.Kind, arch: e.Arch, digest: e.Digest}))
+				}
+			}
+		}
+	})
+	return keys, firstErr
+}
+
+// onCores runs f(0..n-1), at most GOMAXPROCS at a time (CPU-bound passes over a mapped binary), and
+// returns when all have.
+func onCores(n int, f func(i int)) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
-	for _, p := range parts {
+	for i := 0; i < n; i++ {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			cs, err := binfmt.ParseFatbinBytes(data[p[0]:p[1]], path, opts)
-			mu.Lock()
-			defer mu.Unlock()
-			if err != nil {
-				if firstErr == nil {
-					firstErr = fmt.Errorf("%s at byte %d of section %s: %w", path, p[0], section, err)
-				}
-				return
-			}
-			for i := range cs {
-				for _, e := range cs[i].Entries {
-					if e.DigestLen > 0 {
-						keys = append(keys, fatbinKeyString(fatbinKey{section: section, kind: e.Kind, arch: e.Arch, digest: e.Digest}))
-					}
-				}
-			}
+			f(i)
 		}()
 	}
 	wg.Wait()
-	return keys, firstErr
 }
 
 // guessMin is the smallest section guessContainers cuts (a variable for the tests).
