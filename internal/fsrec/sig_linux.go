@@ -3,6 +3,7 @@
 package fsrec
 
 import (
+	"bytes"
 	"io/fs"
 	"syscall"
 
@@ -20,42 +21,32 @@ func sigOfInfo(fi fs.FileInfo) Sig {
 	return Sig{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Mode: st.Mode}
 }
 
-// StatGroup looks up the names (the last path elements, no "/", ".", "..") in the folder dir with
-// fstatat(2) on one O_PATH descriptor of dir, and calls got for each with its signature: what Now
-// would answer for dir+"/"+name, cheaper (one path walk for the folder, not one per file). ok is false
-// when dir cannot be opened; then nothing was called and the caller uses Now.
-func StatGroup(dir string, names []string, ops []Op, got func(i int, s Sig) bool) (ok bool) {
-	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
+// StatZ is Now for a path given as its bytes followed by a NUL, without allocating: the verdict
+// cache looks up tens of thousands of recorded paths per hit. A path with a NUL inside it gets
+// ErrOther, as os.Stat's EINVAL does.
+func StatZ(pathz []byte, op Op) Sig {
+	if len(pathz) == 0 || pathz[len(pathz)-1] != 0 || bytes.IndexByte(pathz[:len(pathz)-1], 0) >= 0 {
+		return Sig{Err: ErrOther}
 	}
-	defer unix.Close(fd)
+	flags := 0
+	if op == OpLstat {
+		flags = unix.AT_SYMLINK_NOFOLLOW
+	}
 	var st unix.Stat_t
-	for i, n := range names {
-		flags := 0
-		if ops[i] == OpLstat {
-			flags = unix.AT_SYMLINK_NOFOLLOW
-		}
-		var s Sig
-		for {
-			err = unix.Fstatat(fd, n, &st, flags)
-			if err != unix.EINTR {
-				break
-			}
-		}
-		switch {
-		case err == nil:
-			s = Sig{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Mode: st.Mode}
-		case err == unix.ENOENT:
-			s = Sig{Err: ErrNotExist}
-		case err == unix.ENOTDIR:
-			s = Sig{Err: ErrNotDir}
-		default:
-			s = Sig{Err: ErrOther}
-		}
-		if !got(i, s) {
-			return true
+	var err error
+	for {
+		err = fstatatZ(pathz, &st, flags)
+		if err != unix.EINTR {
+			break
 		}
 	}
-	return true
+	switch err {
+	case nil:
+		return Sig{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Mode: st.Mode}
+	case unix.ENOENT:
+		return Sig{Err: ErrNotExist}
+	case unix.ENOTDIR:
+		return Sig{Err: ErrNotDir}
+	}
+	return Sig{Err: ErrOther}
 }

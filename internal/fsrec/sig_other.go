@@ -10,7 +10,10 @@ const Supported = false
 
 func sigOfInfo(fi fs.FileInfo) Sig { return Sig{Err: ErrOther} }
 
-// StatGroup is not available here: ok is false.
-func StatGroup(dir string, names []string, ops []Op, got func(i int, s Sig) bool) (ok bool) {
-	return false
+// StatZ is Now for a path given as its bytes followed by a NUL.
+func StatZ(pathz []byte, op Op) Sig {
+	if len(pathz) == 0 {
+		return Sig{Err: ErrOther}
+	}
+	return Now(string(pathz[:len(pathz)-1]), op)
 }

@@ -57,19 +57,14 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"runtime/debug"
 	"sort"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -228,11 +223,15 @@ func ReadEntry(path string) (Key, *Result, []fsrec.Entry, error) {
 	if len(data) >= len(magic)+32 {
 		copy(k[:], data[len(magic):])
 	}
-	res, ents, err := decode(data, k)
+	f, err := parse(data, k)
 	if err != nil {
 		return Key{}, nil, nil, fmt.Errorf("%s: %w", path, err)
 	}
-	return k, res, ents, nil
+	ents, err := f.entries()
+	if err != nil {
+		return Key{}, nil, nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return k, f.res, ents, nil
 }
 
 // WriteEntry encodes a verdict file (for tests: a tampered verdict that verify mode must catch).
@@ -275,8 +274,6 @@ func (c *Cache) Begin() *fsrec.Recorder {
 
 func (c *Cache) path(k Key) string { return filepath.Join(c.dir, k.String()) }
 
-const magic = "stalecheck verdict v2\n"
-
 // Lookup returns the stored result of k when every recorded path still has its signature; false on a
 // miss (none stored, damaged, or a path changed: the trace names it).
 func (c *Cache) Lookup(k Key) (*Result, bool) {
@@ -305,21 +302,16 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 		}
 		return nil, nil
 	}
-	// The header is decoded now (a damaged file is a miss at once); the entries are decoded again by
-	// valid in chunks and stat'ed chunk by chunk, so that half a million of them (a 28,000-unit tree)
-	// are never held decoded at once.
-	res, err = decodeEach(data, k, 1, func([]fsrec.Entry) bool { return false })
+	// The header is decoded now (a damaged file is a miss at once); the entries stay encoded, and valid
+	// decodes and stats them chunk by chunk on several cores, so that half a million of them (a
+	// 28,000-unit tree) are never held decoded at once.
+	f, err := parse(data, k)
 	if err != nil {
 		c.say("miss: %s: %v", c.path(k), err)
 		return nil, nil
 	}
-	return res, func() bool {
-		n, changed := 0, ""
-		_, err := decodeEach(data, k, validChunk, func(chunk []fsrec.Entry) bool {
-			n += len(chunk)
-			changed = firstChanged(chunk)
-			return changed == ""
-		})
+	return f.res, func() bool {
+		changed, err := f.changed(nil)
 		if err != nil {
 			c.say("miss: %s: %v", c.path(k), err)
 			return false
@@ -329,38 +321,18 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 				// A cache of the state folder that another check rewrote is a reason, but rarely the one a
 				// person looks for: name a change outside the state folder when there is one too (the
 				// workers stop at the first change they meet, in no set order).
-				if other := c.changedOutsideState(data, k); other != "" {
+				prefix := []byte(c.stateDir + string(filepath.Separator))
+				if other, _ := f.changed(func(p []byte) bool { return bytes.HasPrefix(p, prefix) }); other != "" {
 					changed = other
 				}
 			}
 			c.say("miss: %s changed (%.1f ms)", changed, float64(time.Since(t0).Microseconds())/1000)
 			return false
 		}
-		c.say("hit: %d paths unchanged (%.1f ms)", n, float64(time.Since(t0).Microseconds())/1000)
+		c.say("hit: %d paths unchanged (%.1f ms)", f.n, float64(time.Since(t0).Microseconds())/1000)
 		return true
 	}
 }
-
-// changedOutsideState returns the first recorded path outside the state folder whose signature
-// changed, "" when none did (or the file does not decode).
-func (c *Cache) changedOutsideState(data []byte, k Key) string {
-	prefix := c.stateDir + string(filepath.Separator)
-	changed := ""
-	decodeEach(data, k, validChunk, func(chunk []fsrec.Entry) bool {
-		outside := make([]fsrec.Entry, 0, len(chunk))
-		for _, e := range chunk {
-			if !strings.HasPrefix(e.Path, prefix) {
-				outside = append(outside, e)
-			}
-		}
-		changed = firstChanged(outside)
-		return changed == ""
-	})
-	return changed
-}
-
-// validChunk is how many entries Peek's valid decodes and stats at a time.
-const validChunk = 16384
 
 // splitPath splits an absolute path at its last "/" (never cleaned: "a/../b" keeps its meaning under
 // symbolic links); ok is false for a last element that is empty, "." or "..".
@@ -414,102 +386,6 @@ func same(e *fsrec.Entry, now fsrec.Sig) bool {
 	}
 	data, err := safeio.ReadFile(e.Path, e.Sig.Size)
 	return err == nil && e.Sum != nil && fsrec.SumOf(data) == *e.Sum
-}
-
-// changedIn stats ents again (a run of one folder's entries through fsrec.StatGroup where it can) and
-// returns the first path whose signature differs, "" when none does; stop ends it early.
-func changedIn(ents []fsrec.Entry, stop *atomic.Bool) string {
-	for lo := 0; lo < len(ents); {
-		if stop.Load() {
-			return ""
-		}
-		dir, _, ok := splitPath(ents[lo].Path)
-		hi := lo + 1
-		if ok {
-			for hi < len(ents) {
-				if d, _, ok2 := splitPath(ents[hi].Path); !ok2 || d != dir {
-					break
-				}
-				hi++
-			}
-		}
-		group := ents[lo:hi]
-		changed := ""
-		grouped := false
-		if ok && len(group) > 1 {
-			names := make([]string, len(group))
-			ops := make([]fsrec.Op, len(group))
-			for i, e := range group {
-				_, names[i], _ = splitPath(e.Path)
-				ops[i] = e.Op
-			}
-			grouped = fsrec.StatGroup(dir, names, ops, func(i int, s fsrec.Sig) bool {
-				if !same(&group[i], s) {
-					changed = group[i].Path
-					return false
-				}
-				return true
-			})
-		}
-		if !grouped {
-			for i := range group {
-				if !same(&group[i], fsrec.Now(group[i].Path, group[i].Op)) {
-					changed = group[i].Path
-					break
-				}
-			}
-		}
-		if changed != "" {
-			return changed
-		}
-		lo = hi
-	}
-	return ""
-}
-
-// firstChanged stats every entry again (in parallel for many, split at folder boundaries) and returns
-// the first path whose signature differs, "" when none does.
-func firstChanged(ents []fsrec.Entry) string {
-	workers := runtime.GOMAXPROCS(0)
-	if workers > 4 {
-		workers = 4
-	}
-	var stop atomic.Bool
-	if len(ents) < 512 || workers < 2 {
-		return changedIn(ents, &stop)
-	}
-	var mu sync.Mutex
-	changed := ""
-	var wg sync.WaitGroup
-	lo := 0
-	for w := 0; w < workers && lo < len(ents); w++ {
-		hi := min(lo+(len(ents)+workers-1)/workers, len(ents))
-		// Move the cut to the end of a folder's run.
-		if d, _, ok := splitPath(ents[hi-1].Path); ok {
-			for hi < len(ents) {
-				if d2, _, ok2 := splitPath(ents[hi].Path); !ok2 || d2 != d {
-					break
-				}
-				hi++
-			}
-		}
-		part := ents[lo:hi]
-		lo = hi
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			if p := changedIn(part, &stop); p != "" {
-				stop.Store(true)
-				mu.Lock()
-				if changed == "" {
-					changed = p
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-	wg.Wait()
-	return changed
 }
 
 // Racy windows: how close to the recording's start a ctime may be before a change made during the
@@ -659,161 +535,4 @@ func (c *Cache) prune() {
 	for _, x := range fs[min(len(fs), MaxEntries):] {
 		os.Remove(filepath.Join(c.dir, x.name))
 	}
-}
-
-// The file: magic, key (32 bytes), exit (uvarint), out, err, extra (uvarint length + bytes), the
-// entries (uvarint count; each: path, op, error class, and for a found path dev, ino, size, mtime,
-// ctime, mode as varints; for content read whole its BLAKE3-256 and a recheck byte), then a CRC-32 (IEEE, little-endian) of everything before it.
-func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
-	var b bytes.Buffer
-	b.WriteString(magic)
-	b.Write(k[:])
-	var n [binary.MaxVarintLen64]byte
-	uv := func(x uint64) { b.Write(n[:binary.PutUvarint(n[:], x)]) }
-	sv := func(x int64) { b.Write(n[:binary.PutVarint(n[:], x)]) }
-	bs := func(x []byte) { uv(uint64(len(x))); b.Write(x) }
-	uv(uint64(res.Exit))
-	bs(res.Out)
-	bs(res.Err)
-	bs(res.Extra)
-	uv(uint64(len(ents)))
-	for _, e := range ents {
-		bs([]byte(e.Path))
-		b.WriteByte(byte(e.Op))
-		b.WriteByte(e.Sig.Err)
-		if e.Sig.Err == fsrec.ErrNone {
-			uv(e.Sig.Dev)
-			uv(e.Sig.Ino)
-			sv(e.Sig.Size)
-			sv(e.Sig.MtimeNS)
-			sv(e.Sig.CtimeNS)
-			uv(uint64(e.Sig.Mode))
-		}
-		if e.Op == fsrec.OpContent {
-			var sum [32]byte
-			if e.Sum != nil {
-				sum = *e.Sum
-			}
-			b.Write(sum[:])
-			if e.Recheck {
-				b.WriteByte(1)
-			} else {
-				b.WriteByte(0)
-			}
-		}
-	}
-	var crc [4]byte
-	binary.LittleEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b.Bytes()))
-	b.Write(crc[:])
-	return b.Bytes()
-}
-
-var errDamaged = errors.New("damaged or truncated verdict file")
-
-func decode(data []byte, k Key) (*Result, []fsrec.Entry, error) {
-	var ents []fsrec.Entry
-	res, err := decodeEach(data, k, 1<<30, func(chunk []fsrec.Entry) bool {
-		ents = append(ents, chunk...)
-		return true
-	})
-	if err != nil {
-		return nil, nil, err
-	}
-	return res, ents, nil
-}
-
-// decodeEach decodes a verdict file: the result, then the entries handed to each in chunks of at most
-// chunk entries (the slice is reused: each must not keep it); each returning false stops the decoding
-// (res is returned, err nil). A damaged file is an error, possibly after some chunks were handed over.
-func decodeEach(data []byte, k Key, chunk int, each func([]fsrec.Entry) bool) (*Result, error) {
-	if len(data) < len(magic)+32+4 || string(data[:len(magic)]) != magic {
-		return nil, errDamaged
-	}
-	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
-	if crc32.ChecksumIEEE(body) != sum {
-		return nil, errDamaged
-	}
-	if !bytes.Equal(body[len(magic):len(magic)+32], k[:]) {
-		return nil, errors.New("another invocation's verdict")
-	}
-	p := body[len(magic)+32:]
-	bad := false
-	uv := func() uint64 {
-		x, n := binary.Uvarint(p)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		p = p[n:]
-		return x
-	}
-	sv := func() int64 {
-		x, n := binary.Varint(p)
-		if n <= 0 {
-			bad = true
-			return 0
-		}
-		p = p[n:]
-		return x
-	}
-	bs := func() []byte {
-		l := uv()
-		if bad || l > uint64(len(p)) {
-			bad = true
-			return nil
-		}
-		x := p[:l]
-		p = p[l:]
-		return x
-	}
-	res := &Result{Exit: int(uv())}
-	res.Out, res.Err, res.Extra = bs(), bs(), bs()
-	cnt := uv()
-	if bad || cnt > uint64(len(p)) {
-		return nil, errDamaged
-	}
-	// The paths are substrings of one string over data, which nothing writes after this: a verdict of
-	// half a million paths (72 MB on a 28,000-unit tree) would otherwise allocate each path again.
-	all := unsafe.String(unsafe.SliceData(data), len(data))
-	bodyStart := len(magic) + 32
-	rest := body[bodyStart:]
-	ents := make([]fsrec.Entry, 0, min(uint64(chunk), cnt))
-	for i := uint64(0); i < cnt && !bad; i++ {
-		path := bs()
-		if bad || len(p) < 2 {
-			return nil, errDamaged
-		}
-		end := bodyStart + len(rest) - len(p)
-		e := fsrec.Entry{Path: all[end-len(path) : end], Op: fsrec.Op(p[0])}
-		e.Sig.Err = p[1]
-		p = p[2:]
-		if e.Sig.Err == fsrec.ErrNone {
-			e.Sig.Dev, e.Sig.Ino = uv(), uv()
-			e.Sig.Size, e.Sig.MtimeNS, e.Sig.CtimeNS = sv(), sv(), sv()
-			e.Sig.Mode = uint32(uv())
-		}
-		if e.Op == fsrec.OpContent {
-			if bad || len(p) < 33 {
-				return nil, errDamaged
-			}
-			e.Sum = new([32]byte)
-			copy(e.Sum[:], p)
-			e.Recheck = p[32] == 1
-			p = p[33:]
-		}
-		ents = append(ents, e)
-		if len(ents) == chunk {
-			if !each(ents) {
-				return res, nil
-			}
-			ents = ents[:0]
-		}
-	}
-	if bad || len(p) != 0 {
-		return nil, errDamaged
-	}
-	if len(ents) > 0 && !each(ents) {
-		return res, nil
-	}
-	return res, nil
 }

@@ -1,0 +1,369 @@
+package vcache
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"hash/crc32"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+)
+
+// The verdict file (v3):
+//
+//	magic, key (32 bytes),
+//	exit (uvarint), out, err, extra (each a uvarint length + bytes),
+//	entry count (uvarint), chunk count (uvarint), per chunk: byte offset in the group area and
+//	entry count (uvarints),
+//	group area length (uvarint), the group area,
+//	CRC-32 (IEEE, little-endian) of everything before it.
+//
+// The group area holds the entries folder by folder (Store sorts them so): per group the folder
+// prefix D (a length + bytes, ending in "/"; empty for a path that does not split, whose name is the
+// whole path), its entry count, then per entry its name N (the path is D+N), op, error class, for a
+// found path dev, ino, size, mtime, ctime, mode as varints, and for content read whole its BLAKE3-256
+// and a recheck byte. Writing each folder once makes the file about half as large as full paths (a
+// 615-unit workspace's 10,652 paths: 1.1 MB before); the chunks, cut at group boundaries, let the
+// look-up stat them on several cores without decoding the file first.
+const magic = "stalecheck verdict v3\n"
+
+// chunkEntries is about how many entries a chunk holds (the last one of a folder ends it).
+const chunkEntries = 1024
+
+var errDamaged = errors.New("damaged or truncated verdict file")
+
+// prefixName splits a path for the group area: D up to and including its last "/", and the name;
+// a path whose last element is empty, "." or ".." is not split (D is empty).
+func prefixName(p string) (dir, name string) {
+	d, _, ok := splitPath(p)
+	if !ok {
+		return "", p
+	}
+	if d == "/" {
+		return "/", p[1:]
+	}
+	return p[:len(d)+1], p[len(d)+1:]
+}
+
+func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
+	var n [binary.MaxVarintLen64]byte
+	var area bytes.Buffer
+	type chunk struct{ off, ents int }
+	var chunks []chunk
+	for lo := 0; lo < len(ents); {
+		d, _ := prefixName(ents[lo].Path)
+		hi := lo + 1
+		for hi < len(ents) {
+			if d2, _ := prefixName(ents[hi].Path); d2 != d {
+				break
+			}
+			hi++
+		}
+		if len(chunks) == 0 || chunks[len(chunks)-1].ents >= chunkEntries {
+			chunks = append(chunks, chunk{off: area.Len()})
+		}
+		chunks[len(chunks)-1].ents += hi - lo
+		uv := func(x uint64) { area.Write(n[:binary.PutUvarint(n[:], x)]) }
+		sv := func(x int64) { area.Write(n[:binary.PutVarint(n[:], x)]) }
+		uv(uint64(len(d)))
+		area.WriteString(d)
+		uv(uint64(hi - lo))
+		for _, e := range ents[lo:hi] {
+			_, name := prefixName(e.Path)
+			uv(uint64(len(name)))
+			area.WriteString(name)
+			area.WriteByte(byte(e.Op))
+			area.WriteByte(e.Sig.Err)
+			if e.Sig.Err == fsrec.ErrNone {
+				uv(e.Sig.Dev)
+				uv(e.Sig.Ino)
+				sv(e.Sig.Size)
+				sv(e.Sig.MtimeNS)
+				sv(e.Sig.CtimeNS)
+				uv(uint64(e.Sig.Mode))
+			}
+			if e.Op == fsrec.OpContent {
+				var sum [32]byte
+				if e.Sum != nil {
+					sum = *e.Sum
+				}
+				area.Write(sum[:])
+				if e.Recheck {
+					area.WriteByte(1)
+				} else {
+					area.WriteByte(0)
+				}
+			}
+		}
+		lo = hi
+	}
+	var b bytes.Buffer
+	uv := func(x uint64) { b.Write(n[:binary.PutUvarint(n[:], x)]) }
+	bs := func(x []byte) { uv(uint64(len(x))); b.Write(x) }
+	b.WriteString(magic)
+	b.Write(k[:])
+	uv(uint64(res.Exit))
+	bs(res.Out)
+	bs(res.Err)
+	bs(res.Extra)
+	uv(uint64(len(ents)))
+	uv(uint64(len(chunks)))
+	for _, c := range chunks {
+		uv(uint64(c.off))
+		uv(uint64(c.ents))
+	}
+	bs(area.Bytes())
+	var crc [4]byte
+	binary.LittleEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b.Bytes()))
+	b.Write(crc[:])
+	return b.Bytes()
+}
+
+// file is a verdict file whose header was decoded and whose CRC and key matched; its entries stay
+// encoded in area until a scan.
+type file struct {
+	res    *Result
+	n      int // entries
+	chunks []fileChunk
+	area   []byte
+}
+
+type fileChunk struct{ off, ents int }
+
+// reader decodes varints from p; bad is set (and zeros returned) past the end or on a bad varint.
+type reader struct {
+	p   []byte
+	bad bool
+}
+
+func (r *reader) uv() uint64 {
+	x, n := binary.Uvarint(r.p)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.p = r.p[n:]
+	return x
+}
+
+func (r *reader) sv() int64 {
+	x, n := binary.Varint(r.p)
+	if n <= 0 {
+		r.bad = true
+		return 0
+	}
+	r.p = r.p[n:]
+	return x
+}
+
+func (r *reader) bs() []byte {
+	l := r.uv()
+	if r.bad || l > uint64(len(r.p)) {
+		r.bad = true
+		return nil
+	}
+	x := r.p[:l:l]
+	r.p = r.p[l:]
+	return x
+}
+
+func (r *reader) byte() byte {
+	if len(r.p) == 0 {
+		r.bad = true
+		return 0
+	}
+	x := r.p[0]
+	r.p = r.p[1:]
+	return x
+}
+
+// parse checks a verdict file's magic, CRC and key and decodes its header. The result's byte slices
+// point into data.
+func parse(data []byte, k Key) (*file, error) {
+	if len(data) < len(magic)+32+4 || string(data[:len(magic)]) != magic {
+		return nil, errDamaged
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, errDamaged
+	}
+	if !bytes.Equal(body[len(magic):len(magic)+32], k[:]) {
+		return nil, errors.New("another invocation's verdict")
+	}
+	r := &reader{p: body[len(magic)+32:]}
+	f := &file{res: &Result{Exit: int(r.uv())}}
+	f.res.Out, f.res.Err, f.res.Extra = r.bs(), r.bs(), r.bs()
+	n, nc := r.uv(), r.uv()
+	if r.bad || n > uint64(len(r.p)) || nc > uint64(len(r.p)) {
+		return nil, errDamaged
+	}
+	f.n = int(n)
+	total := 0
+	for i := uint64(0); i < nc; i++ {
+		c := fileChunk{int(r.uv()), int(r.uv())}
+		if r.bad || c.ents <= 0 || c.ents > f.n-total {
+			return nil, errDamaged
+		}
+		total += c.ents
+		f.chunks = append(f.chunks, c)
+	}
+	f.area = r.bs()
+	if r.bad || len(r.p) != 0 || total != f.n {
+		return nil, errDamaged
+	}
+	for i, c := range f.chunks {
+		if c.off >= len(f.area) || i > 0 && c.off <= f.chunks[i-1].off {
+			return nil, errDamaged
+		}
+	}
+	return f, nil
+}
+
+// scan decodes chunk ci and calls each with every entry (Path left empty) and its path as bytes
+// followed by a NUL (buf's storage, valid during the call); each returning false stops it (ok).
+// A chunk that does not decode is errDamaged.
+func (f *file) scan(ci int, buf *[]byte, each func(e *fsrec.Entry, pathz []byte) bool) error {
+	c := f.chunks[ci]
+	end := len(f.area)
+	if ci+1 < len(f.chunks) {
+		end = f.chunks[ci+1].off
+	}
+	r := &reader{p: f.area[c.off:end]}
+	seen := 0
+	var e fsrec.Entry
+	var sum [32]byte
+	for len(r.p) > 0 {
+		dir := r.bs()
+		cnt := r.uv()
+		if r.bad || cnt == 0 || cnt > uint64(c.ents-seen) {
+			return errDamaged
+		}
+		seen += int(cnt)
+		for i := uint64(0); i < cnt; i++ {
+			name := r.bs()
+			e = fsrec.Entry{Op: fsrec.Op(r.byte())}
+			e.Sig.Err = r.byte()
+			if e.Sig.Err == fsrec.ErrNone {
+				e.Sig.Dev, e.Sig.Ino = r.uv(), r.uv()
+				e.Sig.Size, e.Sig.MtimeNS, e.Sig.CtimeNS = r.sv(), r.sv(), r.sv()
+				e.Sig.Mode = uint32(r.uv())
+			}
+			if e.Op == fsrec.OpContent {
+				if r.bad || len(r.p) < 33 {
+					return errDamaged
+				}
+				copy(sum[:], r.p)
+				e.Sum = &sum
+				e.Recheck = r.p[32] == 1
+				r.p = r.p[33:]
+			}
+			if r.bad {
+				return errDamaged
+			}
+			b := append(append(append((*buf)[:0], dir...), name...), 0)
+			*buf = b
+			if !each(&e, b) {
+				return nil
+			}
+		}
+	}
+	if seen != c.ents {
+		return errDamaged
+	}
+	return nil
+}
+
+// entries decodes every entry (ReadEntry, the trace's second look).
+func (f *file) entries() ([]fsrec.Entry, error) {
+	out := make([]fsrec.Entry, 0, f.n)
+	var buf []byte
+	for ci := range f.chunks {
+		err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
+			x := *e
+			x.Path = string(pathz[:len(pathz)-1])
+			if x.Sum != nil {
+				s := *x.Sum
+				x.Sum = &s
+			}
+			out = append(out, x)
+			return true
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// changed stats every entry of f again (chunks spread over up to four cores) and returns the first
+// path whose look-up answers otherwise now, "" when none does; skip, when not nil, leaves out the
+// paths it accepts. The error is errDamaged for a chunk that does not decode.
+func (f *file) changed(skip func(path []byte) bool) (string, error) {
+	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
+	if f.n < 512 {
+		workers = 1
+	}
+	var next atomic.Int64
+	var stop atomic.Bool
+	var mu sync.Mutex
+	changed := ""
+	var ferr error
+	work := func() {
+		var buf []byte
+		for !stop.Load() {
+			ci := int(next.Add(1) - 1)
+			if ci >= len(f.chunks) {
+				return
+			}
+			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
+				if stop.Load() {
+					return false
+				}
+				if skip != nil && skip(pathz[:len(pathz)-1]) {
+					return true
+				}
+				if sameZ(e, pathz) {
+					return true
+				}
+				mu.Lock()
+				if changed == "" {
+					changed = string(pathz[:len(pathz)-1])
+				}
+				mu.Unlock()
+				stop.Store(true)
+				return false
+			})
+			if err != nil {
+				mu.Lock()
+				ferr = err
+				mu.Unlock()
+				stop.Store(true)
+			}
+		}
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	work()
+	wg.Wait()
+	if ferr != nil {
+		return "", ferr
+	}
+	return changed, nil
+}
+
+// sameZ is same for an entry decoded by scan, looked up again at pathz.
+func sameZ(e *fsrec.Entry, pathz []byte) bool {
+	now := fsrec.StatZ(pathz, e.Op)
+	if e.Op != fsrec.OpContent {
+		return now == e.Sig
+	}
+	x := *e
+	x.Path = string(pathz[:len(pathz)-1])
+	return same(&x, now)
+}

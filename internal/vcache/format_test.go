@@ -1,0 +1,125 @@
+package vcache
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+)
+
+// formatEntries are real look-ups of files in folders of several sizes (more than one chunk), with
+// the odd paths: a file at the root, a last element "..", an absent name, a content entry.
+func formatEntries(t *testing.T) []fsrec.Entry {
+	t.Helper()
+	dir := t.TempDir()
+	var ents []fsrec.Entry
+	for d := 0; d < 40; d++ {
+		sub := filepath.Join(dir, fmt.Sprintf("d%02d", d))
+		os.Mkdir(sub, 0o755)
+		for i := 0; i < d*3; i++ {
+			p := filepath.Join(sub, fmt.Sprintf("f%03d.c", i))
+			write(t, p, p)
+			ents = append(ents, fsrec.Entry{Path: p, Op: fsrec.OpLstat, Sig: fsrec.Now(p, fsrec.OpLstat)})
+		}
+		ents = append(ents, fsrec.Entry{Path: sub, Op: fsrec.OpStat, Sig: fsrec.Now(sub, fsrec.OpStat)})
+	}
+	c := filepath.Join(dir, "bin.d")
+	write(t, c, "bin: a.rs\n")
+	odd := []string{"/etc", filepath.Join(dir, "d01", ".."), filepath.Join(dir, "absent", "x.h")}
+	for _, p := range odd {
+		ents = append(ents, fsrec.Entry{Path: p, Op: fsrec.OpStat, Sig: fsrec.Now(p, fsrec.OpStat)})
+	}
+	sum := fsrec.SumOf([]byte("bin: a.rs\n"))
+	ents = append(ents, fsrec.Entry{Path: c, Op: fsrec.OpContent, Sig: fsrec.Now(c, fsrec.OpContent), Sum: &sum, Recheck: true})
+	sortByFolder(ents)
+	return ents
+}
+
+func TestFormatRoundTripAndChanges(t *testing.T) {
+	ents := formatEntries(t)
+	k := Key{9}
+	res := &Result{Exit: 2, Out: []byte("o"), Err: []byte("e"), Extra: []byte(`{"x":1}`)}
+	data := encode(k, res, ents)
+	f, err := parse(data, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(f.chunks) < 2 {
+		t.Fatalf("%d entries in %d chunk(s): the test wants several", len(ents), len(f.chunks))
+	}
+	got, err := f.entries()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(ents, got); d != "" {
+		t.Fatalf("round trip (-stored +decoded):\n%s", d)
+	}
+	if d := cmp.Diff(res, f.res); d != "" {
+		t.Fatalf("result (-stored +decoded):\n%s", d)
+	}
+	if p, err := f.changed(nil); p != "" || err != nil {
+		t.Fatalf("unchanged tree: changed %q, %v", p, err)
+	}
+	// A change in the first, a middle and the last chunk is found, whichever worker meets it (a tree
+	// of its own each time: a removal changes the folder's entry too).
+	for _, at := range []int{0, len(ents) / 2, len(ents) - 5} {
+		ents := formatEntries(t)
+		f, err := parse(encode(k, res, ents), k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		i := at
+		for ents[i].Op != fsrec.OpLstat {
+			i = (i + 1) % len(ents)
+		}
+		e := ents[i]
+		write(t, e.Path, "edited")
+		if p, err := f.changed(nil); p != e.Path || err != nil {
+			t.Errorf("edited %s: changed %q, %v", e.Path, p, err)
+		}
+		if p, _ := f.changed(func(b []byte) bool { return string(b) == e.Path }); p != "" {
+			t.Errorf("edited %s, skipped: changed %q", e.Path, p)
+		}
+		os.Remove(e.Path)
+		if p, _ := f.changed(nil); p != e.Path && p != filepath.Dir(e.Path) {
+			t.Errorf("removed %s: changed %q", e.Path, p)
+		}
+	}
+}
+
+// TestFormatDamageUnderAValidCRC: bytes changed with the CRC sealed again (a bug, not a bad disk) are
+// an error or a decode, never a panic or a hang.
+func TestFormatDamageUnderAValidCRC(t *testing.T) {
+	ents := formatEntries(t)
+	k := Key{3}
+	data := encode(k, &Result{Extra: []byte("{}")}, ents)
+	body := len(data) - 4
+	for i := len(magic) + 32; i < body; i += 61 {
+		for _, b := range []byte{0, 0xff, data[i] ^ 0x80} {
+			bad := append([]byte{}, data...)
+			bad[i] = b
+			binary.LittleEndian.PutUint32(bad[body:], crc32.ChecksumIEEE(bad[:body]))
+			f, err := parse(bad, k)
+			if err != nil {
+				continue
+			}
+			f.entries()
+			f.changed(nil)
+		}
+	}
+	for _, n := range []int{len(magic) + 33, body / 2, body - 1} {
+		bad := append([]byte{}, data[:n]...)
+		bad = binary.LittleEndian.AppendUint32(bad, crc32.ChecksumIEEE(bad))
+		if f, err := parse(bad, k); err == nil {
+			if _, err := f.entries(); err == nil {
+				t.Errorf("cut at %d of %d bytes: decoded", n, body)
+			}
+		}
+	}
+}
