@@ -29,7 +29,7 @@ export CARGO_NET_OFFLINE=true XDG_STATE_HOME=$out/state-all
 unset CARGO_TARGET_DIR CARGO_BUILD_TARGET_DIR CARGO_BUILD_BUILD_DIR STALECHECK_LEDGER
 sc=${STALECHECK:-$out/stalecheck}
 if [ -z "${STALECHECK:-}" ]; then
-	(cd "$repo" && go build -o "$sc" ./cmd/stalecheck && go build -o "$out/ledgerfill" ./bench/ledgerfill)
+	(cd "$repo" && CGO_ENABLED=0 go build -o "$sc" ./cmd/stalecheck && go build -o "$out/ledgerfill" ./bench/ledgerfill)
 fi
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 2; }
 

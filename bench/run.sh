@@ -47,7 +47,7 @@ if [ "${NO_BUILD:-0}" = 1 ] || ! command -v go >/dev/null 2>&1; then
 	say "using the prebuilt $OUT/stalecheck and $OUT/gentarget"
 else
 	say "building stalecheck and gentarget"
-	go build -o "$OUT/stalecheck" ./cmd/stalecheck
+	CGO_ENABLED=0 go build -o "$OUT/stalecheck" ./cmd/stalecheck
 	go build -o "$OUT/gentarget" ./bench/gentarget/cmd/gentarget
 fi
 SC=$OUT/stalecheck

@@ -14,7 +14,7 @@ mkdir -p "$out"
 cd "$out"
 command -v /usr/bin/time >/dev/null || { echo "needs /usr/bin/time (apt-get install time)"; exit 1; }
 
-(cd "$repo" && go build -o "$out/stalecheck" ./cmd/stalecheck)
+(cd "$repo" && CGO_ENABLED=0 go build -o "$out/stalecheck" ./cmd/stalecheck)
 
 if [ ! -f big ] || [ "$(stat -c %s big)" -lt $((size_mib * 1024 * 1024)) ] || [ "${REGEN:-}" = 1 ]; then
   echo "generating a ${size_mib} MiB ELF in $out ..."
