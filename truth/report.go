@@ -96,6 +96,12 @@ func (res *Result) Write(w io.Writer) {
 	for _, s := range res.Skipped {
 		fmt.Fprintln(w, "skipped:", s)
 	}
+	for _, s := range res.CacheDisagreed {
+		fmt.Fprintln(w, "verdict cache disagrees:", s)
+	}
+	for _, s := range res.ScopeDisagreed {
+		fmt.Fprintln(w, "profile-scoped check disagrees:", s)
+	}
 	fmt.Fprintln(w, res.Summary())
 }
 

@@ -141,6 +141,10 @@ type Result struct {
 	// verdict cache disagreed with its full check (exit status 3), or where a second check of an
 	// unchanged state printed something else than the first.
 	CacheDisagreed []string
+	// ScopeDisagreed lists the roots where `check --profile <the root's profile>` (what `run` reads for
+	// a binary of that profile) and the check of the whole build folder disagree on whether an error
+	// names the root.
+	ScopeDisagreed []string
 }
 
 // Run runs the harness.
@@ -193,6 +197,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 			res.Verdicts = append(res.Verdicts, vs...)
 			res.States += states
 			res.CacheDisagreed = append(res.CacheDisagreed, r.cacheDisagreed...)
+			res.ScopeDisagreed = append(res.ScopeDisagreed, r.scopeDisagreed...)
 			if err != nil {
 				res.Skipped = append(res.Skipped, s.Name+": "+err.Error())
 				if firstErr == nil {
@@ -241,6 +246,8 @@ type shapeRun struct {
 	states   int
 	verdicts []Verdict
 	step     int
+	// scopeDisagreed: see Result.ScopeDisagreed.
+	scopeDisagreed []string
 	// cacheDisagreed: see Result.CacheDisagreed.
 	cacheDisagreed []string
 }
@@ -742,9 +749,11 @@ type answer struct {
 	summary  []string
 }
 
-// stalecheck runs check --format json in the environment of cfg (the shell its profile is built in).
-func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
-	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+// stalecheck runs check --format json (and extra flags) in the environment of cfg (the shell its
+// profile is built in).
+func (r *shapeRun) stalecheck(ctx context.Context, cfg Config, extra ...string) answer {
+	args := append([]string{"check", "--format", "json", "--fail-on", "none"}, extra...)
+	cmd := exec.CommandContext(ctx, r.o.Stalecheck, args...)
 	cmd.Dir = r.ws
 	cmd.Env = append(cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")
 	if os.Getenv("STALECHECK_VERDICT_CACHE") == "verify" {
@@ -761,7 +770,7 @@ func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
 		if errors.As(err, &ee) && ee.ExitCode() == 3 {
 			r.cacheDisagreed = append(r.cacheDisagreed, fmt.Sprintf("%s state %d: %s", r.s.Name, r.states, tail(stderr.String(), 6000)))
 		} else if err == nil {
-			again := exec.CommandContext(ctx, r.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+			again := exec.CommandContext(ctx, r.o.Stalecheck, args...)
 			again.Dir, again.Env = r.ws, cmd.Env
 			var stderr2 bytes.Buffer
 			again.Stderr = &stderr2
@@ -837,6 +846,11 @@ func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo b
 			Pending: filterProfile(ans.pending, p)}
 		if want.failed {
 			v.FreshOut = "(the sources do not build)"
+		}
+		// `run` of this binary reads its profile folder alone: it must judge the root as the whole check does.
+		if sc := r.stalecheck(ctx, cfg, "--profile", p); (len(sc.errRoots[bin]) > 0) != v.Error {
+			r.scopeDisagreed = append(r.scopeDisagreed, fmt.Sprintf("%s state %s %s: the whole build's error rules %v, --profile %s's %v",
+				r.s.Name, v.State, v.Root, ans.errRoots[bin], p, sc.errRoots[bin]))
 		}
 		if state == "built" {
 			var notes []string

@@ -43,6 +43,9 @@ func TestQuick(t *testing.T) {
 	for _, d := range res.CacheDisagreed {
 		t.Errorf("verdict cache (verify): %s", d)
 	}
+	for _, d := range res.ScopeDisagreed {
+		t.Errorf("profile-scoped check: %s", d)
+	}
 	if len(res.Skipped) > 0 {
 		t.Errorf("shapes not run: %v", res.Skipped)
 	}

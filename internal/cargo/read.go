@@ -40,6 +40,66 @@ type ReadOptions struct {
 	// StateDir is stalecheck's state folder, where what was read from OUT_DIR archives and package
 	// manifests is cached (NativeCacheFile); "" reads every one.
 	StateDir string
+	// Profiles, when not empty, are the only profile folders read (folders as FindProfiles names them,
+	// relative to the build folder: "release", "debug", "<triple>/release"; or profile names, which
+	// ProfileDirName maps); a `<triple>/<profile>`
+	// brings its host folder `<profile>` along (build scripts and proc macros are built there). A name
+	// the build folder lacks is a *NoProfileError. The graph is then the build of those
+	// profiles: roots, liveness, sources and the rules see nothing of the others.
+	Profiles []string
+}
+
+// NoProfileError is Read's error for a ReadOptions.Profiles name that is no profile folder of the
+// build folder.
+type NoProfileError struct {
+	BuildDir, Folder string
+	Have             []string // the profile folders there are
+}
+
+func (e *NoProfileError) Error() string {
+	return fmt.Sprintf("%s has no profile folder %q (it has %s)", e.BuildDir, e.Folder, strings.Join(e.Have, ", "))
+}
+
+// ProfileDirName is the folder Cargo builds profile name into: `dev` and `test` build into `debug`,
+// `bench` into `release`, any other profile into a folder of its own name (Cargo's
+// CompileKind/Profiles::get_dir_name).
+func ProfileDirName(name string) string {
+	switch name {
+	case "dev", "test":
+		return "debug"
+	case "bench":
+		return "release"
+	}
+	return name
+}
+
+// scopeProfiles keeps the profiles of all that want names (and each `<triple>/<profile>`'s host
+// folder); want empty keeps all.
+func scopeProfiles(all, want []string, buildDir string) ([]string, error) {
+	if len(want) == 0 {
+		return all, nil
+	}
+	keep := map[string]bool{}
+	for _, w := range want {
+		w = filepath.ToSlash(filepath.Clean(w))
+		if !strings.Contains(w, "/") {
+			w = ProfileDirName(w)
+		}
+		if !slices.Contains(all, w) {
+			return nil, &NoProfileError{buildDir, w, all}
+		}
+		keep[w] = true
+		if hp := hostProfile(w); hp != "" && slices.Contains(all, hp) {
+			keep[hp] = true
+		}
+	}
+	var out []string
+	for _, p := range all {
+		if keep[p] {
+			out = append(out, p)
+		}
+	}
+	return out, nil
 }
 
 // Read builds the provenance graph of a Cargo build folder without running Cargo, following
@@ -74,6 +134,9 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	if len(profiles) == 0 {
 		return nil, fmt.Errorf("%w: %s holds no profile folder with unit records (a .fingerprint folder, or build/<pkg>/<hash>/ in the new layout); run cargo build first", ErrNotBuilt, l.BuildDir)
+	}
+	if profiles, err = scopeProfiles(profiles, opt.Profiles, l.BuildDir); err != nil {
+		return nil, err
 	}
 	g.ProfileDirs = profiles
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},

@@ -82,18 +82,6 @@ func Validate(l *cargo.Layout) error {
 // build/<pkg>/<hash>/ of the new layout; cargo.FindProfiles). Symlinked folders are not followed.
 func ProfileDirs(buildDir string) ([]string, error) { return cargo.FindProfiles(buildDir) }
 
-// profileDirName maps a Cargo profile name to its folder: dev and test build into debug, bench into
-// release, any other profile into a folder of its own name.
-func profileDirName(name string) string {
-	switch name {
-	case "dev", "test":
-		return "debug"
-	case "bench":
-		return "release"
-	}
-	return name
-}
-
 // SelectProfiles returns the profile folders a clean limited to profile (a profile name or a profile
 // folder, "" for all) covers, and the folders whose records it must read and lock to judge them: a
 // host profile's units can be reached from the `<triple>/<profile>` folders built on it.
@@ -103,7 +91,7 @@ func SelectProfiles(all []string, profile string) (touched, locked []string, err
 	}
 	want := profile
 	if !strings.Contains(profile, "/") {
-		want = profileDirName(profile)
+		want = cargo.ProfileDirName(profile)
 	}
 	for _, p := range all {
 		if p == want {

@@ -20,7 +20,7 @@ import (
 type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
 	verbose, noNative, noCache                         bool
-	systems                                            []string
+	systems, profiles                                  []string
 }
 
 func newCheckCmd(st Streams) *cobra.Command {
@@ -63,6 +63,7 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR is honoured)")
 	f.BoolVarP(&fl.verbose, "verbose", "v", false, "also list every root and how it was tied to its unit")
 	f.StringSliceVar(&fl.systems, "system", nil, "read only these build systems (comma-separated: cargo, make, ninja, ...); default: every one found at or under PATH")
+	f.StringArrayVar(&fl.profiles, "profile", nil, "read only this Cargo profile folder (repeatable: a profile name such as release or dev, or a folder such as x86_64-unknown-linux-gnu/release, which brings its host folder along); default: every one")
 	f.BoolVar(&fl.noCache, "no-cache", false, "do not answer from, nor store into, the verdict cache (also "+vcache.EnvMode+"=off)")
 	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
 	return cmd
@@ -94,7 +95,7 @@ func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn c
 	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
 	// read exactly as before (systems.ReadAll).
 	g, _, err := systems.ReadAll(context.Background(), path, fl.systems,
-		systems.Options{StateDir: stateDir, NoNative: fl.noNative, CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir})
+		systems.Options{StateDir: stateDir, NoNative: fl.noNative, CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles})
 	if err != nil {
 		return nil, &ExitError{2, err}
 	}

@@ -202,22 +202,33 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 			return nil, fmt.Errorf("no Cargo workspace, and no Make, Ninja or Go build, for %s (looked from the program's folder and %s): %w", cfg.Command[0], cfg.Dir, wdErr)
 		}
 		g = jg
-	} else {
-		var err error
-		g, err = cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir})
-		if err != nil {
-			return nil, err
-		}
 	}
 	if stateDir != "" {
 		p.dig, _ = digest.OpenCache(stateDir)
 	}
-	// Content evidence where copies compete, and content judgements of newer files, as `check` does.
-	evidence.Annotate(g, stateDir)
-	content.Annotate(g, content.Options{StateDir: stateDir, Digests: p.dig})
-	p.Graph = g
-	p.Findings = check.Run(g, check.Options{})
-	p.chooseMatter(cfg.Binaries)
+	// The check of the profile folders that can hold the binaries that matter (scope.go), or of the whole
+	// build folder when those cannot be told before reading it or the scoped read chose otherwise.
+	scope, scopedBy := matterProfiles(layout, prog, cfg, getenv("HOME"))
+	for {
+		if layout != nil {
+			var err error
+			g, err = cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir, Profiles: scope})
+			if err != nil {
+				return nil, err
+			}
+		}
+		// Content evidence where copies compete, and content judgements of newer files, as `check` does.
+		evidence.Annotate(g, stateDir)
+		content.Annotate(g, content.Options{StateDir: stateDir, Digests: p.dig})
+		p.Graph = g
+		p.Findings = check.Run(g, check.Options{})
+		p.Matter, p.MatterHow, p.Notes = nil, "", nil
+		p.chooseMatter(cfg.Binaries)
+		if scope == nil || scopeHeld(scopedBy, p.MatterHow) {
+			break
+		}
+		scope = nil
+	}
 	matter := map[string]bool{}
 	for _, m := range p.Matter {
 		matter[m] = true

@@ -34,6 +34,8 @@ type Options struct {
 	NoNative bool
 	// CargoTargetDir and CargoBuildDir are `check --target-dir` and `--build-dir`: Cargo's only.
 	CargoTargetDir, CargoBuildDir string
+	// CargoProfiles are `check --profile`: the only Cargo profile folders read (cargo.ReadOptions.Profiles).
+	CargoProfiles []string
 }
 
 // ReadFunc reads the build of one system in dir (a folder Detect returned) into a graph. Its error
@@ -91,7 +93,7 @@ func readCargo(_ context.Context, dir string, opt Options) (*graph.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir})
+	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir, Profiles: opt.CargoProfiles})
 }
 
 // Found is one build system found by Detect.

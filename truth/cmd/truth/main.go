@@ -79,7 +79,7 @@ func main() {
 		os.Exit(2)
 	}
 	t := res.Table()
-	if all := t[len(t)-1]; all.FalseErrors > 0 || all.Missed > 0 || all.CargoAgree != all.Cargo || all.WhichWrong > 0 {
+	if all := t[len(t)-1]; all.FalseErrors > 0 || all.Missed > 0 || all.CargoAgree != all.Cargo || all.WhichWrong > 0 || len(res.ScopeDisagreed) > 0 || len(res.CacheDisagreed) > 0 {
 		os.Exit(1)
 	}
 }
