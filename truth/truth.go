@@ -141,9 +141,10 @@ type Result struct {
 	// verdict cache disagreed with its full check (exit status 3), or where a second check of an
 	// unchanged state printed something else than the first.
 	CacheDisagreed []string
-	// ScopeDisagreed lists the roots where `check --profile <the root's profile>` (what `run` reads for
-	// a binary of that profile) and the check of the whole build folder disagree on whether an error
-	// names the root.
+	// ScopeDisagreed lists the roots where `stalecheck run --binary <root> -- true` (whose pre-run
+	// check reads the root's profile folder alone unless it must read them all: runner/scope.go) and
+	// the check of the whole build folder disagree: it refused (exit 125) and no error names the root,
+	// or the reverse.
 	ScopeDisagreed []string
 }
 
@@ -749,10 +750,30 @@ type answer struct {
 	summary  []string
 }
 
-// stalecheck runs check --format json (and extra flags) in the environment of cfg (the shell its
-// profile is built in).
-func (r *shapeRun) stalecheck(ctx context.Context, cfg Config, extra ...string) answer {
-	args := append([]string{"check", "--format", "json", "--fail-on", "none"}, extra...)
+// runRefuses runs `stalecheck run -q --binary bin -- true` in the environment of cfg and reports
+// whether it refused (exit status 125: an error finding names bin), with its stderr. Any other failure
+// counts as not refusing, and says why.
+func (r *shapeRun) runRefuses(ctx context.Context, cfg Config, bin string) (bool, string) {
+	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "run", "-q", "--binary", bin, "--", "true")
+	cmd.Dir = r.ws
+	cmd.Env = append(cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1",
+		"STALECHECK_LEDGER="+filepath.Join(r.root, "runs.db"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 125 {
+		return true, stderr.String()
+	}
+	if err != nil {
+		return false, fmt.Sprintf("run failed: %v: %s", err, stderr.String())
+	}
+	return false, stderr.String()
+}
+
+// stalecheck runs check --format json in the environment of cfg (the shell its profile is built in).
+func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
+	args := []string{"check", "--format", "json", "--fail-on", "none"}
 	cmd := exec.CommandContext(ctx, r.o.Stalecheck, args...)
 	cmd.Dir = r.ws
 	cmd.Env = append(cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")
@@ -847,10 +868,10 @@ func (r *shapeRun) judge(ctx context.Context, e Edit, state string, deferCargo b
 		if want.failed {
 			v.FreshOut = "(the sources do not build)"
 		}
-		// `run` of this binary reads its profile folder alone: it must judge the root as the whole check does.
-		if sc := r.stalecheck(ctx, cfg, "--profile", p); (len(sc.errRoots[bin]) > 0) != v.Error {
-			r.scopeDisagreed = append(r.scopeDisagreed, fmt.Sprintf("%s state %s %s: the whole build's error rules %v, --profile %s's %v",
-				r.s.Name, v.State, v.Root, ans.errRoots[bin], p, sc.errRoots[bin]))
+		// `run` of this binary reads its profile folder alone: it must refuse exactly when an error names it.
+		if refused, out := r.runRefuses(ctx, cfg, bin); refused != v.Error {
+			r.scopeDisagreed = append(r.scopeDisagreed, fmt.Sprintf("%s state %s %s: the whole check's error rules %v, run refused %v: %s",
+				r.s.Name, v.State, v.Root, ans.errRoots[bin], refused, tail(out, 2000)))
 		}
 		if state == "built" {
 			var notes []string

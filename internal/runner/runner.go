@@ -224,7 +224,7 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 		p.Findings = check.Run(g, check.Options{})
 		p.Matter, p.MatterHow, p.Notes = nil, "", nil
 		p.chooseMatter(cfg.Binaries)
-		if scope == nil || scopeHeld(scopedBy, p.MatterHow) {
+		if scope == nil || scopeHeld(g, scopedBy, p.MatterHow) {
 			break
 		}
 		scope = nil

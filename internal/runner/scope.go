@@ -7,7 +7,9 @@ import (
 	"syscall"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // How matterProfiles chose the profile folders to read.
@@ -115,11 +117,21 @@ func hardLinked(fi os.FileInfo) bool {
 	return !ok || st.Nlink > 1
 }
 
-// scopeHeld reports whether chooseMatter, run on the graph of the profiles matterProfiles chose, chose
-// as it would have on the whole build: by the names when the scope came from them, the release
-// binaries when it came from the release profiles. Otherwise (a name that is no root there, no
-// release binary at all) the whole build folder must be read.
-func scopeHeld(scopedBy, how string) bool {
+// scopeHeld reports whether the scoped graph g can decide the run as the whole build would:
+//   - chooseMatter, run on it, chose as it would have on the whole build: by the names when the scope
+//     came from them, the release binaries when it came from the release profiles (a name that is no
+//     root there, or no release binary at all, is not);
+//   - no live unit has a `deps` entry that matches no unit (a dependency rebuilt since, or removed by
+//     `cargo clean -p`): pending-rebuild judges a removed dependency by what the other profiles' units
+//     of it record (content.NewerSources), which the scope leaves out.
+//
+// Otherwise the whole build folder must be read.
+func scopeHeld(g *graph.Graph, scopedBy, how string) bool {
+	for _, s := range g.Steps {
+		if u := unit.Of(s); u != nil && s.Live() && len(u.DanglingDeps) > 0 {
+			return false
+		}
+	}
 	switch scopedBy {
 	case scopedByNames:
 		return how != "release binaries" && how != "binaries" && how != "none"

@@ -62,6 +62,12 @@ func TestRunScopesTheCheckToTheBinariesProfiles(t *testing.T) {
 			t.Errorf("%s: stale %v, want %v (blocking %v)", c.name, plan.Stale(), c.stale, plan.Blocking)
 		}
 	}
+	// A dependency's records removed (cargo clean -p): pending-rebuild judges it by what the other
+	// profile's units of it record, so everything is read.
+	p.Cargo("clean", "-p", "prover-sys", "--release")
+	if plan := prepare([]string{rel}); !slices.Equal(plan.Graph.ProfileDirs, []string{"debug", "release"}) {
+		t.Errorf("after clean -p: read %v, want both profiles", plan.Graph.ProfileDirs)
+	}
 	// Only the debug profile left: `true` falls back to its binaries, read from the whole folder.
 	p.Cargo("clean", "--release")
 	if plan := prepare([]string{"true"}); !slices.Equal(plan.Graph.ProfileDirs, []string{"debug"}) || !plan.Stale() || plan.MatterHow != "binaries" {
