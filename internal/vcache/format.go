@@ -215,7 +215,7 @@ func parse(data []byte, k Key) (*file, error) {
 		return nil, errDamaged
 	}
 	for i, c := range f.chunks {
-		if c.off >= len(f.area) || i > 0 && c.off <= f.chunks[i-1].off {
+		if c.off >= len(f.area) || i == 0 && c.off != 0 || i > 0 && c.off <= f.chunks[i-1].off {
 			return nil, errDamaged
 		}
 	}
