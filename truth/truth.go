@@ -171,6 +171,12 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 	}
 	res := &Result{}
 	var todo []Shape
+	// Each shape's random sequence is seeded by its place among all shapes, not among those run, so
+	// that --shapes NAME with a run's seed replays that shape's sequence of the run.
+	place := map[string]int{}
+	for i, s := range Shapes() {
+		place[s.Name] = i
+	}
 	for _, s := range Shapes() {
 		if len(want) > 0 && !want[s.Name] || len(want) == 0 && s.Coverage && !o.Coverage {
 			continue
@@ -191,7 +197,7 @@ func Run(ctx context.Context, o Options) (*Result, error) {
 		go func(i int, s Shape) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			r := &shapeRun{o: o, s: s, idx: i, ws: filepath.Join(o.Work, s.Name, "ws"), root: filepath.Join(o.Work, s.Name), fresh: map[string]freshOut{}}
+			r := &shapeRun{o: o, s: s, idx: place[s.Name], ws: filepath.Join(o.Work, s.Name, "ws"), root: filepath.Join(o.Work, s.Name), fresh: map[string]freshOut{}}
 			vs, states, err := r.run(ctx)
 			mu.Lock()
 			defer mu.Unlock()
@@ -234,7 +240,7 @@ type freshOut struct {
 type shapeRun struct {
 	o        Options
 	s        Shape
-	idx      int
+	idx      int // the shape's place in Shapes(): its random sequence's stream
 	root, ws string
 	cfg      Config
 	built    map[string]Config // profile → configuration of its last build
