@@ -61,7 +61,11 @@ func matterProfiles(l *cargo.Layout, prog string, cfg Config, home string) ([]st
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		real, err := fsrec.EvalSymlinks(n)
+		// Not recorded for the verdict cache: fsrec.EvalSymlinks would record the lstat of every folder
+		// above the name (/tmp, $HOME: their mtimes move all day, and every later run would miss). The
+		// recorded stat above pins the answer: the file the name reaches has this device and inode, and
+		// a file cannot change its profile folder without a name here reaching another inode or none.
+		real, err := filepath.EvalSymlinks(n)
 		if err != nil {
 			return nil, ""
 		}
