@@ -1,0 +1,5 @@
+package fsrec
+
+import "syscall"
+
+const sysFstatat = syscall.SYS_FSTATAT
