@@ -758,7 +758,8 @@ type answer struct {
 
 // runRefuses runs `stalecheck run -q --binary bin -- true` in the environment of cfg and reports
 // whether it refused (exit status 125: an error finding names bin), with its stderr. Any other failure
-// counts as not refusing, and says why.
+// counts as not refusing, and says why; exit status 3 (verify mode: the cached plan differs from the
+// full check) is also a cache disagreement.
 func (r *shapeRun) runRefuses(ctx context.Context, cfg Config, bin string) (bool, string) {
 	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "run", "-q", "--binary", bin, "--", "true")
 	cmd.Dir = r.ws
@@ -770,6 +771,10 @@ func (r *shapeRun) runRefuses(ctx context.Context, cfg Config, bin string) (bool
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ee.ExitCode() == 125 {
 		return true, stderr.String()
+	}
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		// STALECHECK_VERDICT_CACHE=verify: run's cached plan disagreed with its full pre-run check.
+		r.cacheDisagreed = append(r.cacheDisagreed, fmt.Sprintf("%s state %d: run --binary %s: %s", r.s.Name, r.states, bin, tail(stderr.String(), 6000)))
 	}
 	if err != nil {
 		return false, fmt.Sprintf("run failed: %v: %s", err, stderr.String())
