@@ -208,7 +208,13 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	}
 	// The check of the profile folders that can hold the binaries that matter (scope.go), or of the whole
 	// build folder when those cannot be told before reading it or the scoped read chose otherwise.
-	scope, scopedBy := matterProfiles(layout, prog, cfg, getenv("HOME"))
+	// The files the command names (read once: scripts are read for the names they hold).
+	var cands []candidate
+	var vars []string
+	if len(cfg.Binaries) == 0 {
+		cands, vars = commandCandidates(prog, cfg.Command, cfg.Dir, getenv("HOME"))
+	}
+	scope, scopedBy := matterProfiles(layout, cfg, cands)
 	for {
 		if layout != nil {
 			var err error
@@ -223,7 +229,7 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 		p.Graph = g
 		p.Findings = check.Run(g, check.Options{})
 		p.Matter, p.MatterHow, p.Notes = nil, "", nil
-		p.chooseMatter(cfg.Binaries)
+		p.chooseMatter(cfg.Binaries, cands, vars)
 		if scope == nil || scopeHeld(g, scopedBy, p.MatterHow) {
 			break
 		}
@@ -322,8 +328,9 @@ func envLookup(env []string) func(string) string {
 	return func(k string) string { return m[k] }
 }
 
-// chooseMatter picks the binaries that matter (see the package comment).
-func (p *Plan) chooseMatter(given []string) {
+// chooseMatter picks the binaries that matter (see the package comment): given (--binary), else the
+// roots among the files the command names (cands and vars, from commandCandidates).
+func (p *Plan) chooseMatter(given []string, cands []candidate, vars []string) {
 	g := p.Graph
 	type rootStat struct {
 		r  *graph.Root
@@ -365,7 +372,6 @@ func (p *Plan) chooseMatter(given []string) {
 		}
 		return
 	}
-	cands, vars := commandCandidates(p.Program, p.Command, p.Dir, envLookup(p.Environ)("HOME"))
 	var hows []string
 	for _, c := range cands {
 		if r, ok := rootOf(c.path); ok {

@@ -25,13 +25,13 @@ const (
 //
 // A binary matters by file identity with a graph root (chooseMatter), and every root is a file in
 // `<target>/<profile>/` (uplifted, or a test binary in its deps/). So each name chooseMatter will try
-// (--binary, else commandCandidates) that resolves, after symbolic links, into a profile folder of
+// (--binary, else cands: commandCandidates) that resolves, after symbolic links, into a profile folder of
 // the target or build folder brings that profile; a name outside both that has other hard links may
 // be a root's inode under another name, and reads everything; other names are no root. When no name
 // brings a profile (and there is no --binary), chooseMatter takes the release binaries: the release
 // profile folders are read. scopeHeld then checks that the choice made on the scoped graph is the one
 // the scope was made for; when it is not, the caller reads everything.
-func matterProfiles(l *cargo.Layout, prog string, cfg Config, home string) ([]string, string) {
+func matterProfiles(l *cargo.Layout, cfg Config, cands []candidate) ([]string, string) {
 	if l == nil {
 		return nil, ""
 	}
@@ -45,7 +45,6 @@ func matterProfiles(l *cargo.Layout, prog string, cfg Config, home string) ([]st
 			names = append(names, absIn(cfg.Dir, b))
 		}
 	} else {
-		cands, _ := commandCandidates(prog, cfg.Command, cfg.Dir, home)
 		for _, c := range cands {
 			names = append(names, c.path)
 		}
