@@ -35,6 +35,12 @@ type stepBaseline struct {
 	// Linked: for a member duplicated in that archive (`ar q`), the digest of the copy the linker takes
 	// when it differs from the run's own (Members): what binaries linked after this run hold.
 	Linked map[string]string `json:"linked,omitempty"`
+	// Hash is the unit's fingerprint hash for this run (its hash file, as dependents' `deps` entries
+	// name it) and DepHashes those of the units its `deps` resolved to: after `cargo clean -p` they tie a
+	// dependent's dangling entry to exactly the removed unit it was built against, and that unit to its
+	// build-script run (removed.go), among the other configurations' runs the store keeps.
+	Hash      string   `json:"hash,omitempty"`
+	DepHashes []string `json:"dep_hashes,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -160,6 +166,16 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 				}
 				recorded = true
 			}
+		}
+		if u := unit.Of(s); u != nil && u.FingerprintHash != "" && b.Hash == "" && (recorded || len(b.Inputs) > 0) {
+			b.Hash = u.FingerprintHash
+			b.DepHashes = nil
+			for _, d := range s.Deps {
+				if du := unit.Of(d); du != nil && du.FingerprintHash != "" {
+					b.DepHashes = append(b.DepHashes, du.FingerprintHash)
+				}
+			}
+			recorded = true
 		}
 		if recorded {
 			if b.RecordedNS == 0 {

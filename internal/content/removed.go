@@ -90,16 +90,15 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 // still exist are not among them (a run since, after s was built, is newer than s).
 func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, s *graph.Step, crate string, dig *digest.Cache) []unit.RemovedRun {
 	var out []unit.RemovedRun
-	for id, keys := range runs {
+	for _, best := range removedKeys(st, runs, s, crate) {
+		id := best[:strings.LastIndexByte(best, '@')]
 		if !strings.HasSuffix(id, "/run-build-script-build-script-build") {
 			continue
 		}
-		best, bestNS := removedRunBefore(id, keys, s, crate)
-		if best == "" {
-			continue
-		}
+		var bestNS int64
+		fmt.Sscan(best[strings.LastIndexByte(best, '@')+1:], &bestNS)
 		b, _ := st.c.get(best)
-		old, now := oldMembers(g, st, keys, b, dig)
+		old, now := oldMembers(g, st, runs[id], b, dig)
 		if len(b.Env) > 0 || len(b.Flags) > 0 || len(old) > 0 || now {
 			out = append(out, unit.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
 				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive, Record: b.Record, OldMembers: old, LinkedNow: now})
@@ -115,11 +114,7 @@ func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, s *graph.S
 func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, rel string) (string, int64, string) {
 	var digests []string
 	var at int64
-	for id, keys := range runs {
-		best, _ := removedRunBefore(id, keys, s, crate)
-		if best == "" {
-			continue
-		}
+	for _, best := range removedKeys(st, runs, s, crate) {
 		b, _ := st.c.get(best)
 		if dg, ok := b.Inputs[rel]; ok {
 			digests = append(digests, dg)
@@ -134,6 +129,68 @@ func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, 
 		return "", 0, "the removed units of " + crate + " in " + s.ProfileDir + " used different contents of it, and the records cannot tell which one " + s.Package + " was built against"
 	}
 	return digests[0], at, ""
+}
+
+// removedKeys returns the baseline keys of the removed units of crate in s's profile folder that s
+// was built against. When the store recorded fingerprint hashes (stepBaseline.Hash), they are exactly
+// the runs whose hash one of s's dangling `deps` entries for crate names (the unit s linked), and those
+// that the named runs' DepHashes reach among crate's runs (its build-script run and compile): other
+// configurations of crate (feature or flag sets, each its own unit folder), whose baselines the store
+// keeps too, are left out. Otherwise, for each of crate's steps, its last run before s was built
+// (removedRunBefore).
+func removedKeys(st *Store, runs map[string][]string, s *graph.Step, crate string) []string {
+	var named []string
+	for _, d := range unit.Of(s).DanglingDeps {
+		if n, h, ok := strings.Cut(d, " "); ok && n == crate {
+			named = append(named, h)
+		}
+	}
+	// fingerprint hash → for each of crate's steps, its last run before s with that hash (a build-script
+	// run keeps its hash across reruns for undeclared edits: the last one is what the next unit used).
+	byHash := map[string][]string{}
+	var fallback []string
+	for id, keys := range runs {
+		best, _ := removedRunBefore(id, keys, s, crate)
+		if best == "" {
+			continue
+		}
+		fallback = append(fallback, best)
+		last := map[string]string{}
+		lastNS := map[string]int64{}
+		for _, k := range keys {
+			var ns int64
+			fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
+			if b, ok := st.c.get(k); ok && b.Hash != "" && ns <= s.Reference.MTimeNS {
+				if _, seen := last[b.Hash]; !seen || ns > lastNS[b.Hash] {
+					last[b.Hash], lastNS[b.Hash] = k, ns
+				}
+			}
+		}
+		for h, k := range last {
+			byHash[h] = append(byHash[h], k)
+		}
+	}
+	var out []string
+	seen := map[string]bool{}
+	todo := append([]string{}, named...)
+	for len(todo) > 0 {
+		h := todo[0]
+		todo = todo[1:]
+		for _, k := range byHash[h] {
+			if seen[k] {
+				continue
+			}
+			seen[k] = true
+			out = append(out, k)
+			b, _ := st.c.get(k)
+			todo = append(todo, b.DepHashes...)
+		}
+	}
+	if len(out) == 0 {
+		out = fallback
+	}
+	sort.Strings(out)
+	return out
 }
 
 // RemovedDependency reports whether s's profile folder holds no successful record of crate any more (an
