@@ -34,6 +34,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 			if !RemovedDependency(g, s, crate) {
 				continue
 			}
+			keys := removedKeys(st, runs, s, crate)
 			// Every source other profiles know, not only those modified since s was built: the removed
 			// units may have been stale already (an unwatched header edited before s's build).
 			for _, in := range NewerSources(g, crate, math.MinInt64) {
@@ -42,7 +43,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 					continue
 				}
 				ic := &graph.InputContent{Verdict: graph.ContentUnknown}
-				base, at, why := removedBaseline(st, runs, s, crate, relTo(g.Workspace, p))
+				base, at, why := removedBaseline(st, keys, s, crate, relTo(g.Workspace, p))
 				ic.Baseline, ic.BaselineNS, ic.Why = base, at, why
 				if base != "" {
 					if dg, err := dig.File(p); err != nil {
@@ -59,7 +60,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 				u.RemovedDepContent[p] = ic
 			}
 			if !slices.ContainsFunc(u.RemovedDepRuns, func(r unit.RemovedRun) bool { return r.Dep == crate }) {
-				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(g, st, runs, s, crate, dig)...)
+				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(g, st, runs, keys, crate, dig)...)
 			}
 		}
 		// Today's values of what those runs read, for the variables no step on disk reads any more.
@@ -84,19 +85,18 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 	}
 }
 
-// removedRuns returns the build-script runs of crate in s's profile folder whose baselines the store
-// keeps: for each run step, its last run before s was built, with the environment reads recorded then
+// removedRuns returns the build-script runs among keys (removedKeys: the removed units of crate that s
+// was built against) whose baselines the store keeps, with the environment reads recorded then
 // and the duplicated archive members whose linked copy is older code (oldMembers). Runs whose records
 // still exist are not among them (a run since, after s was built, is newer than s).
-func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, s *graph.Step, crate string, dig *digest.Cache) []unit.RemovedRun {
+func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, keys []string, crate string, dig *digest.Cache) []unit.RemovedRun {
 	var out []unit.RemovedRun
-	for _, best := range removedKeys(st, runs, s, crate) {
+	for _, best := range keys {
 		id := best[:strings.LastIndexByte(best, '@')]
 		if !strings.HasSuffix(id, "/run-build-script-build-script-build") {
 			continue
 		}
-		var bestNS int64
-		fmt.Sscan(best[strings.LastIndexByte(best, '@')+1:], &bestNS)
+		bestNS := keyNS(best)
 		b, _ := st.c.get(best)
 		old, now := oldMembers(g, st, runs[id], b, dig)
 		if len(b.Env) > 0 || len(b.Flags) > 0 || len(old) > 0 || now {
@@ -108,13 +108,13 @@ func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, s *graph.S
 	return out
 }
 
-// removedBaseline returns the digest of rel that the removed units of crate in s's profile folder used
-// in their last runs before s was built, with when it was recorded; "" and why when none recorded it or
+// removedBaseline returns the digest of rel that the runs keys name (removedKeys: the removed units of
+// crate in s's profile folder that s was built against) used, with when it was recorded; "" and why when none recorded it or
 // they disagree.
-func removedBaseline(st *Store, runs map[string][]string, s *graph.Step, crate, rel string) (string, int64, string) {
+func removedBaseline(st *Store, keys []string, s *graph.Step, crate, rel string) (string, int64, string) {
 	var digests []string
 	var at int64
-	for _, best := range removedKeys(st, runs, s, crate) {
+	for _, best := range keys {
 		b, _ := st.c.get(best)
 		if dg, ok := b.Inputs[rel]; ok {
 			digests = append(digests, dg)
@@ -158,8 +158,7 @@ func removedKeys(st *Store, runs map[string][]string, s *graph.Step, crate strin
 		last := map[string]string{}
 		lastNS := map[string]int64{}
 		for _, k := range keys {
-			var ns int64
-			fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &ns)
+			ns := keyNS(k)
 			if b, ok := st.c.get(k); ok && b.Hash != "" && ns <= s.Reference.MTimeNS {
 				if _, seen := last[b.Hash]; !seen || ns > lastNS[b.Hash] {
 					last[b.Hash], lastNS[b.Hash] = k, ns

@@ -39,7 +39,7 @@ func TestRemovedKeysByHash(t *testing.T) {
 	if got, want := removedKeys(st, runs, app, "bg_sys"), []string{run + "@140", lib + "@150"}; !slices.Equal(got, want) {
 		t.Fatalf("removedKeys = %v, want %v", got, want)
 	}
-	if d, _, why := removedBaseline(st, runs, app, "bg_sys", "bg-sys/native/bg.c"); d != "blake3:b" {
+	if d, _, why := removedBaseline(st, removedKeys(st, runs, app, "bg_sys"), app, "bg_sys", "bg-sys/native/bg.c"); d != "blake3:b" {
 		t.Fatalf("baseline of bg.c = %q (%s), want the named run's last before the app", d, why)
 	}
 
@@ -49,7 +49,7 @@ func TestRemovedKeysByHash(t *testing.T) {
 		b.Hash, b.DepHashes = "", nil
 		old.c.put(k, b)
 	}
-	if d, _, why := removedBaseline(old, old.runsByStep(), app, "bg_sys", "bg-sys/native/bg.c"); d != "" || why == "" {
+	if d, _, why := removedBaseline(old, removedKeys(old, old.runsByStep(), app, "bg_sys"), app, "bg_sys", "bg-sys/native/bg.c"); d != "" || why == "" {
 		t.Fatalf("without hashes: baseline %q, want none (two configurations disagree): %s", d, why)
 	}
 }
