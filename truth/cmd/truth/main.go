@@ -29,10 +29,17 @@ func main() {
 	verbose := flag.Bool("v", false, "log each shape's progress on stderr")
 	cover := flag.Bool("coverage", false, "add the Cargo-coverage set: shapes ar-append and so-leftover, the other-tree edit in every shape")
 	layout := flag.String("layout", "legacy", "Cargo's build-dir layout: legacy (cargo 1.95's default) or new (-Zbuild-dir-new-layout)")
+	corpus := flag.String("corpus", "sequences", "sequences (Cargo shapes through edit sequences) or events (every build system, each edit from a fresh state, scored by reason)")
+	projects := flag.String("projects", "", "events: comma-separated project names (default: all)")
+	pairs := flag.Int("pairs", 40, "events: seeded pairs of edits per project")
+	repeat := flag.Int("repeat", 1, "events: runs of the single edits per project")
 	flag.Parse()
 	if *list {
 		for _, s := range truth.Shapes() {
 			fmt.Printf("%-20s %s\n", s.Name, s.Why)
+		}
+		for _, p := range truth.Projects() {
+			fmt.Printf("%-20s (events, %s) %s\n", p.Name, p.System, p.Why)
 		}
 		return
 	}
@@ -46,6 +53,10 @@ func main() {
 	if *layout != "legacy" && *layout != "new" {
 		fmt.Fprintln(os.Stderr, "truth: --layout is legacy or new")
 		os.Exit(2)
+	}
+	if *corpus == "events" {
+		runEvents(*work, *bin, *projects, *seed, *quick, *pairs, *repeat, *jobs, *verbose, *details)
+		return
 	}
 	set := "core corpus"
 	if *cover {
@@ -80,6 +91,38 @@ func main() {
 	}
 	t := res.Table()
 	if all := t[len(t)-1]; all.FalseErrors > 0 || all.Missed > 0 || all.CargoAgree != all.Cargo || all.WhichWrong > 0 || len(res.ScopeDisagreed) > 0 || len(res.CacheDisagreed) > 0 {
+		os.Exit(1)
+	}
+}
+
+func runEvents(work, bin, projects string, seed uint64, quick bool, pairs, repeat, jobs int, verbose bool, details string) {
+	fmt.Printf("truth events: seed %d (rerun with --corpus events --seed %d)\n", seed, seed)
+	o := truth.EventOptions{Work: work, Stalecheck: bin, Seed: seed, Quick: quick, Pairs: pairs, Repeat: repeat, Jobs: jobs}
+	if projects != "" {
+		o.Projects = strings.Split(projects, ",")
+	}
+	if verbose {
+		o.Log = os.Stderr
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	res, err := truth.RunEvents(ctx, o)
+	if res != nil {
+		res.Write(os.Stdout)
+		if details != "" {
+			if f, ferr := os.Create(details); ferr == nil {
+				n := res.WriteWrong(f)
+				f.Close()
+				fmt.Printf("%d wrong judgement(s) written to %s\n", n, details)
+			}
+		}
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "truth:", err)
+		os.Exit(2)
+	}
+	t := res.Table()
+	if t[len(t)-1].Wrong() > 0 {
 		os.Exit(1)
 	}
 }

@@ -1,0 +1,504 @@
+package truth
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// The event corpus (this file and events.go) is generated from axes, not listed by hand:
+//
+//   - build system: Make (with and without depfiles), a hand-written Ninja file, CMake + Ninja,
+//     Meson + Ninja, Go cgo, a Cargo build script with the cc crate, and the chains that cross systems
+//     (a Make program and a Go program linking a Cargo staticlib);
+//   - input kind: a C source, a header through -I, a header reached through a macro #include, a
+//     configure_file template, the build description itself, a Rust source, a file in a git-ignored folder;
+//   - edit: content with a newer mtime, content with an older mtime (cp -p, a restored cache), a
+//     comment-only change, a touch, a new header that shadows one in an earlier -I folder, a source removed
+//     from the library, a configuration toggle, an edit of the build description, a file in an ignored
+//     folder, and seeded pairs of these.
+//
+// Every project shares one C library (src/a.c and src/b.c, headers under include/, a template
+// config.h.in) whose tokens TRUTHV_<knob>_<n> reach what the program prints, so every content edit
+// changes the program's output and a comment-only edit changes nothing the compiler keeps.
+
+// A Project is one generated build of the event corpus.
+type Project struct {
+	Name   string // system, and the variant of its description
+	System string // make, ninja, cmake, meson, go, cargo, make+cargo, go+cargo
+	Why    string
+	Files  map[string]string
+	// Build returns the user's build: shell lines run in the workspace one after the other. fast selects
+	// the configuration toggle; first is the first build of a fresh checkout (configure steps).
+	Build func(fast, first bool) []string
+	// Env is the environment of the build and of stalecheck (the user's shell) for a configuration.
+	Env func(fast bool) []string
+	// Roots are the programs (workspace-relative) whose output is judged.
+	Roots  []string
+	Inputs []Input
+	Needs  []string
+	// Cargo lists the Cargo workspaces (workspace-relative folders) whose registry units the from-scratch
+	// builds may reuse.
+	Cargo []string
+	// Toggle: whether the project has a configuration toggle (feature, option, variable).
+	Toggle bool
+	// Archive: the static library the project's own build writes (workspace-relative), for the
+	// removed-source edit; "" when its build owns no archive of the sources.
+	Archive string
+	// Rename returns the build description's files after src/a.c was renamed src/a2.c (the removed-source
+	// edit); nil when the shape has no list of sources to edit.
+	Rename func(files map[string]string) map[string]string
+	// Description is the build description a user edits (Makefile, CMakeLists.txt, …), and DescEdit the
+	// edit of it: a definition that reaches the program.
+	Description string
+	DescEdit    func(old string) string
+	// Shadow is the -I folder searched before include/ (empty in the checkout).
+	Shadow string
+	// Ignored is a git-ignored folder inside the project.
+	Ignored string
+	// CheckDir is the folder (workspace-relative) the user runs stalecheck in ("" for the workspace).
+	CheckDir string
+}
+
+// An Input is one file an edit may change. Its token TRUTHV_<Knob>_<n> (or TRUTHC_<Knob>_<n> in a comment)
+// marks its version.
+type Input struct {
+	Knob string
+	Kind string // c-source, header, macro-header, template, rust
+	File string
+	// Derived: files made from this one (workspace-relative): an error naming one of them is right by
+	// reason too.
+	Derived []string
+}
+
+const libA = `#include "lib.h"
+#include LIB_IMPL
+#include "config.h"
+/* TRUTHC_note_0 */
+const char *lib_tag(void) {
+    return "TRUTHV_a_0|" LIB_HDR "|" IMPL_TAG "|" CONF_TAG
+#ifdef FAST
+        "+fast"
+#endif
+#ifdef TRUTH_DESC
+        "+desc"
+#endif
+        ;
+}
+`
+
+const libB = "const char *lib_b(void) { return \"TRUTHV_b_0\"; }\n"
+
+const libH = `#ifndef LIB_H
+#define LIB_H
+#define LIB_HDR "TRUTHV_h_0"
+#define LIB_IMPL "impl.h"
+#endif
+`
+
+const implH = "#define IMPL_TAG \"TRUTHV_m_0\"\n"
+
+const configIn = "#define CONF_TAG \"@CONF_PREFIX@TRUTHV_t_0\"\n"
+
+const cMain = `#include <stdio.h>
+const char *lib_tag(void);
+const char *lib_b(void);
+int main(void) { printf("lib=%s\nb=%s\n", lib_tag(), lib_b()); return 0; }
+`
+
+// cLibFiles: the shared C library, under dir ("" for the project root).
+func cLibFiles(dir string) map[string]string {
+	p := func(s string) string {
+		if dir == "" {
+			return s
+		}
+		return dir + "/" + s
+	}
+	return map[string]string{
+		p("src/a.c"): libA, p("src/b.c"): libB, p("include/lib.h"): libH, p("include/impl.h"): implH,
+		p("config.h.in"): configIn, p("override/README"): "headers here come before include/\n",
+	}
+}
+
+func cLibInputs(dir string, template bool, derivedConfig string) []Input {
+	p := func(s string) string {
+		if dir == "" {
+			return s
+		}
+		return dir + "/" + s
+	}
+	in := []Input{
+		{Knob: "a", Kind: "c-source", File: p("src/a.c")},
+		{Knob: "h", Kind: "header", File: p("include/lib.h")},
+		{Knob: "m", Kind: "macro-header", File: p("include/impl.h")},
+		{Knob: "b", Kind: "c-source", File: p("src/b.c")},
+	}
+	if template {
+		t := Input{Knob: "t", Kind: "template", File: p("config.h.in")}
+		if derivedConfig != "" {
+			t.Derived = []string{derivedConfig}
+		}
+		in = append(in, t)
+	}
+	return in
+}
+
+func sh(lines ...string) []string { return lines }
+
+func fastIf(fast bool, yes, no string) string {
+	if fast {
+		return yes
+	}
+	return no
+}
+
+func makeProject(depfiles bool) Project {
+	name, why := "make", "a Makefile with gcc depfiles (-MMD -MP), ar crs into an archive it keeps"
+	dep, inc := "DEPFLAGS := -MMD -MP\n", "-include $(OBJS:.o=.d) src/main.d\n"
+	if !depfiles {
+		name, why = "make-nodep", "a Makefile whose objects name only their .c file (no depfiles): headers are not prerequisites"
+		dep, inc = "DEPFLAGS :=\n", ""
+	}
+	mk := `CPPFLAGS := -Ioverride -Iinclude -I.
+ifdef FAST
+CPPFLAGS += -DFAST
+endif
+SRCS := src/a.c src/b.c
+OBJS := $(SRCS:.c=.o)
+` + dep + `app: src/main.o libtruth.a
+	$(CC) -o $@ src/main.o -L. -ltruth
+libtruth.a: $(OBJS)
+	ar crs $@ $^
+%.o: %.c
+	$(CC) $(DEPFLAGS) $(CPPFLAGS) -O1 -c $< -o $@
+$(OBJS): | config.h
+config.h: config.h.in
+	sed 's/@CONF_PREFIX@//' config.h.in > $@
+` + inc // after the first rule: an included depfile's target must not become the default goal
+	files := merge(cLibFiles(""), map[string]string{"Makefile": mk, "src/main.c": cMain,
+		".gitignore": "*.o\n*.d\n*.a\napp\nconfig.h\nscratch/\n"})
+	return Project{Name: name, System: "make", Why: why, Files: files,
+		Build: func(fast, first bool) []string { return sh("make -s" + fastIf(fast, " FAST=1", "")) },
+		Roots: []string{"app"}, Inputs: cLibInputs("", true, "config.h"), Needs: []string{"make", "cc", "ar"},
+		Toggle: true, Archive: "libtruth.a", Shadow: "override", Ignored: "scratch",
+		Rename: func(f map[string]string) map[string]string {
+			return map[string]string{"Makefile": strings.Replace(f["Makefile"], "src/a.c", "src/a2.c", 1)}
+		},
+		Description: "Makefile", DescEdit: func(s string) string {
+			return strings.Replace(s, "CPPFLAGS := -Ioverride", "CPPFLAGS := -DTRUTH_DESC -Ioverride", 1)
+		}}
+}
+
+func ninjaProject() Project {
+	nj := `cflags = -O1 -Ioverride -Iinclude -Ibuild
+rule cc
+  command = cc -MMD -MF $out.d $cflags -c $in -o $out
+  depfile = $out.d
+  deps = gcc
+rule ar
+  command = ar crs $out $in
+rule link
+  command = cc -o $out $in
+rule gen
+  command = sed 's/@CONF_PREFIX@//' $in > $out
+build build/config.h: gen config.h.in
+build build/a.o: cc src/a.c || build/config.h
+build build/b.o: cc src/b.c || build/config.h
+build build/main.o: cc src/main.c
+build build/libtruth.a: ar build/a.o build/b.o
+build build/app: link build/main.o build/libtruth.a
+default build/app
+`
+	files := merge(cLibFiles(""), map[string]string{"build.ninja": nj, "src/main.c": cMain,
+		".gitignore": "build/\n.ninja_*\nscratch/\n"})
+	return Project{Name: "ninja", System: "ninja", Why: "a hand-written build.ninja: depfiles (deps = gcc), ar crs into an archive it keeps",
+		Files: files, Build: func(fast, first bool) []string { return sh("ninja -v") },
+		Roots: []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"ninja", "cc", "ar"},
+		Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
+		Rename: func(f map[string]string) map[string]string {
+			s := strings.Replace(f["build.ninja"], "build build/a.o: cc src/a.c", "build build/a2.o: cc src/a2.c", 1)
+			return map[string]string{"build.ninja": strings.Replace(s, "ar build/a.o", "ar build/a2.o", 1)}
+		},
+		Description: "build.ninja", DescEdit: func(s string) string {
+			return strings.Replace(s, "cflags = -O1", "cflags = -O1 -DTRUTH_DESC", 1)
+		}}
+}
+
+func cmakeProject() Project {
+	cm := `cmake_minimum_required(VERSION 3.10)
+project(truth C)
+option(FAST "fast variant" OFF)
+configure_file(config.h.in config.h @ONLY)
+set(CONF_PREFIX "")
+add_library(truth STATIC src/a.c src/b.c)
+target_include_directories(truth PRIVATE override include ${CMAKE_CURRENT_BINARY_DIR})
+if(FAST)
+  target_compile_definitions(truth PRIVATE FAST)
+endif()
+add_executable(app src/main.c)
+target_link_libraries(app truth)
+`
+	files := merge(cLibFiles(""), map[string]string{"CMakeLists.txt": cm, "src/main.c": cMain,
+		".gitignore": "build/\nscratch/\n"})
+	return Project{Name: "cmake-ninja", System: "cmake", Why: "CMake with the Ninja generator: configure_file, an option, a static library",
+		Files: files,
+		Build: func(fast, first bool) []string {
+			return sh("cmake -S . -B build -G Ninja -DFAST="+fastIf(fast, "ON", "OFF")+" >/dev/null", "cmake --build build")
+		},
+		Roots: []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"cmake", "ninja", "cc"},
+		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
+		Rename: func(f map[string]string) map[string]string {
+			return map[string]string{"CMakeLists.txt": strings.Replace(f["CMakeLists.txt"], "src/a.c", "src/a2.c", 1)}
+		},
+		Description: "CMakeLists.txt", DescEdit: func(s string) string {
+			return strings.Replace(s, "add_executable(app", "target_compile_definitions(truth PRIVATE TRUTH_DESC)\nadd_executable(app", 1)
+		}}
+}
+
+func mesonProject() Project {
+	mb := `project('truth', 'c')
+conf = configuration_data()
+conf.set('CONF_PREFIX', '')
+configure_file(input: 'config.h.in', output: 'config.h', configuration: conf)
+args = get_option('fast') ? ['-DFAST'] : []
+lib = static_library('truth', 'src/a.c', 'src/b.c', include_directories: include_directories('override', 'include'), c_args: args)
+executable('app', 'src/main.c', link_with: lib)
+`
+	files := merge(cLibFiles(""), map[string]string{"meson.build": mb, "meson_options.txt": "option('fast', type: 'boolean', value: false)\n",
+		"src/main.c": cMain, ".gitignore": "build/\nscratch/\n"})
+	return Project{Name: "meson-ninja", System: "meson", Why: "Meson with Ninja: configure_file, an option, a static library",
+		Files: files,
+		Build: func(fast, first bool) []string {
+			if first {
+				return sh("meson setup build -Dfast="+fastIf(fast, "true", "false")+" >/dev/null", "ninja -C build")
+			}
+			return sh("meson configure build -Dfast="+fastIf(fast, "true", "false"), "ninja -C build")
+		},
+		Roots: []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"meson", "ninja", "cc"},
+		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
+		Rename: func(f map[string]string) map[string]string {
+			return map[string]string{"meson.build": strings.Replace(f["meson.build"], "src/a.c", "src/a2.c", 1)}
+		},
+		Description: "meson.build", DescEdit: func(s string) string {
+			return strings.Replace(s, "c_args: args)", "c_args: args + ['-DTRUTH_DESC'])", 1)
+		}}
+}
+
+// goEnv: the Go toolchain's environment for the corpus: its own build cache (GOCACHE, set by the engine),
+// no toolchain download, CGO_CFLAGS as the configuration.
+func goEnv(fast bool) []string {
+	return []string{"CGO_ENABLED=1", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod", "CGO_CFLAGS=-O2 -g" + fastIf(fast, " -DFAST", "")}
+}
+
+func goProject() Project {
+	main := "package main\n\n/*\n#cgo CFLAGS: -I${SRCDIR}/override -I${SRCDIR}/include\n#include \"csrc/a.c\"\n#include \"csrc/b.c\"\n*/\nimport \"C\"\nimport \"fmt\"\n\nfunc main() { fmt.Printf(\"lib=%s\\nb=%s\\n\", C.GoString(C.lib_tag()), C.GoString(C.lib_b())) }\n"
+	files := map[string]string{"go.mod": "module truthgo\n\ngo 1.22\n", "main.go": main,
+		"csrc/a.c": "#include \"config.h\"\n" + strings.Replace(libA, "#include \"config.h\"\n", "", 1), "csrc/b.c": libB,
+		"include/lib.h": libH, "include/impl.h": implH, "include/config.h": strings.ReplaceAll(configIn, "@CONF_PREFIX@", ""),
+		"override/README": "headers here come before include/\n", ".gitignore": "app\nscratch/\n"}
+	in := []Input{
+		{Knob: "a", Kind: "c-source", File: "csrc/a.c"}, {Knob: "h", Kind: "header", File: "include/lib.h"},
+		{Knob: "m", Kind: "macro-header", File: "include/impl.h"}, {Knob: "b", Kind: "c-source", File: "csrc/b.c"},
+		{Knob: "t", Kind: "header", File: "include/config.h"},
+	}
+	return Project{Name: "go-cgo", System: "go", Why: "a Go program whose cgo preamble includes C files of a subfolder and headers through -I",
+		Files: files, Build: func(fast, first bool) []string { return sh("go build -o app .") }, Env: goEnv,
+		Roots: []string{"app"}, Inputs: in, Needs: []string{"go", "cc"}, Toggle: true, Shadow: "override", Ignored: "scratch",
+		Description: "main.go", DescEdit: func(s string) string {
+			return strings.Replace(s, "#cgo CFLAGS:", "#cgo CFLAGS: -DTRUTH_DESC", 1)
+		}}
+}
+
+// cargoCrate: a Cargo package (in dir) whose build script compiles the C library with the cc crate and
+// generates config.h from the template into OUT_DIR; it declares build.rs, the template and src/a.c, not
+// the headers nor src/b.c. kind is "bin" (package app) or "staticlib" (package truthrs, for the chains).
+func cargoCrate(dir, kind string) (map[string]string, []Input) {
+	pkg, target := "app", ""
+	if kind == "staticlib" {
+		pkg, target = "truthrs", "[lib]\ncrate-type = [\"staticlib\"]\n"
+	}
+	files := map[string]string{}
+	for k, v := range cLibFiles("") {
+		files[dir+"/"+k] = v
+	}
+	files[dir+"/Cargo.toml"] = "[package]\nname = \"" + pkg + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" + target +
+		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
+	files[dir+"/.cargo/config.toml"] = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+	files[dir+"/build.rs"] = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=config.h.in");
+    println!("cargo:rerun-if-changed=src/a.c");
+    let out = std::env::var("OUT_DIR").unwrap();
+    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
+    std::fs::write(format!("{}/config.h", out), t).unwrap();
+    let mut b = cc::Build::new();
+    b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
+    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); }
+    b.compile("truthc");
+}
+`
+	rs := `use std::ffi::CStr;
+use std::os::raw::c_char;
+extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
+pub const RS: &[u8] = b"TRUTHV_rs_0\0";
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+`
+	in := cLibInputs(dir, true, "")
+	if kind == "bin" {
+		files[dir+"/src/main.rs"] = rs + "fn main() { println!(\"lib={}\\nb={}\\nrs={}\", s(unsafe { lib_tag() }), s(unsafe { lib_b() }), String::from_utf8_lossy(&RS[..RS.len() - 1])); }\n"
+		in = append(in, Input{Knob: "rs", Kind: "rust", File: dir + "/src/main.rs"})
+	} else {
+		files[dir+"/src/lib.rs"] = rs + `#[no_mangle] pub extern "C" fn rs_tag() -> *const c_char { RS.as_ptr() as *const c_char }
+#[no_mangle] pub extern "C" fn rs_lib_tag() -> *const c_char { unsafe { lib_tag() } }
+#[no_mangle] pub extern "C" fn rs_lib_b() -> *const c_char { unsafe { lib_b() } }
+pub fn tags() -> String { format!("{}|{}", s(unsafe { lib_tag() }), s(unsafe { lib_b() })) }
+`
+		in = append(in, Input{Knob: "rs", Kind: "rust", File: dir + "/src/lib.rs"})
+	}
+	return files, in
+}
+
+func cargoProject() Project {
+	files, in := cargoCrate("rs", "bin")
+	files[".gitignore"] = "target/\nrs/scratch/\n"
+	return Project{Name: "cargo-cc", System: "cargo", Why: "a Cargo build script with the cc crate: declares build.rs, the template and src/a.c, not the headers",
+		Files: files, Build: func(fast, first bool) []string {
+			return sh("cd rs && cargo build" + fastIf(fast, " --features fast", ""))
+		},
+		Roots: []string{"rs/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"rs"},
+		Toggle: true, Shadow: "rs/override", Ignored: "rs/scratch", CheckDir: "rs",
+		Rename: func(f map[string]string) map[string]string {
+			s := strings.Replace(f["rs/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
+			return map[string]string{"rs/build.rs": strings.Replace(s, "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
+		},
+		Description: "rs/build.rs", DescEdit: func(s string) string {
+			return strings.Replace(s, "    b.compile(", "    b.define(\"TRUTH_DESC\", None);\n    b.compile(", 1)
+		}}
+}
+
+const chainMain = `#include <stdio.h>
+const char *rs_tag(void);
+const char *rs_lib_tag(void);
+const char *rs_lib_b(void);
+int main(void) { printf("lib=%s\nb=%s\nrs=%s\n", rs_lib_tag(), rs_lib_b(), rs_tag()); return 0; }
+`
+
+// chainProject: a Cargo staticlib (rs/, release) linked by a Make program (cprog/) or a Go program
+// (gprog/); the user's build is cargo's, then the program's.
+func chainProject(program string) Project {
+	files, in := cargoCrate("rs", "staticlib")
+	lib := "rs/target/release/libtruthrs.a"
+	for i := range in {
+		in[i].Derived = []string{lib}
+	}
+	p := Project{Inputs: in, Cargo: []string{"rs"}, Toggle: true, Shadow: "rs/override", Ignored: "scratch"}
+	cargo := func(fast bool) string {
+		return "(cd rs && cargo build --release" + fastIf(fast, " --features fast", "") + ")"
+	}
+	switch program {
+	case "make":
+		files["cprog/Makefile"] = "app: main.o ../" + lib + "\n\t$(CC) -o $@ main.o ../" + lib + " -lpthread -ldl -lm\n"
+		files["cprog/main.c"] = chainMain
+		files[".gitignore"] = "target/\ncprog/app\ncprog/*.o\nscratch/\n"
+		p.Name, p.System, p.Why = "make-links-staticlib", "make+cargo", "a Make program linking a Cargo staticlib (release) by its path"
+		p.Build = func(fast, first bool) []string { return sh(cargo(fast), "make -s -C cprog") }
+		p.Roots = []string{"cprog/app"}
+		p.Needs = []string{"cargo", "make", "cc", "ar"}
+	case "go":
+		files["gprog/go.mod"] = "module truthchain\n\ngo 1.22\n"
+		files["gprog/main.go"] = "package main\n\n/*\n#cgo LDFLAGS: ${SRCDIR}/../" + lib + " -lpthread -ldl -lm\nconst char *rs_tag(void);\nconst char *rs_lib_tag(void);\nconst char *rs_lib_b(void);\n*/\nimport \"C\"\nimport \"fmt\"\n\nfunc main() {\n\tfmt.Printf(\"lib=%s\\nb=%s\\nrs=%s\\n\", C.GoString(C.rs_lib_tag()), C.GoString(C.rs_lib_b()), C.GoString(C.rs_tag()))\n}\n"
+		files[".gitignore"] = "target/\ngprog/app\nscratch/\n"
+		p.Name, p.System, p.Why = "go-links-staticlib", "go+cargo", "a Go program linking a Cargo staticlib (release) through #cgo LDFLAGS"
+		p.Build = func(fast, first bool) []string { return sh(cargo(fast), "cd gprog && go build -o app .") }
+		p.Env = func(fast bool) []string { return goEnv(false) }
+		p.Roots = []string{"gprog/app"}
+		p.Needs = []string{"cargo", "go", "cc", "ar"}
+	}
+	p.Files = files
+	return p
+}
+
+// Projects is the event corpus, in a fixed order.
+func Projects() []Project {
+	return []Project{makeProject(true), makeProject(false), ninjaProject(), cmakeProject(), mesonProject(), goProject(),
+		cargoProject(), chainProject("make"), chainProject("go")}
+}
+
+// An Event is one edit (or a seeded pair of edits) applied to a project's known-fresh state.
+type Event struct {
+	Kind  string // the edit kind; a pair is "A+B"
+	Edits []EvEdit
+}
+
+// EvEdit is one change the user makes.
+type EvEdit struct {
+	Kind  string // content, content-older, comment, touch, shadow, remove-source, config, description, ignored
+	Input *Input // for the edits of one input
+	// Reason: the workspace-relative files an error must name to be right for this edit (nil: any error
+	// naming the stale program is right).
+	Reason []string
+}
+
+func (e EvEdit) label() string {
+	if e.Input != nil {
+		return e.Kind + " " + e.Input.Kind + " " + e.Input.File
+	}
+	return e.Kind
+}
+
+// SingleEdits lists every edit the axes give the project, in a fixed order.
+func (p Project) SingleEdits() []EvEdit {
+	var out []EvEdit
+	for i := range p.Inputs {
+		in := &p.Inputs[i]
+		reason := append([]string{in.File}, in.Derived...)
+		out = append(out, EvEdit{Kind: "content", Input: in, Reason: reason}, EvEdit{Kind: "content-older", Input: in, Reason: reason})
+		if in.Kind != "rust" && in.Kind != "template" {
+			out = append(out, EvEdit{Kind: "touch", Input: in})
+		}
+	}
+	for i := range p.Inputs {
+		if p.Inputs[i].Knob == "a" {
+			in := &p.Inputs[i]
+			out = append(out, EvEdit{Kind: "comment", Input: in})
+			if p.Rename != nil {
+				reason := []string{in.File}
+				if p.Archive != "" {
+					reason = append(reason, p.Archive)
+				}
+				out = append(out, EvEdit{Kind: "remove-source", Input: in, Reason: reason})
+			}
+		}
+		if p.Inputs[i].Kind == "header" && p.Shadow != "" && strings.HasSuffix(p.Inputs[i].File, "/lib.h") {
+			out = append(out, EvEdit{Kind: "shadow", Input: &p.Inputs[i], Reason: []string{p.Shadow + "/lib.h"}})
+		}
+	}
+	if p.Toggle {
+		out = append(out, EvEdit{Kind: "config"})
+	}
+	if p.Description != "" {
+		out = append(out, EvEdit{Kind: "description", Reason: []string{p.Description}})
+	}
+	if p.Ignored != "" {
+		out = append(out, EvEdit{Kind: "ignored"})
+	}
+	return out
+}
+
+// EditKinds lists the edit kinds of the corpus, sorted.
+func EditKinds() []string {
+	seen := map[string]bool{}
+	for _, p := range Projects() {
+		for _, e := range p.SingleEdits() {
+			seen[e.Kind] = true
+		}
+	}
+	var out []string
+	for k := range seen {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (p Project) String() string { return fmt.Sprintf("%s (%s)", p.Name, p.System) }

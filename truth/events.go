@@ -1,0 +1,686 @@
+package truth
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+)
+
+// The event engine judges every event from a known-fresh state, so that an earlier miss cannot mask a
+// later edit: each project is built once from nothing, checked once (stalecheck records its content
+// baselines then, as it does for a user who checks after building), and saved whole (the workspace with
+// its build folders, stalecheck's state, Go's build cache). Each event restores that saved state in
+// place (the same paths: CMake, Meson and Cargo record absolute ones), makes its edits, is judged
+// ("edited": what the user has before building), runs the user's build, and is judged again ("built").
+//
+// A judgement compares, for every program of the project, what the program on disk prints with what a
+// from-scratch build of the same sources and configuration prints (every content edit changes a printed
+// token; a comment-only edit or a touch changes nothing the compiler keeps), and scores stalecheck's
+// findings by reason: an error is right for an edit only when its subjects or evidence name a file the
+// edit changed (or a file made from it).
+
+// EventOptions select what an event run covers.
+type EventOptions struct {
+	Work       string
+	Stalecheck string
+	Projects   []string // names (default: all)
+	Seed       uint64
+	Quick      bool // one event per edit kind and project
+	Pairs      int  // seeded pairs of edits per project, after the single edits
+	Repeat     int  // runs of the single edits (each a separate event); 0 or 1: once
+	Jobs       int
+	Log        io.Writer
+}
+
+// Judgement is one program judged in one phase of one event.
+type Judgement struct {
+	Project, System, Kind, Event, Phase, Root string
+	Stale                                     bool
+	Outcome                                   string // see Outcomes
+	Findings                                  []string
+	BinaryOut, FreshOut                       string
+}
+
+// Outcomes, in table order. right: a stale program named by an error that names the edited file; other:
+// named by an error for another reason; cannot-tell: only warnings name it; missed: nothing does; crash:
+// stalecheck failed (exit status 2, no JSON); false-error: an error names a program that prints what a
+// fresh build prints; conservative: the same, before the build, for an edit the build system itself
+// rebuilds (a touch, a comment); noise: a warning new since the fresh state names a healthy program;
+// healthy: nothing named a healthy program.
+var Outcomes = []string{"right", "other", "cannot-tell", "missed", "crash", "false-error", "conservative", "noise", "healthy"}
+
+// EventResult is a whole event run.
+type EventResult struct {
+	Events     int
+	Judgements []Judgement
+	Skipped    []string
+	Elapsed    time.Duration
+	Seed       uint64
+}
+
+// RunEvents runs the event corpus.
+func RunEvents(ctx context.Context, o EventOptions) (*EventResult, error) {
+	start := time.Now()
+	if o.Log == nil {
+		o.Log = io.Discard
+	}
+	if o.Jobs < 1 {
+		o.Jobs = 1
+	}
+	if err := os.MkdirAll(o.Work, 0o755); err != nil {
+		return nil, err
+	}
+	work, err := filepath.EvalSymlinks(o.Work)
+	if err != nil {
+		return nil, err
+	}
+	want := map[string]bool{}
+	for _, n := range o.Projects {
+		want[n] = true
+	}
+	res := &EventResult{Seed: o.Seed}
+	var todo []Project
+	place := map[string]int{}
+	for i, p := range Projects() {
+		place[p.Name] = i
+		if len(want) > 0 && !want[p.Name] {
+			continue
+		}
+		if miss := missingNeeds(p.Needs); miss != "" {
+			res.Skipped = append(res.Skipped, p.Name+": "+miss+" not on PATH")
+			continue
+		}
+		todo = append(todo, p)
+	}
+	var mu sync.Mutex
+	var firstErr error
+	sem := make(chan struct{}, o.Jobs)
+	var wg sync.WaitGroup
+	for _, p := range todo {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func(p Project) {
+			defer wg.Done()
+			defer func() { <-sem }()
+			pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}}
+			pr.ws = filepath.Join(pr.root, "ws")
+			js, n, err := pr.run(ctx)
+			mu.Lock()
+			defer mu.Unlock()
+			res.Judgements = append(res.Judgements, js...)
+			res.Events += n
+			if err != nil {
+				res.Skipped = append(res.Skipped, p.Name+": "+err.Error())
+				if firstErr == nil {
+					firstErr = fmt.Errorf("project %s: %w", p.Name, err)
+				}
+			}
+		}(p)
+	}
+	wg.Wait()
+	sort.SliceStable(res.Judgements, func(i, j int) bool { return res.Judgements[i].Project < res.Judgements[j].Project })
+	res.Elapsed = time.Since(start)
+	return res, firstErr
+}
+
+func missingNeeds(needs []string) string {
+	for _, n := range needs {
+		if _, err := exec.LookPath(n); err != nil {
+			return n
+		}
+	}
+	return ""
+}
+
+type projectRun struct {
+	o        EventOptions
+	p        Project
+	idx      int
+	root, ws string
+	// fresh: tree digest and configuration → program → what a from-scratch build prints.
+	fresh map[string]map[string]string
+	// baseWarn: the warnings of the fresh state's check (rule and subjects): not noise when they stay.
+	baseWarn map[string]bool
+	js       []Judgement
+	events   int
+}
+
+func (pr *projectRun) logf(format string, a ...any) {
+	fmt.Fprintf(pr.o.Log, "[%s] "+format+"\n", append([]any{pr.p.Name}, a...)...)
+}
+
+func (pr *projectRun) env(fast bool, oracle string) []string {
+	var env []string
+	drop := map[string]bool{"RUSTFLAGS": true, "CFLAGS": true, "CPPFLAGS": true, "CARGO_TARGET_DIR": true, "CARGO_BUILD_TARGET_DIR": true,
+		"MAKEFLAGS": true, "MFLAGS": true, "CARGO_ENCODED_RUSTFLAGS": true, "GOFLAGS": true, "CGO_CFLAGS": true, "CGO_LDFLAGS": true,
+		"GOCACHE": true, "XDG_STATE_HOME": true, "STALECHECK_LEDGER": true, "CC": true}
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if !drop[k] {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "CARGO_NET_OFFLINE=true", "CARGO_TERM_COLOR=never", "CARGO_INCREMENTAL=0", "NO_COLOR=1",
+		"XDG_STATE_HOME="+filepath.Join(pr.root, "state"), "STALECHECK_LEDGER="+filepath.Join(pr.root, "runs.db"),
+		"GOCACHE="+filepath.Join(pr.root, "gocache"))
+	if oracle != "" {
+		env = append(env, "GOCACHE="+filepath.Join(pr.root, "gocache-oracle"))
+	}
+	if pr.p.Env != nil {
+		for _, kv := range pr.p.Env(fast) {
+			if oracle != "" && strings.HasPrefix(kv, "CGO_CFLAGS=") {
+				// Go's build cache keys a cgo package by the files of its own folder: a unique define makes
+				// the oracle compile the C it includes from elsewhere (and relink the libraries it links).
+				kv += " -DTRUTH_ORACLE_" + oracle
+			}
+			env = append(env, kv)
+		}
+	}
+	return env
+}
+
+func (pr *projectRun) run(ctx context.Context) ([]Judgement, int, error) {
+	start := time.Now()
+	if err := os.RemoveAll(pr.root); err != nil {
+		return nil, 0, err
+	}
+	for rel, content := range pr.p.Files {
+		if err := writeFile(filepath.Join(pr.ws, rel), content); err != nil {
+			return nil, 0, err
+		}
+	}
+	for _, c := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "main"}} {
+		if err := run(pr.ws, nil, "git", append([]string{"-c", "user.email=truth@stalecheck.invalid", "-c", "user.name=truth", "-c", "commit.gpgsign=false"}, c...)...); err != nil {
+			return nil, 0, err
+		}
+	}
+	if err := pr.build(ctx, pr.ws, false, true, ""); err != nil {
+		return nil, 0, fmt.Errorf("the first build: %w", err)
+	}
+	// The registry units of each Cargo workspace, for the from-scratch builds.
+	for _, c := range pr.p.Cargo {
+		snap := filepath.Join(pr.root, "registry-units", c)
+		if err := os.MkdirAll(filepath.Dir(snap), 0o755); err != nil {
+			return nil, 0, err
+		}
+		if err := run("", nil, "cp", "-a", filepath.Join(pr.ws, c, "target"), snap); err != nil {
+			return nil, 0, err
+		}
+		if err := stripWorkspaceUnits(snap, filepath.Join(pr.ws, c)); err != nil {
+			return nil, 0, err
+		}
+	}
+	// The fresh state, judged: no error, and its warnings are the baseline of noise.
+	base := Event{Kind: "clean-build"}
+	ans := pr.check(ctx, false)
+	pr.baseWarn = map[string]bool{}
+	for _, w := range ans.warnings {
+		pr.baseWarn[w.key] = true
+	}
+	if err := pr.judge(ctx, base, "built", false, ans); err != nil {
+		return pr.js, 0, err
+	}
+	pr.events++
+	snap := filepath.Join(pr.root, "saved")
+	if err := os.MkdirAll(snap, 0o755); err != nil {
+		return pr.js, pr.events, err
+	}
+	for _, d := range []string{"ws", "state", "gocache"} {
+		if _, err := os.Stat(filepath.Join(pr.root, d)); err == nil {
+			if err := run("", nil, "cp", "-a", filepath.Join(pr.root, d), filepath.Join(snap, d)); err != nil {
+				return pr.js, pr.events, err
+			}
+		}
+	}
+	events := pr.events_()
+	pr.logf("%d events", len(events))
+	for _, ev := range events {
+		if err := ctx.Err(); err != nil {
+			return pr.js, pr.events, err
+		}
+		if err := pr.restore(snap); err != nil {
+			return pr.js, pr.events, err
+		}
+		if err := pr.event(ctx, ev); err != nil {
+			return pr.js, pr.events, fmt.Errorf("event %s: %w", ev.Kind, err)
+		}
+		pr.events++
+	}
+	pr.logf("%d events, %d judgements in %s", pr.events, len(pr.js), time.Since(start).Round(time.Second))
+	return pr.js, pr.events, nil
+}
+
+// events_ lists the project's events: every single edit (in quick mode one of each kind), then seeded
+// pairs of edits of distinct inputs.
+func (pr *projectRun) events_() []Event {
+	singles := pr.p.SingleEdits()
+	var out []Event
+	seen := map[string]bool{}
+	for _, e := range singles {
+		if pr.o.Quick && seen[e.Kind] {
+			continue
+		}
+		seen[e.Kind] = true
+		out = append(out, Event{Kind: e.Kind, Edits: []EvEdit{e}})
+	}
+	if pr.o.Quick {
+		return out
+	}
+	for i := 1; i < pr.o.Repeat; i++ {
+		for _, e := range singles {
+			out = append(out, Event{Kind: e.Kind, Edits: []EvEdit{e}})
+		}
+	}
+	rng := rand.New(rand.NewPCG(pr.o.Seed, uint64(pr.idx)+1))
+	for n, tries := 0, 0; n < pr.o.Pairs && tries < 100*pr.o.Pairs; tries++ {
+		a, b := singles[rng.IntN(len(singles))], singles[rng.IntN(len(singles))]
+		if a.Input != nil && b.Input != nil && a.Input.File == b.Input.File || a.Kind == b.Kind && a.Input == nil ||
+			a.Kind == "remove-source" || b.Kind == "remove-source" {
+			continue
+		}
+		out = append(out, Event{Kind: "pair", Edits: []EvEdit{a, b}})
+		n++
+	}
+	return out
+}
+
+func (pr *projectRun) restore(snap string) error {
+	for _, d := range []string{"ws", "state", "gocache"} {
+		if err := os.RemoveAll(filepath.Join(pr.root, d)); err != nil {
+			return err
+		}
+		if _, err := os.Stat(filepath.Join(snap, d)); err == nil {
+			if err := run("", nil, "cp", "-a", filepath.Join(snap, d), filepath.Join(pr.root, d)); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// event applies the event's edits to the restored fresh state, judges it, builds and judges again.
+func (pr *projectRun) event(ctx context.Context, ev Event) error {
+	fast, content := false, false
+	for _, e := range ev.Edits {
+		if e.Kind == "config" {
+			fast = true
+			continue
+		}
+		content = true
+		if err := pr.apply(e); err != nil {
+			return fmt.Errorf("%s: %w", e.label(), err)
+		}
+	}
+	if content {
+		if err := pr.judge(ctx, ev, "edited", false, pr.check(ctx, false)); err != nil {
+			return err
+		}
+	}
+	if err := pr.build(ctx, pr.ws, fast, false, ""); err != nil {
+		return err
+	}
+	return pr.judge(ctx, ev, "built", fast, pr.check(ctx, fast))
+}
+
+func bump(b []byte, knob string, n int, prefix string) ([]byte, int) {
+	re := regexp.MustCompile(prefix + regexp.QuoteMeta(knob) + `_[0-9]+`)
+	c := 0
+	out := re.ReplaceAllFunc(b, func([]byte) []byte { c++; return []byte(fmt.Sprintf("%s%s_%d", prefix, knob, n)) })
+	return out, c
+}
+
+func (pr *projectRun) apply(e EvEdit) error {
+	var p string
+	if e.Input != nil {
+		p = filepath.Join(pr.ws, e.Input.File)
+	}
+	switch e.Kind {
+	case "content", "content-older":
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		st, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		nw, n := bump(old, e.Input.Knob, 1, "TRUTHV_")
+		if n == 0 {
+			return fmt.Errorf("no token of knob %s in %s", e.Input.Knob, e.Input.File)
+		}
+		if err := writeNewer(p, nw); err != nil {
+			return err
+		}
+		if e.Kind == "content-older" { // cp -p, a restored cache: new content with the old mtime
+			return os.Chtimes(p, st.ModTime(), st.ModTime())
+		}
+	case "comment":
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		nw, n := bump(old, "note", 1, "TRUTHC_")
+		if n == 0 {
+			return fmt.Errorf("no comment token in %s", e.Input.File)
+		}
+		return writeNewer(p, nw)
+	case "touch":
+		time.Sleep(15 * time.Millisecond)
+		now := time.Now()
+		return os.Chtimes(p, now, now)
+	case "shadow":
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		nw, _ := bump(old, e.Input.Knob, 7, "TRUTHV_")
+		return writeNewer(filepath.Join(pr.ws, pr.p.Shadow, filepath.Base(p)), nw)
+	case "remove-source":
+		old, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		nw, _ := bump(old, e.Input.Knob, 3, "TRUTHV_")
+		if err := os.Remove(p); err != nil {
+			return err
+		}
+		if err := writeNewer(strings.TrimSuffix(p, ".c")+"2.c", nw); err != nil {
+			return err
+		}
+		cur := map[string]string{}
+		for rel := range pr.p.Files {
+			if b, err := os.ReadFile(filepath.Join(pr.ws, rel)); err == nil {
+				cur[rel] = string(b)
+			}
+		}
+		for rel, content := range pr.p.Rename(cur) {
+			if err := writeNewer(filepath.Join(pr.ws, rel), []byte(content)); err != nil {
+				return err
+			}
+		}
+	case "description":
+		q := filepath.Join(pr.ws, pr.p.Description)
+		old, err := os.ReadFile(q)
+		if err != nil {
+			return err
+		}
+		nw := pr.p.DescEdit(string(old))
+		if nw == string(old) {
+			return fmt.Errorf("the description edit changed nothing in %s", pr.p.Description)
+		}
+		return writeNewer(q, []byte(nw))
+	case "ignored":
+		d := filepath.Join(pr.ws, pr.p.Ignored)
+		if err := os.MkdirAll(d, 0o755); err != nil {
+			return err
+		}
+		if err := writeNewer(filepath.Join(d, "notes.c"), []byte("int truth_scratch = 1;\n")); err != nil {
+			return err
+		}
+		return writeNewer(filepath.Join(d, "lib.h"), []byte("#define LIB_HDR \"scratch\"\n"))
+	default:
+		return fmt.Errorf("unknown edit kind %q", e.Kind)
+	}
+	return nil
+}
+
+// build runs the user's build lines in dir.
+func (pr *projectRun) build(ctx context.Context, dir string, fast, first bool, oracle string) error {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
+	defer cancel()
+	for _, line := range pr.p.Build(fast, first) {
+		cmd := exec.CommandContext(ctx, "sh", "-c", line)
+		cmd.Dir = dir
+		cmd.Env = pr.env(fast, oracle)
+		if out, err := cmd.CombinedOutput(); err != nil {
+			if ctx.Err() != nil {
+				return ctx.Err()
+			}
+			return fmt.Errorf("%s: %v\n%s", line, err, tail(string(out), 3000))
+		}
+	}
+	return nil
+}
+
+// freshOutputs builds the current sources from nothing (with the registry units of the first build)
+// and returns what each program prints.
+func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]string, error) {
+	files, err := pr.sourceList()
+	if err != nil {
+		return nil, err
+	}
+	h := sha256.New()
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(pr.ws, rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, err
+		}
+		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
+		h.Write(b)
+	}
+	dg := hex.EncodeToString(h.Sum(nil))
+	key := fmt.Sprintf("%s|fast=%v", dg, fast)
+	if out, ok := pr.fresh[key]; ok {
+		return out, nil
+	}
+	dir := filepath.Join(pr.root, "fresh", "ws")
+	os.RemoveAll(filepath.Dir(dir))
+	for _, rel := range files {
+		b, err := os.ReadFile(filepath.Join(pr.ws, rel))
+		if err != nil {
+			if os.IsNotExist(err) {
+				continue
+			}
+			return nil, err
+		}
+		if err := writeFile(filepath.Join(dir, rel), string(b)); err != nil {
+			return nil, err
+		}
+	}
+	for _, c := range pr.p.Cargo {
+		if err := run("", nil, "cp", "-a", filepath.Join(pr.root, "registry-units", c), filepath.Join(dir, c, "target")); err != nil {
+			return nil, err
+		}
+	}
+	if err := pr.build(ctx, dir, fast, true, dg[:16]); err != nil {
+		return nil, fmt.Errorf("from-scratch build: %w", err)
+	}
+	out := map[string]string{}
+	for _, r := range pr.p.Roots {
+		out[r] = runBinary(ctx, filepath.Join(dir, r))
+	}
+	os.RemoveAll(filepath.Dir(dir))
+	pr.fresh[key] = out
+	return out, nil
+}
+
+// sourceList: the project's sources, as git sees them (tracked, and untracked files git does not ignore).
+func (pr *projectRun) sourceList() ([]string, error) { return sourceFiles(pr.ws) }
+
+type finding struct {
+	Rule     string   `json:"rule"`
+	Severity string   `json:"severity"`
+	Message  string   `json:"message"`
+	Subjects []string `json:"subjects"`
+	Roots    []string `json:"roots"`
+	Evidence []struct {
+		Kind string `json:"kind"`
+		Path string `json:"path"`
+	} `json:"evidence"`
+}
+
+type warning struct {
+	key   string
+	roots []string
+}
+
+// evAnswer is stalecheck's answer on a state.
+type evAnswer struct {
+	crash    string
+	findings []finding
+	warnings []warning
+}
+
+// check runs `stalecheck check --format json` in the workspace, in the user's environment.
+func (pr *projectRun) check(ctx context.Context, fast bool) evAnswer {
+	cmd := exec.CommandContext(ctx, pr.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+	cmd.Dir = filepath.Join(pr.ws, pr.p.CheckDir)
+	cmd.Env = pr.env(fast, "")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	var a evAnswer
+	var c struct {
+		Findings []finding `json:"findings"`
+	}
+	if err != nil || json.Unmarshal(out, &c) != nil {
+		var ee *exec.ExitError
+		code := -1
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		a.crash = fmt.Sprintf("stalecheck check: exit %d (%v): %s", code, err, tail(stderr.String(), 600))
+		return a
+	}
+	a.findings = c.Findings
+	for _, f := range c.Findings {
+		if f.Severity == "warning" {
+			subj := append([]string(nil), f.Subjects...)
+			sort.Strings(subj)
+			a.warnings = append(a.warnings, warning{key: f.Rule + " " + strings.Join(subj, " "), roots: f.Roots})
+		}
+	}
+	return a
+}
+
+// names reports whether a finding's subjects or evidence name one of the files (absolute; an entry
+// "*/x" matches any path ending in /x).
+func (f finding) names(files []string) bool {
+	paths := append([]string(nil), f.Subjects...)
+	for _, e := range f.Evidence {
+		paths = append(paths, e.Path)
+	}
+	for _, p := range paths {
+		for _, want := range files {
+			if rest, ok := strings.CutPrefix(want, "*/"); ok && strings.HasSuffix(p, "/"+rest) || p == want {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (f finding) has(root string) bool {
+	for _, r := range f.Roots {
+		if r == root {
+			return true
+		}
+	}
+	return false
+}
+
+// staleRules are the rules whose findings claim that something built is old (in their warning form:
+// that it may be). Such a warning on a program that equals a fresh build, new since the fresh state, is
+// noise; the warnings about how the build is set up (duplicate copies, a disabled package scan, a missing
+// depfile) stay true of a healthy build.
+var staleRules = map[string]bool{"untracked-input-changed": true, "pending-rebuild": true, "binary-older-than-input": true,
+	"linked-copy-not-newest": true, "edited-copy-not-built": true, "built-in-other-tree": true, "untracked-env-changed": true,
+	"changed-with-older-mtime": true, "path-lookup-changed": true, "archive-member-without-rule": true, "linked-library-shadowed": true}
+
+// conservativeKinds: edits the build system itself rebuilds though they change nothing the compiler
+// keeps; an error before the build says, rightly, that the next build redoes the work.
+var conservativeKinds = map[string]bool{"touch": true, "comment": true}
+
+func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bool, ans evAnswer) error {
+	want, err := pr.freshOutputs(ctx, fast)
+	if err != nil {
+		return err
+	}
+	var reason []string
+	anyReason, conservative := false, len(ev.Edits) > 0
+	for _, e := range ev.Edits {
+		if e.Reason == nil {
+			anyReason = true
+		}
+		for _, r := range e.Reason {
+			if strings.HasPrefix(r, "*/") {
+				reason = append(reason, r)
+			} else {
+				reason = append(reason, filepath.Join(pr.ws, r))
+			}
+		}
+		if !conservativeKinds[e.Kind] {
+			conservative = false
+		}
+	}
+	var labels []string
+	for _, e := range ev.Edits {
+		labels = append(labels, e.label())
+	}
+	for _, r := range pr.p.Roots {
+		root := filepath.Join(pr.ws, r)
+		got := runBinary(ctx, root)
+		j := Judgement{Project: pr.p.Name, System: pr.p.System, Kind: ev.Kind, Event: fmt.Sprintf("%d %s", pr.events, strings.Join(labels, " + ")),
+			Phase: phase, Root: r, Stale: got != want[r], BinaryOut: got, FreshOut: want[r]}
+		var errNamed, errReason, warnNamed, warnNew bool
+		for _, f := range ans.findings {
+			if f.Severity == "error" && f.has(root) {
+				errNamed = true
+				if anyReason || f.names(reason) {
+					errReason = true
+				}
+			}
+			if f.Severity == "warning" && (f.has(root) || len(f.Roots) == 0 || f.names(reason)) {
+				warnNamed = true
+				subj := append([]string(nil), f.Subjects...)
+				sort.Strings(subj)
+				if staleRules[f.Rule] && !pr.baseWarn[f.Rule+" "+strings.Join(subj, " ")] {
+					warnNew = true
+				}
+			}
+			if f.Severity == "error" || f.Severity == "warning" {
+				j.Findings = append(j.Findings, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, tail(f.Message, 400)))
+			}
+		}
+		switch {
+		case ans.crash != "":
+			j.Outcome = "crash"
+			j.Findings = append(j.Findings, ans.crash)
+		case j.Stale && errReason:
+			j.Outcome = "right"
+		case j.Stale && errNamed:
+			j.Outcome = "other"
+		case j.Stale && warnNamed:
+			j.Outcome = "cannot-tell"
+		case j.Stale:
+			j.Outcome = "missed"
+		case errNamed && phase == "edited" && conservative:
+			j.Outcome = "conservative"
+		case errNamed:
+			j.Outcome = "false-error"
+		case warnNew:
+			j.Outcome = "noise"
+		default:
+			j.Outcome = "healthy"
+		}
+		pr.js = append(pr.js, j)
+	}
+	return nil
+}
