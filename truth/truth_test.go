@@ -3,11 +3,16 @@ package truth
 import (
 	"bytes"
 	"context"
+	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
+	"strings"
 	"testing"
 )
+
+var update = flag.Bool("update", false, "rewrite testdata/events-quick.wrong with the wrong judgements of this run")
 
 // TestQuick is `truth/run.sh --quick`: the fixed edit sequence on the quick shapes, judged against a
 // from-scratch build and against Cargo. Any false error, miss or disagreement with Cargo fails it.
@@ -80,5 +85,87 @@ func TestParseCargo(t *testing.T) {
 	c.Failed = true
 	if !agrees(c, []string{"ccinc-sys@debug", "later@debug"}) {
 		t.Error("after a failed build, units Cargo never reached are not counted against stalecheck")
+	}
+}
+
+// knownWrongFile lists the wrong judgements of the quick event corpus that are not fixed yet, one per
+// line (project | edits | phase | program | outcome). TestEventsQuick fails on a wrong judgement that is
+// not listed (a regression) and on a listed one that is now right (the list must shrink with the fix:
+// go test ./truth -run TestEventsQuick -update).
+const knownWrongFile = "testdata/events-quick.wrong"
+
+func wrongKey(j Judgement) string {
+	_, edits, _ := strings.Cut(j.Event, " ")
+	return strings.Join([]string{j.Project, edits, j.Phase, j.Root, j.Outcome}, " | ")
+}
+
+// TestEventsQuick is `truth/run.sh --corpus events --quick`: one event of each edit kind on every project
+// of the event corpus (every build system), each from a fresh state, scored by reason.
+func TestEventsQuick(t *testing.T) {
+	if testing.Short() {
+		t.Skip("the truth harness builds real projects; not in -short")
+	}
+	for _, tool := range []string{"cargo", "cc", "ar", "git", "make", "ninja", "cmake", "meson", "go"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Fatalf("%s is required (CI installs it: .ci/setup-debian): %v", tool, err)
+		}
+	}
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "stalecheck")
+	if out, err := exec.Command("go", "build", "-o", bin, "../cmd/stalecheck").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	var log bytes.Buffer
+	res, err := RunEvents(context.Background(), EventOptions{Work: filepath.Join(dir, "work"), Stalecheck: bin, Quick: true, Seed: 1, Jobs: 2, Log: &log})
+	if err != nil {
+		t.Fatalf("harness: %v\n%s", err, log.String())
+	}
+	var table bytes.Buffer
+	res.Write(&table)
+	t.Log("\n" + table.String())
+	if len(res.Skipped) > 0 {
+		t.Errorf("projects not run: %v", res.Skipped)
+	}
+	if n := len(Projects()); res.Events < 8*n {
+		t.Errorf("only %d events over %d projects", res.Events, n)
+	}
+	var wrong []string
+	for _, j := range res.Judgements {
+		switch j.Outcome {
+		case "right", "healthy", "conservative":
+		default:
+			wrong = append(wrong, wrongKey(j))
+		}
+	}
+	sort.Strings(wrong)
+	if *update {
+		if err := os.WriteFile(knownWrongFile, []byte(strings.Join(wrong, "\n")+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	b, err := os.ReadFile(knownWrongFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	known := map[string]bool{}
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l != "" {
+			known[l] = true
+		}
+	}
+	var details bytes.Buffer
+	res.WriteWrong(&details)
+	for _, w := range wrong {
+		if !known[w] {
+			t.Errorf("new wrong judgement (a regression): %s", w)
+		}
+		delete(known, w)
+	}
+	for k := range known {
+		t.Errorf("listed as wrong in %s but right now: %s (remove the line: go test ./truth -run TestEventsQuick -update)", knownWrongFile, k)
+	}
+	if t.Failed() {
+		t.Log("\n" + details.String())
 	}
 }

@@ -226,7 +226,33 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
 		out = append(out, f)
 	}
+	if r, ok := s.Origin.(ownReasoner); ok && len(out) == 0 {
+		if why, record, ok := r.OwnReason(); ok {
+			f := Finding{
+				Rule: "pending-rebuild", Severity: Error, System: s.System,
+				Message: fmt.Sprintf("%s will redo %s on the next build (%s, as %s shows): what is on disk was made by another command", w.Tool, s.Label, why, display(g, record)),
+				Subjects: []string{record, s.Reference.Path},
+				Roots:    rootPaths(s),
+				Evidence: []Evidence{
+					{Kind: "record", Path: record, Detail: why},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
+				},
+				Fix: rebuildCmd(s),
+			}
+			f.Evidence = append(f.Evidence, verdictEvidence(s)...)
+			f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
+			out = append(out, f)
+		}
+	}
 	return out
+}
+
+// ownReasoner is implemented by an Origin whose build system redoes a step for a reason of its own
+// besides a newer watched input (Ninja: the edge's command differs from the one its log records).
+type ownReasoner interface {
+	// OwnReason says why, with the record that shows it (the manifest holding the edge); ok false when
+	// there is no such reason.
+	OwnReason() (why, record string, ok bool)
 }
 
 // olderForeign: a root of another system is older than an object or library its step links, one a

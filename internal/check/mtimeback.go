@@ -79,6 +79,9 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if s.Kind != graph.ScriptRun {
 				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
+			if foreign(s) {
+				fix = "touch " + display(g, in.File.Path) + " && " + rebuildCmd(s)
+			}
 			sev := Error
 			if !in.Strong() {
 				sev = Warning // only a native source lying in the package folder: a candidate, as untracked-input-changed says

@@ -72,6 +72,12 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 			if !l.Changed() {
 				continue
 			}
+			if l.Recorded {
+				if f, ok := recordedLookupChanged(g, s, l); ok {
+					out = append(out, f)
+				}
+				continue
+			}
 			now, where := l.Now, "searching the same PATH"
 			if l.Kind == graph.LookupInclude {
 				where = "searching the same include folders"
@@ -167,4 +173,28 @@ func lookupFix(g *graph.Graph, s *graph.Step, l *graph.Lookup) string {
 		return w.Rebuild
 	}
 	return "rebuild " + s.Label + " (remove it and build again)"
+}
+
+// recordedLookupChanged judges a header search answered again from the step's records
+// (internal/includes): the records say the compile read l.Then, and the same search now finds l.Now in a
+// folder searched before. An error when the two files differ in content: the next compile reads other
+// text, and the build system, which watches only the file it found, does not redo it (internal/includes
+// records only searches whose two files differ in content).
+func recordedLookupChanged(g *graph.Graph, s *graph.Step, l *graph.Lookup) (Finding, bool) {
+	f := Finding{
+		Rule: "path-lookup-changed", Severity: Error, System: foreignSystem(s),
+		Message: fmt.Sprintf("%s includes %q, which the last compile of %s found as %s (its records say it read that file); the same search of the include folders now finds %s first, with other content; %s watches only the file it found, so %s still holds the old header's code",
+			display(g, l.From), l.Name, lookupStep(s), display(g, l.Then), display(g, l.Now), s.Words().Tool, stepOutputs(s)),
+		Subjects: lookupSubjects(l, l.Now, s),
+		Roots:    rootPaths(s),
+		Evidence: []Evidence{
+			{Kind: "now", Path: l.Now, How: string(graph.IncludeScan), Detail: "found now, searching " + l.Search},
+			{Kind: "then", Path: l.Then, Detail: "read by the step's last compile, as its records show"},
+			{Kind: "input", Path: l.From, Detail: fmt.Sprintf("#include %q", l.Name)},
+			{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: s.Words().Reference},
+		},
+		Fix: fmt.Sprintf("remove or rename %s if it should not be found, else rebuild: %s", display(g, l.Now), lookupFix(g, s, l)),
+	}
+	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+	return f, true
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/includes"
 
 	"github.com/spf13/cobra"
 
@@ -102,6 +103,9 @@ func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn c
 	// What a stored trace of the build (`stalecheck trace`) says: unwatched reads, PATH and include
 	// lookups answered again now (internal/tracejoin); steps that ran again since are left alone.
 	tracejoin.Join(g, tracejoin.Options{StateDir: stateDir})
+	// Header searches answered again from the steps' own records (a header shadowed by a new file in a
+	// folder searched earlier), for every build system.
+	includes.Annotate(g)
 	if !fl.noNative {
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
 		evidence.Annotate(g, stateDir)

@@ -84,6 +84,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 		g.Notes = append(g.Notes, fmt.Sprintf("%d input(s) changed status (ctime) after their step last ran while their mtimes are not newer, and no content baseline was recorded for that run: whether their content is what the step used is unknown (a copy of the tree made with its mtimes, chmod, or a cp -p/rsync -t/tar restore of other content): %s",
 			n, strings.Join(unknown, ", ")))
 	}()
+	made := madeFiles(g)
 	for _, s := range g.Steps {
 		// A unit whose last attempt failed keeps its last success's reference: its baseline is that
 		// success's content, and the retry after a fix is judged against it.
@@ -99,7 +100,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 		elsewhere := unit.Of(s).BuiltInTree != "" && unit.Of(s).BuiltInTreeRecord == ""
 		for _, in := range s.Inputs {
 			p := in.File.Path
-			if !in.File.Exists || generated(g, p) {
+			if !in.File.Exists || made[p] || generated(g, p) {
 				continue
 			}
 			if in.CompiledAs != "" || elsewhere {
@@ -232,10 +233,29 @@ func (st *Store) keepNewest(keys []string, added string, pinned map[string]bool)
 	}
 }
 
+// madeFiles are the files some step of g wrote (its outputs and reference): generated, never compared.
+func madeFiles(g *graph.Graph) map[string]bool {
+	out := map[string]bool{}
+	for _, s := range g.Steps {
+		for _, o := range s.Outputs {
+			out[o.Path] = true
+		}
+		if s.Reference.Path != "" {
+			out[s.Reference.Path] = true
+		}
+	}
+	return out
+}
+
 // generated reports whether p lies in the target or build folder (generated files are never compared).
+// A build folder that is the source folder itself (a Makefile building in place) or holds it says
+// nothing: there, what is generated is what a step wrote (madeFiles).
 func generated(g *graph.Graph, p string) bool {
 	for _, d := range []string{g.TargetDir, g.BuildDir} {
-		if d != "" && (p == d || strings.HasPrefix(p, d+string(filepath.Separator))) {
+		if d == "" || g.Workspace != "" && (d == g.Workspace || strings.HasPrefix(g.Workspace, d+string(filepath.Separator))) {
+			continue
+		}
+		if p == d || strings.HasPrefix(p, d+string(filepath.Separator)) {
 			return true
 		}
 	}

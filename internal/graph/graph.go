@@ -224,6 +224,10 @@ type Step struct {
 	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
 	// logging the lookup (a CMake -DCMAKE_C_FLAGS= on a logged configure line), for untracked-env-changed.
 	FlagsSeen []FlagsSeen
+	// Compiles are the compiler runs the step's records show (a Ninja edge's command, a Make recipe, a
+	// build script's logged compiles, a cgo package's flags), each with its include search folders:
+	// internal/includes resolves their #include lines again, the same way whatever system ran them.
+	Compiles []CompilerRun
 	// Lookups are the searches for a program on PATH (or a header in include folders) the step's
 	// processes made in a traced build, with the answer the same search gives now (internal/tracejoin).
 	Lookups []Lookup

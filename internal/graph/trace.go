@@ -37,6 +37,21 @@ type Lookup struct {
 	PID                 int    // the process that searched
 	Exe                 string // the program it ran
 	TimeNS              int64  // when the search started (ns since the epoch)
+	// Recorded is true for a lookup stalecheck answered again from the step's own records rather than
+	// a trace (internal/includes): Then is a header the records say the compiler read (a depfile, DWARF),
+	// found through Compile's search folders; TraceFile, PID and Exe are empty then.
+	Recorded bool
+	// From is the file whose #include directive made the search (Recorded lookups).
+	From string
+}
+
+// CompilerRun is one compiler run of a step: its source, the folder it ran in, and its include search
+// folders by GCC's kinds, each in command-line order (absolute).
+type CompilerRun struct {
+	Source string
+	Dir    string
+	// Quote are -iquote folders, Dirs -I folders, System -isystem folders, After -idirafter folders.
+	Quote, Dirs, System, After []string
 }
 
 // Changed reports whether the search would find something else now: on the same PATH or on the next one.

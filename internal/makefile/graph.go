@@ -135,7 +135,9 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 	byOut := map[string]*graph.Step{}
 	for _, s := range b.Steps {
 		gs := &graph.Step{System: System, ID: "make:" + s.Output.Path, Kind: graph.Compile, Name: s.Target, Label: s.Target,
-			RecordDir: b.Folder.Dir, Reference: fileInfo(s.Output), Outputs: []graph.FileInfo{fileInfo(s.Output)}}
+			RecordDir: b.Folder.Dir, Reference: fileInfo(s.Output), Outputs: []graph.FileInfo{fileInfo(s.Output)},
+			// The project's own files: make tracks them, and they change (content baselines judge them).
+			PathPackage: true}
 		for _, kv := range s.Config {
 			gs.Config = append(gs.Config, graph.KV{Key: kv.Key, Value: kv.Value})
 		}

@@ -75,6 +75,23 @@ func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why s
 // DepfileFix is the change that makes Ninja see the headers of a compile with no depfile.
 func (o *Origin) DepfileFix() string { return o.ForceRebuild("") }
 
+// OwnReason is why ninja would redo the edge for a reason of its own besides a newer input: its command
+// line differs from the one .ninja_log records (a flag edited in the manifest), or the log has none;
+// with the manifest file that holds the edge. ok is false when neither ninja's dry run nor Read's own
+// evaluation says so.
+func (o *Origin) OwnReason() (why, record string, ok bool) {
+	for _, w := range append([]string{o.Edge.SelfDirty}, o.Edge.Why...) {
+		if strings.HasPrefix(w, "command line changed") || strings.HasPrefix(w, "command line not found in log") {
+			record = o.Build.LogPath
+			if o.Build.Manifest != nil && len(o.Build.Manifest.Files) > 0 {
+				record = o.Build.abs(o.Build.Manifest.Files[0])
+			}
+			return w, record, true
+		}
+	}
+	return "", "", false
+}
+
 // Verdict is what ninja's own dry run says of the edge, for evidence: whether `ninja -n` would run it
 // and its explain lines; ok is false when no dry run was made (see Build.DryRunErr).
 func (o *Origin) Verdict() (verdict string, ok bool) {
@@ -145,8 +162,14 @@ func (b *Build) Graph() *graph.Graph {
 	var deps []dep
 	for _, e := range b.Edges {
 		s := &graph.Step{System: System, ID: "ninja:" + b.abs(firstOut(e)), Kind: graph.Compile, Name: firstOut(e), Label: firstOut(e),
-			RecordDir: filepath.Dir(b.LogPath), Origin: &Origin{Edge: e, Build: b}}
+			RecordDir: filepath.Dir(b.LogPath), Origin: &Origin{Edge: e, Build: b},
+			// The project's own files: Ninja tracks them, and they change (content baselines judge them).
+			PathPackage: true}
 		s.Config = graph.Config{{Key: "rule", Value: e.Rule}}
+		if c := e.Compile; c != nil {
+			sp := c.searchPath()
+			s.Compiles = []graph.CompilerRun{{Source: c.Source, Dir: c.Dir, Quote: sp.Quote, Dirs: sp.Dirs, System: sp.System, After: sp.After}}
+		}
 		for _, o := range e.OutputStats {
 			fi := graph.FileInfo{Path: o.Path, MTimeNS: o.MTime, Size: o.Size, Exists: o.Exists}
 			s.Outputs = append(s.Outputs, fi)
@@ -189,6 +212,30 @@ func (b *Build) Graph() *graph.Graph {
 		deps = append(deps, dep{s, paths})
 	}
 	consumed := map[*graph.Step]bool{}
+	// An edge that regenerates a manifest file (CMake's and Meson's build.ninja from CMakeLists.txt or
+	// meson.build) comes first in every build: ninja runs it, reads the new manifest, and judges every
+	// other edge by it. So it is live with each of them (KeepsLive), never a root of its own.
+	manifests := map[string]bool{}
+	if b.Manifest != nil {
+		for _, f := range b.Manifest.Files {
+			manifests[b.abs(f)] = true
+		}
+	}
+	var regen []*graph.Step
+	for _, s := range g.Steps {
+		for _, o := range s.Outputs {
+			if manifests[o.Path] {
+				regen = append(regen, s)
+				consumed[s] = true
+				break
+			}
+		}
+	}
+	for _, s := range g.Steps {
+		if !consumed[s] {
+			s.KeepsLive = append(s.KeepsLive, regen...)
+		}
+	}
 	for _, d := range deps {
 		for _, p := range d.paths {
 			if p2 := byOut[p]; p2 != nil && p2 != d.s && !contains(d.s.Deps, p2) {

@@ -1,0 +1,122 @@
+// Package includes answers again, for every live step, the header searches of each compile its records
+// show (graph.Step.Compiles): each #include line of the source and of the headers the step read is
+// resolved now with the compile's own search folders in GCC's order (internal/cinclude). When the step's
+// records (a depfile, DWARF, a trace) say it read dir2/x.h, and a folder searched before dir2 now holds an
+// x.h, the next compile reads that file instead, and no build system notices: none of them watches a
+// file that did not exist when the step last ran (a Make or Ninja depfile lists the header found, not
+// the folders tried before it). Each such search becomes a graph.Lookup marked Recorded, which the
+// path-lookup-changed rule judges the same way for every build system; a header found now with the same
+// bytes as the one read changes nothing the compiler makes and is not recorded.
+//
+// What it does not do: computed includes (#include MACRO) and #include_next are not followed, nor are
+// the compiler's built-in folders searched (cinclude's limits); a step whose records name no header it
+// read (no depfile, no DWARF, no trace) is left to the include scans of the adapters.
+package includes
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cinclude"
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// readClues are the clues that say the compiler really read an input when the step last ran.
+var readClues = []graph.How{graph.Depfile, graph.DWARF, graph.Trace}
+
+// Annotate adds to each live step the header searches that find another file now than the one its
+// records say it read (graph.Lookup, Kind LookupInclude, Recorded).
+func Annotate(g *graph.Graph) {
+	cache := cinclude.NewCache()
+	for _, s := range g.Steps {
+		if !s.Live() || len(s.Compiles) == 0 || s.Failed != "" {
+			continue
+		}
+		read := map[string]bool{}
+		for _, in := range s.Inputs {
+			for _, h := range readClues {
+				if in.Has(h) {
+					read[filepath.Clean(in.File.Path)] = true
+				}
+			}
+		}
+		if len(read) == 0 {
+			continue
+		}
+		seen := map[string]bool{}
+		for _, c := range s.Compiles {
+			for _, l := range shadowed(cache, c, read) {
+				if k := l.Name + "\x00" + l.Then + "\x00" + l.Now; !seen[k] {
+					seen[k] = true
+					s.Lookups = append(s.Lookups, l)
+				}
+			}
+		}
+	}
+}
+
+// shadowed walks the compile's includes from its source through the headers it read, and returns the
+// searches whose answer now differs from the file read.
+func shadowed(cache *cinclude.Cache, c graph.CompilerRun, read map[string]bool) []graph.Lookup {
+	sp := cinclude.SearchPath{Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After}
+	search := strings.Join(sp.All(), ":")
+	var out []graph.Lookup
+	queue := []string{filepath.Clean(c.Source)}
+	visited := map[string]bool{queue[0]: true}
+	for len(queue) > 0 && len(visited) < 5000 {
+		f := queue[0]
+		queue = queue[1:]
+		own := filepath.Dir(f)
+		for _, inc := range cache.Includes(f) {
+			then := readThen(sp, inc, own, read)
+			if then == "" {
+				continue // a header the records do not say was read (a system header, an #if branch)
+			}
+			if !visited[then] {
+				visited[then] = true
+				queue = append(queue, then)
+			}
+			now, _, _ := sp.ResolveIn(cache, inc, own, true)
+			if now != "" && filepath.Clean(now) != then && !sameContent(then, now) {
+				out = append(out, graph.Lookup{Kind: graph.LookupInclude, Name: inc.Name, Search: search, Then: then,
+					Now: filepath.Clean(now), Recorded: true, From: f})
+			}
+		}
+	}
+	return out
+}
+
+// sameContent reports whether two files hold the same bytes (a copy of the header changes nothing the
+// compiler makes); an unreadable one differs.
+func sameContent(a, b string) bool {
+	x, err := safeio.ReadFile(a, 64<<20)
+	if err != nil {
+		return false
+	}
+	y, err := safeio.ReadFile(b, 64<<20)
+	return err == nil && bytes.Equal(x, y)
+}
+
+// readThen is the file the directive found when the step ran: the first candidate, in search order,
+// that the records say was read.
+func readThen(sp cinclude.SearchPath, inc cinclude.Include, own string, read map[string]bool) string {
+	if filepath.IsAbs(inc.Name) {
+		if p := filepath.Clean(inc.Name); read[p] {
+			return p
+		}
+		return ""
+	}
+	var dirs []string
+	if !inc.Angle {
+		dirs = append(append(dirs, own), sp.Quote...)
+	}
+	dirs = append(append(append(dirs, sp.Dirs...), sp.System...), sp.After...)
+	for _, d := range dirs {
+		if p := filepath.Join(d, inc.Name); read[p] {
+			return p
+		}
+	}
+	return ""
+}
