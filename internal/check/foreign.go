@@ -230,7 +230,7 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		if why, record, ok := r.OwnReason(); ok {
 			f := Finding{
 				Rule: "pending-rebuild", Severity: Error, System: s.System,
-				Message: fmt.Sprintf("%s will redo %s on the next build (%s, as %s shows): what is on disk was made by another command", w.Tool, s.Label, why, display(g, record)),
+				Message:  fmt.Sprintf("%s will redo %s on the next build (%s, as %s shows): what is on disk was made by another command", w.Tool, s.Label, why, display(g, record)),
 				Subjects: []string{record, s.Reference.Path},
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
