@@ -324,10 +324,18 @@ func archiveMemberWithoutRule(g *graph.Graph) []Finding {
 				state = "still on disk"
 				ev = append(ev, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, Detail: "an object of the member's name, which no rule makes"})
 			}
+			sev, tail := Warning, fmt.Sprintf("whatever links %s may still get its symbols", s.Label)
+			if len(in.Shadows) > 0 {
+				// The symbol table names the removed source's member first: ld takes its copy.
+				sev = Error
+				tail = fmt.Sprintf("its symbol table names it first for %s, which a member made now also defines, so the linker takes the removed source's code into whatever links %s", strings.Join(in.Shadows, ", "), s.Label)
+				ev = append(ev, Evidence{Kind: "record", Path: s.Reference.Path, How: string(graph.ArchiveMember),
+					Detail: "symbol table: " + member + " defines " + strings.Join(in.Shadows, ", ") + " ahead of the members the rule makes"})
+			}
 			f := Finding{
-				Rule: "archive-member-without-rule", Severity: Warning, System: s.System,
-				Message: fmt.Sprintf("%s holds %s, which no rule of %s makes any more (its object is %s): `ar r` keeps the members of removed sources, so whatever links %s may still get its symbols",
-					display(g, s.Reference.Path), filepath.Base(in.File.Path), s.Words().Tool, state, s.Label),
+				Rule: "archive-member-without-rule", Severity: sev, System: s.System,
+				Message: fmt.Sprintf("%s holds %s, which no rule of %s makes any more (its object is %s): `ar r` keeps the members of removed sources; %s",
+					display(g, s.Reference.Path), filepath.Base(in.File.Path), s.Words().Tool, state, tail),
 				Subjects: []string{s.Reference.Path, member},
 				Roots:    rootPaths(s),
 				Evidence: append(ev, foreignRootEvidence(g, s)...),

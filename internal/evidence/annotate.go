@@ -27,6 +27,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 	defer cache.save()
 	annotateNeeded(g)
 	annotateDuplicateMembers(g) // members.go
+	annotateOrphanMembers(g)    // orphans.go
 	idx := outputIndex(g)
 	for _, r := range g.Roots {
 		if r.Step == nil || r.Kind == "lib" {

@@ -78,6 +78,10 @@ type Input struct {
 	// package (one that no longer exists): the step compiled that file, and this one is its counterpart
 	// here, so this file's content says nothing of what went in (no content baseline judges it).
 	CompiledAs string
+	// Shadows, for an archive member no step makes any more (an ArchiveMember input without a producer),
+	// lists the global symbols it defines ahead of a member the step does make, in the archive's symbol
+	// table: the linker takes its copy (internal/evidence).
+	Shadows []string
 }
 
 // Content verdicts of an input against its step's content baseline.
