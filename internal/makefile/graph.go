@@ -138,6 +138,10 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 			RecordDir: b.Folder.Dir, Reference: fileInfo(s.Output), Outputs: []graph.FileInfo{fileInfo(s.Output)},
 			// The project's own files: make tracks them, and they change (content baselines judge them).
 			PathPackage: true}
+		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {
+			gs.Compiles = append(gs.Compiles, graph.CompilerRun{Source: c.source, Dir: b.Folder.Dir,
+				Quote: c.sp.Quote, Dirs: c.sp.Dirs, System: c.sp.System, After: c.sp.After})
+		}
 		for _, kv := range s.Config {
 			gs.Config = append(gs.Config, graph.KV{Key: kv.Key, Value: kv.Value})
 		}
