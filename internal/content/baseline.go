@@ -41,6 +41,9 @@ type stepBaseline struct {
 	// build-script run (removed.go), among the other configurations' runs the store keeps.
 	Hash      string   `json:"hash,omitempty"`
 	DepHashes []string `json:"dep_hashes,omitempty"`
+	// Command is the digest of the step's command (graph.Step.Command) while the file defining it was not
+	// newer than the run: the command the run ran.
+	Command string `json:"command,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -145,6 +148,11 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 				ic.Verdict = graph.ContentSame
 			} else {
 				ic.Verdict = graph.ContentDiffers
+			}
+		}
+		if s.Command != "" && s.CommandFrom != "" {
+			if judgeCommand(s, &b, ref) {
+				recorded = true
 			}
 		}
 		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.EnvReads) > 0 || len(s.FlagsSeen) > 0) {
@@ -278,4 +286,33 @@ func orOther(a, b string) string {
 		return a
 	}
 	return "in " + b
+}
+
+// judgeCommand records the digest of the step's command while the file that defines it is not newer
+// than the run (so it is the command the run ran), and once that file moved, judges the command now
+// against it (graph.Step.CommandContent). It reports whether it recorded something.
+func judgeCommand(s *graph.Step, b *stepBaseline, ref int64) bool {
+	k, ok, err := digest.StatKey(s.CommandFrom)
+	if err != nil || !ok {
+		return false
+	}
+	now := digest.Bytes([]byte(s.Command)).String()
+	if k.MtimeNS <= ref && k.CtimeNS <= ref {
+		if b.Command == "" {
+			b.Command = now
+			return true
+		}
+		return false
+	}
+	c := &graph.InputContent{Verdict: graph.ContentUnknown, Digest: now, Baseline: b.Command, BaselineNS: b.RecordedNS, CTimeNS: k.CtimeNS}
+	switch {
+	case b.Command == "":
+		c.Why = "no command was recorded for this run (stalecheck had not checked the build since it ran, before " + s.CommandFrom + " changed)"
+	case b.Command == now:
+		c.Verdict = graph.ContentSame
+	default:
+		c.Verdict = graph.ContentDiffers
+	}
+	s.CommandContent = c
+	return false
 }

@@ -228,6 +228,15 @@ type Step struct {
 	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
 	// logging the lookup (a CMake -DCMAKE_C_FLAGS= on a logged configure line), for untracked-env-changed.
 	FlagsSeen []FlagsSeen
+	// Command is the command the build system would run for the step now, as its records give it (a
+	// Make recipe expanded); "" when unknown. CommandFrom is the file that defines it (the makefile), and
+	// CommandWatched tells whether the build system redoes the step when it changes (Ninja compares its
+	// log's command hash; Make does not). CommandContent is Command judged against the command recorded
+	// while CommandFrom was not newer than the step's reference (internal/content), nil when not judged.
+	Command        string
+	CommandFrom    string
+	CommandWatched bool
+	CommandContent *InputContent
 	// Compiles are the compiler runs the step's records show (a Ninja edge's command, a Make recipe, a
 	// build script's logged compiles, a cgo package's flags), each with its include search folders:
 	// internal/includes resolves their #include lines again, the same way whatever system ran them.

@@ -8,6 +8,11 @@
 // path-lookup-changed rule judges the same way for every build system; a header found now with the same
 // bytes as the one read changes nothing the compiler makes and is not recorded.
 //
+// A step whose records name no header it read (a Make rule with no depfile) and whose adapter made no
+// include scan of its own gets one here: the headers its compiles' #include lines resolve to now, as
+// inputs its build system does not watch (graph.IncludeScan), so that an edit of one, or a new header
+// that a folder searched earlier now holds, is judged as for every other system.
+//
 // What it does not do: computed includes (#include MACRO) and #include_next are not followed, nor are
 // the compiler's built-in folders searched (cinclude's limits); a step whose records name no header it
 // read (no depfile, no DWARF, no trace) is left to the include scans of the adapters.
@@ -15,10 +20,12 @@ package includes
 
 import (
 	"bytes"
+	"fmt"
 	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cinclude"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -43,6 +50,7 @@ func Annotate(g *graph.Graph) {
 			}
 		}
 		if len(read) == 0 {
+			scanInputs(cache, s)
 			continue
 		}
 		seen := map[string]bool{}
@@ -119,4 +127,55 @@ func readThen(sp cinclude.SearchPath, inc cinclude.Include, own string, read map
 		}
 	}
 	return ""
+}
+
+// scanInputs adds the headers the step's compiles include, resolved now and followed transitively
+// (system folders passed over), as include-scan inputs, unless the adapter scanned them itself.
+func scanInputs(cache *cinclude.Cache, s *graph.Step) {
+	have := map[string]bool{}
+	for _, in := range s.Inputs {
+		if in.Has(graph.IncludeScan) {
+			return
+		}
+		have[filepath.Clean(in.File.Path)] = true
+	}
+	for _, c := range s.Compiles {
+		sp := cinclude.SearchPath{Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After}
+		queue := []string{filepath.Clean(c.Source)}
+		seen := map[string]bool{queue[0]: true}
+		for len(queue) > 0 && len(seen) < 5000 {
+			f := queue[0]
+			queue = queue[1:]
+			for _, inc := range cache.Includes(f) {
+				p, flag, dir := sp.ResolveIn(cache, inc, filepath.Dir(f), true)
+				if p == "" || cinclude.IsSystemHeader(p) {
+					continue
+				}
+				p = filepath.Clean(p)
+				if seen[p] {
+					continue
+				}
+				seen[p] = true
+				queue = append(queue, p)
+				if have[p] {
+					continue
+				}
+				have[p] = true
+				via := "the including file's folder"
+				if flag != "" {
+					via = flag + " " + dir
+				}
+				s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
+					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s", inc.Quoted(), f, via)}})
+			}
+		}
+	}
+}
+
+func statInfo(p string) graph.FileInfo {
+	fi := graph.FileInfo{Path: p}
+	if st, err := fsrec.Stat(p); err == nil {
+		fi.Exists, fi.Size, fi.MTimeNS = true, st.Size(), st.ModTime().UnixNano()
+	}
+	return fi
 }

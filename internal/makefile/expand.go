@@ -12,8 +12,9 @@ import (
 // ${NAME} and one-letter $X, with the file's target-specific values first, then the data base's; the
 // automatic variables $@, $<, $^, $+, $* and $?; $$. A recursive variable is expanded in turn (depth
 // bounded). A function call ($(patsubst …), $(shell …)) or a substitution reference ($(X:.c=.o)) is not
-// evaluated: the line is dropped (ok false for it), never guessed. Recipe prefixes (@, -, +) are removed.
-func (r *reader) expandRecipe(f *File, target string) []string {
+// evaluated: the line is dropped, never guessed, and complete is false. Recipe prefixes (@, -, +) are
+// removed.
+func (r *reader) expandRecipe(f *File, target string) (lines []string, complete bool) {
 	auto := map[string]string{"@": target, "*": f.Stem}
 	if len(f.Prereqs) > 0 {
 		auto["<"] = f.Prereqs[0]
@@ -21,15 +22,16 @@ func (r *reader) expandRecipe(f *File, target string) []string {
 	auto["^"] = strings.Join(dedup(f.Prereqs), " ")
 	auto["+"] = strings.Join(f.Prereqs, " ")
 	auto["?"] = auto["^"]
-	var out []string
+	complete = true
 	for _, line := range f.Recipe {
 		s, ok := r.expand(line, f, auto, 0)
 		if !ok {
+			complete = false
 			continue
 		}
-		out = append(out, strings.TrimLeft(strings.TrimSpace(s), "@-+"))
+		lines = append(lines, strings.TrimLeft(strings.TrimSpace(s), "@-+"))
 	}
-	return out
+	return lines, complete
 }
 
 func dedup(xs []string) []string {

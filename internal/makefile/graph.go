@@ -138,6 +138,13 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 			RecordDir: b.Folder.Dir, Reference: fileInfo(s.Output), Outputs: []graph.FileInfo{fileInfo(s.Output)},
 			// The project's own files: make tracks them, and they change (content baselines judge them).
 			PathPackage: true}
+		if s.Complete && len(s.Commands) > 0 && s.RuleFrom != "" && s.RuleFrom != "built-in" {
+			// make compares mtimes only: a recipe edited in the makefile does not redo the target.
+			gs.Command = strings.Join(s.Commands, "\n")
+			gs.CommandFrom = ruleFile(s.RuleFrom)
+		} else if s.Complete && len(s.Commands) > 0 && s.RuleFrom == "built-in" {
+			gs.Command, gs.CommandFrom = strings.Join(s.Commands, "\n"), b.Folder.Makefile // its variables are the makefile's
+		}
 		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {
 			gs.Compiles = append(gs.Compiles, graph.CompilerRun{Source: c.source, Dir: b.Folder.Dir,
 				Quote: c.sp.Quote, Dirs: c.sp.Dirs, System: c.sp.System, After: c.sp.After})
@@ -265,4 +272,12 @@ func contains(ss []*graph.Step, s *graph.Step) bool {
 		}
 	}
 	return false
+}
+
+// ruleFile is the makefile of a rule's origin "FILE:LINE".
+func ruleFile(from string) string {
+	if i := strings.LastIndexByte(from, ':'); i > 0 {
+		return from[:i]
+	}
+	return from
 }

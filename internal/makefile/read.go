@@ -80,8 +80,9 @@ type Step struct {
 	RuleFrom string   // where the recipe comes from ("Makefile:12", "built-in"), "" with no recipe
 	Recipe   []string // unexpanded
 	// Commands are the recipe lines expanded as make would run them (expand.go); a line with a
-	// reference the reader does not evaluate (a function call) is left out.
+	// reference the reader does not evaluate (a function call) is left out, and Complete is false then.
 	Commands []string
+	Complete bool
 	Stem     string   // implicit/static pattern stem make matched
 	// Declared are make's prerequisites (order-only ones excluded: they never trigger a rebuild).
 	Declared []*Input
@@ -297,7 +298,8 @@ func (r *reader) analyse() {
 			continue
 		}
 		s := &Step{Kind: kind, Target: n, Output: r.stat(r.abs(n)), RuleFrom: f.RecipeFrom, Recipe: f.Recipe,
-			Stem: f.Stem, MakeRemakes: f.NeedsUpdate, Config: r.config(f), Commands: r.expandRecipe(f, n)}
+			Stem: f.Stem, MakeRemakes: f.NeedsUpdate, Config: r.config(f)}
+		s.Commands, s.Complete = r.expandRecipe(f, n)
 		seen := map[string]bool{}
 		for _, p := range f.Prereqs {
 			if seen[p] {

@@ -225,9 +225,9 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 			}
 		}
 		// Content evidence where copies compete, and content judgements of newer files, as `check` does.
+		includes.Annotate(g)
 		evidence.Annotate(g, stateDir)
 		content.Annotate(g, content.Options{StateDir: stateDir, Digests: p.dig})
-		includes.Annotate(g)
 		p.Graph = g
 		p.Findings = check.Run(g, check.Options{})
 		p.Matter, p.MatterHow, p.Notes = nil, "", nil
