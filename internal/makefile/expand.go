@@ -141,7 +141,6 @@ func compileRuns(lines []string, dir string) []compileRun {
 	return out
 }
 
-
 type compileRun struct {
 	source string
 	sp     cinclude.SearchPath

@@ -83,7 +83,7 @@ type Step struct {
 	// reference the reader does not evaluate (a function call) is left out, and Complete is false then.
 	Commands []string
 	Complete bool
-	Stem     string   // implicit/static pattern stem make matched
+	Stem     string // implicit/static pattern stem make matched
 	// Declared are make's prerequisites (order-only ones excluded: they never trigger a rebuild).
 	Declared []*Input
 	// Discovered are the inputs depfiles, DWARF units and archive members show, Known or not.
