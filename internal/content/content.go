@@ -43,7 +43,7 @@ func Annotate(g *graph.Graph, opt Options) {
 		dig, _ = digest.OpenCache(opt.StateDir)
 		defer dig.Save()
 	}
-	annotateHoldings(g, opt)
+	annotateHoldings(g, opt, dig)
 	st := opt.Baselines
 	if st == nil {
 		st = OpenStore(opt.StateDir)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -21,14 +22,60 @@ type holdEntry struct {
 	Detail  string `json:"detail"`
 }
 
+// HeldPairsFile keeps, per (root, library) pair, the digests of both files the last time the root was
+// shown to hold the library's content.
+const HeldPairsFile = "held-pairs.v1.json"
+
+type heldPair struct {
+	Root, Lib  string // "blake3:<hex>"
+	RecordedNS int64
+}
+
+// byHeldPair settles what the features alone left open (strings of the library missing from the root
+// that the linker may have dropped, LTO members): when the root's bytes are exactly those it had when
+// it was last seen linked after the library was written, and the library's bytes changed since, the
+// root holds the library's older content, whatever the mtimes say now (a Go build that refreshed the
+// program without linking again). A root whose bytes are new (linked again) and not older than the
+// library records the pair. The record presumes that a root linked after its library holds it; a root
+// already stale when stalecheck first saw it holds content older still, so the answer stays right.
+func byHeldPair(held *jsonCache[heldPair], dig *digest.Cache, root, lib string, rootNS, libNS int64, verdict, detail string) (string, string) {
+	if dig == nil || verdict == graph.DiffersContent {
+		return verdict, detail
+	}
+	rd, err1 := dig.File(root)
+	ld, err2 := dig.File(lib)
+	if err1 != nil || err2 != nil {
+		return verdict, detail
+	}
+	key := root + "\x00" + lib
+	p, ok := held.get(key)
+	if ok && p.Root == rd.String() {
+		if p.Lib == ld.String() || verdict == graph.HoldsContent {
+			return verdict, detail
+		}
+		return graph.DiffersContent, fmt.Sprintf("%s; its bytes (%s) are those it had at %s, when it was linked after %s was written as %s, and that library is now %s: it holds the older content",
+			detail, rd, time.Unix(0, p.RecordedNS).UTC().Format(time.RFC3339Nano), filepath.Base(lib), p.Lib, ld)
+	}
+	if verdict == graph.HoldsContent || rootNS >= libNS {
+		held.put(key, heldPair{Root: rd.String(), Lib: ld.String(), RecordedNS: time.Now().UnixNano()})
+	}
+	return verdict, detail
+}
+
 // annotateHoldings judges every (root, newer linked library) pair the way binary-older-than-input finds
 // them (graph.Root.NewerLinked): archives of script runs, and libraries the root's own step links (a Go
 // binary's -l libraries), by content; Rust libraries of dependency units are not compared.
-func annotateHoldings(g *graph.Graph, opt Options) {
+func annotateHoldings(g *graph.Graph, opt Options, dig *digest.Cache) {
 	cache := loadJSON[holdEntry](opt.StateDir, HoldsCacheFile)
 	defer cache.save()
+	held := loadJSON[heldPair](opt.StateDir, HeldPairsFile)
+	defer held.save()
 	for _, r := range g.Roots {
-		for _, li := range r.NewerLinked() {
+		pairs := r.NewerLinked()
+		for _, f := range r.UnwatchedLinked() {
+			pairs = append(pairs, graph.LinkedInput{File: f, Step: r.Step})
+		}
+		for _, li := range pairs {
 			h := graph.Holding{Root: r, Input: li.File.Path}
 			switch {
 			case opt.SkipNative:
@@ -39,16 +86,17 @@ func annotateHoldings(g *graph.Graph, opt Options) {
 				key, ok := holdKey(r.File.Path, li.File.Path)
 				if e, hit := cache.get(key); ok && hit {
 					h.Verdict, h.Detail, h.Cached = e.Verdict, e.Detail, true
-					break
+				} else {
+					v, detail, err := judgeHolding(r.File.Path, li.File.Path)
+					if err != nil {
+						g.AddProblem(li.File.Path, fmt.Errorf("comparing its content with %s: %w", r.File.Path, err))
+						v, detail = graph.UnknownContent, "its content could not be compared: "+err.Error()
+					} else if ok {
+						cache.put(key, holdEntry{v, detail})
+					}
+					h.Verdict, h.Detail = v, detail
 				}
-				v, detail, err := judgeHolding(r.File.Path, li.File.Path)
-				if err != nil {
-					g.AddProblem(li.File.Path, fmt.Errorf("comparing its content with %s: %w", r.File.Path, err))
-					v, detail = graph.UnknownContent, "its content could not be compared: "+err.Error()
-				} else if ok {
-					cache.put(key, holdEntry{v, detail})
-				}
-				h.Verdict, h.Detail = v, detail
+				h.Verdict, h.Detail = byHeldPair(held, dig, r.File.Path, li.File.Path, r.File.MTimeNS, li.File.MTimeNS, h.Verdict, h.Detail)
 			}
 			g.Holdings = append(g.Holdings, h)
 		}

@@ -34,6 +34,10 @@ type CargoOrigin struct {
 	Workspace string `json:"workspace,omitempty"`
 }
 
+// CargoOriginOf returns where a library file lies in a Cargo target folder, or nil when it lies in none
+// (for any system's link of a Cargo staticlib or cdylib: internal/systems).
+func CargoOriginOf(lib string) *CargoOrigin { return cargoOrigin(lib) }
+
 // cargoOrigin returns where a library lies in a Cargo target folder, or nil.
 func cargoOrigin(lib string) *CargoOrigin {
 	dir := filepath.Dir(lib)

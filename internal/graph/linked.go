@@ -70,6 +70,23 @@ func (r *Root) NewerLinked() []LinkedInput {
 // LinkedLibrary reports whether an input is a library a link step's command line names (How CommandLine)
 // that its build system does not watch (a static archive .a or a shared library .so, .so.N): a Go link
 // step's -L/-l libraries, which Go's build cache does not hash.
+// UnwatchedLinked lists the static libraries the root's own step links (LinkedLibrary inputs) whose
+// mtime is not newer than the root: their build system does not watch them (Go's build cache keys a
+// link by its flags, not by the libraries' bytes), so a link that only refreshed the root's mtime can
+// hold an older content than they have (internal/content judges each pair by content).
+func (r *Root) UnwatchedLinked() []FileInfo {
+	if r.Step == nil || r.Step.Failed != "" {
+		return nil
+	}
+	var out []FileInfo
+	for _, in := range r.Step.Inputs {
+		if LinkedLibrary(in) && in.File.Exists && in.File.MTimeNS <= r.File.MTimeNS && filepath.Ext(in.File.Path) == ".a" {
+			out = append(out, in.File)
+		}
+	}
+	return out
+}
+
 func LinkedLibrary(in *Input) bool {
 	return !in.Watched && in.Has(CommandLine) && isLibrary(in.File.Path)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
@@ -29,7 +30,40 @@ func linkedCargo(gs []*graph.Graph, have map[string]bool) []LinkedCargo {
 	by := map[string]*LinkedCargo{}
 	libs := map[string]map[string]bool{}
 	bins := map[string]map[string]bool{}
+	add := func(o *gocgo.CargoOrigin, lib, bin string) {
+		td := filepath.Clean(o.TargetDir)
+		if by[td] == nil {
+			by[td] = &LinkedCargo{TargetDir: td, Workspace: o.Workspace}
+			libs[td], bins[td] = map[string]bool{}, map[string]bool{}
+		}
+		libs[td][lib] = true
+		if bin != "" {
+			bins[td][bin] = true
+		}
+	}
 	for _, g := range gs {
+		// Any system's step that links a library from a Cargo target folder (a Make or Ninja program
+		// linking a staticlib by its path), the same way as Go's link reports below.
+		if g.System != unit.System {
+			for _, s := range g.Steps {
+				for _, in := range s.Inputs {
+					p := in.File.Path
+					if !strings.HasSuffix(p, ".a") && !strings.HasSuffix(p, ".so") {
+						continue
+					}
+					o := gocgo.CargoOriginOf(p)
+					if o == nil || o.TargetDir == "" || have[filepath.Clean(o.TargetDir)] {
+						continue
+					}
+					for _, r := range s.Roots {
+						add(o, p, r.File.Path)
+					}
+					if len(s.Roots) == 0 {
+						add(o, p, "")
+					}
+				}
+			}
+		}
 		tree, _ := g.Origins[gocgo.System].(*gocgo.Tree)
 		if tree == nil {
 			continue
