@@ -14,6 +14,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -106,6 +107,17 @@ func RunEvents(ctx context.Context, o EventOptions) (*EventResult, error) {
 		}
 		todo = append(todo, p)
 	}
+	// One Go build cache holding the standard library (cgo included), copied by hard links into each Go
+	// project's caches: compiling the standard library is most of a first Go build.
+	seed := ""
+	for _, p := range todo {
+		if slices.Contains(p.Needs, "go") && seed == "" {
+			seed = filepath.Join(work, "gocache-seed")
+			if err := seedGoCache(ctx, seed); err != nil {
+				return res, err
+			}
+		}
+	}
 	var mu sync.Mutex
 	var firstErr error
 	sem := make(chan struct{}, o.Jobs)
@@ -116,7 +128,7 @@ func RunEvents(ctx context.Context, o EventOptions) (*EventResult, error) {
 		go func(p Project) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}}
+			pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}, goSeed: seed}
 			pr.ws = filepath.Join(pr.root, "ws")
 			js, n, err := pr.run(ctx)
 			mu.Lock()
@@ -157,6 +169,28 @@ type projectRun struct {
 	baseWarn map[string]bool
 	js       []Judgement
 	events   int
+	goSeed   string // a Go build cache with the standard library built ("" when none)
+}
+
+// seedGoCache builds a small cgo program into a fresh Go build cache at dir, with the corpus's Go
+// environment, so that the standard library (runtime/cgo included) is compiled once per run.
+func seedGoCache(ctx context.Context, dir string) error {
+	os.RemoveAll(dir)
+	src := filepath.Join(filepath.Dir(dir), "gocache-seed-src")
+	os.RemoveAll(src)
+	if err := writeFile(filepath.Join(src, "go.mod"), "module seed\n\ngo 1.22\n"); err != nil {
+		return err
+	}
+	if err := writeFile(filepath.Join(src, "main.go"), "package main\n\n// int seed(void) { return 1; }\nimport \"C\"\nimport \"fmt\"\n\nfunc main() { fmt.Println(C.seed()) }\n"); err != nil {
+		return err
+	}
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", filepath.Join(src, "seed"), ".")
+	cmd.Dir = src
+	cmd.Env = append(os.Environ(), append(goEnv(false), "GOCACHE="+dir)...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		return fmt.Errorf("seeding the Go build cache: %v\n%s", err, tail(string(out), 2000))
+	}
+	return os.RemoveAll(src)
 }
 
 func (pr *projectRun) logf(format string, a ...any) {
@@ -181,14 +215,7 @@ func (pr *projectRun) env(fast bool, oracle string) []string {
 		env = append(env, "GOCACHE="+filepath.Join(pr.root, "gocache-oracle"))
 	}
 	if pr.p.Env != nil {
-		for _, kv := range pr.p.Env(fast) {
-			if oracle != "" && strings.HasPrefix(kv, "CGO_CFLAGS=") {
-				// Go's build cache keys a cgo package by the files of its own folder: a unique define makes
-				// the oracle compile the C it includes from elsewhere (and relink the libraries it links).
-				kv += " -DTRUTH_ORACLE_" + oracle
-			}
-			env = append(env, kv)
-		}
+		env = append(env, pr.p.Env(fast)...)
 	}
 	return env
 }
@@ -206,6 +233,13 @@ func (pr *projectRun) run(ctx context.Context) ([]Judgement, int, error) {
 	for _, c := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-qm", "main"}} {
 		if err := run(pr.ws, nil, "git", append([]string{"-c", "user.email=truth@stalecheck.invalid", "-c", "user.name=truth", "-c", "commit.gpgsign=false"}, c...)...); err != nil {
 			return nil, 0, err
+		}
+	}
+	if pr.goSeed != "" {
+		for _, d := range []string{"gocache", "gocache-oracle"} {
+			if err := run("", nil, "cp", "-al", pr.goSeed, filepath.Join(pr.root, d)); err != nil {
+				return nil, 0, err
+			}
 		}
 	}
 	if err := pr.build(ctx, pr.ws, false, true, ""); err != nil {
@@ -304,7 +338,11 @@ func (pr *projectRun) restore(snap string) error {
 			return err
 		}
 		if _, err := os.Stat(filepath.Join(snap, d)); err == nil {
-			if err := run("", nil, "cp", "-a", filepath.Join(snap, d), filepath.Join(pr.root, d)); err != nil {
+			flags := "-a"
+			if d == "gocache" {
+				flags = "-al" // Go writes cache entries once, by new names: hard links are a faithful copy
+			}
+			if err := run("", nil, "cp", flags, filepath.Join(snap, d), filepath.Join(pr.root, d)); err != nil {
 				return err
 			}
 		}
@@ -499,7 +537,17 @@ func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]s
 			return nil, err
 		}
 	}
-	if err := pr.build(ctx, dir, fast, true, dg[:16]); err != nil {
+	// Go's build cache keys a cgo package by the files of its own folder, not the C it includes from
+	// elsewhere nor the libraries it links: a file naming the tree's digest in each Go main package
+	// makes the oracle compile and link those packages anew (the standard library stays cached).
+	for _, rel := range files {
+		if filepath.Base(rel) == "go.mod" {
+			if err := writeFile(filepath.Join(dir, filepath.Dir(rel), "zz_truth_oracle.go"), "package main\n\n// truth oracle "+dg+"\n"); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if err := pr.build(ctx, dir, fast, true, "oracle"); err != nil {
 		return nil, fmt.Errorf("from-scratch build: %w", err)
 	}
 	out := map[string]string{}

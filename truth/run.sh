@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
-# stalecheck's ground-truth harness: real Cargo workspaces with native code, real edits, judged against
-# a from-scratch build and against Cargo's own Dirty set. `truth/run.sh --quick` (a few minutes) runs in
-# the tests; `truth/run.sh` runs every shape with random sequences (≥ 1,000 states) as a benchmark.
-# Flags: --seed N, --random N, --shapes a,b, -j N, --details FILE, --pure, --list, --layout new, --coverage
-# (truth/cmd/truth).
+# stalecheck's ground-truth harness (truth/cmd/truth). Two corpora, run side by side by default:
+#   - events: every build system (Make with and without depfiles, Ninja, CMake, Meson, Go cgo, Cargo, and
+#     Make/Go programs linking a Cargo staticlib), each edit judged from a saved fresh state against a
+#     from-scratch build, scored by reason (docs/TRUTH.md);
+#   - sequences: Cargo workspaces through seeded edit sequences, judged against a from-scratch build and
+#     against Cargo's own Dirty set.
+# `truth/run.sh --quick` (about 3 minutes here) is what the tests run; `truth/run.sh -j 2` a full run.
+# Flags: --corpus all|events|sequences, --seed N, --pairs N, --repeat N, --random N, --shapes a,b,
+# --projects a,b, -j N, --details FILE, --pure, --list, --layout new, --coverage.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 export CARGO_NET_OFFLINE=true
