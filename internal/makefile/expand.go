@@ -97,20 +97,22 @@ func (r *reader) expand(s string, f *File, auto map[string]string, depth int) (s
 
 type value struct {
 	value  string
-	expand bool // a recursive (=) variable: its value holds references still
+	expand bool // the value holds references (or doubled '$') still
 }
 
 func (r *reader) lookup(name string, f *File, auto map[string]string) (value, bool) {
 	if v, ok := auto[name]; ok {
 		return value{value: v}, true
 	}
+	// make -p prints a recursive variable as written and a simple one with each '$' doubled
+	// (EXTRA := -DX=$$HOME prints as $$$$HOME): either way one expansion gives the value make uses.
 	for _, tv := range f.TargetVars {
 		if tv.Name == name {
-			return value{tv.Value, !tv.Simple}, true
+			return value{tv.Value, true}, true
 		}
 	}
 	if v, ok := r.db.Variables[name]; ok {
-		return value{v.Value, !v.Simple && v.Origin != "environment" && v.Origin != "command line"}, true
+		return value{v.Value, true}, true
 	}
 	return value{}, false
 }
