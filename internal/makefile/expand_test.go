@@ -15,7 +15,7 @@ func TestExpandRecipe(t *testing.T) {
 	}}
 	r := &reader{db: db, dir: "/w"}
 	f := &File{Name: "src/a.o", Prereqs: []string{"src/a.c", "include/a.h", "src/a.c"}, Stem: "src/a",
-		Recipe: []string{"@$(CC) $(DEP) $(CPPFLAGS) ${CFLAGS} -c $< -o $@", "-echo $^ $* $$x", "$(patsubst %.c,%.o,$<)"},
+		Recipe:     []string{"@$(CC) $(DEP) $(CPPFLAGS) ${CFLAGS} -c $< -o $@", "-echo $^ $* $$x", "$(patsubst %.c,%.o,$<)"},
 		TargetVars: []Variable{{Name: "DEP", Value: "-MD", Simple: true}}}
 	lines, complete := r.expandRecipe(f, "src/a.o")
 	want := []string{"cc -MD -Ioverride -Iinclude -DX=$$HOME  -c src/a.c -o src/a.o", "echo src/a.c include/a.h src/a $x"}
