@@ -1,17 +1,20 @@
 package cargo
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
@@ -860,6 +863,7 @@ var skipDirs = map[string]bool{"target": true, ".git": true, "vendor": true, "th
 
 func (r *reader) scanPackage(root string) *pkgScan {
 	ps := &pkgScan{}
+	var files []string
 	_ = fsrec.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
@@ -880,16 +884,63 @@ func (r *reader) scanPackage(root string) *pkgScan {
 		if !e.Type().IsRegular() {
 			return nil
 		}
-		if IsNativeSource(e.Name()) {
-			ps.native = append(ps.native, p)
+		if e.Name() == ".gitignore" {
+			_, _ = fsrec.Stat(p) // its rules decide what the scan lists: a verdict cached on them records it
 		}
-		if st, err := e.Info(); err == nil && st.ModTime().UnixNano() > ps.newestNS {
-			ps.newest, ps.newestNS = p, st.ModTime().UnixNano()
-		}
+		files = append(files, p)
 		return nil
 	})
+	// Cargo lists a package in a git work tree through git: files git ignores are not the package's
+	// (cargo's PathSource, list_files_git), neither for the package scan nor for the newest file.
+	keep := gitListed(root)
+	for _, p := range files {
+		if keep != nil && !keep[p] {
+			continue
+		}
+		if IsNativeSource(filepath.Base(p)) {
+			ps.native = append(ps.native, p)
+		}
+		if st, err := fsrec.Stat(p); err == nil && st.ModTime().UnixNano() > ps.newestNS {
+			ps.newest, ps.newestNS = p, st.ModTime().UnixNano()
+		}
+	}
 	sort.Strings(ps.native)
 	return ps
+}
+
+// gitListed returns the files of root that git lists (tracked, and untracked ones no ignore rule names),
+// absolute; nil when root is in no git work tree, or git cannot say. The ignore files above root that
+// decide it are stat'ed through fsrec, so a verdict cached on the scan notices their change.
+func gitListed(root string) map[string]bool {
+	top := ""
+	for d := root; ; d = filepath.Dir(d) {
+		_, _ = fsrec.Stat(filepath.Join(d, ".gitignore"))
+		if _, err := fsrec.Stat(filepath.Join(d, ".git")); err == nil {
+			top = d
+			break
+		}
+		if filepath.Dir(d) == d {
+			break
+		}
+	}
+	if top == "" {
+		return nil
+	}
+	_, _ = fsrec.Stat(filepath.Join(top, ".git", "info", "exclude"))
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", ".")
+	out, err := cmd.Output()
+	if err != nil {
+		return nil
+	}
+	keep := map[string]bool{}
+	for _, rel := range strings.Split(string(out), "\x00") {
+		if rel != "" {
+			keep[filepath.Join(top, rel)] = true
+		}
+	}
+	return keep
 }
 
 // PrecalculatedTime parses the "<secs>.<nanos>s (<file>)" form of a path package's Precalculated
