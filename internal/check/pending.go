@@ -25,9 +25,10 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if !s.Live() || !s.Reference.Exists {
 			continue
 		}
-		if s.System == goSystem {
+		if s.ComparesContent() {
 			// Go's build cache compares content hashes, not mtimes: a newer watched file is no reason
-			// of its own, and the content it hashes is not recorded on disk.
+			// of its own; one whose content differs from what the outputs were built from is.
+			out = append(out, pendingContent(g, s)...)
 			continue
 		}
 		if foreign(s) {
@@ -274,4 +275,38 @@ func failedNeverBuilt(g *graph.Graph, s *graph.Step) Finding {
 		Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed})
 	f.Severity = Info
 	return f
+}
+
+// pendingContent: a watched input of a step whose build system compares content (graph.ContentComparer)
+// differs from the content baseline of the step's outputs: the next build redoes the step, so what is on
+// disk is old. An input whose mtime alone moved is nothing.
+func pendingContent(g *graph.Graph, s *graph.Step) []Finding {
+	var out []Finding
+	w := s.Words()
+	for _, in := range s.Inputs {
+		c := in.Content
+		if !in.Watched || !in.File.Exists || c == nil || c.Verdict != graph.ContentDiffers {
+			continue
+		}
+		f := Finding{
+			Rule: "pending-rebuild", Severity: Error, System: foreignSystem(s),
+			Message: fmt.Sprintf("%s changed since %s was built at %s: its content differs from what that build used; %s, so the next build redoes %s: what is on disk is old",
+				display(g, in.File.Path), display(g, s.Reference.Path), fmtTime(s.Reference.MTimeNS), w.Watched, s.Label),
+			Subjects: []string{in.File.Path, s.Reference.Path},
+			Roots:    rootPaths(s),
+			Evidence: []Evidence{
+				{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy},
+				{Kind: "record", Path: in.File.Path, How: "content-baseline",
+					Detail: fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS))},
+				{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
+			},
+			Fix: w.Rebuild,
+		}
+		if f.Fix == "" {
+			f.Fix = rebuildCmd(s)
+		}
+		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+		out = append(out, f)
+	}
+	return out
 }

@@ -101,9 +101,10 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 		// A run made in another copy of the workspace (internal/cargo otherTree) read that copy's files:
 		// the content of their counterparts here is no baseline of it.
 		elsewhere := unit.Of(s).BuiltInTree != "" && unit.Of(s).BuiltInTreeRecord == ""
+		compares := s.ComparesContent()
 		for _, in := range s.Inputs {
 			p := in.File.Path
-			if !in.File.Exists || made[p] || generated(g, p) {
+			if !in.File.Exists || made[p] || generated(g, p) || compares && !in.Watched {
 				continue
 			}
 			if in.CompiledAs != "" || elsewhere {

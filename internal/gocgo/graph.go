@@ -39,6 +39,9 @@ type StepOrigin struct {
 	Module  string
 }
 
+// ComparesContent: Go's build cache keys a package by the content of its files (graph.ContentComparer).
+func (o *StepOrigin) ComparesContent() bool { return true }
+
 // Words are Go's words for rules (graph.Worded).
 func (o *StepOrigin) Words() graph.Words {
 	return graph.Words{
@@ -193,6 +196,8 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 			Name: p.ImportPath, Label: "cgo package " + p.ImportPath + " of " + filepath.Base(b.Path), Config: cfg,
 			PackageRoot: p.Dir, Reference: bin,
 			Origin: &StepOrigin{Binary: b, Package: p, Rebuild: rebuild, Module: m.Dir},
+			// A package of the main module: its files are the project's own, and change.
+			PathPackage: p.Dir == m.Dir || strings.HasPrefix(p.Dir, m.Dir+string(filepath.Separator)),
 		}
 		for _, x := range p.Declared {
 			in := input(x, graph.Declared)
