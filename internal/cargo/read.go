@@ -146,7 +146,11 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		defer r.native.save()
 	}
 	for _, p := range profiles {
-		r.readFingerprints(p)
+		if err := r.readFingerprints(p); err != nil {
+			// A profile folder whose unit records cannot be listed (a permission, an I/O error) leaves
+			// every binary of it unjudged: that is no answer, not a pass.
+			return nil, fmt.Errorf("cannot read the profile folder %s: %w", filepath.Join(l.BuildDir, p), err)
+		}
 	}
 	r.resolveDeps()
 	for _, p := range profiles {
@@ -331,11 +335,14 @@ func stepKind(target string) graph.StepKind {
 
 // readFingerprints creates one step per hash file in <profile>/.fingerprint/*/ (legacy layout) and
 // <profile>/build/*/*/fingerprint/ (new layout).
-func (r *reader) readFingerprints(prof string) {
+func (r *reader) readFingerprints(prof string) error {
 	dirs, root, err := fingerprintFolders(r.l.BuildDir, prof)
 	if err != nil {
-		r.problem(root, err)
-		return
+		if errors.Is(err, fs.ErrNotExist) {
+			r.problem(root, err)
+			return nil
+		}
+		return err
 	}
 	legacy, _ := ProfileLayouts(r.l.BuildDir, prof)
 	type result struct {
@@ -442,6 +449,7 @@ func (r *reader) readFingerprints(prof string) {
 		}
 	}
 	r.index[prof] = idx
+	return nil
 }
 
 // hostProfile returns the host profile folder of a `<triple>/<profile>` folder ("" for a host one).
