@@ -1,11 +1,13 @@
 package content
 
 import (
+	"encoding/base64"
 	"fmt"
 	"path/filepath"
 	"sort"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -271,15 +273,32 @@ func generated(g *graph.Graph, p string) bool {
 	return false
 }
 
-// relTo returns p relative to base when inside it, else p.
+// relTo returns p relative to base when inside it, else p, as a key of the store. JSON replaces bytes
+// that are not UTF-8, so such a path (and one that starts with the prefix itself) is written as
+// keyB64 + its bytes in base64 (pathOfKey reverses it), and finds its baseline again.
 func relTo(base, p string) string {
-	if base == "" {
-		return p
+	rel := p
+	if base != "" {
+		if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
+			rel = r
+		}
 	}
-	if rel, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(rel, "..") {
-		return rel
+	if !utf8.ValidString(rel) || strings.HasPrefix(rel, keyB64) {
+		return keyB64 + base64.StdEncoding.EncodeToString([]byte(rel))
 	}
-	return p
+	return rel
+}
+
+const keyB64 = "b64:"
+
+// pathOfKey is the path a store key names (see relTo), relative to the workspace unless absolute.
+func pathOfKey(k string) string {
+	if rest, ok := strings.CutPrefix(k, keyB64); ok {
+		if b, err := base64.StdEncoding.DecodeString(rest); err == nil {
+			return string(b)
+		}
+	}
+	return k
 }
 
 func orOther(a, b string) string {

@@ -47,7 +47,8 @@ func byHeldPair(held *jsonCache[heldPair], dig *digest.Cache, root, lib string, 
 	if err1 != nil || err2 != nil {
 		return verdict, detail
 	}
-	key := root + "\x00" + lib
+	sum := sha256.Sum256([]byte(root + "\x00" + lib)) // JSON keys must be UTF-8; paths need not be
+	key := hex.EncodeToString(sum[:])
 	p, ok := held.get(key)
 	if ok && p.Root == rd.String() {
 		if p.Lib == ld.String() || verdict == graph.HoldsContent {

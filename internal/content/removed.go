@@ -293,7 +293,8 @@ func baselineMatchesNow(g *graph.Graph, b stepBaseline, dig *digest.Cache) bool 
 	if len(b.Inputs) == 0 {
 		return false
 	}
-	for rel, want := range b.Inputs {
+	for key, want := range b.Inputs {
+		rel := pathOfKey(key)
 		p := rel
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(g.Workspace, rel)
