@@ -689,6 +689,13 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		for _, src := range scan.native {
 			add(src, graph.PackageFolder, s.PackageRoot)
 		}
+		// A data file the build script names (include_str!, fs::read of "data/table.txt"): what the
+		// script reads goes into its outputs as surely as a source it compiles.
+		for _, p := range scan.data {
+			if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (strings.Contains(rel, "/") && mentions(script, rel) || mentions(script, `"`+filepath.Base(p)+`"`)) {
+				add(p, unit.ScriptSource, s.ScriptSource)
+			}
+		}
 	}
 	// Second clues for every native input: an archive member of the same stem, the name in build.rs.
 	for _, p := range order {
@@ -853,6 +860,9 @@ func statTree(p string) graph.FileInfo {
 // pkgScan is what lies in a package's own folder.
 type pkgScan struct {
 	native []string // native sources (README lists the extensions)
+	// data are the package's other files a build script may read (not Rust sources, which rustc's
+	// dep-info lists, nor Cargo's own files).
+	data []string
 	// newest is the newest file of the package and its mtime (for old-style Precalculated scripts).
 	newest   string
 	newestNS int64
@@ -897,8 +907,11 @@ func (r *reader) scanPackage(root string) *pkgScan {
 		if keep != nil && !keep[p] {
 			continue
 		}
-		if IsNativeSource(filepath.Base(p)) {
+		switch b := filepath.Base(p); {
+		case IsNativeSource(b):
 			ps.native = append(ps.native, p)
+		case filepath.Ext(b) != ".rs" && b != "Cargo.toml" && b != "Cargo.lock" && b != ".gitignore" && !strings.HasPrefix(b, "."):
+			ps.data = append(ps.data, p)
 		}
 		if st, err := fsrec.Stat(p); err == nil && st.ModTime().UnixNano() > ps.newestNS {
 			ps.newest, ps.newestNS = p, st.ModTime().UnixNano()
