@@ -29,6 +29,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/stalecheck/stalecheck/internal/includes"
+	"github.com/stalecheck/stalecheck/internal/systems"
 	"io"
 	"io/fs"
 	"os"
@@ -173,7 +174,14 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	lopt := cargo.LocateOptions{TargetDir: cfg.TargetDir, BuildDir: cfg.BuildDir, Getenv: getenv, Cwd: cfg.Dir}
 	var layout *cargo.Layout
 	var wdErr error
+	// A program whose own folder holds a Make, Ninja or Go build is that build's, even inside a Cargo
+	// workspace (a C program beside the crates whose staticlib it links): its joined graph is read,
+	// with the Cargo build it links from (internal/systems), not the workspace's other binaries.
+	own := systems.BuildAbove(starts[0], 0) != ""
 	for i, s := range starts {
+		if own {
+			break
+		}
 		l, err := cargo.Locate(s, lopt)
 		last := i == len(starts)-1
 		// A bare target folder (no Cargo.toml above) counts only as the working folder.
