@@ -715,6 +715,11 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
 			add(p, unit.ScriptSource, s.ScriptSource)
 		}
+		if !isHeader(base) {
+			if o := outputOfStem(s, strings.TrimSuffix(base, filepath.Ext(base)), filepath.Ext(base)); o != "" {
+				add(p, graph.OutputStem, o)
+			}
+		}
 	}
 	// A compiled source known only by its object or build.rs (cc-rs ≥ 1.0.80 logs no command line):
 	// scanned with its own folder and the package folders the build script names (e.g. .include("native/include")).
@@ -1041,6 +1046,28 @@ func hostTriple(l *Layout) string {
 				}
 			}
 		}
+	}
+	return ""
+}
+
+// compilerOutputs are the extensions of what a compiler makes from one source: objects, and CUDA's
+// PTX, cubin and fatbinary files (nvcc -ptx / -cubin / -fatbin).
+var compilerOutputs = map[string]bool{".o": true, ".obj": true, ".ptx": true, ".cubin": true, ".fatbin": true}
+
+// outputOfStem returns an output of the run named after a source (stem plus a compiler output's
+// extension, "scale.ptx" for scale.cu), "" when none is; PTX, cubin and fatbinary files only for a
+// CUDA source.
+func outputOfStem(s *graph.Step, stem, srcExt string) string {
+	for _, o := range s.Outputs {
+		b := filepath.Base(o.Path)
+		ext := filepath.Ext(b)
+		if !compilerOutputs[ext] || strings.TrimSuffix(b, ext) != stem || !o.Exists {
+			continue
+		}
+		if ext != ".o" && ext != ".obj" && srcExt != ".cu" {
+			continue
+		}
+		return o.Path
 	}
 	return ""
 }

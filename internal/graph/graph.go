@@ -30,6 +30,9 @@ const (
 	PackageFolder How = "package-folder"
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
 	ArchiveMember How = "archive-member"
+	// OutputStem: the step wrote a compiler output named after the file (OUT_DIR/scale.ptx beside
+	// kernels/scale.cu: nvcc -ptx, an object, a cubin), a second clue as ArchiveMember is.
+	OutputStem How = "output-stem"
 	// Trace: a process of the step opened the file in a build traced by `stalecheck trace`
 	// (internal/tracejoin; the Input's Trace says which process and when).
 	Trace How = "trace"
