@@ -719,6 +719,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			if o := outputOfStem(s, strings.TrimSuffix(base, filepath.Ext(base)), filepath.Ext(base)); o != "" {
 				add(p, graph.OutputStem, o)
 			}
+		} else if o := outputNamed(s, base); o != "" {
+			// A header copied into OUT_DIR (an include folder exported with cargo:include).
+			add(p, graph.OutputStem, o)
 		}
 	}
 	// A compiled source known only by its object or build.rs (cc-rs ≥ 1.0.80 logs no command line):
@@ -1068,6 +1071,17 @@ func outputOfStem(s *graph.Step, stem, srcExt string) string {
 			continue
 		}
 		return o.Path
+	}
+	return ""
+}
+
+// outputNamed returns an output of the run with the file name base (a header the script copied into
+// OUT_DIR, exported to dependents through cargo:include), "" when none is.
+func outputNamed(s *graph.Step, base string) string {
+	for _, o := range s.Outputs {
+		if filepath.Base(o.Path) == base && o.Exists {
+			return o.Path
+		}
 	}
 	return ""
 }

@@ -72,3 +72,52 @@ fn main() {
 		t.Errorf("want an error naming kernels/scale.cu known by its output scale.ptx, got %v %v (%s): %s", f.Severity, f.Subjects, evidenceHow(f, "input"), f.Message)
 	}
 }
+
+// A links crate copies its include folder into OUT_DIR and exports it (cargo:include); a second -sys
+// crate compiles against DEP_BASE_INCLUDE (repro turn3/truth-dep-include-readdir). The OUT_DIR copy of
+// the same name ties the package's header to the first crate's run: its edit is an error naming the app.
+func TestHeaderCopiedIntoOutDirAndExported(t *testing.T) {
+	files := map[string]string{
+		".cargo/config.toml":  testutil.DirectorySourceConfig(testutil.DebianRegistry),
+		"Cargo.toml":          "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"base-sys\", \"user-sys\"]\n",
+		"app/Cargo.toml":      "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nbase-sys = { path = \"../base-sys\" }\nuser-sys = { path = \"../user-sys\" }\n",
+		"app/src/main.rs":     "fn main() { println!(\"{}\", user_sys::tag()); let _ = base_sys::X; }\n",
+		"base-sys/Cargo.toml": "[package]\nname = \"base-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"base\"\n",
+		"base-sys/build.rs": `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let inc = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("include");
+    std::fs::create_dir_all(&inc).unwrap();
+    for e in std::fs::read_dir("native/include").unwrap() {
+        let e = e.unwrap();
+        std::fs::copy(e.path(), inc.join(e.file_name())).unwrap();
+    }
+    println!("cargo:include={}", inc.display());
+}
+`,
+		"base-sys/src/lib.rs":           "pub const X: u8 = 1;\n",
+		"base-sys/native/include/api.h": "#define API_VALUE \"api-1\"\n",
+		"user-sys/Cargo.toml":           "[package]\nname = \"user-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"user\"\n[dependencies]\nbase-sys = { path = \"../base-sys\" }\n[build-dependencies]\ncc = \"1.0\"\n",
+		"user-sys/build.rs":             "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=native/user.c\");\n    cc::Build::new().file(\"native/user.c\").include(std::env::var(\"DEP_BASE_INCLUDE\").unwrap()).compile(\"user\");\n}\n",
+		"user-sys/native/user.c":        "#include \"api.h\"\nconst char *user_tag(void) { return \"user|\" API_VALUE; }\n",
+		"user-sys/src/lib.rs":           "extern \"C\" { fn user_tag() -> *const std::os::raw::c_char; }\npub fn tag() -> String { unsafe { std::ffi::CStr::from_ptr(user_tag()).to_string_lossy().into_owned() } }\n",
+	}
+	p := testutil.NewProject(t, files)
+	p.Cargo("build")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	p.Edit("base-sys/native/include/api.h", "api-1", "api-2")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh user-sys") {
+		t.Fatalf("the premise fails: cargo rebuilt user-sys:\n%s", out)
+	}
+	fs, _ = p.Check()
+	var found bool
+	for _, f := range fs {
+		if f.Rule == "untracked-input-changed" && f.Severity == check.Error && f.Subjects[0] == p.Path("base-sys/native/include/api.h") &&
+			testutil.HasSubject(check.Finding{Subjects: f.Roots}, p.Path("target/debug/app")) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want an untracked-input-changed error on base-sys/native/include/api.h naming target/debug/app; got %v", fs)
+	}
+}

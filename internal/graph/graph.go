@@ -31,7 +31,8 @@ const (
 	// ArchiveMember: an archive the step made holds an object of the same stem (a second clue).
 	ArchiveMember How = "archive-member"
 	// OutputStem: the step wrote a compiler output named after the file (OUT_DIR/scale.ptx beside
-	// kernels/scale.cu: nvcc -ptx, an object, a cubin), a second clue as ArchiveMember is.
+	// kernels/scale.cu: nvcc -ptx, an object, a cubin), or a header of the same name (a copy exported
+	// with cargo:include): a second clue as ArchiveMember is.
 	OutputStem How = "output-stem"
 	// Trace: a process of the step opened the file in a build traced by `stalecheck trace`
 	// (internal/tracejoin; the Input's Trace says which process and when).
