@@ -640,6 +640,18 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				r.problem(o.Path, err)
 			}
 			compiles = append(compiles, cs...)
+		case filepath.Base(o.Path) == "Makefile.cmake" && filepath.Base(filepath.Dir(o.Path)) == "CMakeFiles":
+			// The files CMake's configure step read (CMAKE_MAKEFILE_DEPENDS: CMakeLists.txt, the
+			// configure_file templates): what the run's build tree was generated from.
+			deps, err := cmakeMakefileDepends(o.Path)
+			if err != nil && !os.IsNotExist(err) {
+				r.problem(o.Path, err)
+			}
+			for _, d := range deps {
+				if strings.HasPrefix(d, s.PackageRoot+string(filepath.Separator)) && !r.generated(d) {
+					add(d, graph.Depfile, o.Path+" (CMAKE_MAKEFILE_DEPENDS)")
+				}
+			}
 		case strings.HasSuffix(o.Path, ".d"):
 			f, err := depfile.ParseFile(o.Path)
 			if err != nil {
@@ -1084,4 +1096,32 @@ func outputNamed(s *graph.Step, base string) string {
 		}
 	}
 	return ""
+}
+// cmakeMakefileDepends reads the CMAKE_MAKEFILE_DEPENDS list of a CMake build tree's
+// CMakeFiles/Makefile.cmake (CMake 3.x's Unix Makefiles generator): the files its configure step read,
+// absolute (relative ones are taken against the build tree, the folder above CMakeFiles).
+func cmakeMakefileDepends(path string) ([]string, error) {
+	b, err := safeio.ReadFile(path, safeio.MaxRecord)
+	if err != nil {
+		return nil, err
+	}
+	tree := filepath.Dir(filepath.Dir(path))
+	var out []string
+	in := false
+	for _, l := range strings.Split(string(b), "\n") {
+		l = strings.TrimSpace(l)
+		switch {
+		case l == "set(CMAKE_MAKEFILE_DEPENDS":
+			in = true
+		case in && l == ")":
+			return out, nil
+		case in && len(l) >= 2 && l[0] == '"' && l[len(l)-1] == '"':
+			p := l[1 : len(l)-1]
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(tree, p)
+			}
+			out = append(out, filepath.Clean(p))
+		}
+	}
+	return out, nil
 }
