@@ -1097,6 +1097,7 @@ func outputNamed(s *graph.Step, base string) string {
 	}
 	return ""
 }
+
 // cmakeMakefileDepends reads the CMAKE_MAKEFILE_DEPENDS list of a CMake build tree's
 // CMakeFiles/Makefile.cmake (CMake 3.x's Unix Makefiles generator): the files its configure step read,
 // absolute (relative ones are taken against the build tree, the folder above CMakeFiles).
