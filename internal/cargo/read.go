@@ -499,6 +499,9 @@ func (r *reader) resolveDeps() {
 			case len(named) == 0:
 				unit.Of(s).DanglingDeps = append(unit.Of(s).DanglingDeps, d.Name+" "+hx)
 				dangling = append(dangling, danglingDep{s, d})
+				if own, ok := pkgID[s]; ok && strings.HasPrefix(d.Name, "build_script_") && d.PkgID != own && !r.anyOfPackage(s, d.PkgID, pkgID) {
+					unit.Of(s).RemovedOtherScripts = append(unit.Of(s).RemovedOtherScripts, d.Name+" "+hx)
+				}
 				continue
 			case len(named) > 1:
 				var same []*graph.Step
@@ -539,6 +542,18 @@ func (r *reader) resolveDeps() {
 		// tell several apart.
 		x.s.KeepsLive = append(x.s.KeepsLive, r.reused(x.s, x.d, pkgID)...)
 	}
+}
+
+// anyOfPackage reports whether a unit of s's profile folder (or its host one) has the package id id,
+// as the edges naming it show.
+func (r *reader) anyOfPackage(s *graph.Step, id uint64, pkgID map[*graph.Step]uint64) bool {
+	hp := hostProfile(s.ProfileDir)
+	for c, cid := range pkgID {
+		if cid == id && (c.ProfileDir == s.ProfileDir || hp != "" && c.ProfileDir == hp) {
+			return true
+		}
+	}
+	return false
 }
 
 // tieNeverBuilt gives a rustc unit whose first build failed (no hash file, so no fingerprint and no

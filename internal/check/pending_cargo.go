@@ -3,6 +3,7 @@ package check
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
@@ -56,7 +57,7 @@ func cargoDanglingPending(g *graph.Graph, s *graph.Step, what, build string) []F
 	var out []Finding
 	for _, d := range unit.Of(s).DanglingDeps {
 		name, hash, _ := strings.Cut(d, " ")
-		if content.RemovedDependency(g, s, name) {
+		if content.RemovedDependency(g, s, name) || slices.Contains(unit.Of(s).RemovedOtherScripts, d) {
 			out = append(out, removedDep(g, s, what, build, name, hash))
 			continue
 		}

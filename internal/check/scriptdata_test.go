@@ -77,7 +77,53 @@ fn main() {
 // crate compiles against DEP_BASE_INCLUDE (repro turn3/truth-dep-include-readdir). The OUT_DIR copy of
 // the same name ties the package's header to the first crate's run: its edit is an error naming the app.
 func TestHeaderCopiedIntoOutDirAndExported(t *testing.T) {
-	files := map[string]string{
+	p := testutil.NewProject(t, linksIncludeFiles())
+	p.Cargo("build")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	p.Edit("base-sys/native/include/api.h", "api-1", "api-2")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh user-sys") {
+		t.Fatalf("the premise fails: cargo rebuilt user-sys:\n%s", out)
+	}
+	fs, _ = p.Check()
+	var found bool
+	for _, f := range fs {
+		if f.Rule == "untracked-input-changed" && f.Severity == check.Error && f.Subjects[0] == p.Path("base-sys/native/include/api.h") &&
+			testutil.HasSubject(check.Finding{Subjects: f.Roots}, p.Path("target/debug/app")) {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want an untracked-input-changed error on base-sys/native/include/api.h naming target/debug/app; got %v", fs)
+	}
+}
+
+// cargo clean -p of the links crate whose metadata the other build script reads (repro
+// turn3/truth-cleanp-links-dep): the run's deps entry naming base-sys's run dangles because its records
+// were removed, not because it was rebuilt; with no source changed, the binary equals a fresh build.
+func TestCleanPOfALinksDependencyOfABuildScript(t *testing.T) {
+	p := testutil.NewProject(t, linksIncludeFiles())
+	p.Cargo("build")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	p.Cargo("clean", "-p", "base-sys")
+	fs, _ = p.Check()
+	noErrors(t, fs)
+	var infos int
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" && f.Severity == check.Info {
+			infos++
+		}
+	}
+	if infos == 0 {
+		t.Errorf("want pending-rebuild infos (Cargo rebuilds what clean -p removed), got %v", fs)
+	}
+}
+
+// linksIncludeFiles: base-sys (links "base") copies its include folder into OUT_DIR and exports it;
+// user-sys compiles against DEP_BASE_INCLUDE.
+func linksIncludeFiles() map[string]string {
+	return map[string]string{
 		".cargo/config.toml":  testutil.DirectorySourceConfig(testutil.DebianRegistry),
 		"Cargo.toml":          "[workspace]\nresolver = \"2\"\nmembers = [\"app\", \"base-sys\", \"user-sys\"]\n",
 		"app/Cargo.toml":      "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[dependencies]\nbase-sys = { path = \"../base-sys\" }\nuser-sys = { path = \"../user-sys\" }\n",
@@ -100,25 +146,6 @@ func TestHeaderCopiedIntoOutDirAndExported(t *testing.T) {
 		"user-sys/build.rs":             "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=native/user.c\");\n    cc::Build::new().file(\"native/user.c\").include(std::env::var(\"DEP_BASE_INCLUDE\").unwrap()).compile(\"user\");\n}\n",
 		"user-sys/native/user.c":        "#include \"api.h\"\nconst char *user_tag(void) { return \"user|\" API_VALUE; }\n",
 		"user-sys/src/lib.rs":           "extern \"C\" { fn user_tag() -> *const std::os::raw::c_char; }\npub fn tag() -> String { unsafe { std::ffi::CStr::from_ptr(user_tag()).to_string_lossy().into_owned() } }\n",
-	}
-	p := testutil.NewProject(t, files)
-	p.Cargo("build")
-	fs, _ := p.Check()
-	noErrors(t, fs)
-	p.Edit("base-sys/native/include/api.h", "api-1", "api-2")
-	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh user-sys") {
-		t.Fatalf("the premise fails: cargo rebuilt user-sys:\n%s", out)
-	}
-	fs, _ = p.Check()
-	var found bool
-	for _, f := range fs {
-		if f.Rule == "untracked-input-changed" && f.Severity == check.Error && f.Subjects[0] == p.Path("base-sys/native/include/api.h") &&
-			testutil.HasSubject(check.Finding{Subjects: f.Roots}, p.Path("target/debug/app")) {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("want an untracked-input-changed error on base-sys/native/include/api.h naming target/debug/app; got %v", fs)
 	}
 }
 

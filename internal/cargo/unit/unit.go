@@ -57,6 +57,10 @@ type Unit struct {
 	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
 	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
 	DanglingDeps []string
+	// RemovedOtherScripts are the DanglingDeps entries of a build-script run that name another
+	// package's build-script run (a `links` dependency whose metadata the script reads) of which no
+	// unit is left in the profile folder (`cargo clean -p` of that package), not a rebuild of it.
+	RemovedOtherScripts []string
 	// RemovedDepContent judges, for a DanglingDeps entry whose records are all gone from the profile
 	// folder (`cargo clean -p`), the dependency's sources that changed after this unit was built (as
 	// other profiles' units of it record them), path → content against what the removed units used
