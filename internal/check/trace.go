@@ -93,8 +93,12 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 			if l.Kind == graph.LookupInclude {
 				what, space = "header", "in the include folders"
 			}
+			sev := Warning
+			if l.Differs {
+				sev = Error // the step's records confirm the search, and the two headers differ
+			}
 			f := Finding{
-				Rule: "path-lookup-changed", Severity: Warning, System: foreignSystem(s),
+				Rule: "path-lookup-changed", Severity: sev, System: foreignSystem(s),
 				Message: fmt.Sprintf("%s looked up the %s %s %s when it last ran (pid %d, %s, at %s) and found %s; now, %s, it finds %s; %s does not watch this lookup, so %s still follows the old answer",
 					lookupStep(s), what, l.Name, space, l.PID, filepath.Base(l.Exe), fmtTime(l.TimeNS), orNone(l.Then, display(g, l.Then)),
 					where, orNone(now, display(g, now)), s.Words().Tool, stepOutputs(s)),

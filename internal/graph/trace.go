@@ -43,6 +43,10 @@ type Lookup struct {
 	Recorded bool
 	// From is the file whose #include directive made the search (Recorded lookups).
 	From string
+	// Differs is set on a traced include lookup that the step's records answer the same way, when the
+	// file found now has other bytes than the one found then (internal/includes): the next compile reads
+	// other text, which the trace alone could not tell.
+	Differs bool
 }
 
 // CompilerRun is one compiler run of a step: its source, the folder it ran in, and its include search

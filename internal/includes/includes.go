@@ -54,9 +54,20 @@ func Annotate(g *graph.Graph) {
 			continue
 		}
 		seen := map[string]bool{}
+		traced := map[string]int{}
+		for i, l := range s.Lookups {
+			if l.Kind == graph.LookupInclude && !l.Recorded {
+				traced[l.Name+"\x00"+l.Then+"\x00"+l.Now] = i
+			}
+		}
 		for _, c := range s.Compiles {
 			for _, l := range shadowed(cache, c, read) {
-				if k := l.Name + "\x00" + l.Then + "\x00" + l.Now; !seen[k] {
+				k := l.Name + "\x00" + l.Then + "\x00" + l.Now
+				if i, ok := traced[k]; ok {
+					s.Lookups[i].Differs = true // the trace saw the same search: it says more (which process, when)
+					continue
+				}
+				if !seen[k] {
 					seen[k] = true
 					s.Lookups = append(s.Lookups, l)
 				}
