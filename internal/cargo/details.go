@@ -960,7 +960,14 @@ func gitListed(root string) map[string]bool {
 		return nil
 	}
 	_, _ = fsrec.Stat(filepath.Join(top, ".git", "info", "exclude"))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// git reads HEAD and the index: a special file there (a FIFO) would block it, so only regular
+	// files let it run, and it has a few seconds.
+	for _, f := range []string{"HEAD", "index"} {
+		if st, err := fsrec.Lstat(filepath.Join(top, ".git", f)); err == nil && !st.Mode().IsRegular() {
+			return nil
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", ".")
 	out, err := cmd.Output()
