@@ -136,6 +136,14 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	if name == "" {
 		name = runner.DefaultName(args)
 	}
+	if lock, busy := plan.BuildRunning(); busy {
+		if !fl.allowStale {
+			fmt.Fprintf(st.Err, "stalecheck: refusing to run %s: a cargo build holds %s: it is replacing the binaries and their records, so what would run is not known\n", report.Escape(args[0]), report.Escape(lock))
+			fmt.Fprintln(st.Err, "stalecheck: run again when the build ends, or pass --allow-stale")
+			return &ExitError{Code: exitRefused}
+		}
+		fmt.Fprintf(st.Err, "stalecheck: warning: a cargo build holds %s (--allow-stale): the binary may be replaced while it runs\n", report.Escape(lock))
+	}
 	if plan.Stale() {
 		if !fl.allowStale {
 			report.WriteText(st.Err, plan.Graph, plan.Blocking, report.TextOptions{Color: useColor(st.Err, fl.color)})
