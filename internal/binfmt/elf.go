@@ -728,8 +728,9 @@ type addrRange struct{ start, end uint64 }
 // (docs/binary-formats.md §2.3):
 //
 //   - R_X86_64_64, PC64, GOTOFF64, SIZE64, DTPOFF64, TPOFF64, GLOB_DAT, JUMP_SLOT, RELATIVE…: 8 bytes
-//   - PC32, PLT32, 32, 32S, GOT32, GOTPCREL, GOTPC32, SIZE32, DTPOFF32, TPOFF32: 4 bytes
-//   - GOTPCRELX, REX_GOTPCRELX, GOTTPOFF, GOTPC32_TLSDESC: 4 bytes and the 3 before (opcode, ModRM, REX)
+//   - PC32, PLT32, 32, 32S, GOT32, GOTPC32, SIZE32, DTPOFF32, TPOFF32: 4 bytes
+//   - GOTPCREL, GOTPCRELX, REX_GOTPCRELX, GOTTPOFF, GOTPC32_TLSDESC: 4 bytes and the 3 before (opcode,
+//     ModRM, REX): ld relaxes GOT loads into direct ones, the plain GOTPCREL too
 //   - APX CODE_4/5/6_* forms: 4 bytes and the 4/5/6 before
 //   - TLSGD, TLSLD: 4 before to 12 after (the whole GD/LD sequence and its call)
 //   - TLSDESC_CALL: 2 bytes; 16/PC16: 2; 8/PC8: 1
@@ -775,7 +776,7 @@ func relocWidths(m elf.Machine, t uint32) (before, after uint64) {
 			elf.R_X86_64_GOTPLT64, elf.R_X86_64_PLTOFF64, elf.R_X86_64_SIZE64, elf.R_X86_64_IRELATIVE,
 			elf.R_X86_64_RELATIVE64:
 			return 0, 8
-		case elf.R_X86_64_PC32, elf.R_X86_64_GOT32, elf.R_X86_64_PLT32, elf.R_X86_64_GOTPCREL,
+		case elf.R_X86_64_PC32, elf.R_X86_64_GOT32, elf.R_X86_64_PLT32,
 			elf.R_X86_64_32, elf.R_X86_64_32S, elf.R_X86_64_DTPOFF32, elf.R_X86_64_TPOFF32,
 			elf.R_X86_64_GOTPC32, elf.R_X86_64_SIZE32, elf.R_X86_64_PC32_BND, elf.R_X86_64_PLT32_BND:
 			return 0, 4
@@ -783,7 +784,9 @@ func relocWidths(m elf.Machine, t uint32) (before, after uint64) {
 			return 0, 2
 		case elf.R_X86_64_8, elf.R_X86_64_PC8:
 			return 0, 1
-		case elf.R_X86_64_GOTPCRELX, elf.R_X86_64_REX_GOTPCRELX, elf.R_X86_64_GOTTPOFF, elf.R_X86_64_GOTPC32_TLSDESC:
+		case elf.R_X86_64_GOTPCREL, elf.R_X86_64_GOTPCRELX, elf.R_X86_64_REX_GOTPCRELX, elf.R_X86_64_GOTTPOFF, elf.R_X86_64_GOTPC32_TLSDESC:
+			// GNU ld 2.40 rewrites a plain GOTPCREL load too (rustc's `mov sym@GOTPCREL(%rip), %rax`
+			// became `lea sym(%rip), %rax` in a C program linking a Rust staticlib: opcode 8b → 8d).
 			return 3, 4
 		case elf.R_X86_64_TLSGD, elf.R_X86_64_TLSLD:
 			return 4, 12
