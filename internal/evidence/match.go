@@ -99,6 +99,7 @@ func weight(k FeatureKind) int {
 // content (NoNative) take no part. The outcome is CannotTell when nothing that could decide can be checked
 // (a stripped binary) or no candidate has native content.
 func Match(b *Binary, cands []*Candidate) (*Result, error) {
+	cands = bundledPart(cands)
 	// Copies with the same content (an OUT_DIR archive and the rlib that bundles it, two identical
 	// builds) form one group: features are distinctive between groups, never within one.
 	keysOf := make([]map[string]bool, len(cands))
@@ -528,4 +529,46 @@ func confidenceOf(score int) string {
 		return "likely"
 	}
 	return "weak"
+}
+
+// bundledPart narrows each rlib among the candidates to the members named as those of the plain
+// archives among them: an rlib bundles every static library its crate links (Debian's blake3 bundles
+// two archives of one build script), and only one library's members are a copy of that library. The
+// candidates given are not changed; an rlib sharing no member name keeps all of its features.
+func bundledPart(cands []*Candidate) []*Candidate {
+	names := map[string]bool{}
+	for _, c := range cands {
+		if !strings.HasSuffix(c.Path, ".rlib") {
+			for _, m := range c.Members {
+				names[m] = true
+			}
+		}
+	}
+	if len(names) == 0 {
+		return cands
+	}
+	out := append([]*Candidate(nil), cands...)
+	for i, c := range out {
+		if !strings.HasSuffix(c.Path, ".rlib") {
+			continue
+		}
+		var fs []Feature
+		for _, f := range c.Features {
+			if names[f.Member] {
+				fs = append(fs, f)
+			}
+		}
+		if len(fs) == 0 || len(fs) == len(c.Features) {
+			continue
+		}
+		part := *c
+		part.Features, part.Members = fs, nil
+		for _, m := range c.Members {
+			if names[m] {
+				part.Members = append(part.Members, m)
+			}
+		}
+		out[i] = &part
+	}
+	return out
 }
