@@ -426,6 +426,22 @@ func (b *Binary) bytesAt(addr, n uint64) []byte {
 	return nil
 }
 
+// otherForm reports whether the binary holds, under the name an absent feature has, something else: a
+// global symbol of that name with another size, or the one symbol anchoring a code section, with other
+// bytes there. It is asked after presence, so the symbols it needs are loaded.
+func (b *Binary) otherForm(f Feature) bool {
+	if !b.hasSymtab {
+		return false
+	}
+	switch f.Kind {
+	case Symbol:
+		return len(b.symbols[f.value]) > 0
+	case Code:
+		return f.code != nil && len(b.symbols[f.code.symbol]) == 1
+	}
+	return false
+}
+
 // presence tests one feature; strs holds the strings already found by presentStrings.
 func (b *Binary) presence(f Feature, strs map[string]bool) (Presence, error) {
 	switch f.Kind {

@@ -294,6 +294,20 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 		res.Notes = append(res.Notes, fmt.Sprintf("distinguishing content of more than one copy is present in equal measure (scores %v): cannot tell which", scores))
 		return res, nil
 	}
+	if best >= 0 {
+		// The copy with the most distinguishing content inside may still hold other code where the
+		// binary has the same name: a symbol of another size, a code section other bytes. Then its
+		// shared strings came from an older version of another copy, not from it (a copy rewritten in
+		// place since): it is not proven inside.
+		for _, f := range res.Candidates[reps[best]].Distinct {
+			if f.Presence == Absent && b.otherForm(f.Feature) {
+				res.Outcome = Unprovable
+				res.Confidence = "weak"
+				res.Notes = append(res.Notes, fmt.Sprintf("the copy whose distinguishing content is most present holds other code where the binary has the same name (%s): none of the copies on disk is proven inside; an older content of one may be", f.Label))
+				return res, nil
+			}
+		}
+	}
 	switch {
 	case best >= 0:
 		res.Outcome = Matched
