@@ -219,8 +219,13 @@ func testTraceJoinDataFileAndHeader(t *testing.T) {
 	if !strings.Contains(strings.Join(d.Notes, "\n"), "is out of date for") {
 		t.Errorf("no note says the trace is out of date for the rerun build script:\n%s", raw)
 	}
-	if n := d.findingsOf("untracked-input-changed", version); len(n) > 0 {
-		t.Errorf("a trace out of date was used:\n%s", raw)
+	// (build.rs names resources/VERSION, so the edit is still found: by that clue, never by the trace.)
+	for _, i := range d.findingsOf("untracked-input-changed", version) {
+		for _, e := range d.Findings[i].Evidence {
+			if strings.Contains(e.How, "trace") || strings.Contains(e.Detail, ".trace") {
+				t.Errorf("a trace out of date was used:\n%s", raw)
+			}
+		}
 	}
 }
 
