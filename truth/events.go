@@ -656,13 +656,20 @@ var staleRules = map[string]bool{"untracked-input-changed": true, "pending-rebui
 // keeps; an error before the build says, rightly, that the next build redoes the work.
 var conservativeKinds = map[string]bool{"touch": true, "comment": true}
 
+// inertKinds change nothing a build reads before the build (files in an ignored folder; a configuration
+// toggle, which only the build applies): beside a touch or a comment, the event stays conservative.
+var inertKinds = map[string]bool{"ignored": true, "config": true}
+
 func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bool, ans evAnswer) error {
 	want, err := pr.freshOutputs(ctx, fast)
 	if err != nil {
 		return err
 	}
 	var reason []string
-	anyReason, conservative := false, len(ev.Edits) > 0
+	anyReason, conservative := false, false
+	for _, e := range ev.Edits {
+		conservative = conservative || conservativeKinds[e.Kind]
+	}
 	for _, e := range ev.Edits {
 		if e.Reason == nil {
 			anyReason = true
@@ -674,7 +681,7 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 				reason = append(reason, filepath.Join(pr.ws, r))
 			}
 		}
-		if !conservativeKinds[e.Kind] {
+		if !conservativeKinds[e.Kind] && !inertKinds[e.Kind] {
 			conservative = false
 		}
 	}
