@@ -3,8 +3,6 @@ package truth
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -497,40 +495,22 @@ func (pr *projectRun) build(ctx context.Context, dir string, fast, first bool, o
 // freshOutputs builds the current sources from nothing (with the registry units of the first build)
 // and returns what each program prints.
 func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]string, error) {
-	files, err := pr.sourceList()
+	dg, err := treeDigest(pr.ws) // the sequence corpus's digest and copy of a workspace's sources
 	if err != nil {
 		return nil, err
 	}
-	h := sha256.New()
-	for _, rel := range files {
-		b, err := os.ReadFile(filepath.Join(pr.ws, rel))
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return nil, err
-		}
-		fmt.Fprintf(h, "%s\x00%d\x00", rel, len(b))
-		h.Write(b)
-	}
-	dg := hex.EncodeToString(h.Sum(nil))
 	key := fmt.Sprintf("%s|fast=%v", dg, fast)
 	if out, ok := pr.fresh[key]; ok {
 		return out, nil
 	}
 	dir := filepath.Join(pr.root, "fresh", "ws")
 	os.RemoveAll(filepath.Dir(dir))
-	for _, rel := range files {
-		b, err := os.ReadFile(filepath.Join(pr.ws, rel))
-		if err != nil {
-			if os.IsNotExist(err) {
-				continue
-			}
-			return nil, err
-		}
-		if err := writeFile(filepath.Join(dir, rel), string(b)); err != nil {
-			return nil, err
-		}
+	if err := copySources(pr.ws, dir); err != nil {
+		return nil, err
+	}
+	files, err := sourceFiles(pr.ws)
+	if err != nil {
+		return nil, err
 	}
 	for _, c := range pr.p.Cargo {
 		if err := run("", nil, "cp", "-a", filepath.Join(pr.root, "registry-units", c), filepath.Join(dir, c, "target")); err != nil {
@@ -558,9 +538,6 @@ func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]s
 	pr.fresh[key] = out
 	return out, nil
 }
-
-// sourceList: the project's sources, as git sees them (tracked, and untracked files git does not ignore).
-func (pr *projectRun) sourceList() ([]string, error) { return sourceFiles(pr.ws) }
 
 type finding struct {
 	Rule     string   `json:"rule"`
