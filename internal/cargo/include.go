@@ -29,6 +29,8 @@ type compileCmd struct {
 	cinclude.SearchPath
 	// forced are -include files: read as if the source's first line included them.
 	forced []string
+	// defines are the -D options whose body may name a header (a computed #include's macro).
+	defines []cinclude.Define
 	// from says where the command was found ("running: line in …/output", "…/flags.make").
 	from string
 }
@@ -56,12 +58,17 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 	}
 	seen := map[string]*state{}
 	var order []string
+	roots := []string{c.source}
+	for _, f := range c.forced {
+		roots = append(roots, absIn(c.dir, f))
+	}
+	walk := sc.files.NewWalk(c.SearchPath, c.defines, roots...)
 	var visit func(file string, depth int, cond bool)
 	visit = func(file string, depth int, cond bool) {
 		if depth > maxIncludeDepth || truncated {
 			return
 		}
-		for _, inc := range sc.files.Includes(file) {
+		for _, inc := range walk.Includes(file) {
 			found, flag, dir := c.ResolveIn(sc.files, inc, filepath.Dir(file), true)
 			if found == "" || cinclude.IsSystemHeader(found) {
 				continue
@@ -89,7 +96,7 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 			default:
 				via = "in " + flag + " " + display(dir)
 			}
-			st.detail = fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(file), inc.Line, inc.Quoted(), via, display(c.source), c.from)
+			st.detail = fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(file), inc.Line, inc.Text(), via, display(c.source), c.from)
 			if ic {
 				st.detail += "; reached through a conditional #include (inside #if/#ifdef), so the scan over-approximates"
 			}
@@ -147,6 +154,7 @@ func parseCompileWords(words []string, dir, from string) []compileCmd {
 		}
 		return "", false
 	}
+	c.defines = cinclude.CommandDefines(words)
 	for i := 1; i < len(words); i++ {
 		w := words[i]
 		switch w {

@@ -4,9 +4,10 @@
 // keeps its own walk and wording, and shares the parse, the per-check cache of parsed files, the
 // search path with its option parser and resolution order, and the system-header test.
 //
-// What it does not do: evaluate macros (a header inside #if 0 is listed, marked Cond), expand
-// computed includes (#include MACRO), or search the compiler's built-in folders (their headers are
-// system headers, never reported). Sources: GCC 12's manual, "Search Path" and "Directory Options"
+// What it does not do: evaluate conditions (a header inside #if 0 is listed, marked Cond), expand
+// function-like macros, or search the compiler's built-in folders (their headers are system headers,
+// never reported). A computed include (#include MACRO) is followed through a Walk, which knows the
+// object-like macros naming a header that the compile's project headers define (walk.go). Sources: GCC 12's manual, "Search Path" and "Directory Options"
 // (cpp.texi, invoke.texi), checked here against gcc 12's own choice in the tests.
 package cinclude
 
@@ -32,6 +33,34 @@ type Include struct {
 	// Cond is true when the directive lies inside an #if/#ifdef/#ifndef block other than the file's
 	// include guard: whether the compiler read it depends on macros the scan does not evaluate.
 	Cond bool
+	// Macro is the macro a computed include (#include MACRO) names; Name is then what a Walk expanded
+	// it to ("" in the parse).
+	Macro string
+}
+
+// A Define is an object-like macro whose body may name a header: "x.h", <x.h>, or another macro's
+// name (#define IMPL "impl.h"). Other macros are not kept.
+type Define struct {
+	Name, Body string
+	// Cond: the definition lies inside a conditional block (see Include.Cond).
+	Cond bool
+}
+
+// parsed is what one file's parse keeps: its #include lines, its computed includes and the macros
+// that may name a header.
+type parsed struct {
+	includes []Include
+	computed []Include
+	defines  []Define
+}
+
+// Text is the directive's operand as written, with what a computed include expanded to:
+// "x.h", <x.h>, or LIB_IMPL (= "impl.h").
+func (inc Include) Text() string {
+	if inc.Macro != "" {
+		return inc.Macro + " (= " + inc.Quoted() + ")"
+	}
+	return inc.Quoted()
 }
 
 // Quoted is the name as the directive writes it: "x.h" or <x.h>.
@@ -50,8 +79,12 @@ func (inc Include) Quoted() string {
 func Parse(data []byte) []Include { return parse(data, true) }
 
 // parse is Parse; fast lets skippable pass over lines without a directive (the tests compare both).
-func parse(data []byte, fast bool) []Include {
+func parse(data []byte, fast bool) []Include { return parseAll(data, fast).includes }
+
+// parseAll is parse, with the computed includes and the header-naming defines kept too.
+func parseAll(data []byte, fast bool) parsed {
 	var out []Include
+	var res parsed
 	type frame struct{ guard bool }
 	var stack []frame
 	inComment := false
@@ -102,6 +135,10 @@ func parse(data []byte, fast bool) []Include {
 					stack[0].guard = false
 				}
 			}
+			if d, ok := headerDefine(rest); ok {
+				d.Cond = conditional()
+				res.defines = append(res.defines, d)
+			}
 		case "elif", "else":
 			if len(stack) > 0 {
 				stack[len(stack)-1].guard = false
@@ -131,10 +168,41 @@ func parse(data []byte, fast bool) []Include {
 			}
 			if name != "" {
 				out = append(out, Include{Name: name, Angle: angle, Line: first + 1, Cond: conditional()})
+			} else if m := identifier(rest); m != "" {
+				res.computed = append(res.computed, Include{Macro: m, Line: first + 1, Cond: conditional()})
 			}
 		}
 	}
-	return out
+	res.includes = out
+	return res
+}
+
+// headerDefine reads the rest of a #define line: an object-like macro whose body is a header name
+// form or one identifier.
+func headerDefine(rest string) (Define, bool) {
+	name := identifier(rest)
+	if name == "" || len(rest) > len(name) && rest[len(name)] == '(' {
+		return Define{}, false // no name, or a function-like macro
+	}
+	body := strings.TrimSpace(rest[len(name):])
+	switch {
+	case len(body) >= 3 && body[0] == '"' && strings.IndexByte(body[1:], '"') == len(body)-2,
+		len(body) >= 3 && body[0] == '<' && strings.IndexByte(body, '>') == len(body)-1,
+		body != "" && identifier(body) == body:
+		return Define{Name: name, Body: body}, true
+	}
+	return Define{}, false
+}
+
+// identifier is the C identifier s starts with ("" when none).
+func identifier(s string) string {
+	for i, c := range s {
+		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || i > 0 && c >= '0' && c <= '9' {
+			continue
+		}
+		return s[:i]
+	}
+	return s
 }
 
 // skippable reports, without allocating, whether a physical line that continues no other holds no
@@ -196,12 +264,12 @@ func StripComments(s string, inBlock *bool) string {
 // goroutines asking for the same unread file at once may both parse it, with the same result.
 type Cache struct {
 	mu    sync.Mutex
-	files map[string][]Include
+	files map[string]*parsed
 	stats map[string]bool // IsFile's answers
 }
 
 // NewCache returns an empty cache.
-func NewCache() *Cache { return &Cache{files: map[string][]Include{}, stats: map[string]bool{}} }
+func NewCache() *Cache { return &Cache{files: map[string]*parsed{}, stats: map[string]bool{}} }
 
 // IsFile reports whether p is a regular file (stat follows symlinks), stat'ing each path once for the
 // life of the cache (one check: the folders are read as one snapshot).
@@ -222,21 +290,24 @@ func (c *Cache) IsFile(p string) bool {
 // Includes returns the #include lines of the file at path (as Parse lists them); nil when it cannot
 // be read: not a regular file, missing, or over safeio.MaxRecord (64 MiB). The answer, nil included,
 // is kept for the life of the cache.
-func (c *Cache) Includes(path string) []Include {
+func (c *Cache) Includes(path string) []Include { return c.file(path).includes }
+
+// file is the parse of the file at path, read once for the life of the cache (empty when unreadable).
+func (c *Cache) file(path string) *parsed {
 	c.mu.Lock()
-	lines, ok := c.files[path]
+	p, ok := c.files[path]
 	c.mu.Unlock()
 	if ok {
-		return lines
+		return p
 	}
-	data, err := safeio.ReadFile(path, safeio.MaxRecord)
-	if err == nil {
-		lines = Parse(data)
+	p = &parsed{}
+	if data, err := safeio.ReadFile(path, safeio.MaxRecord); err == nil {
+		*p = parseAll(data, true)
 	}
 	c.mu.Lock()
-	c.files[path] = lines
+	c.files[path] = p
 	c.mu.Unlock()
-	return lines
+	return p
 }
 
 // systemDirs are the folders whose headers are never reported: the C library's, the compiler's own

@@ -3,6 +3,7 @@ package content
 import (
 	"encoding/base64"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -44,8 +45,10 @@ type stepBaseline struct {
 	Hash      string   `json:"hash,omitempty"`
 	DepHashes []string `json:"dep_hashes,omitempty"`
 	// Command is the digest of the step's command (graph.Step.Command) while the file defining it was not
-	// newer than the run: the command the run ran.
-	Command string `json:"command,omitempty"`
+	// newer than the run: the command the run ran. CommandText is that command (up to maxCommandText
+	// bytes), so that a later check can say what differs.
+	Command     string `json:"command,omitempty"`
+	CommandText string `json:"command_text,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -74,6 +77,7 @@ func baselineKey(s *graph.Step) string { return fmt.Sprintf("%s@%d", s.ID, s.Ref
 // stat, and a hash only the first time (through the digest cache). A touched input is hashed and compared
 // with the baseline when there is one.
 func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
+	headers := cinclude.NewCache() // the mention scans of command judgements (commanddiff.go)
 	runs := st.runsByStep()
 	pinned := pinnedRuns(g, st, runs) // members.go
 	var unknown []string              // inputs whose ctime moved past the run with an older mtime, and no baseline
@@ -154,7 +158,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			}
 		}
 		if s.Command != "" && s.CommandFrom != "" {
-			if judgeCommand(s, &b, ref) {
+			if judgeCommand(s, &b, ref, headers) {
 				recorded = true
 			}
 		}
@@ -308,23 +312,34 @@ func orOther(a, b string) string {
 	return "in " + b
 }
 
+// maxCommandText bounds the command text a baseline keeps (a longer one keeps its digest only).
+const maxCommandText = 16 << 10
+
 // judgeCommand records the digest of the step's command while the file that defines it is not newer
-// than the run (so it is the command the run ran), and once that file moved, judges the command now
-// against it (graph.Step.CommandContent). It reports whether it recorded something.
-func judgeCommand(s *graph.Step, b *stepBaseline, ref int64) bool {
+// than the run (so it is the command the run ran, in the environment the check shares with the build),
+// and judges the command now against it (graph.Step.CommandContent): once that file moved, or whenever
+// a baseline is kept (the variables of the user's environment define a Make recipe too, and make reads
+// them without tracking them). A command that differs only in -D/-U options of macros the compile never
+// reads (internal/cinclude's mention scan) is judged the same, with the difference said in Why.
+func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.Cache) bool {
 	k, ok, err := digest.StatKey(s.CommandFrom)
 	if err != nil || !ok {
 		return false
 	}
 	now := digest.Bytes([]byte(s.Command)).String()
-	if k.MtimeNS <= ref && k.CtimeNS <= ref {
-		if b.Command == "" {
-			b.Command = now
-			return true
+	moved := k.MtimeNS > ref || k.CtimeNS > ref
+	if !moved && b.Command == "" {
+		b.Command = now
+		if len(s.Command) <= maxCommandText {
+			b.CommandText = s.Command
 		}
+		return true
+	}
+	if !moved && b.Command == now {
 		return false
 	}
-	c := &graph.InputContent{Verdict: graph.ContentUnknown, Digest: now, Baseline: b.Command, BaselineNS: b.RecordedNS, CTimeNS: k.CtimeNS}
+	c := &graph.InputContent{Verdict: graph.ContentUnknown, Digest: now, Baseline: b.Command, BaselineNS: b.RecordedNS, CTimeNS: k.CtimeNS,
+		BaselineText: b.CommandText}
 	switch {
 	case b.Command == "":
 		c.Why = "no command was recorded for this run (stalecheck had not checked the build since it ran, before " + s.CommandFrom + " changed)"
@@ -332,6 +347,11 @@ func judgeCommand(s *graph.Step, b *stepBaseline, ref int64) bool {
 		c.Verdict = graph.ContentSame
 	default:
 		c.Verdict = graph.ContentDiffers
+		if b.CommandText != "" {
+			if why, inert := inertCommandChange(headers, s, b.CommandText, s.Command); inert {
+				c.Verdict, c.Why = graph.ContentSame, why
+			}
+		}
 	}
 	s.CommandContent = c
 	return false

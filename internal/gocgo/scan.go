@@ -106,9 +106,24 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 	for _, l := range [][]string{lp.CFiles, lp.CXXFiles, lp.MFiles, lp.HFiles, lp.SFiles} {
 		for _, f := range l {
 			path := filepath.Join(p.Dir, f)
-			roots = append(roots, root{path, sc.fileIncludes(path)})
+			roots = append(roots, root{path, nil})
 		}
 	}
+	// One walk for the package's compiles: a computed #include in its C files is expanded with the
+	// definitions its sources and the headers they reach hold (cinclude.Walk).
+	var walkRoots []string
+	for _, r := range roots {
+		if strings.HasSuffix(r.path, ".go") {
+			for _, inc := range r.lines {
+				if path, _ := resolve(sp, inc, filepath.Dir(r.path)); path != "" {
+					walkRoots = append(walkRoots, path)
+				}
+			}
+			continue
+		}
+		walkRoots = append(walkRoots, r.path)
+	}
+	cwalk := sc.includes.NewWalk(sp, cinclude.CommandDefines(words), walkRoots...)
 	found := map[string]*Input{}
 	var order []string
 	unresolved := map[string]bool{}
@@ -123,7 +138,7 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 			if path == "" {
 				if !unresolved[inc.Name] {
 					unresolved[inc.Name] = true
-					p.Unresolved = append(p.Unresolved, fmt.Sprintf("#include %s at %s:%d (in no search folder: a system header, or missing)", inc.Quoted(), from, inc.Line))
+					p.Unresolved = append(p.Unresolved, fmt.Sprintf("#include %s at %s:%d (in no search folder: a system header, or missing)", inc.Text(), from, inc.Line))
 				}
 				continue
 			}
@@ -139,12 +154,12 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 					order = append(order, path)
 				}
 				if len(in.Clues) < 4 {
-					in.Clues = append(in.Clues, Clue{How: HowIncludeScan, Detail: fmt.Sprintf("#include %s at %s:%d through %s", inc.Quoted(), from, inc.Line, via)})
+					in.Clues = append(in.Clues, Clue{How: HowIncludeScan, Detail: fmt.Sprintf("#include %s at %s:%d through %s", inc.Text(), from, inc.Line, via)})
 				}
 			}
 			if !seen[path] {
 				seen[path] = true
-				walk(path, sc.fileIncludes(path), depth+1)
+				walk(path, cwalk.Includes(path), depth+1)
 			}
 		}
 	}
@@ -152,6 +167,9 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 		seen[r.path] = true
 	}
 	for _, r := range roots {
+		if r.lines == nil && !strings.HasSuffix(r.path, ".go") {
+			r.lines = cwalk.Includes(r.path)
+		}
 		walk(r.path, r.lines, 0)
 	}
 	if len(seen) > maxIncludeFiles {
@@ -187,11 +205,6 @@ func statInput(in *Input) {
 		return
 	}
 	in.Size, in.MTimeNS = st.Size(), st.ModTime().UnixNano()
-}
-
-// fileIncludes returns a C file's #include lines (nil when it cannot be read).
-func (sc *scanner) fileIncludes(path string) []cinclude.Include {
-	return sc.includes.Includes(path)
 }
 
 // preambleIncludes returns the #include lines of a cgo file's preamble: the comment right before

@@ -8,6 +8,7 @@
 package graph
 
 import (
+	"slices"
 	"strings"
 )
 
@@ -104,6 +105,8 @@ type InputContent struct {
 	Verdict  string // ContentSame, ContentDiffers or ContentUnknown
 	Digest   string // "blake3:<hex>" of the file now ("" when not hashed)
 	Baseline string // the recorded digest ("" when none)
+	// BaselineText is the recorded text, for a command baseline (graph.Step.CommandContent), when kept.
+	BaselineText string
 	// BaselineNS is when the baseline was recorded (ns since the epoch; 0 when none).
 	BaselineNS int64
 	// CTimeNS is the file's status-change time (ns): newer than the reference while the mtime is not means
@@ -486,6 +489,38 @@ func (g *Graph) MarkLive() {
 		if s.Live() && s.Key != "" {
 			g.liveHash[s.Key] = true
 		}
+	}
+}
+
+// AddDep records, after MarkLive, that consumer reads a file producer makes (an input found by a later
+// reader, such as an include scan reaching a generated header): producer becomes one of consumer's
+// Deps, and every root that reaches consumer now reaches producer and what it depends on.
+func (g *Graph) AddDep(consumer, producer *Step) {
+	if consumer == producer || slices.Contains(consumer.Deps, producer) {
+		return
+	}
+	consumer.Deps = append(consumer.Deps, producer)
+	producer.Dependents = append(producer.Dependents, consumer)
+	for _, r := range consumer.Roots {
+		seen := map[*Step]bool{}
+		var walk func(s *Step)
+		walk = func(s *Step) {
+			if seen[s] || slices.Contains(s.Roots, r) {
+				return
+			}
+			seen[s] = true
+			s.Roots = append(s.Roots, r)
+			if s.Key != "" && g.liveHash != nil {
+				g.liveHash[s.Key] = true
+			}
+			for _, d := range s.Deps {
+				walk(d)
+			}
+			for _, d := range s.KeepsLive {
+				walk(d)
+			}
+		}
+		walk(producer)
 	}
 }
 

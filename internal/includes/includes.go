@@ -13,9 +13,13 @@
 // inputs its build system does not watch (graph.IncludeScan), so that an edit of one, or a new header
 // that a folder searched earlier now holds, is judged as for every other system.
 //
-// What it does not do: computed includes (#include MACRO) and #include_next are not followed, nor are
-// the compiler's built-in folders searched (cinclude's limits); a step whose records name no header it
-// read (no depfile, no DWARF, no trace) is left to the include scans of the adapters.
+// Computed includes (#include MACRO) are followed through the definitions the compile's headers hold
+// (cinclude.Walk). A header the scan reaches that another step of the build makes (config.h from a
+// template) makes that step a dependency of the compile (graph.AddDep), so its pending rebuild reaches
+// the compile's programs.
+//
+// What it does not do: #include_next is not followed, nor are the compiler's built-in folders searched
+// (cinclude's limits).
 package includes
 
 import (
@@ -37,6 +41,17 @@ var readClues = []graph.How{graph.Depfile, graph.DWARF, graph.Trace}
 // records say it read (graph.Lookup, Kind LookupInclude, Recorded).
 func Annotate(g *graph.Graph) {
 	cache := cinclude.NewCache()
+	// A header the scan reaches may be one a step of the build makes (config.h from config.h.in): that
+	// step is then a dependency of the compile, so a pending rebuild of it reaches the compile's roots.
+	producer := map[string]*graph.Step{}
+	for _, s := range g.Steps {
+		for _, o := range s.Outputs {
+			producer[filepath.Clean(o.Path)] = s
+		}
+		if s.Reference.Path != "" {
+			producer[filepath.Clean(s.Reference.Path)] = s
+		}
+	}
 	for _, s := range g.Steps {
 		if !s.Live() || len(s.Compiles) == 0 || s.Failed != "" {
 			continue
@@ -50,7 +65,11 @@ func Annotate(g *graph.Graph) {
 			}
 		}
 		if len(read) == 0 {
-			scanInputs(cache, s)
+			for _, p := range scanInputs(cache, s) {
+				if d := producer[p]; d != nil {
+					g.AddDep(s, d)
+				}
+			}
 			continue
 		}
 		seen := map[string]bool{}
@@ -84,11 +103,12 @@ func shadowed(cache *cinclude.Cache, c graph.CompilerRun, read map[string]bool) 
 	var out []graph.Lookup
 	queue := []string{filepath.Clean(c.Source)}
 	visited := map[string]bool{queue[0]: true}
+	walk := cache.NewWalk(sp, nil, c.Source)
 	for len(queue) > 0 && len(visited) < 5000 {
 		f := queue[0]
 		queue = queue[1:]
 		own := filepath.Dir(f)
-		for _, inc := range cache.Includes(f) {
+		for _, inc := range walk.Includes(f) {
 			then := readThen(sp, inc, own, read)
 			if then == "" {
 				continue // a header the records do not say was read (a system header, an #if branch)
@@ -141,12 +161,13 @@ func readThen(sp cinclude.SearchPath, inc cinclude.Include, own string, read map
 }
 
 // scanInputs adds the headers the step's compiles include, resolved now and followed transitively
-// (system folders passed over), as include-scan inputs, unless the adapter scanned them itself.
-func scanInputs(cache *cinclude.Cache, s *graph.Step) {
+// (system folders passed over), as include-scan inputs, unless the adapter scanned them itself; it
+// returns the paths it added.
+func scanInputs(cache *cinclude.Cache, s *graph.Step) (added []string) {
 	have := map[string]bool{}
 	for _, in := range s.Inputs {
 		if in.Has(graph.IncludeScan) {
-			return
+			return nil
 		}
 		have[filepath.Clean(in.File.Path)] = true
 	}
@@ -154,10 +175,11 @@ func scanInputs(cache *cinclude.Cache, s *graph.Step) {
 		sp := cinclude.SearchPath{Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After}
 		queue := []string{filepath.Clean(c.Source)}
 		seen := map[string]bool{queue[0]: true}
+		walk := cache.NewWalk(sp, nil, c.Source)
 		for len(queue) > 0 && len(seen) < 5000 {
 			f := queue[0]
 			queue = queue[1:]
-			for _, inc := range cache.Includes(f) {
+			for _, inc := range walk.Includes(f) {
 				p, flag, dir := sp.ResolveIn(cache, inc, filepath.Dir(f), true)
 				if p == "" || cinclude.IsSystemHeader(p) {
 					continue
@@ -172,15 +194,17 @@ func scanInputs(cache *cinclude.Cache, s *graph.Step) {
 					continue
 				}
 				have[p] = true
+				added = append(added, p)
 				via := "the including file's folder"
 				if flag != "" {
 					via = flag + " " + dir
 				}
 				s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
-					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s", inc.Quoted(), f, via)}})
+					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s", inc.Text(), f, via)}})
 			}
 		}
 	}
+	return added
 }
 
 func statInfo(p string) graph.FileInfo {

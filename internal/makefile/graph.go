@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -219,6 +220,13 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 			if d := byOut[in.File.Path]; d != nil && d != gs && !contains(gs.Deps, d) {
 				gs.Deps = append(gs.Deps, d)
 				d.Dependents = append(d.Dependents, gs)
+				consumed[d] = consumed[d] || !goal
+			}
+		}
+		// An order-only prerequisite is made before the target whenever the target is.
+		for _, p := range gs.Origin.(*Origin).Step.OrderOnly {
+			if d := byOut[p]; d != nil && d != gs && !slices.Contains(gs.KeepsLive, d) {
+				gs.KeepsLive = append(gs.KeepsLive, d)
 				consumed[d] = consumed[d] || !goal
 			}
 		}

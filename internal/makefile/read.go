@@ -38,6 +38,9 @@ const (
 	Compile StepKind = "compile" // an object (.o, .obj, .lo)
 	Archive StepKind = "archive" // a static library (.a)
 	Link    StepKind = "link"    // a program or shared library whose prerequisites are objects or libraries
+	// Generate is a rule with a recipe that makes a file another step names as a prerequisite (normal or
+	// order-only): a header from a template, a source from a generator.
+	Generate StepKind = "generate"
 )
 
 // Stat is a file's state on disk when it was read.
@@ -86,6 +89,9 @@ type Step struct {
 	Stem     string // implicit/static pattern stem make matched
 	// Declared are make's prerequisites (order-only ones excluded: they never trigger a rebuild).
 	Declared []*Input
+	// OrderOnly are the absolute paths of the order-only prerequisites: make builds them first, so
+	// their steps are live whenever this one is.
+	OrderOnly []string
 	// Discovered are the inputs depfiles, DWARF units and archive members show, Known or not.
 	Discovered []*Input
 	// Depfile is the absolute path of the object's `.d` file ("" when none was found), Included is
@@ -265,6 +271,31 @@ func (r *reader) kindOf(f *File) (StepKind, bool) {
 	return "", false
 }
 
+// generated lists the targets with a recipe and a prerequisite that a compile, archive or link step
+// names as a prerequisite, normal or order-only (config.h from config.h.in): they become Generate
+// steps, so that an edit of what they are made from reaches the programs built from their output.
+func (r *reader) generated() map[string]bool {
+	out := map[string]bool{}
+	for _, n := range r.db.Order {
+		f := r.db.Files[n]
+		if k, ok := r.kindOf(f); !ok || k == "" {
+			continue
+		}
+		for _, l := range [][]string{f.Prereqs, f.OrderOnly} {
+			for _, p := range l {
+				g := r.db.Files[p]
+				if g == nil || len(g.Recipe) == 0 || len(g.Prereqs) == 0 || g.Phony || g.NotATarget {
+					continue
+				}
+				if _, ok := r.kindOf(g); !ok {
+					out[p] = true
+				}
+			}
+		}
+	}
+	return out
+}
+
 func (r *reader) analyse() {
 	makefiles := map[string]bool{}
 	r.includedDeps, r.parsedDeps = map[string]string{}, map[string]*depfile.File{}
@@ -291,9 +322,13 @@ func (r *reader) analyse() {
 		}
 	}
 	compileByBase := map[string]string{}
+	generated := r.generated()
 	for _, n := range r.db.Order {
 		f := r.db.Files[n]
 		kind, ok := r.kindOf(f)
+		if !ok && generated[n] {
+			kind, ok = Generate, true
+		}
 		if !ok || makefiles[r.abs(n)] {
 			continue
 		}
@@ -309,6 +344,9 @@ func (r *reader) analyse() {
 			in := &Input{Stat: r.stat(r.abs(p)), Name: p, Known: true}
 			in.How, in.Detail = []How{Declared}, []string{ruleOrigin(f)}
 			s.Declared = append(s.Declared, in)
+		}
+		for _, p := range f.OrderOnly {
+			s.OrderOnly = append(s.OrderOnly, r.abs(p))
 		}
 		if kind == Compile {
 			compileByBase[filepath.Base(n)] = s.Output.Path

@@ -231,10 +231,11 @@ func (s *scanner) scan(c *Compile) []scanHit {
 	seen := map[string]bool{c.Source: true}
 	var hits []scanHit
 	queue := []string{c.Source}
+	walk := s.files.NewWalk(sp, nil, c.Source)
 	for len(queue) > 0 && len(seen) < s.maxFiles {
 		f := queue[0]
 		queue = queue[1:]
-		for _, inc := range s.files.Includes(f) {
+		for _, inc := range walk.Includes(f) {
 			p, via := c.resolve(sp, inc, filepath.Dir(f))
 			if p == "" || seen[p] || cinclude.IsSystemHeader(p) {
 				continue
