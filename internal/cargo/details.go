@@ -708,6 +708,20 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				add(p, unit.ScriptSource, s.ScriptSource)
 			}
 		}
+		// The same for a file that a build description the script declares names (a CMakeLists.txt
+		// that reads version.txt with file(STRINGS)): the tool it runs reads it at configure time, and
+		// neither Cargo nor that tool's own regeneration rules watch it.
+		for _, d := range declaredDescriptions(order, ins) {
+			text, err := safeio.ReadFile(d, safeio.MaxRecord)
+			if err != nil {
+				continue
+			}
+			for _, p := range scan.data {
+				if p != d && strings.HasPrefix(p, filepath.Dir(d)+string(filepath.Separator)) && mentions(text, filepath.Base(p)) {
+					add(p, unit.ScriptSource, d)
+				}
+			}
+		}
 	}
 	// Second clues for every native input: an archive member of the same stem, the name in build.rs.
 	for _, p := range order {
@@ -805,6 +819,23 @@ func under(p, dir string) bool {
 }
 
 // mentions reports whether text names a path as a whole word (not as part of a longer name).
+// descriptionNames are the file names of other build systems' descriptions, which name the files their
+// configure step reads.
+var descriptionNames = map[string]bool{"CMakeLists.txt": true, "meson.build": true, "meson_options.txt": true,
+	"Makefile": true, "makefile": true, "GNUmakefile": true, "configure.ac": true, "Makefile.am": true}
+
+// declaredDescriptions are the declared inputs of a run (rerun-if-changed) that are build descriptions.
+func declaredDescriptions(order []string, ins map[string]*graph.Input) []string {
+	var out []string
+	for _, p := range order {
+		b := filepath.Base(p)
+		if in := ins[p]; in != nil && in.Has(graph.Declared) && (descriptionNames[b] || strings.HasSuffix(b, ".cmake") || strings.HasSuffix(b, ".mk")) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func mentions(text []byte, name string) bool {
 	s := string(text)
 	for i := 0; ; {

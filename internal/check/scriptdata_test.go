@@ -151,7 +151,8 @@ func linksIncludeFiles() map[string]string {
 
 // The cmake crate configures a template (configure_file) that build.rs does not declare (repro
 // turn3/truth-cmake-configure): CMake's CMakeFiles/Makefile.cmake in OUT_DIR lists it among the files
-// the configure step read, so its edit is an error.
+// the configure step read, so its edit is an error. A file the CMakeLists.txt reads with file(STRINGS),
+// which CMake's regeneration list leaves out, is named by the CMakeLists.txt build.rs declares.
 func TestCMakeConfigureTemplateInOutDir(t *testing.T) {
 	need.Tools(t, "cmake", "make")
 	p := testutil.NewProject(t, map[string]string{
@@ -162,8 +163,9 @@ func TestCMakeConfigureTemplateInOutDir(t *testing.T) {
 		"cm-sys/Cargo.toml":  "[package]\nname = \"cm-sys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"cm\"\n[build-dependencies]\ncmake = \"0.1\"\n",
 		"cm-sys/build.rs": "fn main() {\n    println!(\"cargo:rerun-if-changed=build.rs\");\n    println!(\"cargo:rerun-if-changed=native/CMakeLists.txt\");\n    println!(\"cargo:rerun-if-changed=native/cm.c\");\n" +
 			"    let dst = cmake::Config::new(\"native\").build();\n    println!(\"cargo:rustc-link-search=native={}/lib\", dst.display());\n    println!(\"cargo:rustc-link-lib=static=cm\");\n}\n",
-		"cm-sys/native/CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(cm C)\nconfigure_file(cfg.h.in ${CMAKE_CURRENT_BINARY_DIR}/gen/cfg.h @ONLY)\nadd_library(cm STATIC cm.c)\ntarget_include_directories(cm PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/gen)\ninstall(TARGETS cm ARCHIVE DESTINATION lib)\n",
-		"cm-sys/native/cfg.h.in":       "#define CM_CFG \"in-1\"\n",
+		"cm-sys/native/CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(cm C)\nfile(STRINGS \"${CMAKE_CURRENT_SOURCE_DIR}/version.txt\" CM_VERSION LIMIT_COUNT 1)\nconfigure_file(cfg.h.in ${CMAKE_CURRENT_BINARY_DIR}/gen/cfg.h @ONLY)\nadd_library(cm STATIC cm.c)\ntarget_include_directories(cm PRIVATE ${CMAKE_CURRENT_BINARY_DIR}/gen)\ninstall(TARGETS cm ARCHIVE DESTINATION lib)\n",
+		"cm-sys/native/cfg.h.in":       "#define CM_CFG \"in-1|@CM_VERSION@\"\n",
+		"cm-sys/native/version.txt":    "version-1\n",
 		"cm-sys/native/cm.c":           "#include \"cfg.h\"\nconst char *cm_tag(void) { return CM_CFG; }\n",
 		"cm-sys/src/lib.rs":            "extern \"C\" { fn cm_tag() -> *const std::os::raw::c_char; }\npub fn tag() -> String { unsafe { std::ffi::CStr::from_ptr(cm_tag()).to_string_lossy().into_owned() } }\n",
 	})
@@ -183,5 +185,20 @@ func TestCMakeConfigureTemplateInOutDir(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("want an untracked-input-changed error on cm-sys/native/cfg.h.in; got %v", fs)
+	}
+	p.Edit("cm-sys/native/cfg.h.in", "in-2", "in-1") // back to the content of the run's baseline
+	p.Edit("cm-sys/native/version.txt", "version-1", "version-2")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh cm-sys") {
+		t.Fatalf("the premise fails: cargo rebuilt cm-sys:\n%s", out)
+	}
+	fs, _ = p.Check()
+	found = false
+	for _, f := range fs {
+		if f.Rule == "untracked-input-changed" && f.Severity == check.Error && f.Subjects[0] == p.Path("cm-sys/native/version.txt") {
+			found = true
+		}
+	}
+	if !found {
+		t.Errorf("want an untracked-input-changed error on cm-sys/native/version.txt; got %v", fs)
 	}
 }
