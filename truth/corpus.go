@@ -441,7 +441,7 @@ type Event struct {
 
 // EvEdit is one change the user makes.
 type EvEdit struct {
-	Kind  string // content, content-older, comment, touch, shadow, remove-source, config, description, ignored
+	Kind  string // content, content-older, comment, touch, shadow, remove-source, config, description, ignored, branch
 	Input *Input // for the edits of one input
 	// Reason: the workspace-relative files an error must name to be right for this edit (nil: any error
 	// naming the stale program is right).
@@ -467,6 +467,10 @@ func (p Project) SingleEdits() []EvEdit {
 		}
 	}
 	for i := range p.Inputs {
+		if k := p.Inputs[i].Knob; k == "a" || k == "h" {
+			// Built on a branch that changed it, then back on the first branch.
+			out = append(out, EvEdit{Kind: "branch", Input: &p.Inputs[i], Reason: []string{p.Inputs[i].File}})
+		}
 		if p.Inputs[i].Knob == "a" {
 			in := &p.Inputs[i]
 			out = append(out, EvEdit{Kind: "comment", Input: in})

@@ -357,6 +357,12 @@ func (pr *projectRun) event(ctx context.Context, ev Event) error {
 			continue
 		}
 		content = true
+		if e.Kind == "branch" {
+			if err := pr.branchSwitch(ctx, e); err != nil {
+				return fmt.Errorf("%s: %w", e.label(), err)
+			}
+			continue
+		}
 		if err := pr.apply(e); err != nil {
 			return fmt.Errorf("%s: %w", e.label(), err)
 		}
@@ -377,6 +383,29 @@ func bump(b []byte, knob string, n int, prefix string) ([]byte, int) {
 	c := 0
 	out := re.ReplaceAllFunc(b, func([]byte) []byte { c++; return []byte(fmt.Sprintf("%s%s_%d", prefix, knob, n)) })
 	return out, c
+}
+
+// branchSwitch is a branch switch: the user checks out a branch whose commit changes the input, builds
+// there, and checks the first branch out again (git rewrites the input with the old content and a new
+// mtime). The program on disk holds the branch's code; the sources are the fresh state's again.
+func (pr *projectRun) branchSwitch(ctx context.Context, e EvEdit) error {
+	g := func(args ...string) error {
+		return run(pr.ws, nil, "git", append([]string{"-c", "user.email=truth@stalecheck.invalid", "-c", "user.name=truth", "-c", "commit.gpgsign=false"}, args...)...)
+	}
+	if err := g("checkout", "-q", "-b", "truth-branch"); err != nil {
+		return err
+	}
+	if err := pr.apply(EvEdit{Kind: "content", Input: e.Input}); err != nil {
+		return err
+	}
+	if err := g("commit", "-qm", "branch", "--", e.Input.File); err != nil { // other edits stay uncommitted: git carries them
+		return err
+	}
+	if err := pr.build(ctx, pr.ws, false, false, ""); err != nil {
+		return err
+	}
+	time.Sleep(15 * time.Millisecond) // the checkout's mtimes after the build's outputs
+	return g("checkout", "-q", "-")
 }
 
 func (pr *projectRun) apply(e EvEdit) error {
