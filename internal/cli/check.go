@@ -4,17 +4,14 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/includes"
 
 	"github.com/spf13/cobra"
 
+	"github.com/stalecheck/stalecheck/internal/analyze"
 	"github.com/stalecheck/stalecheck/internal/check"
-	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
-	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/systems"
-	"github.com/stalecheck/stalecheck/internal/tracejoin"
 	"github.com/stalecheck/stalecheck/internal/vcache"
 )
 
@@ -95,24 +92,11 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn check.Severity) (*vcache.Result, error) {
 	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
 	// read exactly as before (systems.ReadAll).
-	g, _, err := systems.ReadAll(context.Background(), path, fl.systems,
-		systems.Options{StateDir: stateDir, NoNative: fl.noNative, CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles})
+	g, findings, err := analyze.Analyze(context.Background(), path, analyze.Options{StateDir: stateDir, NoNative: fl.noNative,
+		Systems: fl.systems, Read: systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles}})
 	if err != nil {
 		return nil, &ExitError{2, err}
 	}
-	// What a stored trace of the build (`stalecheck trace`) says: unwatched reads, PATH and include
-	// lookups answered again now (internal/tracejoin); steps that ran again since are left alone.
-	tracejoin.Join(g, tracejoin.Options{StateDir: stateDir})
-	// Header searches answered again from the steps' own records (a header shadowed by a new file in a
-	// folder searched earlier), for every build system.
-	includes.Annotate(g)
-	if !fl.noNative {
-		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
-		evidence.Annotate(g, stateDir)
-	}
-	// Content judgements of files newer than what used them (holdings, baselines; internal/content).
-	content.Annotate(g, content.Options{StateDir: stateDir, SkipNative: fl.noNative})
-	findings := check.Run(g, check.Options{})
 	tool := report.Tool{Name: "stalecheck", Version: Version}
 	var out bytes.Buffer
 	switch fl.format {

@@ -28,7 +28,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/includes"
+	"github.com/stalecheck/stalecheck/internal/analyze"
 	"github.com/stalecheck/stalecheck/internal/systems"
 	"io"
 	"io/fs"
@@ -40,9 +40,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
-	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
-	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/ledger"
@@ -232,12 +230,9 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 				return nil, err
 			}
 		}
-		// Content evidence where copies compete, and content judgements of newer files, as `check` does.
-		includes.Annotate(g)
-		evidence.Annotate(g, stateDir)
-		content.Annotate(g, content.Options{StateDir: stateDir, Digests: p.dig})
+		// The annotations and rules of `check` (the one pipeline: internal/analyze).
 		p.Graph = g
-		p.Findings = check.Run(g, check.Options{})
+		p.Findings = analyze.Annotate(g, analyze.Options{StateDir: stateDir, Digests: p.dig, Getenv: getenv})
 		p.Matter, p.MatterHow, p.Notes = nil, "", nil
 		p.chooseMatter(cfg.Binaries, cands, vars)
 		if scope == nil || scopeHeld(g, scopedBy, p.MatterHow) {

@@ -11,10 +11,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/analyze"
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
-	"github.com/stalecheck/stalecheck/internal/content"
-	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -126,9 +125,8 @@ func (p *Project) Check() ([]check.Finding, *graph.Graph) {
 	if err != nil {
 		p.T.Fatal(err)
 	}
-	evidence.Annotate(g, "") // as the CLI does, without the cache
-	content.Annotate(g, content.Options{StateDir: p.StateDir})
-	return check.Run(g, check.Options{}), g
+	// The pipeline of the CLI (internal/analyze), without the evidence cache.
+	return analyze.Annotate(g, analyze.Options{StateDir: p.StateDir}), g
 }
 
 // Rule returns the findings of one rule.
