@@ -392,7 +392,7 @@ func (pr *projectRun) branchSwitch(ctx context.Context, e EvEdit) error {
 	g := func(args ...string) error {
 		return run(pr.ws, nil, "git", append([]string{"-c", "user.email=truth@stalecheck.invalid", "-c", "user.name=truth", "-c", "commit.gpgsign=false"}, args...)...)
 	}
-	if err := g("checkout", "-q", "-b", "truth-branch"); err != nil {
+	if err := g("checkout", "-q", "-b", "truth-branch-"+e.Input.Knob); err != nil {
 		return err
 	}
 	if err := pr.apply(EvEdit{Kind: "content", Input: e.Input}); err != nil {
@@ -671,10 +671,13 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 	if err != nil {
 		return err
 	}
-	var reason []string
+	var reason, consFiles []string
 	anyReason, conservative := false, false
 	for _, e := range ev.Edits {
 		conservative = conservative || conservativeKinds[e.Kind]
+		if conservativeKinds[e.Kind] && e.Input != nil {
+			consFiles = append(consFiles, filepath.Join(pr.ws, e.Input.File))
+		}
 	}
 	for _, e := range ev.Edits {
 		if e.Reason == nil {
@@ -701,9 +704,16 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 		j := Judgement{Project: pr.p.Name, System: pr.p.System, Kind: ev.Kind, Event: fmt.Sprintf("%d %s", pr.events, strings.Join(labels, " + ")),
 			Phase: phase, Root: r, Stale: got != want[r], BinaryOut: got, FreshOut: want[r]}
 		var errNamed, errReason, warnNamed, warnNew bool
+		// errCons: every error naming the program names a file of a touch or comment edit, which the
+		// build system rebuilds: beside an edit that left the program fresh (a branch whose build changed
+		// nothing), the claim is the conservative one.
+		errCons := len(consFiles) > 0
 		for _, f := range ans.findings {
 			if f.Severity == "error" && f.has(root) {
 				errNamed = true
+				if !f.names(consFiles) {
+					errCons = false
+				}
 				if anyReason || f.names(reason) {
 					errReason = true
 				}
@@ -732,7 +742,7 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 			j.Outcome = "cannot-tell"
 		case j.Stale:
 			j.Outcome = "missed"
-		case errNamed && phase == "edited" && conservative:
+		case errNamed && phase == "edited" && (conservative || errCons):
 			j.Outcome = "conservative"
 		case errNamed:
 			j.Outcome = "false-error"
