@@ -93,25 +93,23 @@ func (w *Walk) expandAll(path string) []Include {
 // comment alike: a mention anywhere counts, which errs on the side of "it may matter").
 func mentions(data []byte, names map[string]bool) bool {
 	for i := 0; i < len(data); {
-		c := data[i]
-		if c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' {
-			j := i + 1
-			for j < len(data) && (data[j] == '_' || data[j] >= 'a' && data[j] <= 'z' || data[j] >= 'A' && data[j] <= 'Z' || data[j] >= '0' && data[j] <= '9') {
-				j++
-			}
-			if names[string(data[i:j])] {
-				return true
-			}
-			i = j
+		if !identByte(data[i]) {
+			i++
 			continue
 		}
-		if c >= '0' && c <= '9' {
-			for i < len(data) && (data[i] == '_' || data[i] >= 'a' && data[i] <= 'z' || data[i] >= 'A' && data[i] <= 'Z' || data[i] >= '0' && data[i] <= '9') {
-				i++
-			}
-			continue
+		j := i + 1
+		for j < len(data) && identByte(data[j]) {
+			j++
 		}
-		i++
+		// A word starting with a digit is a number (1ULL, 0x1F), not an identifier.
+		if c := data[i]; !(c >= '0' && c <= '9') && names[string(data[i:j])] {
+			return true
+		}
+		i = j
 	}
 	return false
+}
+
+func identByte(c byte) bool {
+	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
 }
