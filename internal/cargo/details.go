@@ -762,9 +762,18 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		}
 	}
 	var scan []compileCmd
+	recorded := map[string]bool{}
 	for _, c := range r.movedCompiles(s, compiles) {
 		if !depfiled[c.source] {
 			scan = append(scan, c)
+		}
+		// A recorded command line's search order goes on the step, so that the header searches of
+		// its compile are answered again like every other system's (internal/includes: a header that
+		// now shadows the one a depfile says was read).
+		k := c.source + "\x00" + strings.Join(c.SearchPath.All(), "\x00")
+		if !c.inferred && !recorded[k] {
+			recorded[k] = true
+			s.Compiles = append(s.Compiles, graph.CompilerRun{Source: c.source, Dir: c.dir, Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After})
 		}
 	}
 	r.includeScan(s, scan, add)
@@ -836,19 +845,21 @@ func declaredDescriptions(order []string, ins map[string]*graph.Input) []string 
 	return out
 }
 
-func mentions(text []byte, name string) bool {
-	s := string(text)
+func mentions(text []byte, name string) bool { return mentionAt(string(text), name) >= 0 }
+
+// mentionAt is the offset of the first whole-word occurrence of name in s, or -1.
+func mentionAt(s, name string) int {
 	for i := 0; ; {
 		j := strings.Index(s[i:], name)
 		if j < 0 {
-			return false
+			return -1
 		}
 		j += i
 		before := j == 0 || !isNameByte(s[j-1])
 		end := j + len(name)
 		after := end == len(s) || !isNameByte(s[end])
 		if before && after {
-			return true
+			return j
 		}
 		i = j + 1
 	}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
@@ -33,6 +34,9 @@ type compileCmd struct {
 	defines []cinclude.Define
 	// from says where the command was found ("running: line in …/output", "…/flags.make").
 	from string
+	// inferred: no command line recorded the search folders (DWARF's header folders, the folders a
+	// build script names): good enough to find headers, not to say which of two a search finds first.
+	inferred bool
 }
 
 // includeScanner reads each file's #include lines once per check (the cache is shared by every run,
@@ -353,7 +357,7 @@ func cmakeMakeCompiles(flagsMake string) ([]compileCmd, error) {
 // dwarfCompile turns a DWARF compile unit into a compile: its source, run in its comp_dir, searching
 // the folders of the headers its line table lists (where the compiler found headers), in table order.
 func dwarfCompile(source string, files []string, from string) compileCmd {
-	c := compileCmd{source: source, dir: filepath.Dir(source), from: from}
+	c := compileCmd{source: source, dir: filepath.Dir(source), from: from, inferred: true}
 	seen := map[string]bool{}
 	for _, f := range files {
 		d := filepath.Dir(f)
@@ -412,10 +416,11 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 
 // scriptCompile is the compile of a source that no command line records (cc-rs ≥ 1.0.80 logs none):
 // run in the package root, searching the package folders the build script names as a whole word
-// (`.include("native/include")`, or a hand-written `"-Inative/include"` argument), in the package's
-// sorted order.
+// (`.include("native/include")`, or a hand-written `"-Inative/include"` argument), in the order the
+// script names them (as an -I argument or an include call first, else as any word): the order its
+// compiler searches them in, for the scripts that name each folder once.
 func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compileCmd {
-	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.ScriptSource}
+	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.ScriptSource, inferred: true}
 	if script == nil || s.PackageRoot == "" {
 		return c
 	}
@@ -434,6 +439,23 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compile
 			c.Dirs = append(c.Dirs, d)
 		}
 	}
+	at := func(d string) int {
+		rel, _ := filepath.Rel(s.PackageRoot, d)
+		text := string(script)
+		for _, w := range []string{"-I" + rel, "-I./" + rel} {
+			if i := mentionAt(text, w); i >= 0 {
+				return i
+			}
+		}
+		if i := strings.Index(text, `include("`+rel+`")`); i >= 0 {
+			return i
+		}
+		if i := mentionAt(text, rel); i >= 0 {
+			return i + len(text) // a bare mention says less than an argument
+		}
+		return 2 * len(text)
+	}
+	sort.SliceStable(c.Dirs, func(i, j int) bool { return at(c.Dirs[i]) < at(c.Dirs[j]) })
 	return c
 }
 

@@ -3,7 +3,6 @@ package content
 import (
 	"encoding/base64"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -11,7 +10,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -94,6 +95,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			n, strings.Join(unknown, ", ")))
 	}()
 	made := madeFiles(g)
+	stamps := map[string]int64{} // depfile path -> mtime (0: unreadable)
 	for _, s := range g.Steps {
 		// A unit whose last attempt failed keeps its last success's reference: its baseline is that
 		// success's content, and the retry after a fix is judged against it.
@@ -124,7 +126,24 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			}
 			rel := relTo(g.Workspace, p)
 			base, hasBase := b.Inputs[rel]
-			if k.MtimeNS <= ref && k.CtimeNS <= ref {
+			// usedAt: when the step last read the file. A step that runs a build of its own (a build
+			// script running CMake's make) recompiles only what that build finds out of date: an object
+			// whose depfile is older than the run was compiled by an earlier run, from the content the
+			// file had then, which that run's baseline holds.
+			usedAt := ref
+			if t := compiledAt(in, stamps); t > 0 && t < usedAt {
+				usedAt = t
+				if !hasBase && (k.MtimeNS > usedAt || k.CtimeNS > usedAt) {
+					if old, ok := earlierBaseline(st, runs[s.ID], usedAt, rel); ok {
+						if b.Inputs == nil {
+							b.Inputs = map[string]string{}
+						}
+						b.Inputs[rel] = old
+						base, hasBase, recorded = old, true, true
+					}
+				}
+			}
+			if k.MtimeNS <= usedAt && k.CtimeNS <= usedAt {
 				if !hasBase {
 					if d, err := dig.File(p); err == nil {
 						if b.Inputs == nil {
@@ -203,6 +222,54 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 	}
 }
 
+// compiledAt is the mtime of the oldest depfile that lists the input (0 when none does): the time of
+// the oldest compile that read it whose output is still in use.
+func compiledAt(in *graph.Input, stamps map[string]int64) int64 {
+	var at int64
+	for i, h := range in.How {
+		if h != graph.Depfile || i >= len(in.Detail) || !filepath.IsAbs(in.Detail[i]) {
+			continue
+		}
+		d := in.Detail[i]
+		t, ok := stamps[d]
+		if !ok {
+			if st, err := fsrec.Stat(d); err == nil && st.Mode().IsRegular() {
+				t = st.ModTime().UnixNano()
+			}
+			stamps[d] = t
+		}
+		if t > 0 && (at == 0 || t < at) {
+			at = t
+		}
+	}
+	return at
+}
+
+// earlierBaseline is the input's digest in the newest kept run of the step that started no later than
+// at (the run that compiled what is still in use).
+func earlierBaseline(st *Store, keys []string, at int64, rel string) (string, bool) {
+	best, bestNS := "", int64(-1)
+	for _, k := range keys {
+		ns := refOfKey(k)
+		if ns > at || ns <= bestNS {
+			continue
+		}
+		if b, ok := st.c.get(k); ok {
+			if d, ok := b.Inputs[rel]; ok {
+				best, bestNS = d, ns
+			}
+		}
+	}
+	return best, bestNS >= 0
+}
+
+// refOfKey is the reference mtime a store key ends with.
+func refOfKey(k string) int64 {
+	var n int64
+	fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &n)
+	return n
+}
+
 // keepRuns is how many runs of one step keep their baselines: a step's reference only moves forward, so
 // older runs matter only to other clones of the workspace sharing the state folder (same step IDs,
 // other reference mtimes) and to copies made with their mtimes.
@@ -224,12 +291,7 @@ func (st *Store) runsByStep() map[string][]string {
 // binary links) are kept besides.
 func (st *Store) keepNewest(keys []string, added string, pinned map[string]bool) {
 	all := append([]string{added}, keys...)
-	ns := func(k string) int64 {
-		var n int64
-		fmt.Sscan(k[strings.LastIndexByte(k, '@')+1:], &n)
-		return n
-	}
-	sort.Slice(all, func(i, j int) bool { return ns(all[i]) > ns(all[j]) })
+	sort.Slice(all, func(i, j int) bool { return refOfKey(all[i]) > refOfKey(all[j]) })
 	seen := map[string]bool{}
 	kept := 0
 	for _, k := range all {
