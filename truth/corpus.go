@@ -2,6 +2,7 @@ package truth
 
 import (
 	"fmt"
+	"path/filepath"
 	"sort"
 	"strings"
 )
@@ -9,14 +10,18 @@ import (
 // The event corpus (this file and events.go) is generated from axes, not listed by hand:
 //
 //   - build system: Make (with and without depfiles), a hand-written Ninja file, CMake + Ninja,
-//     Meson + Ninja, Go cgo, a Cargo build script with the cc crate, and the chains that cross systems
-//     (a Make program and a Go program linking a Cargo staticlib);
-//   - input kind: a C source, a header through -I, a header reached through a macro #include, a
-//     configure_file template, the build description itself, a Rust source, a file in a git-ignored folder;
+//     Meson + Ninja, Go cgo, Cargo build scripts (the cc crate; the cmake crate, whose CMake build in
+//     OUT_DIR is incremental itself; nvcc -ptx run by hand into a folder outside OUT_DIR), and the chains
+//     that cross systems (a Make program and a Go program linking a Cargo staticlib; a -sys crate
+//     exporting an OUT_DIR copy of its headers to a dependent's build script; a test binary);
+//   - input kind: a C source, a CUDA source, a header through -I, a header reached through a macro
+//     #include, a configure_file template, a data file a build script reads without declaring it, the
+//     build description itself, a Rust source, a file in a git-ignored folder;
 //   - edit: content with a newer mtime, content with an older mtime (cp -p, a restored cache), a
 //     comment-only change, a touch, a new header that shadows one in an earlier -I folder, a source removed
 //     from the library, a configuration toggle, an edit of the build description, a file in an ignored
-//     folder, and seeded pairs of these.
+//     folder, a branch switch (built on a branch that changed a file, then back), and seeded pairs of
+//     these.
 //
 // Every project shares one C library (src/a.c and src/b.c, headers under include/, a template
 // config.h.in) whose tokens TRUTHV_<knob>_<n> reach what the program prints, so every content edit
@@ -31,9 +36,13 @@ type Project struct {
 	// Build returns the user's build: shell lines run in the workspace one after the other. fast selects
 	// the configuration toggle; first is the first build of a fresh checkout (configure steps).
 	Build func(fast, first bool) []string
+	// Partial returns the lines of a build stopped before the program was linked (an interrupted build:
+	// the library rebuilt, the program not); nil when the project's build has no such point.
+	Partial func(fast bool) []string
 	// Env is the environment of the build and of stalecheck (the user's shell) for a configuration.
 	Env func(fast bool) []string
-	// Roots are the programs (workspace-relative) whose output is judged.
+	// Roots are the programs (workspace-relative) whose output is judged; a pattern (a test binary,
+	// target/debug/deps/probe-*) names the newest executable it matches.
 	Roots  []string
 	Inputs []Input
 	Needs  []string
@@ -64,7 +73,7 @@ type Project struct {
 // marks its version.
 type Input struct {
 	Knob string
-	Kind string // c-source, header, macro-header, template, rust
+	Kind string // c-source, cuda-source, header, macro-header, template, data, rust
 	File string
 	// Derived: files made from this one (workspace-relative): an error naming one of them is right by
 	// reason too.
@@ -181,7 +190,8 @@ config.h: config.h.in
 		// The toggle is a variable of the user's shell (export FAST=1), which make reads as a make
 		// variable: stalecheck, run from the same shell, sees what the next make would run. (FAST=1 on
 		// make's command line alone leaves nothing on disk that says the build used it.)
-		Build: func(fast, first bool) []string { return sh("make -s") },
+		Build:   func(fast, first bool) []string { return sh("make -s") },
+		Partial: func(fast bool) []string { return sh("make -s libtruth.a") },
 		Env: func(fast bool) []string {
 			if fast {
 				return []string{"FAST=1"}
@@ -222,7 +232,8 @@ default build/app
 		".gitignore": "build/\n.ninja_*\nscratch/\n"})
 	return Project{Name: "ninja", System: "ninja", Why: "a hand-written build.ninja: depfiles (deps = gcc), ar crs into an archive it keeps",
 		Files: files, Build: func(fast, first bool) []string { return sh("ninja -v") },
-		Roots: []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"ninja", "cc", "ar"},
+		Partial: func(fast bool) []string { return sh("ninja build/libtruth.a") },
+		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"ninja", "cc", "ar"},
 		Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["build.ninja"], "build build/a.o: cc src/a.c", "build build/a2.o: cc src/a2.c", 1)
@@ -254,7 +265,8 @@ target_link_libraries(app truth)
 		Build: func(fast, first bool) []string {
 			return sh("cmake -S . -B build -G Ninja -DFAST="+fastIf(fast, "ON", "OFF")+" >/dev/null", "cmake --build build")
 		},
-		Roots: []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"cmake", "ninja", "cc"},
+		Partial: func(fast bool) []string { return sh("cmake --build build --target truth") },
+		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"cmake", "ninja", "cc"},
 		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"CMakeLists.txt": strings.Replace(f["CMakeLists.txt"], "src/a.c", "src/a2.c", 1)}
@@ -283,7 +295,8 @@ executable('app', 'src/main.c', link_with: lib)
 			}
 			return sh("meson configure build -Dfast="+fastIf(fast, "true", "false"), "ninja -C build")
 		},
-		Roots: []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"meson", "ninja", "cc"},
+		Partial: func(fast bool) []string { return sh("ninja -C build libtruth.a") },
+		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"meson", "ninja", "cc"},
 		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"meson.build": strings.Replace(f["meson.build"], "src/a.c", "src/a2.c", 1)}
@@ -411,6 +424,7 @@ func chainProject(program string) Project {
 		files[".gitignore"] = "target/\ncprog/app\ncprog/*.o\nscratch/\n"
 		p.Name, p.System, p.Why = "make-links-staticlib", "make+cargo", "a Make program linking a Cargo staticlib (release) by its path"
 		p.Build = func(fast, first bool) []string { return sh(cargo(fast), "make -s -C cprog") }
+		p.Partial = func(fast bool) []string { return sh(cargo(fast)) }
 		p.Roots = []string{"cprog/app"}
 		p.Needs = []string{"cargo", "make", "cc", "ar"}
 	case "go":
@@ -419,6 +433,7 @@ func chainProject(program string) Project {
 		files[".gitignore"] = "target/\ngprog/app\nscratch/\n"
 		p.Name, p.System, p.Why = "go-links-staticlib", "go+cargo", "a Go program linking a Cargo staticlib (release) through #cgo LDFLAGS"
 		p.Build = func(fast, first bool) []string { return sh(cargo(fast), "cd gprog && go build -o app .") }
+		p.Partial = func(fast bool) []string { return sh(cargo(fast)) }
 		p.Env = func(fast bool) []string { return goEnv(false) }
 		p.Roots = []string{"gprog/app"}
 		p.Needs = []string{"cargo", "go", "cc", "ar"}
@@ -427,10 +442,234 @@ func chainProject(program string) Project {
 	return p
 }
 
+// sysChainProject: a Cargo workspace (ws/) of a `links` -sys crate and a package that builds against it.
+// truthsys's build script compiles the C library with the cc crate, copies include/ into OUT_DIR and
+// exports that copy (cargo:include, read by the dependent as DEP_TRUTHC_INCLUDE); app's build script
+// compiles glue.c against the exported copy and turns data.txt, a file it reads but never declares, into
+// Rust source. Nothing declares the headers, src/b.c, glue's header copy or data.txt.
+func sysChainProject() Project {
+	files := map[string]string{}
+	for k, v := range cLibFiles("") {
+		files["ws/truthsys/"+k] = v
+	}
+	reg := "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+	files["ws/.cargo/config.toml"] = reg
+	files["ws/Cargo.toml"] = "[workspace]\nmembers = [\"truthsys\", \"app\"]\nresolver = \"2\"\n"
+	files["ws/truthsys/Cargo.toml"] = "[package]\nname = \"truthsys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"truthc\"\n" +
+		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
+	files["ws/truthsys/build.rs"] = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=config.h.in");
+    println!("cargo:rerun-if-changed=src/a.c");
+    let out = std::env::var("OUT_DIR").unwrap();
+    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
+    std::fs::write(format!("{}/config.h", out), t).unwrap();
+    let inc = format!("{}/include", out);
+    std::fs::create_dir_all(&inc).unwrap();
+    for h in ["lib.h", "impl.h"] {
+        std::fs::copy(format!("include/{}", h), format!("{}/{}", inc, h)).unwrap();
+    }
+    println!("cargo:include={}", inc);
+    let mut b = cc::Build::new();
+    b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
+    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); }
+    b.compile("truthc");
+}
+`
+	files["ws/truthsys/src/lib.rs"] = `use std::os::raw::c_char;
+extern "C" { pub fn lib_tag() -> *const c_char; pub fn lib_b() -> *const c_char; }
+`
+	files["ws/app/Cargo.toml"] = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" +
+		"[features]\nfast = [\"truthsys/fast\"]\n[dependencies]\ntruthsys = { path = \"../truthsys\" }\n[build-dependencies]\ncc = \"1.0\"\n" +
+		"[[test]]\nname = \"probe\"\nharness = false\n"
+	files["ws/app/build.rs"] = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=glue.c");
+    let inc = std::env::var("DEP_TRUTHC_INCLUDE").unwrap();
+    cc::Build::new().file("glue.c").include(&inc).compile("glue");
+    let out = std::env::var("OUT_DIR").unwrap();
+    let d = std::fs::read_to_string("data.txt").unwrap();
+    std::fs::write(format!("{}/data.rs", out), format!("pub const DATA: &str = {:?};\n", d.trim())).unwrap();
+}
+`
+	files["ws/app/glue.c"] = "#include \"lib.h\"\n#include LIB_IMPL\nconst char *glue_tag(void) { return \"TRUTHV_g_0|\" LIB_HDR \"|\" IMPL_TAG\n#ifdef TRUTH_GLUE\n  \"+desc\"\n#endif\n  ; }\n"
+	files["ws/app/data.txt"] = "TRUTHV_d_0\n"
+	files["ws/app/src/main.rs"] = `use std::ffi::CStr;
+use std::os::raw::c_char;
+include!(concat!(env!("OUT_DIR"), "/data.rs"));
+extern "C" { fn glue_tag() -> *const c_char; }
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+fn main() {
+    println!("lib={}\nb={}\nglue={}\ndata={}\nrs=TRUTHV_rs_0", s(unsafe { truthsys::lib_tag() }), s(unsafe { truthsys::lib_b() }), s(unsafe { glue_tag() }), DATA);
+}
+`
+	// A test binary (harness = false: a program) linking the same copies.
+	files["ws/app/tests/probe.rs"] = `use std::ffi::CStr;
+use std::os::raw::c_char;
+include!(concat!(env!("OUT_DIR"), "/data.rs"));
+extern "C" { fn glue_tag() -> *const c_char; }
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+fn main() { println!("probe lib={} b={} glue={} data={}", s(unsafe { truthsys::lib_tag() }), s(unsafe { truthsys::lib_b() }), s(unsafe { glue_tag() }), DATA); }
+`
+	files[".gitignore"] = "target/\nws/scratch/\n"
+	in := cLibInputs("ws/truthsys", true, "")
+	for i := range in {
+		if in[i].Kind == "header" || in[i].Kind == "macro-header" { // the exported copy in truthsys's OUT_DIR
+			in[i].Derived = []string{"*/out/include/" + filepath.Base(in[i].File)}
+		}
+	}
+	in = append(in, Input{Knob: "g", Kind: "c-source", File: "ws/app/glue.c"},
+		Input{Knob: "d", Kind: "data", File: "ws/app/data.txt"},
+		Input{Knob: "rs", Kind: "rust", File: "ws/app/src/main.rs"})
+	return Project{Name: "cargo-sys-chain", System: "cargo", Why: "a links -sys crate exporting an OUT_DIR copy of its headers (cargo:include) to a dependent whose build script compiles against it and reads an undeclared data file",
+		Files: files, Build: func(fast, first bool) []string {
+			f := fastIf(fast, " --features fast", "")
+			return sh("cd ws && cargo build"+f, "cd ws && cargo test --no-run -q"+f)
+		},
+		Partial: func(fast bool) []string {
+			return sh("cd ws && cargo build -p truthsys" + fastIf(fast, " --features fast", ""))
+		},
+		Roots: []string{"ws/target/debug/app", "ws/target/debug/deps/probe-*"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"ws"},
+		Toggle: true, Shadow: "ws/truthsys/override", Ignored: "ws/scratch", CheckDir: "ws",
+		Rename: func(f map[string]string) map[string]string {
+			s := strings.Replace(f["ws/truthsys/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
+			return map[string]string{"ws/truthsys/build.rs": strings.Replace(s, "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
+		},
+		Description: "ws/app/build.rs", DescEdit: func(s string) string {
+			return strings.Replace(s, `.include(&inc)`, `.include(&inc).define("TRUTH_GLUE", Some("1"))`, 1)
+		}}
+}
+
+// cmakeCrateProject: a Cargo package whose build script builds the C library with the cmake crate
+// (CMake configures into OUT_DIR, configure_file makes config.h, the install step copies libtruth.a);
+// the script declares CMakeLists.txt, the template and src/a.c, not the headers nor src/b.c.
+func cmakeCrateProject() Project {
+	files := map[string]string{}
+	for k, v := range cLibFiles("") {
+		files["rc/"+k] = v
+	}
+	files["rc/CMakeLists.txt"] = `cmake_minimum_required(VERSION 3.10)
+project(truth C)
+option(FAST "fast variant" OFF)
+set(CONF_PREFIX "")
+configure_file(config.h.in config.h @ONLY)
+add_library(truth STATIC src/a.c src/b.c)
+target_include_directories(truth PRIVATE override include ${CMAKE_CURRENT_BINARY_DIR})
+if(FAST)
+  target_compile_definitions(truth PRIVATE FAST)
+endif()
+install(TARGETS truth ARCHIVE DESTINATION lib)
+`
+	files["rc/Cargo.toml"] = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" +
+		"[features]\nfast = []\n[build-dependencies]\ncmake = \"0.1\"\n"
+	files["rc/.cargo/config.toml"] = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+	files["rc/build.rs"] = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=CMakeLists.txt");
+    println!("cargo:rerun-if-changed=config.h.in");
+    println!("cargo:rerun-if-changed=src/a.c");
+    let fast = if std::env::var_os("CARGO_FEATURE_FAST").is_some() { "ON" } else { "OFF" };
+    let dst = cmake::Config::new(".").define("FAST", fast).build();
+    println!("cargo:rustc-link-search=native={}/lib", dst.display());
+    println!("cargo:rustc-link-lib=static=truth");
+}
+`
+	files["rc/src/main.rs"] = `use std::ffi::CStr;
+use std::os::raw::c_char;
+extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+fn main() { println!("lib={}\nb={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(unsafe { lib_b() })); }
+`
+	files[".gitignore"] = "target/\nrc/scratch/\n"
+	in := cLibInputs("rc", true, "")
+	for i := range in {
+		if in[i].Kind == "template" {
+			in[i].Derived = []string{"*/out/build/config.h"}
+		}
+	}
+	in = append(in, Input{Knob: "rs", Kind: "rust", File: "rc/src/main.rs"})
+	return Project{Name: "cargo-cmake", System: "cargo", Why: "a Cargo build script with the cmake crate: configure_file and an install step in OUT_DIR; declares CMakeLists.txt, the template and src/a.c, not the headers",
+		Files: files, Build: func(fast, first bool) []string {
+			return sh("cd rc && cargo build" + fastIf(fast, " --features fast", ""))
+		},
+		Roots: []string{"rc/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cmake", "cc", "ar"}, Cargo: []string{"rc"},
+		Toggle: true, Shadow: "rc/override", Ignored: "rc/scratch", CheckDir: "rc",
+		Rename: func(f map[string]string) map[string]string {
+			return map[string]string{"rc/CMakeLists.txt": strings.Replace(f["rc/CMakeLists.txt"], "src/a.c", "src/a2.c", 1),
+				"rc/build.rs": strings.Replace(f["rc/build.rs"], "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
+		},
+		Description: "rc/CMakeLists.txt", DescEdit: func(s string) string {
+			return strings.Replace(s, "install(TARGETS", "target_compile_definitions(truth PRIVATE TRUTH_DESC)\ninstall(TARGETS", 1)
+		}}
+}
+
+// ptxProject: a Cargo package whose build script compiles a CUDA kernel to PTX with nvcc into a folder
+// of the package, outside OUT_DIR (ptx/, git-ignored), and whose program embeds it with include_str!.
+// The script declares build.rs and kern.cu, not the header the kernel includes through -I.
+func ptxProject() Project {
+	files := map[string]string{
+		"cu/Cargo.toml":         "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nfast = []\n",
+		"cu/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n",
+		"cu/override/README":    "headers here come before include/\n",
+		"cu/include/lib.h":      "#define KERN_SCALE 3\n__device__ int TRUTHV_h_0;\n",
+		"cu/include/impl.h":     "__device__ int TRUTHV_m_0;\n",
+		"cu/kern.cu": `#include "lib.h"
+#define KERN_IMPL "impl.h"
+#include KERN_IMPL
+/* TRUTHC_note_0 */
+#ifdef FAST
+__device__ int truth_fast;
+#endif
+#ifdef TRUTH_DESC
+__device__ int truth_desc;
+#endif
+extern "C" __global__ void TRUTHV_a_0(int *x) { x[threadIdx.x] *= KERN_SCALE; }
+`,
+		"cu/build.rs": `use std::process::Command;
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=kern.cu");
+    std::fs::create_dir_all("ptx").unwrap();
+    let mut c = Command::new("nvcc");
+    c.args(["-ptx", "-Ioverride", "-Iinclude", "kern.cu", "-o", "ptx/kern.ptx"]);
+    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { c.arg("-DFAST"); }
+    let st = c.status().unwrap();
+    assert!(st.success(), "nvcc failed");
+}
+`,
+		"cu/src/main.rs": `const PTX: &str = include_str!("../ptx/kern.ptx");
+fn main() {
+    for l in PTX.lines() {
+        if l.starts_with(".global") || l.starts_with(".visible .entry") { println!("{}", l); }
+    }
+    println!("rs=TRUTHV_rs_0");
+}
+`,
+		".gitignore": "target/\ncu/ptx/\ncu/scratch/\n",
+	}
+	in := []Input{
+		{Knob: "a", Kind: "cuda-source", File: "cu/kern.cu", Derived: []string{"cu/ptx/kern.ptx"}},
+		{Knob: "h", Kind: "header", File: "cu/include/lib.h", Derived: []string{"cu/ptx/kern.ptx"}},
+		{Knob: "m", Kind: "macro-header", File: "cu/include/impl.h", Derived: []string{"cu/ptx/kern.ptx"}},
+		{Knob: "rs", Kind: "rust", File: "cu/src/main.rs"},
+	}
+	return Project{Name: "cargo-nvcc-ptx", System: "cargo", Why: "a Cargo build script running nvcc -ptx into a folder outside OUT_DIR, embedded with include_str!; declares kern.cu, not its headers",
+		Files: files, Build: func(fast, first bool) []string {
+			return sh("cd cu && cargo build" + fastIf(fast, " --features fast", ""))
+		},
+		// nvcc 11.8 with gcc 12 needs these (the user's shell holds them).
+		Env:   func(fast bool) []string { return []string{"NVCC_APPEND_FLAGS=-ccbin c++ -allow-unsupported-compiler"} },
+		Roots: []string{"cu/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "nvcc"}, Cargo: []string{"cu"},
+		Toggle: true, Shadow: "cu/override", Ignored: "cu/scratch", CheckDir: "cu",
+		Description: "cu/build.rs", DescEdit: func(s string) string {
+			return strings.Replace(s, `"kern.cu", "-o"`, `"-DTRUTH_DESC", "kern.cu", "-o"`, 1)
+		}}
+}
+
 // Projects is the event corpus, in a fixed order.
 func Projects() []Project {
 	return []Project{makeProject(true), makeProject(false), ninjaProject(), cmakeProject(), mesonProject(), goProject(),
-		cargoProject(), chainProject("make"), chainProject("go")}
+		cargoProject(), cmakeCrateProject(), sysChainProject(), ptxProject(), chainProject("make"), chainProject("go")}
 }
 
 // An Event is one edit (or a seeded pair of edits) applied to a project's known-fresh state.
@@ -474,6 +713,13 @@ func (p Project) SingleEdits() []EvEdit {
 		if p.Inputs[i].Knob == "a" {
 			in := &p.Inputs[i]
 			out = append(out, EvEdit{Kind: "comment", Input: in})
+			if p.Partial != nil {
+				reason := append([]string{in.File}, in.Derived...)
+				if p.Archive != "" {
+					reason = append(reason, p.Archive)
+				}
+				out = append(out, EvEdit{Kind: "interrupted", Input: in, Reason: reason})
+			}
 			if p.Rename != nil {
 				reason := []string{in.File}
 				if p.Archive != "" {

@@ -25,6 +25,8 @@ import (
 // its build folders, stalecheck's state, Go's build cache). Each event restores that saved state in
 // place (the same paths: CMake, Meson and Cargo record absolute ones), makes its edits, is judged
 // ("edited": what the user has before building), runs the user's build, and is judged again ("built").
+// An interrupted build is judged between the two ("interrupted": the project's partial build, the
+// library rebuilt and the program not linked).
 //
 // A judgement compares, for every program of the project, what the program on disk prints with what a
 // from-scratch build of the same sources and configuration prints (every content edit changes a printed
@@ -321,7 +323,7 @@ func (pr *projectRun) events_() []Event {
 	for n, tries := 0, 0; n < pr.o.Pairs && tries < 100*pr.o.Pairs; tries++ {
 		a, b := singles[rng.IntN(len(singles))], singles[rng.IntN(len(singles))]
 		if a.Input != nil && b.Input != nil && a.Input.File == b.Input.File || a.Kind == b.Kind && a.Input == nil ||
-			a.Kind == "remove-source" || b.Kind == "remove-source" {
+			a.Kind == "remove-source" || b.Kind == "remove-source" || a.Kind == "interrupted" || b.Kind == "interrupted" {
 			continue
 		}
 		out = append(out, Event{Kind: "pair", Edits: []EvEdit{a, b}})
@@ -372,6 +374,14 @@ func (pr *projectRun) event(ctx context.Context, ev Event) error {
 			return err
 		}
 	}
+	if ev.Kind == "interrupted" { // the build stopped before the program was linked, then the whole build
+		if err := pr.buildLines(ctx, pr.p.Partial(fast), fast); err != nil {
+			return err
+		}
+		if err := pr.judge(ctx, ev, "interrupted", fast, pr.check(ctx, fast)); err != nil {
+			return err
+		}
+	}
 	if err := pr.build(ctx, pr.ws, fast, false, ""); err != nil {
 		return err
 	}
@@ -414,7 +424,7 @@ func (pr *projectRun) apply(e EvEdit) error {
 		p = filepath.Join(pr.ws, e.Input.File)
 	}
 	switch e.Kind {
-	case "content", "content-older":
+	case "content", "content-older", "interrupted":
 		old, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -505,9 +515,18 @@ func (pr *projectRun) apply(e EvEdit) error {
 
 // build runs the user's build lines in dir.
 func (pr *projectRun) build(ctx context.Context, dir string, fast, first bool, oracle string) error {
+	return pr.runLines(ctx, dir, pr.p.Build(fast, first), fast, oracle)
+}
+
+// buildLines runs build lines of the user's in the workspace.
+func (pr *projectRun) buildLines(ctx context.Context, lines []string, fast bool) error {
+	return pr.runLines(ctx, pr.ws, lines, fast, "")
+}
+
+func (pr *projectRun) runLines(ctx context.Context, dir string, lines []string, fast bool, oracle string) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
-	for _, line := range pr.p.Build(fast, first) {
+	for _, line := range lines {
 		cmd := exec.CommandContext(ctx, "sh", "-c", line)
 		cmd.Dir = dir
 		cmd.Env = pr.env(fast, oracle)
@@ -561,11 +580,33 @@ func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]s
 	}
 	out := map[string]string{}
 	for _, r := range pr.p.Roots {
-		out[r] = runBinary(ctx, filepath.Join(dir, r))
+		out[r] = runBinary(ctx, resolveRoot(dir, r))
 	}
 	os.RemoveAll(filepath.Dir(dir))
 	pr.fresh[key] = out
 	return out, nil
+}
+
+// resolveRoot is the program r names in dir. A pattern (a test binary, target/debug/deps/probe-*) names
+// the newest executable file it matches, the one the user's last build made; none matched gives the
+// pattern's path, which does not run.
+func resolveRoot(dir, r string) string {
+	p := filepath.Join(dir, r)
+	if !strings.Contains(r, "*") {
+		return p
+	}
+	ms, _ := filepath.Glob(p)
+	best, bestT := p, time.Time{}
+	for _, m := range ms {
+		st, err := os.Stat(m)
+		if err != nil || !st.Mode().IsRegular() || st.Mode()&0o111 == 0 {
+			continue
+		}
+		if st.ModTime().After(bestT) {
+			best, bestT = m, st.ModTime()
+		}
+	}
+	return best
 }
 
 type finding struct {
@@ -699,7 +740,7 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 		labels = append(labels, e.label())
 	}
 	for _, r := range pr.p.Roots {
-		root := filepath.Join(pr.ws, r)
+		root := resolveRoot(pr.ws, r)
 		got := runBinary(ctx, root)
 		j := Judgement{Project: pr.p.Name, System: pr.p.System, Kind: ev.Kind, Event: fmt.Sprintf("%d %s", pr.events, strings.Join(labels, " + ")),
 			Phase: phase, Root: r, Stale: got != want[r], BinaryOut: got, FreshOut: want[r]}

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # stalecheck's ground-truth harness (truth/cmd/truth). Two corpora, run side by side by default:
-#   - events: every build system (Make with and without depfiles, Ninja, CMake, Meson, Go cgo, Cargo, and
+#   - events: every build system (Make with and without depfiles, Ninja, CMake, Meson, Go cgo, Cargo build
+#     scripts with the cc crate, the cmake crate and nvcc, a -sys crate chain with a test binary, and
 #     Make/Go programs linking a Cargo staticlib), each edit judged from a saved fresh state against a
 #     from-scratch build, scored by reason (docs/TRUTH.md);
 #   - sequences: Cargo workspaces through seeded edit sequences, judged against a from-scratch build and
