@@ -54,6 +54,10 @@ type Project struct {
 	// Archive: the static library the project's own build writes (workspace-relative), for the
 	// removed-source edit; "" when its build owns no archive of the sources.
 	Archive string
+	// Products are further files a build makes from the library's sources on the way to the program
+	// (an archive in OUT_DIR, a Rust library bundling it), as "*/name" patterns whose name may hold
+	// wildcards: an error naming one is right for an interrupted build or a removed source.
+	Products []string
 	// Rename returns the build description's files after src/a.c was renamed src/a2.c (the removed-source
 	// edit); nil when the shape has no list of sources to edit.
 	Rename func(files map[string]string) map[string]string
@@ -387,7 +391,8 @@ func cargoProject() Project {
 		Files: files, Build: func(fast, first bool) []string {
 			return sh("cd rs && cargo build" + fastIf(fast, " --features fast", ""))
 		},
-		Roots: []string{"rs/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"rs"},
+		Products: []string{"*/out/libtruthc.a"},
+		Roots:    []string{"rs/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"rs"},
 		Toggle: true, Shadow: "rs/override", Ignored: "rs/scratch", CheckDir: "rs",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["rs/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
@@ -529,7 +534,8 @@ fn main() { println!("probe lib={} b={} glue={} data={}", s(unsafe { truthsys::l
 		Partial: func(fast bool) []string {
 			return sh("cd ws && cargo build -p truthsys" + fastIf(fast, " --features fast", ""))
 		},
-		Roots: []string{"ws/target/debug/app", "ws/target/debug/deps/probe-*"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"ws"},
+		Products: []string{"*/out/libtruthc.a", "*/libtruthsys-*.rlib"},
+		Roots:    []string{"ws/target/debug/app", "ws/target/debug/deps/probe-*"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"ws"},
 		Toggle: true, Shadow: "ws/truthsys/override", Ignored: "ws/scratch", CheckDir: "ws",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["ws/truthsys/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
@@ -592,7 +598,8 @@ fn main() { println!("lib={}\nb={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(
 		Files: files, Build: func(fast, first bool) []string {
 			return sh("cd rc && cargo build" + fastIf(fast, " --features fast", ""))
 		},
-		Roots: []string{"rc/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cmake", "cc", "ar"}, Cargo: []string{"rc"},
+		Products: []string{"*/out/lib/libtruth.a", "*/out/build/libtruth.a"},
+		Roots:    []string{"rc/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cmake", "cc", "ar"}, Cargo: []string{"rc"},
 		Toggle: true, Shadow: "rc/override", Ignored: "rc/scratch", CheckDir: "rc",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"rc/CMakeLists.txt": strings.Replace(f["rc/CMakeLists.txt"], "src/a.c", "src/a2.c", 1),
@@ -718,6 +725,7 @@ func (p Project) SingleEdits() []EvEdit {
 				if p.Archive != "" {
 					reason = append(reason, p.Archive)
 				}
+				reason = append(reason, p.Products...)
 				out = append(out, EvEdit{Kind: "interrupted", Input: in, Reason: reason})
 			}
 			if p.Rename != nil {
@@ -725,6 +733,7 @@ func (p Project) SingleEdits() []EvEdit {
 				if p.Archive != "" {
 					reason = append(reason, p.Archive)
 				}
+				reason = append(reason, p.Products...)
 				out = append(out, EvEdit{Kind: "remove-source", Input: in, Reason: reason})
 			}
 		}

@@ -666,7 +666,7 @@ func (pr *projectRun) check(ctx context.Context, fast bool) evAnswer {
 }
 
 // names reports whether a finding's subjects or evidence name one of the files (absolute; an entry
-// "*/x" matches any path ending in /x).
+// "*/x" matches any path ending in /x, and "*/pattern" without a slash any path whose name matches it).
 func (f finding) names(files []string) bool {
 	paths := append([]string(nil), f.Subjects...)
 	for _, e := range f.Evidence {
@@ -674,8 +674,14 @@ func (f finding) names(files []string) bool {
 	}
 	for _, p := range paths {
 		for _, want := range files {
-			if rest, ok := strings.CutPrefix(want, "*/"); ok && strings.HasSuffix(p, "/"+rest) || p == want {
+			rest, ok := strings.CutPrefix(want, "*/")
+			if ok && strings.HasSuffix(p, "/"+rest) || p == want {
 				return true
+			}
+			if ok && !strings.Contains(rest, "/") && strings.Contains(rest, "*") {
+				if m, _ := filepath.Match(rest, filepath.Base(p)); m {
+					return true
+				}
 			}
 		}
 	}

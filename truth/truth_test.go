@@ -171,3 +171,29 @@ func TestEventsQuick(t *testing.T) {
 		t.Log("\n" + details.String())
 	}
 }
+
+// An error is right by reason when it names the edited file or a file made from it; patterns name the
+// files whose folders carry a hash (OUT_DIR, deps/).
+func TestFindingNames(t *testing.T) {
+	var f finding
+	f.Subjects = []string{"/w/ws/target/debug/deps/libtruthsys-04aca7c79bd26130.rlib"}
+	f.Evidence = append(f.Evidence, struct {
+		Kind string `json:"kind"`
+		Path string `json:"path"`
+	}{"artifact", "/w/ws/target/debug/build/truthsys-1a2b/out/libtruthc.a"})
+	for _, c := range []struct {
+		want []string
+		ok   bool
+	}{
+		{[]string{"/w/ws/truthsys/src/a.c"}, false},
+		{[]string{"*/out/libtruthc.a"}, true},
+		{[]string{"*/libtruthsys-*.rlib"}, true},
+		{[]string{"*/libother-*.rlib"}, false},
+		{[]string{"*/build/libtruthc.a"}, false},
+		{[]string{"/w/ws/target/debug/deps/libtruthsys-04aca7c79bd26130.rlib"}, true},
+	} {
+		if got := f.names(c.want); got != c.ok {
+			t.Errorf("names(%q) = %v, want %v", c.want, got, c.ok)
+		}
+	}
+}
