@@ -2,7 +2,6 @@ package cargo
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"sync"
 	"time"
@@ -226,19 +225,8 @@ func (c *nativeCache) save() {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o700); err != nil {
+	if safeio.WriteBytesAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data) != nil {
 		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), NativeCacheFile+".tmp*")
-	if err != nil {
-		return
-	}
-	if _, err := tmp.Write(data); err != nil || tmp.Close() != nil {
-		os.Remove(tmp.Name())
-		return
-	}
-	if os.Rename(tmp.Name(), c.path) != nil {
-		os.Remove(tmp.Name())
 	}
 	c.dirty = false
 }

@@ -3,8 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // writeOutput calls write with the standard output, or, when path is set, with a temporary file in
@@ -15,42 +15,16 @@ func writeOutput(stdout io.Writer, path string, write func(io.Writer) error) err
 	if path == "" {
 		return write(stdout)
 	}
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	var werr error // write's own error, returned as it is
+	err := safeio.WriteFileAtomic(path, safeio.WriteOptions{Sync: true}, func(w io.Writer) error {
+		werr = write(w)
+		return werr
+	})
+	if err != nil && werr != nil {
+		return werr
+	}
 	if err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
+		return fmt.Errorf("--output: %w", err)
 	}
-	done := false
-	defer func() {
-		if !done {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	mode := os.FileMode(0o644)
-	if st, err := os.Stat(path); err == nil {
-		if !st.Mode().IsRegular() {
-			return fmt.Errorf("--output %s: not a regular file", path)
-		}
-		mode = st.Mode().Perm()
-	}
-	if err := write(tmp); err != nil {
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		os.Remove(tmp.Name())
-		done = true
-		return fmt.Errorf("--output %s: %w", path, err)
-	}
-	done = true
 	return nil
 }

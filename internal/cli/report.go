@@ -3,8 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
+	"io"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -12,6 +11,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/htmlreport"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 type reportFlags struct {
@@ -67,23 +67,9 @@ func runReport(st Streams, fl reportFlags) error {
 		return nil
 	}
 	// Written beside the target and renamed over it: a reader never sees half a page.
-	tmp, err := os.CreateTemp(filepath.Dir(fl.output), "."+filepath.Base(fl.output)+".*.tmp")
-	if err != nil {
-		return &ExitError{2, fmt.Errorf("report: %w", err)}
-	}
-	defer os.Remove(tmp.Name())
-	if err := htmlreport.Write(tmp, recs, opt); err != nil {
-		tmp.Close()
-		return &ExitError{2, fmt.Errorf("report: write %s: %w", fl.output, err)}
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return &ExitError{2, fmt.Errorf("report: %w", err)}
-	}
-	if err := tmp.Close(); err != nil {
-		return &ExitError{2, fmt.Errorf("report: write %s: %w", fl.output, err)}
-	}
-	if err := os.Rename(tmp.Name(), fl.output); err != nil {
+	if err := safeio.WriteFileAtomic(fl.output, safeio.WriteOptions{Perm: 0o644, Sync: true}, func(w io.Writer) error {
+		return htmlreport.Write(w, recs, opt)
+	}); err != nil {
 		return &ExitError{2, fmt.Errorf("report: %w", err)}
 	}
 	fmt.Fprintf(st.Err, "stalecheck: wrote %s: %d run(s)\n", report.Escape(fl.output), len(recs))

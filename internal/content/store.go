@@ -2,7 +2,6 @@ package content
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -91,18 +90,7 @@ func (c *jsonCache[T]) save() {
 	if err != nil {
 		return
 	}
-	dir := filepath.Dir(c.path)
-	if os.MkdirAll(dir, 0o700) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(c.path)+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), c.path) != nil {
-		os.Remove(tmp.Name())
+	if safeio.WriteBytesAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data) != nil {
 		return
 	}
 	c.dirty = false

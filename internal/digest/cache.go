@@ -278,7 +278,7 @@ func (c *Cache) Save() error {
 	if len(c.m) > MaxEntries {
 		c.prune()
 	}
-	if err := writeCacheFile(c.dir, path, c.m); err != nil {
+	if err := writeCacheFile(path, c.m); err != nil {
 		return fmt.Errorf("digest cache: %w", err)
 	}
 	c.dirty = false
@@ -346,51 +346,32 @@ func readCacheFile(path string) (map[Key]Digest, error) {
 	return m, nil
 }
 
-// writeCacheFile writes m to a temporary file in dir and renames it to path.
-func writeCacheFile(dir, path string, m map[Key]entry) (err error) {
-	tmp, err := os.CreateTemp(dir, CacheFile+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+// writeCacheFile writes m to path through a temporary file renamed over it, synced (the cache's
+// entries are only as good as their bytes: a torn file would be read as a corrupt cache).
+func writeCacheFile(path string, m map[Key]entry) error {
+	return safeio.WriteFileAtomic(path, safeio.WriteOptions{Replace: true, Perm: 0o600, Sync: true}, func(out io.Writer) error {
+		h := blake3.New()
+		w := bufio.NewWriterSize(io.MultiWriter(out, h), 256<<10)
+		var hdr [headerSize]byte
+		copy(hdr[:], magic[:])
+		binary.LittleEndian.PutUint64(hdr[8:], uint64(len(m)))
+		w.Write(hdr[:])
+		var b [entrySize]byte
+		for k, e := range m {
+			binary.LittleEndian.PutUint64(b[0:], k.Dev)
+			binary.LittleEndian.PutUint64(b[8:], k.Ino)
+			binary.LittleEndian.PutUint64(b[16:], uint64(k.Size))
+			binary.LittleEndian.PutUint64(b[24:], uint64(k.MtimeNS))
+			binary.LittleEndian.PutUint64(b[32:], uint64(k.CtimeNS))
+			copy(b[40:], e.sum[:])
+			w.Write(b[:])
 		}
-	}()
-	h := blake3.New()
-	w := bufio.NewWriterSize(io.MultiWriter(tmp, h), 256<<10)
-	var hdr [headerSize]byte
-	copy(hdr[:], magic[:])
-	binary.LittleEndian.PutUint64(hdr[8:], uint64(len(m)))
-	w.Write(hdr[:])
-	var b [entrySize]byte
-	for k, e := range m {
-		binary.LittleEndian.PutUint64(b[0:], k.Dev)
-		binary.LittleEndian.PutUint64(b[8:], k.Ino)
-		binary.LittleEndian.PutUint64(b[16:], uint64(k.Size))
-		binary.LittleEndian.PutUint64(b[24:], uint64(k.MtimeNS))
-		binary.LittleEndian.PutUint64(b[32:], uint64(k.CtimeNS))
-		copy(b[40:], e.sum[:])
-		w.Write(b[:])
-	}
-	if err = w.Flush(); err != nil {
+		if err := w.Flush(); err != nil {
+			return err
+		}
+		_, err := out.Write(h.Sum(nil))
 		return err
-	}
-	if _, err = tmp.Write(h.Sum(nil)); err != nil {
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	syncDir(dir)
-	return nil
+	})
 }
 
 // StatKey returns the cache key of the file at path (following symbolic links): its device, inode, size,

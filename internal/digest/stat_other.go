@@ -9,6 +9,3 @@ func fileKey(fs.FileInfo) (Key, bool) { return Key{}, false }
 
 // lockPath does not lock on this system.
 func lockPath(string) func() { return func() {} }
-
-// syncDir does nothing on this system.
-func syncDir(string) {}

@@ -71,11 +71,3 @@ func openLockFile(path string) *os.File {
 	}
 	return nil
 }
-
-// syncDir makes a rename in dir durable; errors are ignored (some file systems refuse to fsync folders).
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		d.Sync()
-		d.Close()
-	}
-}

@@ -8,7 +8,6 @@ import (
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -220,18 +219,7 @@ func (c *matchCache) save() {
 	if err != nil {
 		return
 	}
-	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".content-matches-*")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), c.path) != nil {
-		os.Remove(tmp.Name())
-	}
+	safeio.WriteBytesAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o755}, data) // a failure costs speed next time
 }
 
 // cacheKey hashes the identity (path, device, inode, size, mtime) of the binary and of each copy.

@@ -3,7 +3,6 @@ package gocgo
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -165,17 +164,5 @@ func (st *baselineStore) save() {
 	if err != nil {
 		return
 	}
-	dir := filepath.Dir(st.path)
-	if os.MkdirAll(dir, 0o700) != nil {
-		return
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(st.path)+".*.tmp")
-	if err != nil {
-		return
-	}
-	_, werr := tmp.Write(data)
-	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), st.path) != nil {
-		os.Remove(tmp.Name())
-	}
+	safeio.WriteBytesAtomic(st.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data) // a failure costs speed next time
 }

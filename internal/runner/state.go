@@ -121,24 +121,7 @@ func (c *stateCache) save() error {
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(c.dir, StateFile+".*.tmp")
-	if err != nil {
-		return err
-	}
-	if _, err := tmp.Write(b); err != nil {
-		tmp.Close()
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		os.Remove(tmp.Name())
-		return err
-	}
-	if err := os.Rename(tmp.Name(), filepath.Join(c.dir, StateFile)); err != nil {
-		os.Remove(tmp.Name())
+	if err := safeio.WriteBytesAtomic(filepath.Join(c.dir, StateFile), safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, b); err != nil {
 		return err
 	}
 	c.dirty = false

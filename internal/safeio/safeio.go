@@ -1,6 +1,8 @@
 // Package safeio reads the files stalecheck is given or finds (records, configs, caches, plans,
 // binaries) without trusting what they are: a FIFO, a device or a folder where a regular file belongs
 // gives an error naming the path instead of a hang or an endless read, and whole-file reads are bounded.
+// What stalecheck writes (caches, state, reports) goes through WriteFileAtomic: a reader sees the old
+// file or the new one, never a part.
 package safeio
 
 import (

@@ -439,23 +439,8 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	ents = dropCoveredMisses(dropFollowedTwins(ents))
 	sortByFolder(ents)
 	data := encode(k, res, ents)
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+	if err := safeio.WriteBytesAtomic(c.path(k), safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data); err != nil {
 		return c.notStored(err.Error())
-	}
-	tmp, err := os.CreateTemp(c.dir, ".tmp-*")
-	if err != nil {
-		return c.notStored(err.Error())
-	}
-	_, werr := tmp.Write(data)
-	if cerr := tmp.Close(); werr == nil {
-		werr = cerr
-	}
-	if werr == nil {
-		werr = os.Rename(tmp.Name(), c.path(k))
-	}
-	if werr != nil {
-		os.Remove(tmp.Name())
-		return c.notStored(werr.Error())
 	}
 	c.prune()
 	c.say("stored: %d paths, %d bytes", len(ents), len(data))
@@ -525,7 +510,7 @@ func (c *Cache) prune() {
 	var fs []f
 	for _, e := range ents {
 		if info, err := e.Info(); err == nil {
-			if strings.HasPrefix(e.Name(), ".tmp-") && time.Since(info.ModTime()) < time.Minute {
+			if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") && time.Since(info.ModTime()) < time.Minute {
 				continue
 			}
 			fs = append(fs, f{e.Name(), info.ModTime().UnixNano()})
