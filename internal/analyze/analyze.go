@@ -76,6 +76,6 @@ func Annotate(g *graph.Graph, opt Options) []check.Finding {
 		evidence.Annotate(g, opt.StateDir)
 	}
 	// Content judgements of files newer than what used them (holdings, baselines).
-	content.Annotate(g, content.Options{StateDir: opt.StateDir, SkipNative: opt.NoNative, Digests: opt.Digests, Baselines: opt.Baselines})
+	content.Annotate(g, content.Options{StateDir: opt.StateDir, SkipNative: opt.NoNative, Digests: opt.Digests, Baselines: opt.Baselines, Getenv: opt.Getenv})
 	return check.Run(g, check.Options{})
 }

@@ -613,6 +613,14 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			add(r.pkgPath(s, src), graph.CommandLine, "running: "+truncate(strings.Join(cmd, " "), 160))
 		}
 	}
+	// The compiler cc-rs ran, when its running: lines name it without a folder: a search of PATH found
+	// it, which Cargo does not watch (internal/content judges the search again).
+	for _, cmd := range bo.Commands {
+		if len(cmd) > 0 && cmd[0] != "cd" && len(CommandSources(cmd)) > 0 && graph.CommandProgram(cmd[0]) == cmd[0] {
+			s.Program = cmd[0]
+			break
+		}
+	}
 	// Compiles whose headers the include scan resolves: cc-rs's running: lines, then the command lines
 	// cmake leaves in OUT_DIR and DWARF compile units (below). Compiles with a depfile need no scan.
 	var compiles []compileCmd

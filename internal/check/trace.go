@@ -179,12 +179,40 @@ func lookupFix(g *graph.Graph, s *graph.Step, l *graph.Lookup) string {
 	return "rebuild " + s.Label + " (remove it and build again)"
 }
 
+// recordedToolChanged judges the program a step's command names without a folder (internal/content,
+// tool.go): the search of PATH the next build makes finds another file than the one recorded for the
+// step's last run, with other bytes (or none). An error: the objects were made by the old program, and
+// the build system, which compares the command's text, will not remake them.
+func recordedToolChanged(g *graph.Graph, s *graph.Step, l *graph.Lookup) Finding {
+	f := Finding{
+		Rule: "path-lookup-changed", Severity: Error, System: foreignSystem(s),
+		Message: fmt.Sprintf("the command of %s runs %s, which PATH found as %s when its last run was recorded; the same search of PATH now finds %s; %s compares the command's text, not the program it runs, so %s still holds what the old program made",
+			lookupStep(s), l.Name, display(g, l.Then), orNone(l.Now, display(g, l.Now)), s.Words().Tool, stepOutputs(s)),
+		Subjects: lookupSubjects(l, l.Now, s),
+		Roots:    rootPaths(s),
+		Evidence: []Evidence{
+			{Kind: "now", Path: l.Now, Detail: "found now, searching PATH " + l.Search},
+			{Kind: "then", Path: l.Then, Detail: "found by the same search when stalecheck recorded the step's last run (its bytes differ from the file found now)"},
+			{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: s.Words().Reference},
+		},
+		Fix: fmt.Sprintf("if %s is the program you want, rebuild: %s; else restore PATH", orNone(l.Now, display(g, l.Now)), lookupFix(g, s, l)),
+	}
+	if l.From != "" {
+		f.Evidence = append(f.Evidence, Evidence{Kind: "declared", Path: l.From, Detail: "defines the command, which names " + l.Name + " without a folder"})
+	}
+	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+	return f
+}
+
 // recordedLookupChanged judges a header search answered again from the step's records
 // (internal/includes): the records say the compile read l.Then, and the same search now finds l.Now in a
 // folder searched before. An error when the two files differ in content: the next compile reads other
 // text, and the build system, which watches only the file it found, does not redo it (internal/includes
 // records only searches whose two files differ in content).
 func recordedLookupChanged(g *graph.Graph, s *graph.Step, l *graph.Lookup) (Finding, bool) {
+	if l.Kind == graph.LookupPATH {
+		return recordedToolChanged(g, s, l), true
+	}
 	f := Finding{
 		Rule: "path-lookup-changed", Severity: Error, System: foreignSystem(s),
 		Message: fmt.Sprintf("%s includes %q, which the last compile of %s found as %s (its records say it read that file); the same search of the include folders now finds %s first, with other content; %s watches only the file it found, so %s still holds the old header's code",

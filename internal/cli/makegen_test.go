@@ -2,7 +2,9 @@ package cli
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 )
@@ -124,4 +126,62 @@ func severity(fs []sysFinding, sev string) []sysFinding {
 		}
 	}
 	return out
+}
+
+// The compiler a recipe names without a folder ($(CC) is cc) is whatever PATH finds when make runs it: a
+// folder put first on PATH with another cc (a new toolchain, a wrapper) leaves every object in place,
+// since make compares the command's text. The search is answered again with the PATH of the next build;
+// another path to the same program (a link) changes nothing.
+func TestMakeCompilerFoundOnPATH(t *testing.T) {
+	needTools(t, "make", "cc")
+	if testing.Short() {
+		t.Skip("real make build")
+	}
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile": "app: main.o a.o\n\t$(CC) -o $@ $^\n%.o: %.c\n\t$(CC) -c $< -o $@\n",
+		"a.c":      "int a(void) {\n#ifdef WRAPPED\n  return 1;\n#endif\n  return 0;\n}\n",
+		"main.c":   "int a(void);\nint main(void) { return a(); }\n",
+	})
+	cc, err := exec.LookPath("cc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	shIn(t, dir, nil, "make")
+	if fs, _ := checkSystems(t, dir); len(severity(fs, "error")) != 0 {
+		t.Fatalf("a fresh build: %+v", fs) // this check also records which cc the commands ran
+	}
+	// A link to the same compiler first on PATH: the same program.
+	same := t.TempDir()
+	if err := os.Symlink(cc, filepath.Join(same, "cc")); err != nil {
+		t.Fatal(err)
+	}
+	path := os.Getenv("PATH")
+	t.Setenv("PATH", same+string(filepath.ListSeparator)+path)
+	if fs, _ := checkSystems(t, dir); len(find(fs, "path-lookup-changed", "")) != 0 {
+		t.Fatalf("a link to the same cc: %+v", fs)
+	}
+	// A wrapper that compiles with one more definition.
+	wrap := t.TempDir()
+	writeFiles(t, wrap, map[string]string{"cc": "#!/bin/sh\nexec " + cc + " -DWRAPPED \"$@\"\n"})
+	if err := os.Chmod(filepath.Join(wrap, "cc"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", wrap+string(filepath.ListSeparator)+path)
+	if out := shIn(t, dir, nil, "make", "-q", "app"); out != "" {
+		t.Fatalf("the premise: make sees nothing to do: %s", out)
+	}
+	fs, _ := checkSystems(t, dir)
+	var objs []string
+	for _, f := range find(fs, "path-lookup-changed", filepath.Join(wrap, "cc")) {
+		if f.Severity != "error" {
+			t.Errorf("want an error: %+v", f)
+		}
+		objs = append(objs, filepath.Base(f.Subjects[len(f.Subjects)-1]))
+	}
+	sort.Strings(objs)
+	if strings.Join(objs, " ") != "a.o app main.o" {
+		t.Fatalf("want the link and both compiles, naming %s/cc: %v\n%+v", wrap, objs, fs)
+	}
 }

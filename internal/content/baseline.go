@@ -50,6 +50,11 @@ type stepBaseline struct {
 	// bytes), so that a later check can say what differs.
 	Command     string `json:"command,omitempty"`
 	CommandText string `json:"command_text,omitempty"`
+	// Tool is the program the step's command names without a folder, ToolPath the file a search of
+	// PATH found for it and ToolDigest that file's digest, when the run was recorded (tool.go).
+	Tool       string `json:"tool,omitempty"`
+	ToolPath   string `json:"tool_path,omitempty"`
+	ToolDigest string `json:"tool_digest,omitempty"`
 }
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
@@ -77,7 +82,7 @@ func baselineKey(s *graph.Step) string { return fmt.Sprintf("%s@%d", s.ID, s.Ref
 // is untouched when neither its mtime nor its ctime is newer than the step's reference: that costs one
 // stat, and a hash only the first time (through the digest cache). A touched input is hashed and compared
 // with the baseline when there is one.
-func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
+func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string) {
 	headers := cinclude.NewCache() // the mention scans of command judgements (commanddiff.go)
 	runs := st.runsByStep()
 	pinned := pinnedRuns(g, st, runs) // members.go
@@ -180,6 +185,9 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache) {
 			if judgeCommand(s, &b, ref, headers) {
 				recorded = true
 			}
+		}
+		if s.Program != "" && judgeTool(s, &b, path, dig) {
+			recorded = true
 		}
 		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.EnvReads) > 0 || len(s.FlagsSeen) > 0) {
 			b.Env = append([]graph.EnvRead{}, s.EnvReads...)

@@ -18,6 +18,8 @@
 package content
 
 import (
+	"os"
+
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -32,6 +34,9 @@ type Options struct {
 	Digests *digest.Cache
 	// Baselines, when not nil, is used instead of the store in StateDir (tests keep one across checks).
 	Baselines *Store
+	// Getenv is the environment the next build runs in (its PATH finds the programs commands name);
+	// nil: os.Getenv.
+	Getenv func(string) string
 }
 
 // Annotate fills g.Holdings and each judged input's Content (see the package comment). It reads files
@@ -49,7 +54,11 @@ func Annotate(g *graph.Graph, opt Options) {
 		st = OpenStore(opt.StateDir)
 		defer st.Save()
 	}
-	annotateBaselines(g, st, dig)
+	getenv := opt.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	annotateBaselines(g, st, dig, getenv("PATH"))
 	annotateMemberRuns(g, st, dig)
 	annotateRemovedDeps(g, st, dig)
 }

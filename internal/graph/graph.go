@@ -240,8 +240,12 @@ type Step struct {
 	// CommandWatched tells whether the build system redoes the step when it changes (Ninja compares its
 	// log's command hash; Make does not). CommandContent is Command judged against the command recorded
 	// while CommandFrom was not newer than the step's reference (internal/content), nil when not judged.
-	Command        string
-	CommandFrom    string
+	Command     string
+	CommandFrom string
+	// Program is the program the step's command runs first, when the command names it without a folder
+	// (CommandProgram): PATH finds it each time the build runs the step, and no build system watches that
+	// search (internal/content judges it again). "" when the command names a path or is unknown.
+	Program        string
 	CommandWatched bool
 	CommandContent *InputContent
 	// Compiles are the compiler runs the step's records show (a Ninja edge's command, a Make recipe, a

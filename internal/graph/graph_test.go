@@ -54,3 +54,23 @@ func TestMarkLiveAndAddDep(t *testing.T) {
 		t.Errorf("self edge added: %v", obj.Deps)
 	}
 }
+
+func TestCommandProgram(t *testing.T) {
+	for cmd, want := range map[string]string{
+		"cc -c a.c -o a.o":                  "cc",
+		"CCACHE_DIR=/c cc -c a.c":           "cc",
+		"/usr/bin/cc -c a.c":                "",
+		"\"cc\" -c a.c":                     "",
+		"$(CC) -c a.c":                      "",
+		"ar crs libk.a a.o":                 "ar",
+		"sed 's/@V@//' in > out":            "sed",
+		"":                                  "",
+		"cd build && cc -c a.c":             "cd",
+		"x86_64-linux-gnu-gcc-12 -c a.c":    "x86_64-linux-gnu-gcc-12",
+		"FOO=a=b BAR=1 nvcc -c k.cu -o k.o": "nvcc",
+	} {
+		if got := CommandProgram(cmd); got != want {
+			t.Errorf("CommandProgram(%q) = %q, want %q", cmd, got, want)
+		}
+	}
+}

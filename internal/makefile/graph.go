@@ -146,6 +146,9 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		} else if s.Complete && len(s.Commands) > 0 && s.RuleFrom == "built-in" {
 			gs.Command, gs.CommandFrom = strings.Join(s.Commands, "\n"), b.Folder.Makefile // its variables are the makefile's
 		}
+		if gs.Command != "" {
+			gs.Program = graph.CommandProgram(strings.TrimLeft(s.Commands[0], "@-+ \t"))
+		}
 		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {
 			gs.Compiles = append(gs.Compiles, graph.CompilerRun{Source: c.source, Dir: b.Folder.Dir,
 				Quote: c.sp.Quote, Dirs: c.sp.Dirs, System: c.sp.System, After: c.sp.After})

@@ -166,6 +166,9 @@ func (b *Build) Graph() *graph.Graph {
 			// The project's own files: Ninja tracks them, and they change (content baselines judge them).
 			PathPackage: true}
 		s.Config = graph.Config{{Key: "rule", Value: e.Rule}}
+		if e.ManifestEdge != nil {
+			s.Program = graph.CommandProgram(e.Command)
+		}
 		if c := e.Compile; c != nil {
 			sp := c.searchPath()
 			s.Compiles = []graph.CompilerRun{{Source: c.Source, Dir: c.Dir, Quote: sp.Quote, Dirs: sp.Dirs, System: sp.System, After: sp.After}}
