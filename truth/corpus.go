@@ -51,6 +51,10 @@ type Project struct {
 	Cargo []string
 	// Toggle: whether the project has a configuration toggle (feature, option, variable).
 	Toggle bool
+	// Tool: whether the build finds the C compiler on PATH each time it runs it (cc, not a path a
+	// configure step cached, as CMake does, nor gcc, which cgo runs): the tool edit puts a folder with
+	// another cc first on PATH.
+	Tool bool
 	// Archive: the static library the project's own build writes (workspace-relative), for the
 	// removed-source edit; "" when its build owns no archive of the sources.
 	Archive string
@@ -95,6 +99,9 @@ const char *lib_tag(void) {
 #endif
 #ifdef TRUTH_DESC
         "+desc"
+#endif
+#ifdef TRUTH_TOOL
+        "+tool"
 #endif
         ;
 }
@@ -203,7 +210,7 @@ config.h: config.h.in
 			return nil
 		},
 		Roots: []string{"app"}, Inputs: cLibInputs("", true, "config.h"), Needs: []string{"make", "cc", "ar"},
-		Toggle: true, Archive: "libtruth.a", Shadow: "override", Ignored: "scratch",
+		Toggle: true, Tool: true, Archive: "libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"Makefile": strings.Replace(f["Makefile"], "src/a.c", "src/a2.c", 1)}
 		},
@@ -238,7 +245,7 @@ default build/app
 		Files: files, Build: func(fast, first bool) []string { return sh("ninja -v") },
 		Partial: func(fast bool) []string { return sh("ninja build/libtruth.a") },
 		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"ninja", "cc", "ar"},
-		Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
+		Tool: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["build.ninja"], "build build/a.o: cc src/a.c", "build build/a2.o: cc src/a2.c", 1)
 			return map[string]string{"build.ninja": strings.Replace(s, "ar build/a.o", "ar build/a2.o", 1)}
@@ -301,7 +308,7 @@ executable('app', 'src/main.c', link_with: lib)
 		},
 		Partial: func(fast bool) []string { return sh("ninja -C build libtruth.a") },
 		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"meson", "ninja", "cc"},
-		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
+		Toggle: true, Tool: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"meson.build": strings.Replace(f["meson.build"], "src/a.c", "src/a2.c", 1)}
 		},
@@ -393,7 +400,7 @@ func cargoProject() Project {
 		},
 		Products: []string{"*/out/libtruthc.a"},
 		Roots:    []string{"rs/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"rs"},
-		Toggle: true, Shadow: "rs/override", Ignored: "rs/scratch", CheckDir: "rs",
+		Toggle: true, Tool: true, Shadow: "rs/override", Ignored: "rs/scratch", CheckDir: "rs",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["rs/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
 			return map[string]string{"rs/build.rs": strings.Replace(s, "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
@@ -418,7 +425,7 @@ func chainProject(program string) Project {
 	for i := range in {
 		in[i].Derived = []string{lib}
 	}
-	p := Project{Inputs: in, Cargo: []string{"rs"}, Toggle: true, Shadow: "rs/override", Ignored: "scratch"}
+	p := Project{Inputs: in, Cargo: []string{"rs"}, Toggle: true, Tool: true, Shadow: "rs/override", Ignored: "scratch"}
 	cargo := func(fast bool) string {
 		return "(cd rs && cargo build --release" + fastIf(fast, " --features fast", "") + ")"
 	}
@@ -536,7 +543,7 @@ fn main() { println!("probe lib={} b={} glue={} data={}", s(unsafe { truthsys::l
 		},
 		Products: []string{"*/out/libtruthc.a", "*/libtruthsys-*.rlib"},
 		Roots:    []string{"ws/target/debug/app", "ws/target/debug/deps/probe-*"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"ws"},
-		Toggle: true, Shadow: "ws/truthsys/override", Ignored: "ws/scratch", CheckDir: "ws",
+		Toggle: true, Tool: true, Shadow: "ws/truthsys/override", Ignored: "ws/scratch", CheckDir: "ws",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["ws/truthsys/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
 			return map[string]string{"ws/truthsys/build.rs": strings.Replace(s, "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
@@ -673,10 +680,72 @@ fn main() {
 		}}
 }
 
+// makeInTreeProject: a Cargo package whose build script runs make in a folder of the package (csrc/):
+// the objects, their depfiles and the archive land beside the sources, outside the target folder, and
+// make's own mtime rules decide what is recompiled; the feature passes FAST=1 on make's command line.
+// The script declares build.rs, the Makefile and src/a.c.
+func makeInTreeProject() Project {
+	files := map[string]string{}
+	for k, v := range cLibFiles("") {
+		files["mk/csrc/"+k] = v
+	}
+	files["mk/csrc/Makefile"] = `CPPFLAGS := -Ioverride -Iinclude -I.
+ifdef FAST
+CPPFLAGS += -DFAST
+endif
+SRCS := src/a.c src/b.c
+OBJS := $(SRCS:.c=.o)
+libtruth.a: $(OBJS)
+	ar crs $@ $^
+%.o: %.c
+	$(CC) -MMD -MP $(CPPFLAGS) -O1 -fPIC -c $< -o $@
+$(OBJS): | config.h
+config.h: config.h.in
+	sed 's/@CONF_PREFIX@//' config.h.in > $@
+-include $(OBJS:.o=.d)
+`
+	files["mk/Cargo.toml"] = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nfast = []\n"
+	files["mk/build.rs"] = `use std::process::Command;
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=csrc/Makefile");
+    println!("cargo:rerun-if-changed=csrc/src/a.c");
+    let mut c = Command::new("make");
+    c.args(["-s", "-C", "csrc"]);
+    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { c.arg("FAST=1"); }
+    assert!(c.status().unwrap().success(), "make failed");
+    let dir = std::env::current_dir().unwrap().join("csrc");
+    println!("cargo:rustc-link-search=native={}", dir.display());
+    println!("cargo:rustc-link-lib=static=truth");
+}
+`
+	files["mk/src/main.rs"] = `use std::ffi::CStr;
+use std::os::raw::c_char;
+extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+fn main() { println!("lib={}\nb={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(unsafe { lib_b() })); }
+`
+	files[".gitignore"] = "target/\n*.o\n*.d\n*.a\nmk/csrc/config.h\nmk/scratch/\n"
+	in := append(cLibInputs("mk/csrc", true, "mk/csrc/config.h"), Input{Knob: "rs", Kind: "rust", File: "mk/src/main.rs"})
+	return Project{Name: "cargo-make-in-tree", System: "cargo", Why: "a Cargo build script running make in a folder of the package: objects, depfiles and the archive beside the sources; the feature passes FAST=1 to make",
+		Files: files, Build: func(fast, first bool) []string {
+			return sh("cd mk && cargo build" + fastIf(fast, " --features fast", ""))
+		},
+		Roots: []string{"mk/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "make", "cc", "ar"}, Cargo: []string{"mk"},
+		Toggle: true, Archive: "mk/csrc/libtruth.a", Shadow: "mk/csrc/override", Ignored: "mk/scratch", CheckDir: "mk",
+		Rename: func(f map[string]string) map[string]string {
+			return map[string]string{"mk/csrc/Makefile": strings.Replace(f["mk/csrc/Makefile"], "src/a.c", "src/a2.c", 1),
+				"mk/build.rs": strings.Replace(f["mk/build.rs"], "rerun-if-changed=csrc/src/a.c", "rerun-if-changed=csrc/src/a2.c", 1)}
+		},
+		Description: "mk/csrc/Makefile", DescEdit: func(s string) string {
+			return strings.Replace(s, "CPPFLAGS := -Ioverride", "CPPFLAGS := -DTRUTH_DESC -Ioverride", 1)
+		}}
+}
+
 // Projects is the event corpus, in a fixed order.
 func Projects() []Project {
 	return []Project{makeProject(true), makeProject(false), ninjaProject(), cmakeProject(), mesonProject(), goProject(),
-		cargoProject(), cmakeCrateProject(), sysChainProject(), ptxProject(), chainProject("make"), chainProject("go")}
+		cargoProject(), cmakeCrateProject(), sysChainProject(), ptxProject(), makeInTreeProject(), chainProject("make"), chainProject("go")}
 }
 
 // An Event is one edit (or a seeded pair of edits) applied to a project's known-fresh state.
@@ -744,6 +813,9 @@ func (p Project) SingleEdits() []EvEdit {
 	if p.Toggle {
 		out = append(out, EvEdit{Kind: "config"})
 	}
+	if p.Tool {
+		out = append(out, EvEdit{Kind: "tool", Reason: []string{"*/" + toolDir + "/cc"}})
+	}
 	if p.Description != "" {
 		out = append(out, EvEdit{Kind: "description", Reason: []string{p.Description}})
 	}
@@ -768,5 +840,11 @@ func EditKinds() []string {
 	sort.Strings(out)
 	return out
 }
+
+// toolDir is the folder (in the project's run folder, outside the workspace) of the tool edit's cc: a
+// wrapper that runs the system's compiler with one more definition, which reaches the program.
+const toolDir = "toolbin"
+
+const toolWrapper = "#!/bin/sh\nexec /usr/bin/cc -DTRUTH_TOOL \"$@\"\n"
 
 func (p Project) String() string { return fmt.Sprintf("%s (%s)", p.Name, p.System) }

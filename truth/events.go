@@ -170,6 +170,7 @@ type projectRun struct {
 	js       []Judgement
 	events   int
 	goSeed   string // a Go build cache with the standard library built ("" when none)
+	tool     bool   // the event's tool edit holds: toolDir comes first on PATH
 }
 
 // seedGoCache builds a small cgo program into a fresh Go build cache at dir, with the corpus's Go
@@ -216,6 +217,9 @@ func (pr *projectRun) env(fast bool, oracle string) []string {
 	}
 	if pr.p.Env != nil {
 		env = append(env, pr.p.Env(fast)...)
+	}
+	if pr.tool { // later entries win (os/exec keeps the last value of a variable)
+		env = append(env, "PATH="+filepath.Join(pr.root, toolDir)+string(filepath.ListSeparator)+os.Getenv("PATH"))
 	}
 	return env
 }
@@ -353,9 +357,21 @@ func (pr *projectRun) restore(snap string) error {
 // event applies the event's edits to the restored fresh state, judges it, builds and judges again.
 func (pr *projectRun) event(ctx context.Context, ev Event) error {
 	fast, content := false, false
+	pr.tool = false
+	defer func() { pr.tool = false }()
 	for _, e := range ev.Edits {
 		if e.Kind == "config" {
 			fast = true
+			continue
+		}
+		if e.Kind == "tool" {
+			if err := writeFile(filepath.Join(pr.root, toolDir, "cc"), toolWrapper); err != nil {
+				return err
+			}
+			if err := os.Chmod(filepath.Join(pr.root, toolDir, "cc"), 0o755); err != nil {
+				return err
+			}
+			pr.tool, content = true, true
 			continue
 		}
 		content = true
@@ -547,7 +563,7 @@ func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]s
 	if err != nil {
 		return nil, err
 	}
-	key := fmt.Sprintf("%s|fast=%v", dg, fast)
+	key := fmt.Sprintf("%s|fast=%v|tool=%v", dg, fast, pr.tool)
 	if out, ok := pr.fresh[key]; ok {
 		return out, nil
 	}
