@@ -40,7 +40,7 @@ type EventOptions struct {
 	Stalecheck string
 	Projects   []string // names (default: all)
 	Seed       uint64
-	Quick      bool // one event per edit kind and project
+	Quick      bool // one event of each edit kind per build system, spread over its projects (quickKinds)
 	Pairs      int  // seeded pairs of edits per project, after the single edits
 	Repeat     int  // runs of the single edits (each a separate event); 0 or 1: once
 	Jobs       int
@@ -118,6 +118,10 @@ func RunEvents(ctx context.Context, o EventOptions) (*EventResult, error) {
 			}
 		}
 	}
+	var quick map[string]map[string]bool
+	if o.Quick {
+		quick = quickKinds(todo)
+	}
 	var mu sync.Mutex
 	var firstErr error
 	sem := make(chan struct{}, o.Jobs)
@@ -128,7 +132,8 @@ func RunEvents(ctx context.Context, o EventOptions) (*EventResult, error) {
 		go func(p Project) {
 			defer wg.Done()
 			defer func() { <-sem }()
-			pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}, goSeed: seed}
+			pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}, goSeed: seed,
+				quick: quick[p.Name]}
 			pr.ws = filepath.Join(pr.root, "ws")
 			js, n, err := pr.run(ctx)
 			mu.Lock()
@@ -169,8 +174,49 @@ type projectRun struct {
 	baseWarn map[string]bool
 	js       []Judgement
 	events   int
-	goSeed   string // a Go build cache with the standard library built ("" when none)
-	tool     bool   // the event's tool edit holds: toolDir comes first on PATH
+	goSeed   string          // a Go build cache with the standard library built ("" when none)
+	tool     bool            // the event's tool edit holds: toolDir comes first on PATH
+	quick    map[string]bool // in quick mode, the edit kinds this project runs (quickKinds)
+}
+
+// quickKinds spreads, for each build system, every edit kind its projects have over those projects: a
+// kind goes to the project having it with the fewest kinds so far (the first on a tie). The quick
+// corpus so covers each system and edit kind once, and each project with a share of the kinds.
+func quickKinds(ps []Project) map[string]map[string]bool {
+	out := map[string]map[string]bool{}
+	bySystem := map[string][]Project{}
+	var systems []string
+	for _, p := range ps {
+		if bySystem[p.System] == nil {
+			systems = append(systems, p.System)
+		}
+		bySystem[p.System] = append(bySystem[p.System], p)
+		out[p.Name] = map[string]bool{}
+	}
+	for _, sys := range systems {
+		group := bySystem[sys]
+		has := map[string]map[string]bool{}
+		var kinds []string
+		for _, p := range group {
+			has[p.Name] = map[string]bool{}
+			for _, e := range p.SingleEdits() {
+				if !slices.Contains(kinds, e.Kind) {
+					kinds = append(kinds, e.Kind)
+				}
+				has[p.Name][e.Kind] = true
+			}
+		}
+		for _, k := range kinds {
+			var best string
+			for _, p := range group {
+				if has[p.Name][k] && (best == "" || len(out[p.Name]) < len(out[best])) {
+					best = p.Name
+				}
+			}
+			out[best][k] = true
+		}
+	}
+	return out
 }
 
 // seedGoCache builds a small cgo program into a fresh Go build cache at dir, with the corpus's Go
@@ -309,7 +355,7 @@ func (pr *projectRun) events_() []Event {
 	var out []Event
 	seen := map[string]bool{}
 	for _, e := range singles {
-		if pr.o.Quick && seen[e.Kind] {
+		if pr.o.Quick && (seen[e.Kind] || !pr.quick[e.Kind]) {
 			continue
 		}
 		seen[e.Kind] = true

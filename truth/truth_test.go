@@ -100,8 +100,8 @@ func wrongKey(j Judgement) string {
 	return strings.Join([]string{j.Project, edits, j.Phase, j.Root, j.Outcome}, " | ")
 }
 
-// TestEventsQuick is `truth/run.sh --corpus events --quick`: one event of each edit kind on every project
-// of the event corpus (every build system), each from a fresh state, scored by reason.
+// TestEventsQuick is `truth/run.sh --corpus events --quick`: one event of each edit kind per build
+// system, spread over its projects (quickKinds), each from a fresh state, scored by reason.
 func TestEventsQuick(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the truth harness builds real projects; not in -short")
@@ -128,8 +128,12 @@ func TestEventsQuick(t *testing.T) {
 	if len(res.Skipped) > 0 {
 		t.Errorf("projects not run: %v", res.Skipped)
 	}
-	if n := len(Projects()); res.Events < 8*n {
-		t.Errorf("only %d events over %d projects", res.Events, n)
+	want := 0 // a fresh state per project, and each edit kind once per build system
+	for _, ks := range quickKinds(Projects()) {
+		want += 1 + len(ks)
+	}
+	if res.Events != want {
+		t.Errorf("%d events over %d projects, want %d", res.Events, len(Projects()), want)
 	}
 	var wrong []string
 	for _, j := range res.Judgements {
@@ -194,6 +198,31 @@ func TestFindingNames(t *testing.T) {
 	} {
 		if got := f.names(c.want); got != c.ok {
 			t.Errorf("names(%q) = %v, want %v", c.want, got, c.ok)
+		}
+	}
+}
+
+// The quick corpus runs each edit kind once per build system, and every project some of them.
+func TestQuickKinds(t *testing.T) {
+	ps := Projects()
+	q := quickKinds(ps)
+	covered := map[string]map[string]int{}
+	for _, p := range ps {
+		if covered[p.System] == nil {
+			covered[p.System] = map[string]int{}
+		}
+		if len(q[p.Name]) == 0 {
+			t.Errorf("%s runs no event in the quick corpus", p.Name)
+		}
+		for k := range q[p.Name] {
+			covered[p.System][k]++
+		}
+	}
+	for _, p := range ps {
+		for _, e := range p.SingleEdits() {
+			if covered[p.System][e.Kind] != 1 {
+				t.Errorf("system %s, kind %s: run %d times, want once", p.System, e.Kind, covered[p.System][e.Kind])
+			}
 		}
 	}
 }
