@@ -553,6 +553,14 @@ fn main() { println!("probe lib={} b={} glue={} data={}", s(unsafe { truthsys::l
 		}}
 }
 
+// rsMainC is the Rust program of a package whose build script links the C library (lib_tag, lib_b).
+const rsMainC = `use std::ffi::CStr;
+use std::os::raw::c_char;
+extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+fn main() { println!("lib={}\nb={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(unsafe { lib_b() })); }
+`
+
 // cmakeCrateProject: a Cargo package whose build script builds the C library with the cmake crate
 // (CMake configures into OUT_DIR, configure_file makes config.h, the install step copies libtruth.a);
 // the script declares CMakeLists.txt, the template and src/a.c, not the headers nor src/b.c.
@@ -587,12 +595,7 @@ install(TARGETS truth ARCHIVE DESTINATION lib)
     println!("cargo:rustc-link-lib=static=truth");
 }
 `
-	files["rc/src/main.rs"] = `use std::ffi::CStr;
-use std::os::raw::c_char;
-extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
-fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
-fn main() { println!("lib={}\nb={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(unsafe { lib_b() })); }
-`
+	files["rc/src/main.rs"] = rsMainC
 	files[".gitignore"] = "target/\nrc/scratch/\n"
 	in := cLibInputs("rc", true, "")
 	for i := range in {
@@ -719,12 +722,7 @@ fn main() {
     println!("cargo:rustc-link-lib=static=truth");
 }
 `
-	files["mk/src/main.rs"] = `use std::ffi::CStr;
-use std::os::raw::c_char;
-extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
-fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
-fn main() { println!("lib={}\nb={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(unsafe { lib_b() })); }
-`
+	files["mk/src/main.rs"] = rsMainC
 	files[".gitignore"] = "target/\n*.o\n*.d\n*.a\nmk/csrc/config.h\nmk/scratch/\n"
 	in := append(cLibInputs("mk/csrc", true, "mk/csrc/config.h"), Input{Knob: "rs", Kind: "rust", File: "mk/src/main.rs"})
 	return Project{Name: "cargo-make-in-tree", System: "cargo", Why: "a Cargo build script running make in a folder of the package: objects, depfiles and the archive beside the sources; the feature passes FAST=1 to make",

@@ -32,6 +32,17 @@ func nestedCMakeWorkspace() map[string]string {
 	}
 }
 
+// wantErrorNaming fails the test unless an error finding has path among its subjects.
+func wantErrorNaming(t *testing.T, fs []check.Finding, path string) {
+	t.Helper()
+	for _, f := range testutil.AtLeast(fs, check.Error) {
+		if testutil.HasSubject(f, path) {
+			return
+		}
+	}
+	t.Errorf("want an error naming %s; got:\n%s", path, testutil.Dump(fs))
+}
+
 func runNestedApp(t *testing.T, p *testutil.Project) string {
 	t.Helper()
 	out, err := exec.Command(p.Path("target/debug/app")).Output()
@@ -101,15 +112,7 @@ func TestNestedBuildKeepsOlderObjectsBaseline(t *testing.T) {
 		t.Fatalf("the premise fails: the nested build recompiled b.c (the program prints %q)", got)
 	}
 	fs, _ = p.Check()
-	var found bool
-	for _, f := range testutil.AtLeast(fs, check.Error) {
-		if testutil.HasSubject(f, p.Path("csrc/b.c")) {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("want an error naming csrc/b.c; got:\n%s", testutil.Dump(fs))
-	}
+	wantErrorNaming(t, fs, p.Path("csrc/b.c"))
 	// A fresh build of the same sources (b.c touched: the nested build recompiles it) is clean again.
 	now = time.Now()
 	if err := os.Chtimes(p.Path("csrc/b.c"), now, now); err != nil {
@@ -161,13 +164,5 @@ fn main() {
 		t.Fatalf("the premise fails: cargo reran the build script:\n%s", out)
 	}
 	fs, _ = p.Check()
-	var found bool
-	for _, f := range testutil.AtLeast(fs, check.Error) {
-		if testutil.HasSubject(f, p.Path("csrc/zz_first/hm.h")) {
-			found = true
-		}
-	}
-	if !found {
-		t.Errorf("want an error naming csrc/zz_first/hm.h; got:\n%s", testutil.Dump(fs))
-	}
+	wantErrorNaming(t, fs, p.Path("csrc/zz_first/hm.h"))
 }
