@@ -107,7 +107,7 @@ const char *lib_tag(void) {
 }
 `
 
-const libB = "const char *lib_b(void) { return \"TRUTHV_b_0\"; }\n"
+const libB = "const char *lib_b(void) { return \"TRUTHV_b_0\"\n#ifdef TRUTH_TOOL\n    \"+tool\"\n#endif\n    ; }\n"
 
 const libH = `#ifndef LIB_H
 #define LIB_H
@@ -123,7 +123,13 @@ const configIn = "#define CONF_TAG \"@CONF_PREFIX@TRUTHV_t_0\"\n"
 const cMain = `#include <stdio.h>
 const char *lib_tag(void);
 const char *lib_b(void);
-int main(void) { printf("lib=%s\nb=%s\n", lib_tag(), lib_b()); return 0; }
+int main(void) {
+    printf("lib=%s\nb=%s\n", lib_tag(), lib_b());
+#ifdef TRUTH_TOOL
+    puts("main+tool");
+#endif
+    return 0;
+}
 `
 
 // cLibFiles: the shared C library, under dir ("" for the project root).
@@ -414,7 +420,13 @@ const chainMain = `#include <stdio.h>
 const char *rs_tag(void);
 const char *rs_lib_tag(void);
 const char *rs_lib_b(void);
-int main(void) { printf("lib=%s\nb=%s\nrs=%s\n", rs_lib_tag(), rs_lib_b(), rs_tag()); return 0; }
+int main(void) {
+    printf("lib=%s\nb=%s\nrs=%s\n", rs_lib_tag(), rs_lib_b(), rs_tag());
+#ifdef TRUTH_TOOL
+    puts("main+tool");
+#endif
+    return 0;
+}
 `
 
 // chainProject: a Cargo staticlib (rs/, release) linked by a Make program (cprog/) or a Go program
@@ -840,7 +852,9 @@ func EditKinds() []string {
 }
 
 // toolDir is the folder (in the project's run folder, outside the workspace) of the tool edit's cc: a
-// wrapper that runs the system's compiler with one more definition, which reaches the program.
+// wrapper that runs the system's compiler with one more definition, which every C source of the corpus
+// reads (as another compiler changes the code of every object; a wrapper that changes nothing, such as
+// ccache, would draw the same errors, which would then be conservative).
 const toolDir = "toolbin"
 
 const toolWrapper = "#!/bin/sh\nexec /usr/bin/cc -DTRUTH_TOOL \"$@\"\n"
