@@ -6,7 +6,8 @@
 #     from-scratch build, scored by reason (docs/TRUTH.md);
 #   - sequences: Cargo workspaces through seeded edit sequences, judged against a from-scratch build and
 #     against Cargo's own Dirty set.
-# `truth/run.sh --quick` (about 3 minutes here) is what the tests run; `truth/run.sh -j 2` a full run.
+# `truth/run.sh --quick` (each edit kind once per build system; about 3 minutes here) is what the tests
+# run; `truth/run.sh -j 2` a full run.
 # Flags: --corpus all|events|sequences, --seed N, --pairs N, --repeat N, --random N, --shapes a,b,
 # --projects a,b, -j N, --details FILE, --pure, --list, --layout new, --coverage.
 set -euo pipefail
