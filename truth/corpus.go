@@ -348,6 +348,9 @@ func goProject() Project {
 		}}
 }
 
+// debianRegistryConfig is a package's .cargo/config.toml: Debian's crates as the registry (offline).
+const debianRegistryConfig = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+
 // cargoCrate: a Cargo package (in dir) whose build script compiles the C library with the cc crate and
 // generates config.h from the template into OUT_DIR; it declares build.rs, the template and src/a.c, not
 // the headers nor src/b.c. kind is "bin" (package app) or "staticlib" (package truthrs, for the chains).
@@ -362,7 +365,7 @@ func cargoCrate(dir, kind string) (map[string]string, []Input) {
 	}
 	files[dir+"/Cargo.toml"] = "[package]\nname = \"" + pkg + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" + target +
 		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
-	files[dir+"/.cargo/config.toml"] = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+	files[dir+"/.cargo/config.toml"] = debianRegistryConfig
 	files[dir+"/build.rs"] = `fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=config.h.in");
@@ -476,7 +479,7 @@ func sysChainProject() Project {
 	for k, v := range cLibFiles("") {
 		files["ws/truthsys/"+k] = v
 	}
-	reg := "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+	reg := debianRegistryConfig
 	files["ws/.cargo/config.toml"] = reg
 	files["ws/Cargo.toml"] = "[workspace]\nmembers = [\"truthsys\", \"app\"]\nresolver = \"2\"\n"
 	files["ws/truthsys/Cargo.toml"] = "[package]\nname = \"truthsys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"truthc\"\n" +
@@ -595,7 +598,7 @@ install(TARGETS truth ARCHIVE DESTINATION lib)
 `
 	files["rc/Cargo.toml"] = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" +
 		"[features]\nfast = []\n[build-dependencies]\ncmake = \"0.1\"\n"
-	files["rc/.cargo/config.toml"] = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
+	files["rc/.cargo/config.toml"] = debianRegistryConfig
 	files["rc/build.rs"] = `fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=CMakeLists.txt");
@@ -638,7 +641,7 @@ install(TARGETS truth ARCHIVE DESTINATION lib)
 func ptxProject() Project {
 	files := map[string]string{
 		"cu/Cargo.toml":         "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nfast = []\n",
-		"cu/.cargo/config.toml": "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n",
+		"cu/.cargo/config.toml": debianRegistryConfig,
 		"cu/override/README":    "headers here come before include/\n",
 		"cu/include/lib.h":      "#define KERN_SCALE 3\n__device__ int TRUTHV_h_0;\n",
 		"cu/include/impl.h":     "__device__ int TRUTHV_m_0;\n",
