@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -698,6 +699,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	var script []byte
 	if s.ScriptSource != "" {
 		script, _ = safeio.ReadFile(s.ScriptSource, safeio.MaxRecord)
+		unit.Of(s).ScriptNames = envNames(script)
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
@@ -809,26 +811,19 @@ func (r *reader) generated(p string) bool {
 }
 
 // watchedBy says which declaration makes Cargo rerun the script when p changes ("" when none does):
-// a rerun-if-changed path equal to p or a folder above it (not under $CARGO_HOME/registry or /git, which
-// Cargo skips), or, for a path package whose script prints no rerun-if line, Cargo's whole-package scan.
+// unit.Unit.WatchedBy, without the rerun-if-changed paths under $CARGO_HOME/registry or /git, which
+// Cargo skips.
 func (r *reader) watchedBy(s *graph.Step, p string) string {
-	if unit.Of(s).Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
-		return "Cargo's package scan (the script prints no rerun-if line)"
+	u := *unit.Of(s)
+	if r.opt.CargoHome != "" {
+		u.RerunPaths = nil
+		for _, d := range unit.Of(s).RerunPaths {
+			if !under(d, filepath.Join(r.opt.CargoHome, "registry")) && !under(d, filepath.Join(r.opt.CargoHome, "git")) {
+				u.RerunPaths = append(u.RerunPaths, d)
+			}
+		}
 	}
-	for _, d := range unit.Of(s).RerunPaths {
-		if p != d && !under(p, d) {
-			continue
-		}
-		if r.opt.CargoHome != "" && (under(d, filepath.Join(r.opt.CargoHome, "registry")) || under(d, filepath.Join(r.opt.CargoHome, "git"))) {
-			continue
-		}
-		rel, err := filepath.Rel(s.PackageRoot, d)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = d
-		}
-		return "rerun-if-changed=" + rel
-	}
-	return ""
+	return u.WatchedBy(s, p)
 }
 
 func under(p, dir string) bool {
@@ -1182,4 +1177,22 @@ func cmakeMakefileDepends(path string) ([]string, error) {
 		}
 	}
 	return out, nil
+}
+
+// envLiteral matches a string literal that spells an environment variable's name.
+var envLiteral = regexp.MustCompile(`"([A-Z][A-Z0-9_]{1,63})"`)
+
+// envNames lists the distinct environment variable names a build script's source spells out as string
+// literals, in order of first mention (at most 256).
+func envNames(src []byte) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range envLiteral.FindAllSubmatch(src, -1) {
+		n := string(m[1])
+		if !seen[n] && len(out) < 256 {
+			seen[n] = true
+			out = append(out, n)
+		}
+	}
+	return out
 }

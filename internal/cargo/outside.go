@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -59,7 +60,7 @@ func (r *reader) pointsAt(s *graph.Step, bo *BuildOutput) []string {
 // maxListed bounds the entries read from one folder a run points at.
 const maxListed = 4096
 
-// outsideWrites fills WroteOutside of every run: the regular files directly in (or at) the paths it
+// outsideWrites fills RunEndNS and WroteOutside of every run: the regular files directly in (or at) the paths it
 // points at whose mtime lies within its last run, [stdout record's mtime, root-output's mtime] (Cargo
 // sets `output`'s, or `stdout`'s in the new layout, mtime to the run's start and writes root-output at
 // its end; observed with cargo 1.95). Each
@@ -92,7 +93,7 @@ func (r *reader) outsideWrites(runs []*graph.Step) {
 		return l
 	}
 	for _, s := range runs {
-		if len(s.PointsAt) == 0 || !s.Reference.Exists {
+		if !s.Reference.Exists {
 			continue
 		}
 		end, err := fsrec.Stat(filepath.Join(s.RunDir, "root-output"))
@@ -100,6 +101,7 @@ func (r *reader) outsideWrites(runs []*graph.Step) {
 			continue
 		}
 		from, to := s.Reference.MTimeNS, end.ModTime().UnixNano()
+		unit.Of(s).RunEndNS = to
 		for _, p := range s.PointsAt {
 			for _, f := range list(p) {
 				if f.MTimeNS >= from && f.MTimeNS <= to {

@@ -106,6 +106,7 @@ var Rules = []Rule{
 	{"link-search-shadowing", Warning, linkSearchShadowing},
 	{"linked-library-shadowed", Error, linkedLibraryShadowed},
 	{"unkeyed-output", Warning, unkeyedOutput},
+	{"other-config-library", Error, otherConfigLibrary},
 	{"built-in-other-tree", Error, builtInOtherTree},
 	{"out-dir-leftover", Warning, outDirLeftover},
 	{"last-build-failed", Warning, lastBuildFailed},
@@ -159,6 +160,9 @@ func fmtTime(ns int64) string {
 
 // display shortens a path for a sentence: relative to the workspace or the build folder when inside.
 func display(g *graph.Graph, p string) string {
+	if g == nil {
+		return p
+	}
 	for _, base := range []string{g.Workspace, filepath.Dir(g.BuildDir)} {
 		if base == "" {
 			continue
@@ -264,7 +268,13 @@ func featureString(f []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-func unitName(s *graph.Step) string { return s.Name }
+// unitName names a step for people: its Name (a Cargo unit's "<package>-<hash>"), else its Label.
+func unitName(s *graph.Step) string {
+	if s.Name != "" {
+		return s.Name
+	}
+	return s.Label
+}
 
 // liveSteps returns the live steps of a kind that did not fail on their last attempt.
 func liveSteps(g *graph.Graph, kind graph.StepKind) []*graph.Step {

@@ -31,6 +31,9 @@ type rebuilder interface {
 }
 
 func rebuildCmd(s *graph.Step) string {
+	if d := s.Driver; d != nil && d != s {
+		return driverRerun(d) // the user's build runs the step's system only through its driver
+	}
 	if r, ok := s.Origin.(rebuilder); ok {
 		return r.Rebuild()
 	}
@@ -38,10 +41,24 @@ func rebuildCmd(s *graph.Step) string {
 }
 
 func forceCmd(s *graph.Step, input string) string {
+	if d := s.Driver; d != nil && d != s {
+		if d.Kind == graph.ScriptRun {
+			return rerunFix(nil, d, input) // the driver must watch it: its rerun redoes the driven step
+		}
+		return forceCmd(d, input)
+	}
 	if r, ok := s.Origin.(rebuilder); ok {
 		return r.ForceRebuild(input)
 	}
 	return "make " + s.Words().Tool + " watch " + input + ", then rebuild " + s.Label
+}
+
+// driverRerun is what runs a driver again: a build script is rerun by touching it and building.
+func driverRerun(d *graph.Step) string {
+	if d.Kind == graph.ScriptRun {
+		return "touch " + displayScript(d) + " && " + buildCmd(d.ProfileDir, rootFeatures(d))
+	}
+	return rebuildCmd(d)
 }
 
 // verdicter is implemented by an Origin whose build system was asked (dry run) what it would redo.
@@ -134,14 +151,31 @@ func watchedSummary(g *graph.Graph, s *graph.Step) string {
 	return "it watches: " + strings.Join(names, ", ")
 }
 
-// pendingWatched reports whether s will be redone anyway: a watched input is newer than its reference.
+// pendingWatched reports whether s will be redone anyway: a watched input is newer than its reference,
+// or, for a driven step whose driver reruns, an input its own system watches is.
 func pendingWatched(s *graph.Step) bool {
+	rerun := driverReruns(s)
 	for _, in := range s.Inputs {
-		if in.Watched && in.File.Exists && in.File.MTimeNS > s.Reference.MTimeNS {
+		if (in.Watched || rerun && in.SystemWatched) && in.File.Exists && in.File.MTimeNS > s.Reference.MTimeNS {
 			return true
 		}
 	}
 	return false
+}
+
+// driverReruns reports whether the driver of a driven step runs again on the next build (a watched
+// input of its own is newer than its reference), and with it the step's own system.
+func driverReruns(s *graph.Step) bool {
+	d := s.Driver
+	return d != nil && d != s && d.Reference.Exists && pendingWatched(d)
+}
+
+// driverName names a driver for people: "the build script of app", or what it builds.
+func driverName(d *graph.Step) string {
+	if d.Kind == graph.ScriptRun {
+		return "the build script of " + d.Package
+	}
+	return d.Label
 }
 
 // untrackedForeign: an input of a live step of another system changed after the step's reference and
@@ -198,18 +232,24 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		return nil
 	}
 	w := s.Words()
+	rerun := driverReruns(s)
 	for _, in := range s.Inputs {
-		if !in.Watched || linkedByRoot(g, s, in) {
+		if !(in.Watched || rerun && in.SystemWatched) || linkedByRoot(g, s, in) {
 			continue
+		}
+		watched := w.Watched
+		if !in.Watched {
+			// The driver reruns for another input, and with it the step's own system, which watches this one.
+			watched = fmt.Sprintf("%s reruns %s for another change, and %s", w.Tool, driverName(s.Driver), s.OwnWords().Watched)
 		}
 		var msg string
 		switch {
 		case !in.File.Exists:
 			msg = fmt.Sprintf("%s, which %s, is missing; %s will try to remake %s on the next build, so %s is not built from what is on disk",
-				display(g, in.File.Path), w.Watched, w.Tool, s.Label, s.Label)
+				display(g, in.File.Path), watched, w.Tool, s.Label, s.Label)
 		case in.File.MTimeNS > s.Reference.MTimeNS:
 			msg = fmt.Sprintf("%s was modified at %s, after %s was built at %s (%s); %s, so the next build redoes %s: what is on disk is old",
-				display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Label, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), w.Watched, s.Label)
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Label, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), watched, s.Label)
 		default:
 			continue
 		}

@@ -135,8 +135,10 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			// script running CMake's make) recompiles only what that build finds out of date: an object
 			// whose depfile is older than the run was compiled by an earlier run, from the content the
 			// file had then, which that run's baseline holds.
+			// Only a reference that marks the start of a run says so: an object's own mtime (a Make or
+			// Ninja step) comes with its depfile, and an older run of that step compiled something else.
 			usedAt := ref
-			if t := compiledAt(in, stamps); t > 0 && t < usedAt {
+			if t := compiledAt(in, stamps); t > 0 && t < usedAt && s.Kind == graph.ScriptRun {
 				usedAt = t
 				if !hasBase && (k.MtimeNS > usedAt || k.CtimeNS > usedAt) {
 					if old, ok := earlierBaseline(st, runs[s.ID], usedAt, rel); ok {
@@ -166,7 +168,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 				if k.MtimeNS <= ref {
 					unknown = append(unknown, rel)
 				}
-				ic.Why = "no content baseline was recorded for this run of " + s.Package + " (stalecheck had not checked the build since it ran, before the file changed), so its content was not compared"
+				ic.Why = "no content baseline was recorded for this run of " + stepName(s) + " (stalecheck had not checked the build since it ran, before the file changed), so its content was not compared"
 				continue
 			}
 			d, err := dig.File(p)
@@ -425,4 +427,12 @@ func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.C
 	}
 	s.CommandContent = c
 	return false
+}
+
+// stepName names a step for people: its package, else what it builds.
+func stepName(s *graph.Step) string {
+	if s.Package != "" {
+		return s.Package
+	}
+	return s.Label
 }

@@ -8,6 +8,7 @@
 package graph
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 )
@@ -71,6 +72,10 @@ type Input struct {
 	Detail []string
 	// Watched is true when the build system will rebuild the step if this file changes.
 	Watched bool
+	// SystemWatched is true for an input of a driven step (Step.Driver) that the step's own system
+	// watches while the driver does not (Watched is then false): the user's build will not redo the
+	// step for it, but a rerun of the driver, for another reason, will.
+	SystemWatched bool
 	// WatchedBy names the declaration that watches it, in the build system's words (e.g. the declared
 	// path, "listed in build.ninja", "depfile main.o.d").
 	WatchedBy string
@@ -271,6 +276,13 @@ type Step struct {
 	// Failed is non-empty when the last attempt did not finish: the reason, with the files that show it.
 	Failed string
 
+	// Driver is the step whose run runs this step's build (a Cargo build script that runs make in a
+	// folder of its package, linking the archive make writes): the user's build reaches this step only
+	// through the driver, so the step is redone only when the driver runs again, and an input counts as
+	// watched only when both this step's system and the driver watch it (AttachDriven). nil for a
+	// build the user runs directly.
+	Driver *Step
+
 	Deps       []*Step
 	Dependents []*Step
 	// KeepsLive are steps on disk that are live whenever this one is, besides its Deps: the build system
@@ -324,10 +336,33 @@ var neutralWords = Words{
 	Reference:  "the file whose mtime the build system compares inputs against",
 }
 
-// Words returns the step's system's words: its Origin's when it is Worded, else neutral ones.
+// Words returns the step's system's words: its Origin's when it is Worded, else neutral ones. A driven
+// step (Driver) speaks of its driver too: its system runs only when the driver runs, so what redoes
+// the step is the driver's build ("Cargo"), and an input its own system watches is watched for the
+// user only when the driver watches it as well.
 func (s *Step) Words() Words {
-	if w, ok := s.Origin.(Worded); ok {
-		return w.Words()
+	w := s.OwnWords()
+	if s.Driver == nil || s.Driver == s {
+		return w
+	}
+	d := s.Driver.Words()
+	run := s.Driver.Label
+	if s.Driver.Kind == ScriptRun {
+		run = "the build script of " + s.Driver.Package
+	}
+	return Words{
+		Tool:       d.Tool,
+		Watched:    fmt.Sprintf("%s, and %s reruns %s for it", w.Watched, d.Tool, run),
+		NotWatched: fmt.Sprintf("%s runs only when %s reruns %s, and %s", w.Tool, d.Tool, run, d.NotWatched),
+		Reference:  w.Reference,
+		Rebuild:    d.Rebuild,
+	}
+}
+
+// OwnWords are the words of the step's own system (its Origin's, else neutral ones), driver or not.
+func (s *Step) OwnWords() Words {
+	if o, ok := s.Origin.(Worded); ok {
+		return o.Words()
 	}
 	return neutralWords
 }

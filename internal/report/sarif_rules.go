@@ -69,6 +69,11 @@ var ruleTexts = map[string]ruleText{
 		Severity: "warning",
 		Meaning:  "a build script of several configurations (feature sets, profiles, flags) writes a file at one path outside `OUT_DIR`, in a folder its runs point consumers at (a `cargo:include=` folder under `target/`, `-I`/`-o` folders of its logged compiles, link-search folders outside the package): the path carries no configuration, so the last one built wins and the others' consumers read its version. It names every run and the last writer (the file's mtime lies within that run, from `output`'s mtime to `root-output`'s)",
 	},
+	"other-config-library": {
+		Short:    "A library linked from outside OUT_DIR was built for another configuration of its build script.",
+		Severity: "error; warning when the script's source names none of the settings that differ",
+		Meaning:  "a live build script links a library from outside `OUT_DIR` that holds files its last run did not write (older than the run's start) and that were written during the run of another configuration of the same script (the file's mtime lies within that run, from `output`'s mtime to `root-output`'s): the library itself, or an object it archives when the script drives a build there (`make -C csrc`) that found nothing to redo, as nothing it watches changed with the configuration. Every binary linked since holds what was built for the other configuration. An error when the script's source names a setting the configurations differ in (`CARGO_FEATURE_<NAME>`, `PROFILE`, `OPT_LEVEL`, `DEBUG`, `CARGO_ENCODED_RUSTFLAGS`, `TARGET`): it hands the setting on, and those files did not get it",
+	},
 	"built-in-other-tree": {
 		Short:    "A build-script run was made in another copy of this workspace that shares the target folder.",
 		Severity: "error; warning when the inputs here have the same bytes",

@@ -254,9 +254,14 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 		want[n] = true
 	}
 	all := Detect(path)
-	var found []Found
+	var found, driven []Found
 	var notes []string
+	readsCargo := len(want) == 0 || want[unit.System]
 	for _, f := range all {
+		if f.Package != "" && readsCargo {
+			driven = append(driven, f) // read with Cargo's graph, as the records of the run that drives it
+			continue
+		}
 		if f.Package != "" && !want[f.System] {
 			notes = append(notes, fmt.Sprintf("%s build at %s (%s) lies in the Cargo package %s, whose build script most likely drives it: not read on its own (--system %s reads it)",
 				f.System, f.Dir, f.Why, f.Package, f.System))
@@ -267,12 +272,19 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 		}
 	}
 	cargoOnly := len(found) == 0 || len(found) == 1 && found[0].System == unit.System
-	if cargoOnly && (len(want) == 0 || want[unit.System]) {
+	if cargoOnly && readsCargo {
 		g, err := reader(unit.System)(ctx, path, opt)
-		if err == nil {
-			g.Notes = append(g.Notes, notes...)
+		if err != nil {
+			return g, found, err
 		}
-		return g, found, err
+		nested, more, drivenFound := readDriven(ctx, g, driven, want, opt)
+		found = append(found, drivenFound...)
+		if len(nested) > 0 {
+			g = Merge(append([]*graph.Graph{g}, nested...)...)
+		}
+		g.Notes = append(g.Notes, notes...)
+		g.Notes = append(g.Notes, more...)
+		return g, found, nil
 	}
 	if len(found) == 0 {
 		var names []string
@@ -309,6 +321,23 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 		gs = append(gs, g)
 	}
 	gs, notes, failed = pullLinkedCargo(ctx, gs, notes, failed, want, opt)
+	if len(driven) > 0 {
+		for _, cg := range gs {
+			if cg.System != unit.System {
+				continue
+			}
+			nested, more, drivenFound := readDriven(ctx, cg, driven, want, opt)
+			gs = append(gs, nested...)
+			notes = append(notes, more...)
+			found = append(found, drivenFound...)
+			driven = nil
+			break
+		}
+		for _, f := range driven { // no Cargo graph was read
+			notes = append(notes, fmt.Sprintf("%s build at %s (%s) lies in the Cargo package %s, whose build script most likely drives it: not read, as the Cargo build could not be",
+				f.System, f.Dir, f.Why, f.Package))
+		}
+	}
 	if len(gs) == 0 {
 		if firstErr == nil {
 			firstErr = fmt.Errorf("%w at or under %s: %s", ErrNoSystem, path, strings.Join(notes, "; "))
@@ -319,4 +348,41 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	g.Problems = append(g.Problems, failed...)
 	g.Notes = append(g.Notes, notes...)
 	return g, found, nil
+}
+
+// readDriven reads each build folder of cands (Make or Ninja folders inside a Cargo package with a build
+// script) and attaches it to the Cargo graph cg (graph.AttachDriven) when a build-script run there
+// links what it writes: that nested build is the run's own record of what went into the library. It
+// returns the graphs attached and the candidates they came from; a folder nothing links, or one that
+// cannot be read, gets a note instead and is left out, unless want names its system, which reads it on
+// its own as before.
+func readDriven(ctx context.Context, cg *graph.Graph, cands []Found, want map[string]bool, opt Options) (graphs []*graph.Graph, notes []string, found []Found) {
+	for _, f := range cands {
+		read := reader(f.System)
+		if read == nil {
+			continue
+		}
+		g, err := read(ctx, f.Dir, opt)
+		if err != nil {
+			notes = append(notes, fmt.Sprintf("%s build at %s (%s) lies in the Cargo package %s, whose build script most likely drives it, but it could not be read: %v",
+				f.System, f.Dir, f.Why, f.Package, err))
+			continue
+		}
+		drivers := graph.AttachDriven(cg, g, f.Dir)
+		if len(drivers) == 0 && !want[f.System] {
+			notes = append(notes, fmt.Sprintf("%s build at %s (%s) lies in the Cargo package %s, but no build-script run links what it writes: not read (--system %s reads it on its own)",
+				f.System, f.Dir, f.Why, f.Package, f.System))
+			continue
+		}
+		if len(drivers) > 0 {
+			names := make([]string, len(drivers))
+			for i, d := range drivers {
+				names[i] = d.Name
+			}
+			f.Why += "; run by the build script of " + drivers[0].Package + " (" + strings.Join(names, ", ") + "), read as that run's records"
+		}
+		graphs = append(graphs, g)
+		found = append(found, f)
+	}
+	return graphs, notes, found
 }

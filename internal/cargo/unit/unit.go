@@ -42,6 +42,13 @@ type Unit struct {
 	RerunPaths    []string // declared rerun-if-changed paths, absolute
 	RerunEnv      []string // declared rerun-if-env-changed variable names
 	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
+	// RunEndNS is when the run's last run ended (root-output's mtime; its start is the step's
+	// Reference): a file whose mtime lies in between was written during that run. 0 when unknown.
+	RunEndNS int64
+	// ScriptNames are the environment variable names the script's source spells out as string literals
+	// (`env::var("CARGO_FEATURE_FAST")`, `"PROFILE"`): the settings of Cargo's it reads by name, so
+	// what it does may differ between configurations that differ in them. nil when the source was not read.
+	ScriptNames []string
 	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
 	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
 	PrecalculatedNS   int64
@@ -103,6 +110,31 @@ var words = graph.Words{
 
 // Words makes a Unit a graph.Worded origin: a Cargo step's messages say "Cargo".
 func (u *Unit) Words() graph.Words { return words }
+
+// WatchedBy makes a Unit a graph.Watcher: the declaration that makes Cargo rerun the build script of s
+// when p changes ("" when none does): a rerun-if-changed path equal to p or a folder above it, or,
+// for a path package whose script prints no rerun-if line, Cargo's whole-package scan. (Declarations
+// under Cargo's own registry or git folders, which Cargo skips, are the reader's to leave out.)
+func (u *Unit) WatchedBy(s *graph.Step, p string) string {
+	if u.Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
+		return "Cargo's package scan (the script prints no rerun-if line)"
+	}
+	for _, d := range u.RerunPaths {
+		if p != d && !under(p, d) {
+			continue
+		}
+		rel, err := filepath.Rel(s.PackageRoot, d)
+		if err != nil || strings.HasPrefix(rel, "..") {
+			rel = d
+		}
+		return "rerun-if-changed=" + rel
+	}
+	return ""
+}
+
+func under(p, dir string) bool {
+	return dir != "" && strings.HasPrefix(p, dir+string(filepath.Separator))
+}
 
 // Of returns the Cargo unit behind a step. A step of another system (or one built by hand in a test) has
 // none: Of then returns a fresh empty Unit, so a reader sees zero values rather than a nil pointer.

@@ -1,0 +1,199 @@
+package check
+
+import (
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// otherConfigLibrary: a live build script links a library from outside its OUT_DIR that holds files
+// its last run did not write (older than the run's start) and that were written during the run of
+// another configuration of the same script (the file's mtime lies within that run, from `output`'s
+// mtime to `root-output`'s): the library itself, or an object it archives, when the script drives a
+// build there (make in a folder of the package) that found nothing to redo for them, as nothing it
+// watches changed with the configuration. Every binary linked since the library was written holds what
+// was built for the other configuration. Error when the script's source names a setting the two
+// configurations differ in (CARGO_FEATURE_<NAME>, PROFILE, OPT_LEVEL, DEBUG, CARGO_ENCODED_RUSTFLAGS,
+// TARGET): it passes the setting on, and those files did not get it; warning otherwise (a script that
+// ignores the difference builds the same files).
+func otherConfigLibrary(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range liveSteps(g, graph.ScriptRun) {
+		for _, l := range s.Links {
+			if l.Path == "" || l.Path == s.OutDir || withinDir(l.Path, s.OutDir) || inBuildOutput(g, l.Path) {
+				continue
+			}
+			lib, made := madeFrom(g, s, l.Path)
+			if !lib.Exists {
+				continue
+			}
+			type old struct {
+				f graph.FileInfo
+				w *graph.Step
+			}
+			var olds []old
+			var diff []string
+			for _, f := range append([]graph.FileInfo{lib}, made...) {
+				if f.MTimeNS >= s.Reference.MTimeNS {
+					continue // this configuration's run wrote it
+				}
+				w := runAt(g, s, f.MTimeNS)
+				if w == nil {
+					continue
+				}
+				if d := configDiff(w, s); len(d) > 0 {
+					olds = append(olds, old{f, w})
+					for _, x := range d {
+						if !slices.Contains(diff, x) {
+							diff = append(diff, x)
+						}
+					}
+				}
+			}
+			if len(olds) == 0 {
+				continue
+			}
+			var roots []string
+			var rootEv []Evidence
+			for _, r := range s.Roots {
+				if r.File.MTimeNS > lib.MTimeNS && !slices.Contains(roots, r.File.Path) {
+					roots = append(roots, r.File.Path)
+					rootEv = append(rootEv, Evidence{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size,
+						Detail: fmt.Sprintf("%s %s, linked after %s was written", r.Kind, display(g, r.File.Path), display(g, l.Path))})
+				}
+			}
+			if len(roots) == 0 {
+				continue // no binary linked this version of the library since
+			}
+			sort.Strings(roots)
+			read := scriptReads(s, diff)
+			sev, why := Warning, "its source names none of the settings that differ, so whether they should differ is not known"
+			if len(read) > 0 {
+				sev, why = Error, "its source reads "+strings.Join(read, ", ")+", so it builds them differently for this configuration"
+			}
+			var names []string
+			ev := []Evidence{{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
+				Detail: fmt.Sprintf("start of the last run of %s (%s)", unitName(s), configString(s))}}
+			for _, o := range olds {
+				names = append(names, display(g, o.f.Path))
+				ev = append(ev, Evidence{Kind: "artifact", Path: o.f.Path, MTimeNS: o.f.MTimeNS, Size: o.f.Size,
+					Detail: fmt.Sprintf("written within the run of %s (%s), from %s; not written since", unitName(o.w), configString(o.w), fmtTime(o.w.Reference.MTimeNS))})
+			}
+			ev = append(ev, Evidence{Kind: "declared", Path: s.ScriptSource, Detail: "the configurations differ in " + strings.Join(diff, ", ")})
+			f := Finding{
+				Rule: "other-config-library", Severity: sev,
+				Message: fmt.Sprintf("%s, which the build script of %s links for %s, holds %s written during its run for %s (%s), not by this configuration's run, which started later (%s): the build it drives found nothing to redo; %s",
+					display(g, l.Path), s.Package, configString(s), strings.Join(names, ", "), configString(olds[0].w), unitName(olds[0].w), fmtTime(s.Reference.MTimeNS), why),
+				Subjects: append([]string{l.Path, s.RunDir}, names...),
+				Roots:    roots,
+				Evidence: append(ev, rootEv...),
+				Fix: fmt.Sprintf("rm %s (or have %s build into OUT_DIR, whose path carries the configuration), then: %s",
+					strings.Join(append([]string{display(g, l.Path)}, names...), " "), orScript(g, s), archiveRebuild(s)),
+			}
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// madeFrom returns the library at lib as read (from the step of a build s drives that writes it, or
+// from a run that wrote it) and the files of the steps it is made from that s drives too (the objects
+// of an archive make wrote).
+func madeFrom(g *graph.Graph, s *graph.Step, lib string) (graph.FileInfo, []graph.FileInfo) {
+	var made []graph.FileInfo
+	seen := map[*graph.Step]bool{}
+	var walk func(d *graph.Step)
+	walk = func(d *graph.Step) {
+		if seen[d] || d.Driver != s {
+			return
+		}
+		seen[d] = true
+		if d.Reference.Path != lib && d.Reference.Exists {
+			made = append(made, d.Reference)
+		}
+		for _, x := range d.Deps {
+			walk(x)
+		}
+	}
+	info := graph.FileInfo{Path: lib}
+	for _, d := range s.Deps {
+		if d.Reference.Path == lib {
+			info = d.Reference
+			walk(d)
+		}
+	}
+	for _, w := range g.Steps {
+		for _, f := range w.WroteOutside {
+			if !info.Exists && f.Path == lib && w.Package == s.Package {
+				info = f
+			}
+		}
+	}
+	return info, made
+}
+
+// runAt returns another run of s's package whose last run was under way at mtime t (from its start,
+// the Reference, to its end, unit.RunEndNS): a file with that mtime was written during it.
+func runAt(g *graph.Graph, s *graph.Step, t int64) *graph.Step {
+	for _, w := range g.Steps {
+		if w == s || w.Kind != graph.ScriptRun || w.Package != s.Package || w.PackageRoot != s.PackageRoot || !w.Reference.Exists {
+			continue
+		}
+		if end := unit.Of(w).RunEndNS; end != 0 && t >= w.Reference.MTimeNS && t <= end {
+			return w
+		}
+	}
+	return nil
+}
+
+// configDiff names the settings two runs differ in, as the environment variables Cargo hands a build
+// script for them: CARGO_FEATURE_<NAME> per feature on one side only, PROFILE/OPT_LEVEL/DEBUG for the
+// profile, CARGO_ENCODED_RUSTFLAGS for the flags, TARGET for the compile kind.
+func configDiff(a, b *graph.Step) []string {
+	var out []string
+	ua, ub := unit.Of(a), unit.Of(b)
+	for _, f := range symmetricDiff(ua.Features, ub.Features) {
+		out = append(out, "CARGO_FEATURE_"+strings.ToUpper(strings.ReplaceAll(f, "-", "_")))
+	}
+	if a.ProfileDir != b.ProfileDir {
+		out = append(out, "PROFILE", "OPT_LEVEL", "DEBUG")
+	}
+	if strings.Join(ua.Rustflags, " ") != strings.Join(ub.Rustflags, " ") {
+		out = append(out, "CARGO_ENCODED_RUSTFLAGS")
+	}
+	if ua.CompileKind != ub.CompileKind {
+		out = append(out, "TARGET")
+	}
+	return out
+}
+
+func symmetricDiff(a, b []string) []string {
+	var out []string
+	for _, x := range a {
+		if !slices.Contains(b, x) {
+			out = append(out, x)
+		}
+	}
+	for _, x := range b {
+		if !slices.Contains(a, x) {
+			out = append(out, x)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// scriptReads returns the names of vars that the script's source of s spells out.
+func scriptReads(s *graph.Step, vars []string) []string {
+	var out []string
+	for _, v := range vars {
+		if slices.Contains(unit.Of(s).ScriptNames, v) {
+			out = append(out, v)
+		}
+	}
+	return out
+}
