@@ -69,6 +69,9 @@ type Project struct {
 	// edit of it: a definition that reaches the program.
 	Description string
 	DescEdit    func(old string) string
+	// Manifest is the Cargo.toml of a package whose program prints its description and version
+	// (env!("CARGO_PKG_DESCRIPTION"), env!("CARGO_PKG_VERSION")): the edits of its [package] fields.
+	Manifest string
 	// Shadow is the -I folder searched before include/ (empty in the checkout).
 	Shadow string
 	// Ignored is a git-ignored folder inside the project.
@@ -363,7 +366,8 @@ func cargoCrate(dir, kind string) (map[string]string, []Input) {
 	for k, v := range cLibFiles("") {
 		files[dir+"/"+k] = v
 	}
-	files[dir+"/Cargo.toml"] = "[package]\nname = \"" + pkg + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" + target +
+	files[dir+"/Cargo.toml"] = "[package]\nname = \"" + pkg + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" +
+		"description = \"TRUTHV_d_0\"\nhomepage = \"https://example.invalid/h0\"\n" + target +
 		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
 	files[dir+"/.cargo/config.toml"] = debianRegistryConfig
 	files[dir+"/build.rs"] = `fn main() {
@@ -387,7 +391,7 @@ fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy(
 `
 	in := cLibInputs(dir, true, "")
 	if kind == "bin" {
-		files[dir+"/src/main.rs"] = rs + "fn main() { println!(\"lib={}\\nb={}\\nrs={}\", s(unsafe { lib_tag() }), s(unsafe { lib_b() }), String::from_utf8_lossy(&RS[..RS.len() - 1])); }\n"
+		files[dir+"/src/main.rs"] = rs + "fn main() { println!(\"lib={}\\nb={}\\nrs={}\\npkg={} {}\", s(unsafe { lib_tag() }), s(unsafe { lib_b() }), String::from_utf8_lossy(&RS[..RS.len() - 1]), env!(\"CARGO_PKG_DESCRIPTION\"), env!(\"CARGO_PKG_VERSION\")); }\n"
 		in = append(in, Input{Knob: "rs", Kind: "rust", File: dir + "/src/main.rs"})
 	} else {
 		files[dir+"/src/lib.rs"] = rs + `#[no_mangle] pub extern "C" fn rs_tag() -> *const c_char { RS.as_ptr() as *const c_char }
@@ -409,7 +413,7 @@ func cargoProject() Project {
 		},
 		Products: []string{"*/out/libtruthc.a"},
 		Roots:    []string{"rs/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cc", "ar"}, Cargo: []string{"rs"},
-		Toggle: true, Tool: true, Shadow: "rs/override", Ignored: "rs/scratch", CheckDir: "rs",
+		Toggle: true, Tool: true, Shadow: "rs/override", Ignored: "rs/scratch", CheckDir: "rs", Manifest: "rs/Cargo.toml",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["rs/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
 			return map[string]string{"rs/build.rs": strings.Replace(s, "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
@@ -834,6 +838,10 @@ func (p Project) SingleEdits() []EvEdit {
 	}
 	if p.Ignored != "" {
 		out = append(out, EvEdit{Kind: "ignored"})
+	}
+	if p.Manifest != "" {
+		out = append(out, EvEdit{Kind: "manifest", Reason: []string{p.Manifest}}, EvEdit{Kind: "version", Reason: []string{p.Manifest}},
+			EvEdit{Kind: "manifest-unread"})
 	}
 	return out
 }

@@ -549,6 +549,27 @@ func (pr *projectRun) apply(e EvEdit) error {
 				return err
 			}
 		}
+	case "manifest", "version", "manifest-unread":
+		// A [package] field: the description and the version the program prints, or the homepage,
+		// which it does not (Cargo rebuilds for each: they are package metadata).
+		q := filepath.Join(pr.ws, pr.p.Manifest)
+		old, err := os.ReadFile(q)
+		if err != nil {
+			return err
+		}
+		var nw []byte
+		switch e.Kind {
+		case "manifest":
+			nw, _ = bump(old, "d", 1, "TRUTHV_")
+		case "version":
+			nw = bytes.Replace(old, []byte(`version = "0.1.0"`), []byte(`version = "0.1.1"`), 1)
+		default:
+			nw = bytes.Replace(old, []byte("example.invalid/h0"), []byte("example.invalid/h1"), 1)
+		}
+		if bytes.Equal(nw, old) {
+			return fmt.Errorf("the %s edit changed nothing in %s", e.Kind, pr.p.Manifest)
+		}
+		return writeNewer(q, nw)
 	case "description":
 		q := filepath.Join(pr.ws, pr.p.Description)
 		old, err := os.ReadFile(q)
@@ -768,8 +789,8 @@ var staleRules = map[string]bool{"untracked-input-changed": true, "pending-rebui
 	"changed-with-older-mtime": true, "path-lookup-changed": true, "archive-member-without-rule": true, "linked-library-shadowed": true}
 
 // conservativeKinds: edits the build system itself rebuilds though they change nothing the compiler
-// keeps; an error before the build says, rightly, that the next build redoes the work.
-var conservativeKinds = map[string]bool{"touch": true, "comment": true}
+// keeps (a package's homepage: Cargo hashes it into the unit's metadata); an error before the build says, rightly, that the next build redoes the work.
+var conservativeKinds = map[string]bool{"touch": true, "comment": true, "manifest-unread": true}
 
 // inertKinds change nothing a build reads before the build (files in an ignored folder; a configuration
 // toggle, which only the build applies): beside a touch or a comment, the event stays conservative.

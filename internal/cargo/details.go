@@ -316,6 +316,53 @@ func (r *reader) rustcDetails(s *graph.Step) {
 		}
 	}
 	s.Inputs = r.depInfoInputs(s, di)
+	r.manifestEnv(s, di)
+}
+
+// manifestEnv keeps the CARGO_PKG_* values rustc recorded as env-deps of a path package's unit (an
+// env!("CARGO_PKG_DESCRIPTION") in its code) and the values its Cargo.toml gives them now.
+func (r *reader) manifestEnv(s *graph.Step, di *DepInfo) {
+	if !s.PathPackage || s.PackageRoot == "" {
+		return
+	}
+	u := unit.Of(s)
+	keep := func(k, v string) {
+		if strings.HasPrefix(k, "CARGO_PKG_") {
+			if u.EnvDeps == nil {
+				u.EnvDeps = map[string]string{}
+			}
+			u.EnvDeps[k] = v
+		}
+	}
+	for k, v := range di.Env {
+		if v != nil {
+			keep(k, *v)
+		}
+	}
+	// Cargo leaves the version out of its dep-info (a new version is a new unit); rustc's own .d of
+	// the unit keeps it.
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
+		if strings.HasSuffix(p, ".d") {
+			if f, err := depfile.ParseFile(p); err == nil {
+				for k, v := range f.Env {
+					if _, ok := u.EnvDeps[k]; !ok {
+						keep(k, v)
+					}
+				}
+			}
+		}
+	}
+	if len(unit.Of(s).EnvDeps) == 0 {
+		return
+	}
+	manifest := filepath.Join(s.PackageRoot, "Cargo.toml")
+	now, err := r.manifests.env(manifest)
+	if err != nil {
+		r.problem(manifest, err)
+		return
+	}
+	unit.Of(s).Manifest = fileInfo(manifest)
+	unit.Of(s).ManifestEnv = now
 }
 
 // runDetails reads a build-script run folder: `output` (directives and logged compiler commands),

@@ -249,6 +249,7 @@ type reader struct {
 	neverBuilt map[*graph.Step]bool
 	native     *nativeCache // archiveEvidence answers by archive stat key (nil: none)
 	host       string       // the host triple (.rustc_info.json), "" when unknown
+	manifests  manifestCache
 }
 
 func (r *reader) problem(path string, err error) {

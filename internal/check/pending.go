@@ -74,6 +74,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		}
 		// What only Cargo's records say: the Precalculated package scan and dangling deps entries.
 		out = append(out, cargoPrecalculatedPending(g, s, build)...)
+		out = append(out, cargoManifestPending(g, s, build)...)
 		out = append(out, cargoDanglingPending(g, s, what, build)...)
 		if s.Kind == graph.Compile {
 			own := newestOutput(s)

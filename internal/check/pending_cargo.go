@@ -236,3 +236,34 @@ func linkedNow(u *unit.Unit, name string) bool {
 	}
 	return false
 }
+
+// cargoManifestPending: the code of a path package's unit reads package metadata (env! of
+// CARGO_PKG_DESCRIPTION, …: rustc's env-deps in the unit's dep-info), and the package's Cargo.toml now
+// gives another value: Cargo rebuilds the unit on the next build, and the binary you have carries the
+// value it was compiled with.
+func cargoManifestPending(g *graph.Graph, s *graph.Step, build string) []Finding {
+	u := unit.Of(s)
+	var out []Finding
+	for _, name := range sortedKeys(boolKeys(u.EnvDeps)) {
+		then := u.EnvDeps[name]
+		now, ok := u.ManifestEnv[name]
+		if !ok || now == then {
+			continue
+		}
+		mf := u.Manifest
+		f := pendingFinding(g, s, fmt.Sprintf("%s now gives %s = %q, but %s (%s) was compiled with %q, which its code reads (env!): Cargo rebuilds it on the next build, so the binary you have carries the old value",
+			display(g, mf.Path), name, now, s.Package, s.Label, then), mf.Path, build,
+			Evidence{Kind: "input", Path: mf.Path, MTimeNS: mf.MTimeNS, Size: mf.Size, Detail: "the package manifest; Cargo hands its [package] fields to rustc as CARGO_PKG_* variables"},
+			Evidence{Kind: "record", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: fmt.Sprintf("rustc's dep-info records env-dep %s=%q", name, then)})
+		out = append(out, f)
+	}
+	return out
+}
+
+func boolKeys(m map[string]string) map[string]bool {
+	out := make(map[string]bool, len(m))
+	for k := range m {
+		out[k] = true
+	}
+	return out
+}

@@ -42,6 +42,12 @@ type Unit struct {
 	RerunPaths    []string // declared rerun-if-changed paths, absolute
 	RerunEnv      []string // declared rerun-if-env-changed variable names
 	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
+	// EnvDeps are the CARGO_PKG_* variables rustc recorded as read by a compile unit's code (env-deps of
+	// its dep-info), with the values it was compiled with; ManifestEnv what the package's Cargo.toml
+	// (Manifest) gives them now. nil when the code reads none.
+	EnvDeps     map[string]string
+	ManifestEnv map[string]string
+	Manifest    graph.FileInfo
 	// RunEndNS is when the run's last run ended (root-output's mtime; its start is the step's
 	// Reference): a file whose mtime lies in between was written during that run. 0 when unknown.
 	RunEndNS int64
