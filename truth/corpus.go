@@ -84,7 +84,7 @@ type Project struct {
 // marks its version.
 type Input struct {
 	Knob string
-	Kind string // c-source, cuda-source, header, macro-header, template, data, rust
+	Kind string // c-source, cuda-source, header, macro-header, outside-header, template, data, rust
 	File string
 	// Derived: files made from this one (workspace-relative): an error naming one of them is right by
 	// reason too.
@@ -366,6 +366,14 @@ func cargoCrate(dir, kind string) (map[string]string, []Input) {
 	for k, v := range cLibFiles("") {
 		files[dir+"/"+k] = v
 	}
+	// The program's package compiles x.c against a header of a folder outside the package (shared/ of
+	// the workspace), which neither Cargo's package scan nor the script's declarations cover.
+	outside := ""
+	if kind == "bin" {
+		outside = "    b.file(\"src/x.c\").include(\"../shared/include\");\n"
+		files["shared/include/ext.h"] = "#define EXT_TAG \"TRUTHV_x_0\"\n"
+		files[dir+"/src/x.c"] = "#include \"ext.h\"\nconst char *x_tag(void) { return EXT_TAG; }\n"
+	}
 	files[dir+"/Cargo.toml"] = "[package]\nname = \"" + pkg + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n" +
 		"description = \"TRUTHV_d_0\"\nhomepage = \"https://example.invalid/h0\"\n" + target +
 		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
@@ -380,7 +388,7 @@ func cargoCrate(dir, kind string) (map[string]string, []Input) {
     let mut b = cc::Build::new();
     b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
     if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); }
-    b.compile("truthc");
+` + outside + `    b.compile("truthc");
 }
 `
 	rs := `use std::ffi::CStr;
@@ -391,8 +399,9 @@ fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy(
 `
 	in := cLibInputs(dir, true, "")
 	if kind == "bin" {
-		files[dir+"/src/main.rs"] = rs + "fn main() { println!(\"lib={}\\nb={}\\nrs={}\\npkg={} {}\", s(unsafe { lib_tag() }), s(unsafe { lib_b() }), String::from_utf8_lossy(&RS[..RS.len() - 1]), env!(\"CARGO_PKG_DESCRIPTION\"), env!(\"CARGO_PKG_VERSION\")); }\n"
-		in = append(in, Input{Knob: "rs", Kind: "rust", File: dir + "/src/main.rs"})
+		files[dir+"/src/main.rs"] = rs + "extern \"C\" { fn x_tag() -> *const c_char; }\n" +
+			"fn main() { println!(\"lib={}\\nb={}\\nrs={}\\npkg={} {}\\nx={}\", s(unsafe { lib_tag() }), s(unsafe { lib_b() }), String::from_utf8_lossy(&RS[..RS.len() - 1]), env!(\"CARGO_PKG_DESCRIPTION\"), env!(\"CARGO_PKG_VERSION\"), s(unsafe { x_tag() })); }\n"
+		in = append(in, Input{Knob: "rs", Kind: "rust", File: dir + "/src/main.rs"}, Input{Knob: "x", Kind: "outside-header", File: "shared/include/ext.h"})
 	} else {
 		files[dir+"/src/lib.rs"] = rs + `#[no_mangle] pub extern "C" fn rs_tag() -> *const c_char { RS.as_ptr() as *const c_char }
 #[no_mangle] pub extern "C" fn rs_lib_tag() -> *const c_char { unsafe { lib_tag() } }
@@ -702,6 +711,62 @@ fn main() {
 		}}
 }
 
+// bindgenProject: a Cargo build script that compiles the C library with the cc crate and turns
+// wrapper.h (which includes lib.h) into OUT_DIR/bindings.rs with Debian's bindgen 0.60 and libclang,
+// whose constants the program prints. bindgen's CargoCallbacks declares the headers wrapper.h includes,
+// not wrapper.h itself; the script declares build.rs, the template and src/a.c.
+func bindgenProject() Project {
+	files := map[string]string{}
+	for k, v := range cLibFiles("") {
+		files["bg/"+k] = v
+	}
+	files["bg/Cargo.toml"] = "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[features]\nfast = []\n" +
+		"[build-dependencies]\ncc = \"1.0\"\nbindgen = { version = \"0.60\", default-features = false, features = [\"runtime\"] }\n"
+	files["bg/.cargo/config.toml"] = debianRegistryConfig
+	files["bg/wrapper.h"] = "#include \"lib.h\"\n#define WRAP_TAG \"TRUTHV_w_0\"\n"
+	files["bg/build.rs"] = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=config.h.in");
+    println!("cargo:rerun-if-changed=src/a.c");
+    let out = std::env::var("OUT_DIR").unwrap();
+    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
+    std::fs::write(format!("{}/config.h", out), t).unwrap();
+    let mut b = cc::Build::new();
+    b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
+    let mut g = bindgen::Builder::default().header("wrapper.h").clang_arg("-Ioverride").clang_arg("-Iinclude");
+    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); g = g.clang_arg("-DFAST"); }
+    b.compile("truthc");
+    g.parse_callbacks(Box::new(bindgen::CargoCallbacks)).generate().unwrap()
+        .write_to_file(format!("{}/bindings.rs", out)).unwrap();
+}
+`
+	files["bg/src/main.rs"] = `use std::ffi::CStr;
+use std::os::raw::c_char;
+include!(concat!(env!("OUT_DIR"), "/bindings.rs"));
+extern "C" { fn lib_tag() -> *const c_char; fn lib_b() -> *const c_char; }
+fn s(p: *const c_char) -> String { unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned() }
+fn c(b: &[u8]) -> String { String::from_utf8_lossy(&b[..b.len() - 1]).into_owned() }
+fn main() { println!("lib={}\nb={}\nhdr={} wrap={}\nrs=TRUTHV_rs_0", s(unsafe { lib_tag() }), s(unsafe { lib_b() }), c(LIB_HDR), c(WRAP_TAG)); }
+`
+	files[".gitignore"] = "target/\nbg/scratch/\n"
+	in := append(cLibInputs("bg", true, ""), Input{Knob: "w", Kind: "bindgen-header", File: "bg/wrapper.h"},
+		Input{Knob: "rs", Kind: "rust", File: "bg/src/main.rs"})
+	return Project{Name: "cargo-bindgen", System: "cargo", Why: "a Cargo build script with the cc crate and Debian's bindgen 0.60 (libclang): bindings.rs from wrapper.h, whose includes bindgen declares, not wrapper.h",
+		Files: files, Build: func(fast, first bool) []string {
+			return sh("cd bg && cargo build" + fastIf(fast, " --features fast", ""))
+		},
+		Products: []string{"*/out/libtruthc.a", "*/out/bindings.rs"},
+		Roots:    []string{"bg/target/debug/app"}, Inputs: in, Needs: []string{"cargo", "cc", "ar", "clang"}, Cargo: []string{"bg"},
+		Toggle: true, Tool: true, Shadow: "bg/override", Ignored: "bg/scratch", CheckDir: "bg",
+		Rename: func(f map[string]string) map[string]string {
+			s := strings.Replace(f["bg/build.rs"], `b.file("src/a.c")`, `b.file("src/a2.c")`, 1)
+			return map[string]string{"bg/build.rs": strings.Replace(s, "rerun-if-changed=src/a.c", "rerun-if-changed=src/a2.c", 1)}
+		},
+		Description: "bg/build.rs", DescEdit: func(s string) string {
+			return strings.Replace(s, "    b.compile(", "    b.define(\"TRUTH_DESC\", None);\n    b.compile(", 1)
+		}}
+}
+
 // makeInTreeProject: a Cargo package whose build script runs make in a folder of the package (csrc/):
 // the objects, their depfiles and the archive land beside the sources, outside the target folder, and
 // make's own mtime rules decide what is recompiled; the feature passes FAST=1 on make's command line.
@@ -762,7 +827,7 @@ fn main() {
 // Projects is the event corpus, in a fixed order.
 func Projects() []Project {
 	return []Project{makeProject(true), makeProject(false), ninjaProject(), cmakeProject(), mesonProject(), goProject(),
-		cargoProject(), cmakeCrateProject(), sysChainProject(), ptxProject(), makeInTreeProject(), chainProject("make"), chainProject("go")}
+		cargoProject(), cmakeCrateProject(), sysChainProject(), ptxProject(), makeInTreeProject(), bindgenProject(), chainProject("make"), chainProject("go")}
 }
 
 // An Event is one edit (or a seeded pair of edits) applied to a project's known-fresh state.
