@@ -12,7 +12,7 @@ import (
 // This file holds the neutral paths of untracked-input-changed, pending-rebuild and
 // binary-older-than-input for the steps of systems other than Cargo (Make, Ninja, Go): they read only
 // neutral fields (Inputs with Watched and How, Reference, Deps, Roots) and take the system's words
-// from the step (Step.Words) and its fix commands from its Origin (rebuilder).
+// from the step (Step.Words) and its fix commands from its Origin (graph.Rebuilder).
 
 // foreign reports whether s belongs to a system other than Cargo (a step with no System, as tests
 // build them, is Cargo's).
@@ -22,19 +22,11 @@ func foreign(s *graph.Step) bool { return s.System != "" && s.System != unit.Sys
 // content baselines, untracked_neutral.go) and binary-older-than-input (NewerLinked) paths.
 const goSystem = "go"
 
-// rebuilder is implemented by an Origin that knows its system's fix commands.
-type rebuilder interface {
-	// Rebuild is the command that redoes the step when the build system knows it must.
-	Rebuild() string
-	// ForceRebuild is what makes the build system see input (absolute path) and redo the step.
-	ForceRebuild(input string) string
-}
-
 func rebuildCmd(s *graph.Step) string {
 	if d := s.Driver; d != nil && d != s {
 		return driverRerun(d) // the user's build runs the step's system only through its driver
 	}
-	if r, ok := s.Origin.(rebuilder); ok {
+	if r, ok := s.Origin.(graph.Rebuilder); ok {
 		return r.Rebuild()
 	}
 	return "rebuild " + s.Label + " with " + s.Words().Tool
@@ -47,7 +39,7 @@ func forceCmd(s *graph.Step, input string) string {
 		}
 		return forceCmd(d, input)
 	}
-	if r, ok := s.Origin.(rebuilder); ok {
+	if r, ok := s.Origin.(graph.Rebuilder); ok {
 		return r.ForceRebuild(input)
 	}
 	return "make " + s.Words().Tool + " watch " + input + ", then rebuild " + s.Label
@@ -61,16 +53,9 @@ func driverRerun(d *graph.Step) string {
 	return rebuildCmd(d)
 }
 
-// verdicter is implemented by an Origin whose build system was asked (dry run) what it would redo.
-type verdicter interface {
-	// Verdict says, in words, whether the build system's dry run would redo the step; ok false when it
-	// was not asked.
-	Verdict() (verdict string, ok bool)
-}
-
 // verdictEvidence is the build system's own dry-run answer for s as evidence (none when not asked).
 func verdictEvidence(s *graph.Step) []Evidence {
-	if v, ok := s.Origin.(verdicter); ok {
+	if v, ok := s.Origin.(graph.Verdicter); ok {
 		if text, ok := v.Verdict(); ok {
 			return []Evidence{{Kind: "record", Path: s.Reference.Path, How: "dry-run", Detail: text}}
 		}
@@ -267,7 +252,7 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
 		out = append(out, f)
 	}
-	if r, ok := s.Origin.(ownReasoner); ok && len(out) == 0 {
+	if r, ok := s.Origin.(graph.OwnReasoner); ok && len(out) == 0 {
 		if why, record, ok := r.OwnReason(); ok {
 			f := Finding{
 				Rule: "pending-rebuild", Severity: Error, System: s.System,
@@ -286,14 +271,6 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		}
 	}
 	return out
-}
-
-// ownReasoner is implemented by an Origin whose build system redoes a step for a reason of its own
-// besides a newer watched input (Ninja: the edge's command differs from the one its log records).
-type ownReasoner interface {
-	// OwnReason says why, with the record that shows it (the manifest holding the edge); ok false when
-	// there is no such reason.
-	OwnReason() (why, record string, ok bool)
 }
 
 // olderForeign: a root of another system is older than an object or library its step links, one a
@@ -392,7 +369,7 @@ func archiveMemberWithoutRule(g *graph.Graph) []Finding {
 // value names the folder through BuildFolder), "" when none does.
 func foreignSystemOf(g *graph.Graph, path string) string {
 	for name, o := range g.Origins {
-		f, ok := o.(interface{ BuildFolder() string })
+		f, ok := o.(graph.BuildFoldered)
 		if !ok || name == unit.System {
 			continue
 		}

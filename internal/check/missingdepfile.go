@@ -7,17 +7,6 @@ import (
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
-// depfileGapper is implemented by an Origin whose compile may read headers its build system never
-// learns (Make and Ninja compiles).
-type depfileGapper interface {
-	// DepfileGap returns the rule (with where it is defined), the compile command, the depfile the
-	// rule names or the path looked for ("" when none), whether that file is on disk, and why in
-	// words; why is "" when the build system learns the headers.
-	DepfileGap() (rule, command, depfile string, onDisk bool, why string)
-	// DepfileFix is the change that closes the gap, then the rebuild.
-	DepfileFix() string
-}
-
 // missingDepfile: a compile step whose build system has no dependency file to learn the headers from
 // (the rule names none, or names one the compiler never writes): header edits go unseen. Warning;
 // the evidence names the rule and command, the depfile and that it is absent, and the headers other
@@ -25,7 +14,7 @@ type depfileGapper interface {
 func missingDepfile(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		dg, ok := s.Origin.(depfileGapper)
+		dg, ok := s.Origin.(graph.DepfileGapper)
 		if !ok || !s.Reference.Exists {
 			continue
 		}

@@ -79,7 +79,7 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			if s.Kind != graph.ScriptRun {
 				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
-			if _, ok := s.Origin.(rebuilder); ok { // the step's own system says how it rebuilds
+			if _, ok := s.Origin.(graph.Rebuilder); ok { // the step's own system says how it rebuilds
 				fix = "touch " + display(g, in.File.Path) + " && " + rebuildCmd(s)
 			}
 			sev := Error

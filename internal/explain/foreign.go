@@ -8,17 +8,6 @@ import (
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
-// verdicter is what the Make and Ninja adapters' Origins say of a step from the build system's own
-// dry run (make -q -n -p, ninja -n -d explain); ok is false when none was made.
-type verdicter interface {
-	Verdict() (string, bool)
-}
-
-// rebuilder is the Make and Ninja Origins' command that redoes the step's build.
-type rebuilder interface {
-	Rebuild() string
-}
-
 // foreignSystem reports whether a step is of a build system other than Cargo (make, ninja, go).
 func foreignSystem(s *graph.Step) bool { return s.System != "" && s.System != unit.System }
 
@@ -116,13 +105,13 @@ func (e *pathExplainer) foreign(s *graph.Step) *StepVerdict {
 
 // systemVerdict adds the build system's own dry-run answer and the command that redoes the step.
 func (e *pathExplainer) systemVerdict(v *StepVerdict, s *graph.Step) {
-	if vo, ok := s.Origin.(verdicter); ok {
+	if vo, ok := s.Origin.(graph.Verdicter); ok {
 		if text, ok := vo.Verdict(); ok {
 			v.Reasons = append(v.Reasons, Reason{Code: "system-dry-run", Message: text})
 		}
 	}
 	cmd := s.Words().Rebuild
-	if rb, ok := s.Origin.(rebuilder); ok && cmd == "" {
+	if rb, ok := s.Origin.(graph.Rebuilder); ok && cmd == "" {
 		cmd = rb.Rebuild()
 	}
 	if cmd != "" {

@@ -39,6 +39,12 @@ type StepOrigin struct {
 	Module  string
 }
 
+// What a StepOrigin answers of the adapter contract (internal/graph/origin.go).
+var _ interface {
+	graph.Worded
+	graph.ContentComparer
+} = (*StepOrigin)(nil)
+
 // ComparesContent: Go's build cache keys a package by the content of its files (graph.ContentComparer).
 func (o *StepOrigin) ComparesContent() bool { return true }
 

@@ -14,14 +14,6 @@ import (
 // its own build system sees a reason. AttachDriven joins the two graphs so that rules judge the nested
 // steps with both in mind.
 
-// Watcher is implemented by an Origin whose build system can say whether it reruns the step when a
-// file changes, for files that are not among the step's own inputs (the inputs of a build it drives).
-type Watcher interface {
-	// WatchedBy names the declaration that makes the build system rerun s when p changes ("" when
-	// none does).
-	WatchedBy(s *Step, p string) string
-}
-
 // WatchedBy says what makes the step's build system redo s when p changes: its Origin's answer when
 // it is a Watcher, else the WatchedBy of a watched input at p; "" when nothing does.
 func (s *Step) WatchedBy(p string) string {

@@ -308,24 +308,10 @@ type Words struct {
 	Rebuild string
 }
 
-// ContentComparer is implemented by an Origin whose build system redoes a step when a watched input's
-// content changes, whatever its mtime (Go's build cache hashes the files of a package). For such a step
-// the content baseline of a watched input is what the build used whenever the step's outputs exist, and a
-// watched input whose content differs from it is what the next build redoes; an unwatched input has no
-// such baseline (a build that did not redo the step still moved its reference).
-type ContentComparer interface {
-	ComparesContent() bool
-}
-
 // ComparesContent reports whether the step's build system compares the content of watched inputs.
 func (s *Step) ComparesContent() bool {
 	c, ok := s.Origin.(ContentComparer)
 	return ok && c.ComparesContent()
-}
-
-// Worded is implemented by an adapter's Origin that supplies its system's Words.
-type Worded interface {
-	Words() Words
 }
 
 // neutralWords are the words for a step whose Origin supplies none.

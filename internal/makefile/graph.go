@@ -35,6 +35,14 @@ type Origin struct {
 	GoalPass bool
 }
 
+// What the Origin answers of the adapter contract (internal/graph/origin.go).
+var _ interface {
+	graph.Worded
+	graph.Rebuilder
+	graph.Verdicter
+	graph.DepfileGapper
+} = (*Origin)(nil)
+
 // Words are Make's words for what rules say about the step.
 func (o *Origin) Words() graph.Words {
 	return graph.Words{

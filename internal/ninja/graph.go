@@ -29,6 +29,15 @@ type Origin struct {
 	Build *Build
 }
 
+// What the Origin answers of the adapter contract (internal/graph/origin.go).
+var _ interface {
+	graph.Worded
+	graph.Rebuilder
+	graph.Verdicter
+	graph.DepfileGapper
+	graph.OwnReasoner
+} = (*Origin)(nil)
+
 // Words are Ninja's words for what rules say about the edge.
 func (o *Origin) Words() graph.Words {
 	return graph.Words{

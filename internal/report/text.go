@@ -166,8 +166,6 @@ func (p *printer) rootLabel(path string) string {
 	return p.rel(path)
 }
 
-// folderer is implemented by a system's Origins value that names the folder it read (Make, Ninja).
-type folderer interface{ BuildFolder() string }
 
 // otherBuilds describes the builds of systems other than Cargo in g, g.System's first, then by name:
 // "ninja build folder /b".
@@ -184,7 +182,7 @@ func otherBuilds(g *graph.Graph) []string {
 	}
 	var out []string
 	for _, n := range names {
-		if f, ok := g.Origins[n].(folderer); ok {
+		if f, ok := g.Origins[n].(graph.BuildFoldered); ok {
 			out = append(out, n+" build folder "+f.BuildFolder())
 		} else if _, ok := g.Origins[n]; ok {
 			out = append(out, n+" build")

@@ -114,6 +114,12 @@ var words = graph.Words{
 	Reference:  "the file whose mtime Cargo compares inputs against",
 }
 
+// What a Unit answers of the adapter contract (internal/graph/origin.go).
+var _ interface {
+	graph.Worded
+	graph.Watcher
+} = (*Unit)(nil)
+
 // Words makes a Unit a graph.Worded origin: a Cargo step's messages say "Cargo".
 func (u *Unit) Words() graph.Words { return words }
 

@@ -1,0 +1,82 @@
+package graph
+
+// The adapter contract. An adapter (internal/cargo, internal/makefile, internal/ninja, internal/gocgo)
+// reads its build system's records into Steps with the neutral fields filled, and keeps what only it
+// knows in each Step's Origin (and in Graph.Origins, keyed by Step.System). Rules read the neutral
+// fields; where what a rule says depends on the system, the Origin answers through one of these
+// interfaces, each optional:
+//
+//   - Worded: the system's words for messages ("make has it as a prerequisite of a.o").
+//   - Rebuilder: the commands that redo the step, when the system knows it must and when it must be
+//     made to see an input.
+//   - Verdicter: what the system's own dry run says of the step (make -q -n -p, ninja -n -d explain).
+//   - OwnReasoner: a reason of the system's own to redo the step besides a newer input (Ninja's
+//     command hash).
+//   - DepfileGapper: whether a compile's headers escape the system (no depfile), and the fix.
+//   - ContentComparer: the system compares content, not mtimes (Go's build cache).
+//   - Watcher: whether the system reruns the step for a file that is not among its inputs (a Cargo
+//     build script, for the inputs of a Make build it drives: AttachDriven).
+//
+// and a Graph.Origins value may be a BuildFoldered (the folder a system's build was read in, for
+// reports and for scoping a path to one build).
+
+// Worded is implemented by an adapter's Origin that supplies its system's Words.
+type Worded interface {
+	Words() Words
+}
+
+// Rebuilder is implemented by an Origin that knows its system's fix commands.
+type Rebuilder interface {
+	// Rebuild is the command that redoes the step when the build system knows it must.
+	Rebuild() string
+	// ForceRebuild is what makes the build system see input (absolute path) and redo the step.
+	ForceRebuild(input string) string
+}
+
+// Verdicter is implemented by an Origin whose build system was asked (dry run) what it would redo.
+type Verdicter interface {
+	// Verdict says, in words, whether the build system's dry run would redo the step; ok false when it
+	// was not asked.
+	Verdict() (verdict string, ok bool)
+}
+
+// OwnReasoner is implemented by an Origin whose build system redoes a step for a reason of its own
+// besides a newer watched input (Ninja: the edge's command differs from the one its log records).
+type OwnReasoner interface {
+	// OwnReason says why, with the record that shows it (the manifest holding the edge); ok false when
+	// there is no such reason.
+	OwnReason() (why, record string, ok bool)
+}
+
+// DepfileGapper is implemented by an Origin whose compile may read headers its build system never
+// learns (Make and Ninja compiles).
+type DepfileGapper interface {
+	// DepfileGap returns the rule (with where it is defined), the compile command, the depfile the
+	// rule names or the path looked for ("" when none), whether that file is on disk, and why in
+	// words; why is "" when the build system learns the headers.
+	DepfileGap() (rule, command, depfile string, onDisk bool, why string)
+	// DepfileFix is the change that closes the gap, then the rebuild.
+	DepfileFix() string
+}
+
+// ContentComparer is implemented by an Origin whose build system redoes a step when a watched input's
+// content changes, whatever its mtime (Go's build cache hashes the files of a package). For such a step
+// the content baseline of a watched input is what the build used whenever the step's outputs exist, and a
+// watched input whose content differs from it is what the next build redoes; an unwatched input has no
+// such baseline (a build that did not redo the step still moved its reference).
+type ContentComparer interface {
+	ComparesContent() bool
+}
+
+// Watcher is implemented by an Origin whose build system can say whether it reruns the step when a
+// file changes, for files that are not among the step's own inputs (the inputs of a build it drives).
+type Watcher interface {
+	// WatchedBy names the declaration that makes the build system rerun s when p changes ("" when
+	// none does).
+	WatchedBy(s *Step, p string) string
+}
+
+// BuildFoldered is implemented by a Graph.Origins value that was read from one build folder.
+type BuildFoldered interface {
+	BuildFolder() string
+}
