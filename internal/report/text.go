@@ -166,7 +166,6 @@ func (p *printer) rootLabel(path string) string {
 	return p.rel(path)
 }
 
-
 // otherBuilds describes the builds of systems other than Cargo in g, g.System's first, then by name:
 // "ninja build folder /b".
 func otherBuilds(g *graph.Graph) []string {
