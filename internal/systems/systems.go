@@ -1,10 +1,12 @@
 // Package systems finds the build systems at or under a folder, reads each with its adapter into a
 // graph.Graph, and merges the graphs into one (path edges between systems, liveness walked again).
 //
-//   - Detect: which systems apply at or under PATH (Cargo.toml at or above it; build.ninja, a CMake
-//     cache with the Ninja generator or meson-info/; a makefile with built files; go.mod).
-//   - Register / ReadAll: the readers by system name; cargo, make and ninja are registered here, others
-//     (go) by their wiring.
+//   - Register: each System (name, Detect, Descend, Driven, Read); cargo, ninja, make and go are
+//     registered here, in that order, which is the order Detect tries them in a folder.
+//   - Detect: which systems apply at or under PATH (Cargo.toml at or above it; below it, a loop over the
+//     registered systems: build.ninja, a makefile with built files, go.mod).
+//   - ReadAll: read each system found and merge; a Make or Ninja build inside a Cargo package with a
+//     build script is read as the records of the run that drives it (graph.AttachDriven).
 //   - Merge: one graph from several.
 package systems
 
@@ -42,17 +44,41 @@ type Options struct {
 // names the folder or file that could not be read.
 type ReadFunc func(ctx context.Context, dir string, opt Options) (*graph.Graph, error)
 
+// A System is one build system stalecheck reads: its name (graph.Step.System), how a folder is known to
+// hold one of its builds, and its reader. Detection is a loop over the registered systems, in the order
+// they were registered; Cargo, found at or above PATH rather than below it, is the first.
+type System struct {
+	Name string
+	// Detect says why dir holds a build of the system ("" when it does not), e.g. "build.ninja".
+	// nil for Cargo, which cargoAt finds at or above PATH.
+	Detect func(dir string) string
+	// Descend: folders below a folder found are searched too (a Go module holding other builds); a
+	// Make or Ninja folder is one build, whose subfolders are its own.
+	Descend bool
+	// Driven: a folder of this system inside a Cargo package with a build script may be that script's
+	// build (make or ninja run from build.rs): Found.Package names the package, and ReadAll reads it as
+	// the records of the run that links what it writes (graph.AttachDriven).
+	Driven bool
+	Read   ReadFunc
+}
+
 var (
 	mu      sync.Mutex
-	readers = map[string]ReadFunc{}
+	systems []System
 )
 
-// Register makes read the reader of system name ("cargo", "make", "ninja", "go"); a second call for
-// the same name replaces the first.
-func Register(name string, read ReadFunc) {
+// Register adds a system (its Detect, then its Read, in ReadAll); a second call for the same name
+// replaces the first in place.
+func Register(sys System) {
 	mu.Lock()
 	defer mu.Unlock()
-	readers[name] = read
+	for i := range systems {
+		if systems[i].Name == sys.Name {
+			systems[i] = sys
+			return
+		}
+	}
+	systems = append(systems, sys)
 }
 
 // Registered returns the names of the registered systems, sorted.
@@ -60,30 +86,60 @@ func Registered() []string {
 	mu.Lock()
 	defer mu.Unlock()
 	var out []string
-	for n := range readers {
-		out = append(out, n)
+	for _, s := range systems {
+		out = append(out, s.Name)
 	}
 	sort.Strings(out)
 	return out
 }
 
+func registered() []System {
+	mu.Lock()
+	defer mu.Unlock()
+	return append([]System(nil), systems...)
+}
+
 func reader(name string) ReadFunc {
 	mu.Lock()
 	defer mu.Unlock()
-	return readers[name]
+	for _, s := range systems {
+		if s.Name == name {
+			return s.Read
+		}
+	}
+	return nil
 }
 
 func init() {
-	Register(unit.System, readCargo)
-	Register("make", func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
-		return makefile.ReadGraph(ctx, dir, makefile.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
-	})
-	Register("ninja", func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+	Register(System{Name: unit.System, Read: readCargo})
+	Register(System{Name: "ninja", Driven: true, Detect: func(dir string) string {
+		if !ninja.IsBuildFolder(dir) {
+			return ""
+		}
+		why := "build.ninja"
+		if g := ninja.DetectGenerator(dir); g != nil {
+			why += " written by " + g.System + " (" + filepath.Base(g.Record) + ")"
+		}
+		return why
+	}, Read: func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
 		return ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
-	})
-	Register(gocgo.System, func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+	}})
+	Register(System{Name: "make", Driven: true, Detect: func(dir string) string {
+		if f, err := makefile.Detect(dir); err == nil && f != nil {
+			return fmt.Sprintf("%s and %d built file(s)", filepath.Base(f.Makefile), len(f.Built))
+		}
+		return ""
+	}, Read: func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+		return makefile.ReadGraph(ctx, dir, makefile.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
+	}})
+	Register(System{Name: gocgo.System, Descend: true, Detect: func(dir string) string {
+		if isFile(filepath.Join(dir, "go.mod")) {
+			return "go.mod"
+		}
+		return ""
+	}, Read: func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
 		return gocgo.ReadGraph(ctx, dir, gocgo.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
-	})
+	}})
 }
 
 // readCargo is the Cargo adapter as `check` always called it: cargo.Locate at or above dir with
@@ -118,17 +174,18 @@ const (
 // Detect returns the build systems at or under path, Cargo first, then by folder: Cargo when a
 // Cargo.toml lies at or above path (or path is a Cargo target folder); below path, up to maxDepth
 // folders down (hidden folders, node_modules and Cargo target folders skipped: a `cmake` crate's
-// build tree in an OUT_DIR is the Cargo run's), Ninja where a build.ninja lies (CMake with the Ninja
-// generator and Meson write one; a CMakeCache.txt or meson-info/ without it is named in Why of
-// nothing, as there is nothing built), Make where makefile.Detect finds a makefile with built files, Go
-// where a go.mod lies. A Ninja or Make folder is not searched further. Unreadable folders are
-// skipped.
+// build tree in an OUT_DIR is the Cargo run's), each registered System's Detect in registration order:
+// Ninja where a build.ninja lies (CMake with the Ninja generator and Meson write one; a CMakeCache.txt
+// or meson-info/ without it is nothing built), Make where makefile.Detect finds a makefile with built
+// files, Go where a go.mod lies. A folder found by a system that does not Descend (Ninja, Make) is
+// not searched further. Unreadable folders are skipped.
 func Detect(path string) []Found {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
 	}
 	var out []Found
+	all := registered()
 	if why := cargoAt(abs); why != "" {
 		out = append(out, Found{System: unit.System, Dir: abs, Why: why})
 	}
@@ -142,20 +199,22 @@ func Detect(path string) []Found {
 		if isTargetDir(dir) || filepath.Base(dir) == "target" && isFile(filepath.Join(filepath.Dir(dir), "Cargo.toml")) {
 			return
 		}
-		if ninja.IsBuildFolder(dir) {
-			why := "build.ninja"
-			if g := ninja.DetectGenerator(dir); g != nil {
-				why += " written by " + g.System + " (" + filepath.Base(g.Record) + ")"
+		for _, sys := range all {
+			if sys.Detect == nil {
+				continue
 			}
-			out = append(out, Found{System: "ninja", Dir: dir, Why: why, Package: scriptPackage(dir)})
-			return
-		}
-		if f, err := makefile.Detect(dir); err == nil && f != nil {
-			out = append(out, Found{System: "make", Dir: dir, Why: fmt.Sprintf("%s and %d built file(s)", filepath.Base(f.Makefile), len(f.Built)), Package: scriptPackage(dir)})
-			return
-		}
-		if isFile(filepath.Join(dir, "go.mod")) {
-			out = append(out, Found{System: "go", Dir: dir, Why: "go.mod"})
+			why := sys.Detect(dir)
+			if why == "" {
+				continue
+			}
+			f := Found{System: sys.Name, Dir: dir, Why: why}
+			if sys.Driven {
+				f.Package = scriptPackage(dir)
+			}
+			out = append(out, f)
+			if !sys.Descend {
+				return // one build: its subfolders are its own
+			}
 		}
 		if depth >= maxDepth {
 			return
