@@ -43,7 +43,7 @@ difference when they disagree.
 
 Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 usage or I/O error
 (3: the verdict cache disagreed with the full check, under ` + vcache.EnvMode + `=verify).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "."
 			if len(args) == 1 {

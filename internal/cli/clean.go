@@ -36,7 +36,7 @@ resolved through a root anchored at the build folder and symlinks are never foll
 
 Exit status: 0 planned or done, 2 usage or I/O error (not a Cargo target folder), 3 refused (cargo holds
 a lock).`,
-		Args: cobra.MaximumNArgs(1),
+		Args: maxArgs("PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			path := "."
 			if len(args) == 1 {

@@ -37,7 +37,7 @@ the same interval), e.g. "median +19.2% (95% CI +17.8…+20.5%)", and compares t
 newest runs. For two run IDs it adds the same line for the runs' builds when each has 2 runs or more.
 
 Exit status: 0 answered, 2 error (no such run or build, an ambiguous build prefix, the ledger cannot be read).`,
-		Args: cobra.ExactArgs(2),
+		Args: exactArgs("A", "B"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(st, args, fl) },
 	}
 	f := cmd.Flags()

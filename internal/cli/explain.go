@@ -52,7 +52,7 @@ An argument is a PATH when it contains a slash, names an existing file or cannot
 
 Exit status: 0 answered, 2 usage or I/O error (no workspace, nothing built, no such package, no such
 file).`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("PACKAGE or PATH"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runExplain(st, args[0], fl) },
 	}
 	f := cmd.Flags()

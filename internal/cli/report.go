@@ -33,7 +33,7 @@ mean ± σ, min, max and outliers (of the runs that exited 0). The ledger is ope
   stalecheck report --name gpu-prover --ledger postgres://bench@db/bench -o gpu-prover.html
 
 Exit status: 0 written, 2 error (the ledger cannot be read, FILE cannot be written).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runReport(st, fl) },
 	}
 	f := cmd.Flags()

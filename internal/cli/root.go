@@ -51,7 +51,8 @@ library and which one each binary links, failed builds and orphaned folders. It 
 		Version:       buildVersion(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
-		Args:          cobra.NoArgs,
+		// No Args: cobra's own check for the root command says "unknown command" with the
+		// subcommands it is close to ("Did you mean this? check").
 	}
 	root.SetVersionTemplate("{{.Version}}")
 	root.SetOut(st.Out)
@@ -86,8 +87,13 @@ func Main(args []string, st Streams) int {
 		}
 		return ee.Code
 	}
-	// cobra's own errors: unknown flags or commands.
-	fmt.Fprintln(st.Err, "stalecheck:", escapeErr(err.Error()))
+	// cobra's own errors: unknown flags or commands, an unknown one with the commands it is close to
+	// (said as Cargo says it: "tip: a similar command exists").
+	msg, similar, ok := strings.Cut(err.Error(), "\n\nDid you mean this?\n")
+	fmt.Fprintln(st.Err, "stalecheck:", escapeErr(msg))
+	if names := strings.Fields(similar); ok && len(names) > 0 {
+		fmt.Fprintln(st.Err, "  tip: a similar command exists:", escapeErr(strings.Join(names, ", ")))
+	}
 	return 2
 }
 

@@ -45,7 +45,7 @@ ledger (one object, an array, or JSON lines; "-" for stdin) and inserts them wit
 or none; a record already in the ledger is skipped.
 
 Exit status: 0 answered, 2 error (the ledger cannot be opened or read, a bad selection or import file).`,
-		Args: cobra.NoArgs,
+		Args: noArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.keepLastSet = cmd.Flags().Changed("keep-last")
 			return runRuns(st, fl)

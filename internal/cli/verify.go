@@ -28,7 +28,7 @@ func newVerifyCmd(st Streams) *cobra.Command {
 
 Exit status: 0 holds, 1 does not hold, 2 cannot tell (e.g. --symbol on a stripped binary, --matches
 where which answers unprovable or unknown) or error.`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("BINARY"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			for _, name := range []string{"contains", "symbol", "matches"} {
 				if cmd.Flags().Changed(name) && cmd.Flags().Lookup(name).Value.String() == "" {

@@ -44,7 +44,7 @@ The search for the copies (the Cargo records) is kept in the verdict cache while
 consulted keeps its signature, as check's verdict is; the copies and the binary are read every time.
 
 Exit status: 0 answered, 2 error, 3 the verdict cache disagreed with the search (under ` + vcache.EnvMode + `=verify).`,
-		Args: cobra.ExactArgs(1),
+		Args: exactArgs("BINARY"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runWhich(st, args[0], fl) },
 	}
 	f := cmd.Flags()

@@ -1,0 +1,38 @@
+package cli
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// exactArgs is cobra.ExactArgs with messages that name the argument: "which needs BINARY (usage:
+// stalecheck which BINARY)" rather than "accepts 1 arg(s), received 0".
+func exactArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < len(names) {
+			return fmt.Errorf("%s needs %s (usage: %s)", cmd.Name(), strings.Join(names[len(args):], " and "), cmd.UseLine())
+		}
+		return extraArgs(cmd, args, names)
+	}
+}
+
+// maxArgs is cobra.MaximumNArgs with a message that names the arguments it takes.
+func maxArgs(names ...string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error { return extraArgs(cmd, args, names) }
+}
+
+// noArgs is cobra.NoArgs with a message that names the unexpected argument.
+func noArgs(cmd *cobra.Command, args []string) error { return extraArgs(cmd, args, nil) }
+
+func extraArgs(cmd *cobra.Command, args, names []string) error {
+	if len(args) <= len(names) {
+		return nil
+	}
+	takes := "no argument"
+	if len(names) > 0 {
+		takes = strings.Join(names, " and ")
+	}
+	return fmt.Errorf("%s takes %s; unexpected %q (usage: %s)", cmd.Name(), takes, strings.Join(args[len(names):], " "), cmd.UseLine())
+}
