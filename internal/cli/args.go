@@ -36,3 +36,27 @@ func extraArgs(cmd *cobra.Command, args, names []string) error {
 	}
 	return fmt.Errorf("%s takes %s; unexpected %q (usage: %s)", cmd.Name(), takes, strings.Join(args[len(names):], " "), cmd.UseLine())
 }
+
+// enumValues are the values each command's enum flags take, for shell completion.
+var enumValues = map[string]map[string][]string{
+	"check":   {"format": {"text", "json", "sarif"}, "fail-on": {"error", "warning", "info", "none"}, "color": {"auto", "always", "never"}},
+	"clean":   {"format": {"text", "json"}},
+	"diff":    {"format": {"text", "json"}},
+	"explain": {"format": {"text", "json"}},
+	"runs":    {"format": {"text", "json"}},
+	"run":     {"color": {"auto", "always", "never"}},
+}
+
+// completeEnums registers the completion of every enum flag of root's commands, and of --system with the
+// registered build systems. A flag shared by two commands (the root takes check's) is registered once:
+// cobra keys completions by the flag.
+func completeEnums(root *cobra.Command, systems []string) {
+	for _, c := range root.Commands() {
+		for name, values := range enumValues[c.Name()] {
+			_ = c.RegisterFlagCompletionFunc(name, cobra.FixedCompletions(values, cobra.ShellCompDirectiveNoFileComp))
+		}
+		if c.Flags().Lookup("system") != nil {
+			_ = c.RegisterFlagCompletionFunc("system", cobra.FixedCompletions(systems, cobra.ShellCompDirectiveNoFileComp))
+		}
+	}
+}

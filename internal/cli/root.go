@@ -4,6 +4,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/systems"
 	"io"
 	"os"
 	"strings"
@@ -65,6 +66,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.AddCommand(newExplainCmd(st), newCleanCmd(st))
 	root.AddCommand(newTraceCmd(st))
 	addExamples(root)
+	completeEnums(root, systems.Registered())
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
 	root.Flags().AddFlagSet(chk.Flags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return chk.RunE(cmd, args) }
