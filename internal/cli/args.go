@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 )
 
 // exactArgs is cobra.ExactArgs with messages that name the argument: "which needs BINARY (usage:
@@ -59,4 +60,19 @@ func completeEnums(root *cobra.Command, systems []string) {
 			_ = c.RegisterFlagCompletionFunc("system", cobra.FixedCompletions(systems, cobra.ShellCompDirectiveNoFileComp))
 		}
 	}
+}
+
+// flagWidth is the width flag descriptions are wrapped to in --help.
+const flagWidth = 100
+
+// wrapFlagUsages makes --help wrap flag descriptions at flagWidth columns (cobra's template prints
+// each on one line, up to a few hundred characters).
+func wrapFlagUsages(root *cobra.Command) {
+	cobra.AddTemplateFunc("wrappedFlags", func(f *pflag.FlagSet) string {
+		return strings.TrimRight(f.FlagUsagesWrapped(flagWidth), " \n")
+	})
+	t := root.UsageTemplate()
+	t = strings.ReplaceAll(t, "{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags .LocalFlags}}")
+	t = strings.ReplaceAll(t, "{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags .InheritedFlags}}")
+	root.SetUsageTemplate(t)
 }

@@ -67,6 +67,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	root.AddCommand(newTraceCmd(st))
 	addExamples(root)
 	completeEnums(root, systems.Registered())
+	wrapFlagUsages(root)
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
 	root.Flags().AddFlagSet(chk.Flags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return chk.RunE(cmd, args) }
