@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -17,6 +19,7 @@ import (
 
 type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
+	manifestPath                                       string
 	verbose, noNative, noCache                         bool
 	systems, profiles                                  []string
 }
@@ -49,6 +52,20 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 			if len(args) == 1 {
 				path = args[0]
 			}
+			if fl.manifestPath != "" {
+				if len(args) == 1 {
+					return &ExitError{2, fmt.Errorf("--manifest-path and PATH name the workspace twice: give one")}
+				}
+				p, err := manifestDir(fl.manifestPath)
+				if err != nil {
+					return &ExitError{2, err}
+				}
+				path = p
+			}
+			// Cargo's own colour setting, when --color is not given (as under `cargo stalecheck`).
+			if v := os.Getenv("CARGO_TERM_COLOR"); !cmd.Flags().Changed("color") && (v == "auto" || v == "always" || v == "never") {
+				fl.color = v
+			}
 			return runCheck(st, path, fl)
 		},
 	}
@@ -64,7 +81,23 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringArrayVar(&fl.profiles, "profile", nil, "read only this Cargo profile folder (repeatable: a profile name such as release or dev, or a folder such as x86_64-unknown-linux-gnu/release, which brings its host folder along); default: every one")
 	f.BoolVar(&fl.noCache, "no-cache", false, "do not answer from, nor store into, the verdict cache (also "+vcache.EnvMode+"=off)")
 	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
+	f.StringVar(&fl.manifestPath, "manifest-path", "", "the Cargo.toml of the workspace or package to check (as cargo --manifest-path), instead of PATH")
 	return cmd
+}
+
+// manifestDir checks a --manifest-path as Cargo does (a Cargo.toml that is a file) and returns its folder.
+func manifestDir(p string) (string, error) {
+	if filepath.Base(p) != "Cargo.toml" {
+		return "", fmt.Errorf("--manifest-path %s: the manifest-path must be a path to a Cargo.toml file", p)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("--manifest-path: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("--manifest-path %s: not a regular file", p)
+	}
+	return filepath.Dir(p), nil
 }
 
 func runCheck(st Streams, path string, fl checkFlags) error {
