@@ -21,7 +21,7 @@ type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
 	manifestPath                                       string
 	verbose, noNative, noCache                         bool
-	systems, profiles                                  []string
+	systems, profiles, packages                        []string
 }
 
 func newCheckCmd(st Streams) *cobra.Command {
@@ -81,6 +81,7 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringArrayVar(&fl.profiles, "profile", nil, "read only this Cargo profile folder (repeatable: a profile name such as release or dev, or a folder such as x86_64-unknown-linux-gnu/release, which brings its host folder along); default: every one")
 	f.BoolVar(&fl.noCache, "no-cache", false, "do not answer from, nor store into, the verdict cache (also "+vcache.EnvMode+"=off)")
 	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
+	f.StringArrayVarP(&fl.packages, "package", "p", nil, "report only the findings about this package (repeatable, as cargo -p): its binaries and the folders of its units")
 	f.StringVar(&fl.manifestPath, "manifest-path", "", "the Cargo.toml of the workspace or package to check (as cargo --manifest-path), instead of PATH")
 	return cmd
 }
@@ -128,6 +129,9 @@ func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn c
 	g, findings, err := analyze.Analyze(context.Background(), path, analyze.Options{StateDir: stateDir, NoNative: fl.noNative,
 		Systems: fl.systems, Read: systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles}})
 	if err != nil {
+		return nil, &ExitError{2, err}
+	}
+	if findings, err = forPackages(g, findings, fl.packages); err != nil {
 		return nil, &ExitError{2, err}
 	}
 	tool := report.Tool{Name: "stalecheck", Version: Version}
