@@ -76,7 +76,7 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringVar(&fl.targetDir, "target-dir", "", "the target folder (as cargo --target-dir); default: as Cargo finds it")
 	f.StringVar(&fl.buildDir, "build-dir", "", "the build folder (Cargo's build.build-dir); default: as Cargo finds it")
 	f.StringVar(&fl.color, "color", "auto", "colour the text report: auto, always or never (NO_COLOR is honoured)")
-	f.BoolVarP(&fl.verbose, "verbose", "v", false, "also list every root and how it was tied to its unit")
+	f.BoolVarP(&fl.verbose, "verbose", "v", false, "also list each finding's evidence, every root and how it was tied to its unit")
 	f.StringSliceVar(&fl.systems, "system", nil, "read only these build systems (comma-separated: cargo, make, ninja, ...); default: every one found at or under PATH")
 	f.StringArrayVar(&fl.profiles, "profile", nil, "read only this Cargo profile folder (repeatable: a profile name such as release or dev, or a folder such as x86_64-unknown-linux-gnu/release, which brings its host folder along); default: every one")
 	f.BoolVar(&fl.noCache, "no-cache", false, "do not answer from, nor store into, the verdict cache (also "+vcache.EnvMode+"=off)")

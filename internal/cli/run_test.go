@@ -143,7 +143,7 @@ func TestRunS14RefusesStaleBench(t *testing.T) {
 			if !strings.Contains(stderr, wantLine) {
 				t.Errorf("stderr lacks %q:\n%s", wantLine, stderr)
 			}
-			if !strings.Contains(stderr, "error   "+edit.rule) || !strings.Contains(stderr, "--allow-stale") {
+			if !strings.Contains(stderr, "error["+edit.rule+"]") || !strings.Contains(stderr, "--allow-stale") {
 				t.Errorf("stderr lacks the finding or the way out:\n%s", stderr)
 			}
 			if n := len(listRecords(t, db)); n != before {

@@ -22,7 +22,7 @@ type TextOptions struct {
 // WriteText writes findings for people, grouped by the roots they affect: findings that reach the
 // same set of binaries sit under one heading; findings with no root come last.
 func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions) error {
-	p := &printer{w: w, g: g, color: opt.Color}
+	p := &printer{w: w, g: g, color: opt.Color, verbose: opt.Verbose}
 	others := otherBuilds(g)
 	if g.System == "" || g.System == unit.System || len(others) == 0 {
 		p.line("stalecheck: Cargo workspace %s", orNone(g.Workspace))
@@ -101,15 +101,19 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 		}
 	} else {
 		p.line("%d error(s), %d warning(s), %d info", sum[check.Error], sum[check.Warning], sum[check.Info])
+		if !opt.Verbose {
+			p.line("(-v shows each finding's evidence: the files, mtimes, digests and records it rests on)")
+		}
 	}
 	return p.err
 }
 
 type printer struct {
-	w     io.Writer
-	g     *graph.Graph
-	color bool
-	err   error
+	w       io.Writer
+	g       *graph.Graph
+	color   bool
+	verbose bool // each finding's evidence too
+	err     error
 }
 
 func (p *printer) line(format string, args ...any) {
@@ -137,7 +141,7 @@ func (p *printer) bold(s string) string {
 }
 
 func (p *printer) sev(s check.Severity) string {
-	label := fmt.Sprintf("%-7s", s.String())
+	label := s.String()
 	if !p.color {
 		return label
 	}
@@ -194,14 +198,20 @@ func (p *printer) finding(f check.Finding) {
 	if p.err != nil {
 		return
 	}
+	// rustc's shape: the message on the severity's line, where, then the fix; the evidence with -v.
 	// Severity and colour codes are ours; everything else goes through Escape.
+	sys := ""
 	if f.System != "" {
-		_, p.err = fmt.Fprintf(p.w, "  %s %s (%s)\n", p.sev(f.Severity), Escape(f.Rule), Escape(f.System))
-	} else {
-		_, p.err = fmt.Fprintf(p.w, "  %s %s\n", p.sev(f.Severity), Escape(f.Rule))
+		sys = " (" + Escape(f.System) + ")"
 	}
-	p.line("    %s", f.Message)
+	_, p.err = fmt.Fprintf(p.w, "  %s[%s]%s: %s\n", p.sev(f.Severity), Escape(f.Rule), sys, Escape(f.Message))
+	if len(f.Subjects) > 0 {
+		p.line("    --> %s", p.rel(f.Subjects[0]))
+	}
 	for _, e := range f.Evidence {
+		if !p.verbose {
+			break
+		}
 		var parts []string
 		if e.Path != "" {
 			parts = append(parts, p.rel(e.Path))

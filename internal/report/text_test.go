@@ -24,7 +24,7 @@ func TestWriteTextColorHeadersRaw(t *testing.T) {
 		{Rule: "orphaned-build-dir", Severity: check.Info, Message: "orphan"},
 	}
 	var b strings.Builder
-	if err := WriteText(&b, g, fs, TextOptions{Color: true}); err != nil {
+	if err := WriteText(&b, g, fs, TextOptions{Color: true, Verbose: true}); err != nil {
 		t.Fatal(err)
 	}
 	out := b.String()
