@@ -125,9 +125,12 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 // and the exit status (0 or 1). An error is exit status 2.
 func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn check.Severity) (*vcache.Result, error) {
 	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
-	// read exactly as before (systems.ReadAll).
+	// read exactly as before (systems.ReadAll). A status line on a terminal when it takes a while.
+	where, _ := filepath.Abs(path)
+	stop := startProgress(os.Stderr, "Checking "+where+" (reading the build records, then the binaries)")
 	g, findings, err := analyze.Analyze(context.Background(), path, analyze.Options{StateDir: stateDir, NoNative: fl.noNative,
 		Systems: fl.systems, Read: systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles}})
+	stop()
 	if err != nil {
 		return nil, &ExitError{2, err}
 	}
