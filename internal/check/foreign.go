@@ -32,12 +32,12 @@ func rebuildCmd(s *graph.Step) string {
 	return "rebuild " + s.Label + " with " + s.Words().Tool
 }
 
-func forceCmd(s *graph.Step, input string) string {
+func forceCmd(g *graph.Graph, s *graph.Step, input string) string {
 	if d := s.Driver; d != nil && d != s {
 		if d.Kind == graph.ScriptRun {
-			return rerunFix(nil, d, input) // the driver must watch it: its rerun redoes the driven step
+			return rerunFix(g, d, input) // the driver must watch it: its rerun redoes the driven step
 		}
-		return forceCmd(d, input)
+		return forceCmd(g, d, input)
 	}
 	if r, ok := s.Origin.(graph.Rebuilder); ok {
 		return r.ForceRebuild(input)
@@ -196,7 +196,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
 					{Kind: "declared", Path: s.Reference.Path, Detail: watchedSummary(g, s)},
 				},
-				Fix: forceCmd(s, in.File.Path),
+				Fix: forceCmd(g, s, in.File.Path),
 			}
 			f.Evidence = append(f.Evidence, verdictEvidence(s)...)
 			f.Evidence = append(f.Evidence, traceEvidence(in)...)
@@ -310,7 +310,7 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 			watch := "and " + s.Words().Tool + " will relink it on the next build"
 			if !in.Watched {
 				watch = "and " + s.Words().NotWatched + ", so it will not relink it"
-				f.Fix = forceCmd(s, in.File.Path)
+				f.Fix = forceCmd(g, s, in.File.Path)
 			}
 			f.Message = when + ": the binary on disk does not hold what that file now contains, " + watch
 		}

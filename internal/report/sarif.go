@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -138,6 +139,9 @@ type SarifLocation struct {
 	ID               *int                  `json:"id,omitempty"`
 	PhysicalLocation SarifPhysicalLocation `json:"physicalLocation"`
 	Message          *SarifMessage         `json:"message,omitempty"`
+	// Properties hold an evidence item's volatile values (mtime, size, the detail with its digests),
+	// which the message leaves out so that it reads the same from one run to the next.
+	Properties map[string]any `json:"properties,omitempty"`
 }
 
 // SarifPhysicalLocation is an artifact and, for a text file, region.startLine.
@@ -182,7 +186,7 @@ func NewSarifLog(doc *CheckDoc, opt SarifOptions) *SarifLog {
 	if opt.IsText == nil {
 		opt.IsText = isTextFile
 	}
-	u := uriMaker{workspace: doc.Workspace}
+	u := uriMaker{workspace: doc.Workspace, targetDir: doc.TargetDir, buildDir: doc.BuildDir}
 	run := SarifRun{
 		Tool:    SarifTool{Driver: SarifDriver{Name: doc.Tool.Name, Version: doc.Tool.Version, Rules: SarifRules()}},
 		Results: []SarifResult{},
@@ -253,10 +257,16 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	if !ok {
 		ri = -1 // a rule check.Rules does not list (never, as long as check reports only its rules)
 	}
+	// The message code scanning shows: no times or digests (they change with every build and would
+	// rewrite every alert's text), then the fix, which SARIF's fixes (text replacements) cannot hold.
+	text := StableText(f.Message)
+	if f.Fix != "" {
+		text += "\n\nFix: " + StableText(f.Fix)
+	}
 	res := SarifResult{
-		RuleID: f.Rule, RuleIndex: ri, Level: SarifLevel(f.Severity), Message: SarifMessage{Text: f.Message},
+		RuleID: f.Rule, RuleIndex: ri, Level: SarifLevel(f.Severity), Message: SarifMessage{Text: text},
 		PartialFingerprints: map[string]string{"stalecheck/v1": u.fingerprint(f)},
-		Properties:          map[string]any{"severity": f.Severity, "subjects": f.Subjects, "roots": f.Roots},
+		Properties:          map[string]any{"severity": f.Severity, "subjects": f.Subjects, "roots": f.Roots, "message": f.Message},
 	}
 	if f.Fix != "" {
 		res.Properties["fix"] = f.Fix
@@ -264,7 +274,15 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	primary := ""
 	switch {
 	case len(f.Subjects) > 0:
+		// The file the user changes: the first subject outside the target and build folders (which
+		// code scanning cannot show: they are not in the repository), else the first.
 		primary = f.Subjects[0]
+		for _, sub := range f.Subjects {
+			if !u.generated(sub) {
+				primary = sub
+				break
+			}
+		}
 	case len(f.Roots) > 0:
 		primary = f.Roots[0]
 	default:
@@ -289,18 +307,18 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	res.Locations = []SarifLocation{loc}
 
 	var related []SarifLocation
-	add := func(path, msg string) {
+	add := func(path, msg string, props map[string]any) {
 		id := len(related)
 		related = append(related, SarifLocation{ID: &id, PhysicalLocation: SarifPhysicalLocation{ArtifactLocation: u.artifact(path)},
-			Message: &SarifMessage{Text: msg}})
+			Message: &SarifMessage{Text: msg}, Properties: props})
 	}
 	for i, s := range f.Subjects {
-		if i > 0 {
-			add(s, fmt.Sprintf("subject %d of the finding", i+1))
+		if s != primary {
+			add(s, fmt.Sprintf("subject %d of the finding", i+1), nil)
 		}
 	}
 	for _, r := range f.Roots {
-		add(r, "a binary (root) this finding affects")
+		add(r, "a binary (root) this finding affects", nil)
 	}
 	var pathless []string
 	for _, e := range f.Evidence {
@@ -308,7 +326,15 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 			pathless = append(pathless, evidenceText(e))
 			continue
 		}
-		add(e.Path, evidenceText(e))
+		props := map[string]any{"evidence": evidenceText(e)}
+		if e.MTimeNS != 0 {
+			props["mtime_ns"] = e.MTimeNS // JSON readers that decode numbers as float64 lose its last digits:
+			props["mtime"] = time.Unix(0, e.MTimeNS).UTC().Format(time.RFC3339Nano)
+		}
+		if e.Size != 0 {
+			props["size"] = e.Size
+		}
+		add(e.Path, evidenceStableText(e), props)
 	}
 	if len(pathless) > 0 {
 		res.Properties["evidence_without_path"] = pathless
@@ -319,6 +345,34 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	}
 	res.RelatedLocations = related
 	return res
+}
+
+// evidenceStableText is an evidence item as one line without what changes from build to build (its
+// mtime, size, times and digests in its detail): "input (known by: declared, depfile): <detail>".
+func evidenceStableText(e EvidenceJSON) string {
+	t := e.Kind
+	if e.How != "" {
+		t += " (known by: " + e.How + ")"
+	}
+	if d := StableText(e.Detail); d != "" {
+		t += ": " + d
+	}
+	return t
+}
+
+// volatile matches what changes from one build to the next in a message: a time (RFC 3339, with the
+// word that introduces it), a digest.
+var (
+	volatileTime   = regexp.MustCompile(`(?: (?:at|from|since|started|recorded at))? ?\(?\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})\)?`)
+	volatileDigest = regexp.MustCompile(`\b(?:blake3|sha256):[0-9a-f]{16,}`)
+)
+
+// StableText is s without times and digests: what code scanning shows stays the same from one build to
+// the next (the values are in the result's and the locations' properties).
+func StableText(s string) string {
+	s = volatileTime.ReplaceAllString(s, "")
+	s = volatileDigest.ReplaceAllString(s, "a digest")
+	return s
 }
 
 // evidenceText is an evidence item as one line: "input (known by: declared, depfile): mtime
@@ -346,7 +400,17 @@ func evidenceText(e EvidenceJSON) string {
 }
 
 // uriMaker turns absolute paths into artifact locations.
-type uriMaker struct{ workspace string }
+type uriMaker struct{ workspace, targetDir, buildDir string }
+
+// generated reports whether path lies in the target or build folder (outputs, not the repository's files).
+func (u uriMaker) generated(path string) bool {
+	for _, d := range []string{u.targetDir, u.buildDir} {
+		if d != "" && (path == d || strings.HasPrefix(path, d+string(filepath.Separator))) {
+			return true
+		}
+	}
+	return false
+}
 
 // rel returns path relative to the workspace, and whether it lies inside it.
 func (u uriMaker) rel(path string) (string, bool) {
