@@ -116,3 +116,29 @@ func TestScriptDrivenMake(t *testing.T) {
 		t.Errorf("the finding should name the setting the script reads and the object to remove: %s\nfix: %s", f.Message, f.Fix)
 	}
 }
+
+// The same with Ninja in the package folder (a hand-written build.ninja with gcc depfiles in its deps
+// log): nothing in the mechanism knows which system the script runs.
+func TestScriptDrivenNinja(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real cargo and ninja builds")
+	}
+	need.Tools(t, "ninja", "cc", "ar")
+	files := scriptMakeWorkspace()
+	delete(files, "csrc/Makefile")
+	files["csrc/build.ninja"] = "rule cc\n  command = cc -MMD -MF $out.d -Iinclude -O1 -fPIC -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n" +
+		"rule ar\n  command = rm -f $out && ar crs $out $in\nbuild a.o: cc a.c\nbuild libdm.a: ar a.o\n"
+	files["build.rs"] = strings.NewReplacer(`println!("cargo:rerun-if-changed=csrc/Makefile");`, `println!("cargo:rerun-if-changed=csrc/build.ninja");`,
+		`Command::new("make")`, `Command::new("ninja")`, `c.args(["-s", "-C", "csrc"]);`, `c.args(["-C", "csrc"]);`).Replace(files["build.rs"])
+	p := testutil.NewProject(t, files)
+	state := t.TempDir()
+	p.Cargo("build")
+	if errs := testutil.AtLeast(analyzeProject(t, p, state), check.Error); len(errs) > 0 {
+		t.Fatalf("a fresh build: want no error, got:\n%s", testutil.Dump(errs))
+	}
+	p.Edit("csrc/include/lib.h", "h-1", "h-2")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") || runApp(t, p) != "h-1" {
+		t.Fatalf("the premise fails: cargo reran the build script, or the program prints %q:\n%s", runApp(t, p), out)
+	}
+	wantError(t, analyzeProject(t, p, state), "untracked-input-changed", p.Path("csrc/include/lib.h"), p.Path("target/debug/app"))
+}
