@@ -354,6 +354,19 @@ func goProject() Project {
 // debianRegistryConfig is a package's .cargo/config.toml: Debian's crates as the registry (offline).
 const debianRegistryConfig = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
 
+// ccScript is how the cc-crate build scripts of the corpus begin: they declare build.rs, the template
+// and src/a.c, write config.h from the template into OUT_DIR, and set up the library's cc::Build (b).
+const ccScript = `fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-changed=config.h.in");
+    println!("cargo:rerun-if-changed=src/a.c");
+    let out = std::env::var("OUT_DIR").unwrap();
+    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
+    std::fs::write(format!("{}/config.h", out), t).unwrap();
+    let mut b = cc::Build::new();
+    b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
+`
+
 // cargoCrate: a Cargo package (in dir) whose build script compiles the C library with the cc crate and
 // generates config.h from the template into OUT_DIR; it declares build.rs, the template and src/a.c, not
 // the headers nor src/b.c. kind is "bin" (package app) or "staticlib" (package truthrs, for the chains).
@@ -378,16 +391,7 @@ func cargoCrate(dir, kind string) (map[string]string, []Input) {
 		"description = \"TRUTHV_d_0\"\nhomepage = \"https://example.invalid/h0\"\n" + target +
 		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
 	files[dir+"/.cargo/config.toml"] = debianRegistryConfig
-	files[dir+"/build.rs"] = `fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=config.h.in");
-    println!("cargo:rerun-if-changed=src/a.c");
-    let out = std::env::var("OUT_DIR").unwrap();
-    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
-    std::fs::write(format!("{}/config.h", out), t).unwrap();
-    let mut b = cc::Build::new();
-    b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
-    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); }
+	files[dir+"/build.rs"] = ccScript + `    if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); }
 ` + outside + `    b.compile("truthc");
 }
 `
@@ -724,16 +728,7 @@ func bindgenProject() Project {
 		"[build-dependencies]\ncc = \"1.0\"\nbindgen = { version = \"0.60\", default-features = false, features = [\"runtime\"] }\n"
 	files["bg/.cargo/config.toml"] = debianRegistryConfig
 	files["bg/wrapper.h"] = "#include \"lib.h\"\n#define WRAP_TAG \"TRUTHV_w_0\"\n"
-	files["bg/build.rs"] = `fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=config.h.in");
-    println!("cargo:rerun-if-changed=src/a.c");
-    let out = std::env::var("OUT_DIR").unwrap();
-    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
-    std::fs::write(format!("{}/config.h", out), t).unwrap();
-    let mut b = cc::Build::new();
-    b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
-    let mut g = bindgen::Builder::default().header("wrapper.h").clang_arg("-Ioverride").clang_arg("-Iinclude");
+	files["bg/build.rs"] = ccScript + `    let mut g = bindgen::Builder::default().header("wrapper.h").clang_arg("-Ioverride").clang_arg("-Iinclude");
     if std::env::var_os("CARGO_FEATURE_FAST").is_some() { b.define("FAST", None); g = g.clang_arg("-DFAST"); }
     b.compile("truthc");
     g.parse_callbacks(Box::new(bindgen::CargoCallbacks)).generate().unwrap()

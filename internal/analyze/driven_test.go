@@ -60,6 +60,20 @@ func runApp(t *testing.T, p *testutil.Project) string {
 	return strings.TrimSpace(string(out))
 }
 
+// buildThenEditHeader builds the project and checks it is clean, then edits the header only the nested
+// build's depfiles name and builds again: Cargo does not rerun the script, so the program is stale.
+func buildThenEditHeader(t *testing.T, p *testutil.Project, state string) {
+	t.Helper()
+	p.Cargo("build")
+	if errs := testutil.AtLeast(analyzeProject(t, p, state), check.Error); len(errs) > 0 {
+		t.Fatalf("a fresh build: want no error, got:\n%s", testutil.Dump(errs))
+	}
+	p.Edit("csrc/include/lib.h", "h-1", "h-2")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") || runApp(t, p) != "h-1" {
+		t.Fatalf("the premise fails: cargo reran the build script, or the program prints %q:\n%s", runApp(t, p), out)
+	}
+}
+
 // wantError fails the test unless an error of rule names path among its subjects and the program
 // among its roots.
 func wantError(t *testing.T, fs []check.Finding, rule, path, root string) check.Finding {
@@ -84,15 +98,7 @@ func TestScriptDrivenMake(t *testing.T) {
 	need.Tools(t, "make", "cc", "ar")
 	p := testutil.NewProject(t, scriptMakeWorkspace())
 	state := t.TempDir()
-	p.Cargo("build")
-	if errs := testutil.AtLeast(analyzeProject(t, p, state), check.Error); len(errs) > 0 {
-		t.Fatalf("a fresh build: want no error, got:\n%s", testutil.Dump(errs))
-	}
-
-	p.Edit("csrc/include/lib.h", "h-1", "h-2")
-	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") || runApp(t, p) != "h-1" {
-		t.Fatalf("the premise fails: cargo reran the build script, or the program prints %q:\n%s", runApp(t, p), out)
-	}
+	buildThenEditHeader(t, p, state)
 	f := wantError(t, analyzeProject(t, p, state), "untracked-input-changed", p.Path("csrc/include/lib.h"), p.Path("target/debug/app"))
 	if !strings.Contains(f.Fix, "rerun-if-changed=csrc/include") || !strings.Contains(f.Fix, "cargo build") {
 		t.Errorf("the fix should declare the folder and rebuild through Cargo: %s", f.Fix)
@@ -132,13 +138,6 @@ func TestScriptDrivenNinja(t *testing.T) {
 		`Command::new("make")`, `Command::new("ninja")`, `c.args(["-s", "-C", "csrc"]);`, `c.args(["-C", "csrc"]);`).Replace(files["build.rs"])
 	p := testutil.NewProject(t, files)
 	state := t.TempDir()
-	p.Cargo("build")
-	if errs := testutil.AtLeast(analyzeProject(t, p, state), check.Error); len(errs) > 0 {
-		t.Fatalf("a fresh build: want no error, got:\n%s", testutil.Dump(errs))
-	}
-	p.Edit("csrc/include/lib.h", "h-1", "h-2")
-	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") || runApp(t, p) != "h-1" {
-		t.Fatalf("the premise fails: cargo reran the build script, or the program prints %q:\n%s", runApp(t, p), out)
-	}
+	buildThenEditHeader(t, p, state)
 	wantError(t, analyzeProject(t, p, state), "untracked-input-changed", p.Path("csrc/include/lib.h"), p.Path("target/debug/app"))
 }
