@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -359,6 +360,7 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	var gs []*graph.Graph
 	var firstErr error
 	var failed []graph.Problem
+	var labels [][2]string // system and folder of gs[i], for the graphs read from found
 	for _, f := range found {
 		read := reader(f.System)
 		if read == nil {
@@ -378,6 +380,7 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 			continue
 		}
 		gs = append(gs, g)
+		labels = append(labels, [2]string{f.System, f.Dir})
 	}
 	gs, notes, failed = pullLinkedCargo(ctx, gs, notes, failed, want, opt)
 	if len(driven) > 0 {
@@ -404,9 +407,86 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 		return nil, found, firstErr
 	}
 	g := Merge(gs...)
+	if abs, err := filepath.Abs(path); err == nil && len(want) == 0 && cargoAt(abs) == "" && !slices.ContainsFunc(found, func(f Found) bool { return f.Dir == abs }) {
+		if parts := unrelated(gs); len(parts) > 1 {
+			return nil, found, severalBuilds(path, parts, labels)
+		}
+	}
 	g.Problems = append(g.Problems, failed...)
 	g.Notes = append(g.Notes, notes...)
 	return g, found, nil
+}
+
+// ErrSeveralBuilds is returned by ReadAll for a PATH that is no build itself but holds several builds
+// that share no file (a scratch folder of unrelated projects): one report would mix them.
+var ErrSeveralBuilds = errors.New("several unrelated builds")
+
+// unrelated groups the graphs that Merge tied together (a step of one depends on a step of another):
+// each group is one build, as the indexes of its graphs.
+func unrelated(gs []*graph.Graph) [][]int {
+	of := map[*graph.Step]int{}
+	for i, g := range gs {
+		for _, s := range g.Steps {
+			of[s] = i
+		}
+	}
+	parent := make([]int, len(gs))
+	for i := range parent {
+		parent[i] = i
+	}
+	var find func(int) int
+	find = func(i int) int {
+		for parent[i] != i {
+			i = parent[i]
+		}
+		return i
+	}
+	for i, g := range gs {
+		for _, s := range g.Steps {
+			for _, d := range s.Deps {
+				if j, ok := of[d]; ok && find(j) != find(i) {
+					parent[find(j)] = find(i)
+				}
+			}
+		}
+	}
+	byRoot := map[int][]int{}
+	var order []int
+	for i := range gs {
+		r := find(i)
+		if _, ok := byRoot[r]; !ok {
+			order = append(order, r)
+		}
+		byRoot[r] = append(byRoot[r], i)
+	}
+	var out [][]int
+	for _, r := range order {
+		out = append(out, byRoot[r])
+	}
+	return out
+}
+
+// severalBuilds says which builds PATH holds (each group of tied graphs, by the system and folder of
+// the graphs read from what Detect found) and how to check one.
+func severalBuilds(path string, parts [][]int, labels [][2]string) error {
+	var list []string
+	first := ""
+	for _, part := range parts {
+		var names []string
+		for _, i := range part {
+			if i < len(labels) {
+				names = append(names, labels[i][0]+" at "+labels[i][1])
+				if first == "" {
+					first = labels[i][1]
+				}
+			}
+		}
+		if len(names) > 0 {
+			list = append(list, strings.Join(names, " + "))
+		}
+	}
+	return fmt.Errorf("%w under %s, which share no file: %s; check one of them (stalecheck check %s), or name the systems to read with --system",
+		ErrSeveralBuilds, path, strings.Join(list, "; "), first)
 }
 
 // readDriven reads each build folder of cands (Make or Ninja folders inside a Cargo package with a build

@@ -201,3 +201,28 @@ func TestReadAllSkipsScriptDrivenBuilds(t *testing.T) {
 		t.Fatalf("no step for native/y.o in %d steps", len(g.Steps))
 	}
 }
+
+// A folder that is no build itself but holds two builds sharing no file is refused, naming both and how
+// to check one; either one alone is read; --system reads them together as asked.
+func TestReadAllRefusesUnrelatedBuilds(t *testing.T) {
+	need(t, "make", "cc")
+	root := t.TempDir()
+	mk := "app: main.o\n\tcc -o app main.o\nmain.o: main.c\n\tcc -c main.c -o main.o\n"
+	write(t, root, map[string]string{
+		"one/Makefile": mk, "one/main.c": "int main(void) { return 0; }\n",
+		"two/Makefile": mk, "two/main.c": "int main(void) { return 1; }\n",
+	})
+	sh(t, filepath.Join(root, "one"), "make", "-s")
+	sh(t, filepath.Join(root, "two"), "make", "-s")
+	_, _, err := ReadAll(context.Background(), root, nil, Options{})
+	if !errors.Is(err, ErrSeveralBuilds) || !strings.Contains(err.Error(), "make at "+filepath.Join(root, "one")) ||
+		!strings.Contains(err.Error(), "make at "+filepath.Join(root, "two")) || !strings.Contains(err.Error(), "stalecheck check "+filepath.Join(root, "one")) {
+		t.Fatalf("two unrelated builds: %v", err)
+	}
+	if g, _, err := ReadAll(context.Background(), filepath.Join(root, "one"), nil, Options{}); err != nil || len(g.Steps) == 0 {
+		t.Fatalf("one of them: %v", err)
+	}
+	if _, _, err := ReadAll(context.Background(), root, []string{"make"}, Options{}); err != nil {
+		t.Fatalf("--system make: %v", err)
+	}
+}
