@@ -18,8 +18,9 @@ import (
 // watches changed with the configuration. Every binary linked since the library was written holds what
 // was built for the other configuration. Error when the script's source names a setting the two
 // configurations differ in (CARGO_FEATURE_<NAME>, PROFILE, OPT_LEVEL, DEBUG, CARGO_ENCODED_RUSTFLAGS,
-// TARGET): it passes the setting on, and those files did not get it; warning otherwise (a script that
-// ignores the difference builds the same files).
+// TARGET) and the library itself predates the run: it passes the setting on, and the library did not get
+// it; warning otherwise (a script that ignores the difference builds the same files; objects left from
+// the other configuration in a library archived again may not read the setting).
 func otherConfigLibrary(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range liveSteps(g, graph.ScriptRun) {
@@ -71,9 +72,15 @@ func otherConfigLibrary(g *graph.Graph) []Finding {
 			}
 			sort.Strings(roots)
 			read := scriptReads(s, diff)
+			libOld := olds[0].f.Path == lib.Path // the library itself, not only objects it archives
 			sev, why := Warning, "its source names none of the settings that differ, so whether they should differ is not known"
-			if len(read) > 0 {
-				sev, why = Error, "its source reads "+strings.Join(read, ", ")+", so it builds them differently for this configuration"
+			switch {
+			case len(read) > 0 && libOld:
+				sev, why = Error, "its source reads "+strings.Join(read, ", ")+", so it builds the library differently for this configuration"
+			case len(read) > 0:
+				// The library was archived again from objects some of which were not recompiled: whether
+				// the setting reaches those objects' code is not known.
+				why = "its source reads " + strings.Join(read, ", ") + ", but whether that setting reaches the code of the objects not recompiled is not known"
 			}
 			var names []string
 			ev := []Evidence{{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
