@@ -19,8 +19,8 @@ import (
 
 type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
-	manifestPath                                       string
-	verbose, noNative, noCache                         bool
+	manifestPath, targetTriple                         string
+	verbose, noNative, noCache, release, quiet         bool
 	systems, profiles, packages                        []string
 }
 
@@ -62,6 +62,20 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 				}
 				path = p
 			}
+			// Cargo's --release and --target name the profile folder, as --profile does.
+			if fl.release || fl.targetTriple != "" {
+				if len(fl.profiles) > 0 {
+					return &ExitError{2, fmt.Errorf("--release and --target name the profile folder, as --profile does: give one or the other")}
+				}
+				prof := "debug"
+				if fl.release {
+					prof = "release"
+				}
+				if fl.targetTriple != "" {
+					prof = fl.targetTriple + "/" + prof
+				}
+				fl.profiles = []string{prof}
+			}
 			// Cargo's own colour setting, when --color is not given (as under `cargo stalecheck`).
 			if v := os.Getenv("CARGO_TERM_COLOR"); !cmd.Flags().Changed("color") && (v == "auto" || v == "always" || v == "never") {
 				fl.color = v
@@ -82,6 +96,9 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.BoolVar(&fl.noCache, "no-cache", false, "do not answer from, nor store into, the verdict cache (also "+vcache.EnvMode+"=off)")
 	f.BoolVar(&fl.noNative, "no-native", false, "do not open archives and objects (skips DWARF and archive-member evidence)")
 	f.StringArrayVarP(&fl.packages, "package", "p", nil, "report only the findings about this package (repeatable, as cargo -p): its binaries and the folders of its units")
+	f.BoolVarP(&fl.release, "release", "r", false, "read only the release profile folder (as cargo --release; with --target, <triple>/release)")
+	f.StringVar(&fl.targetTriple, "target", "", "read only the profile folder of this target triple (as cargo --target: <triple>/debug, or <triple>/release with --release)")
+	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no report when the exit status is 0 (no finding at or above --fail-on)")
 	f.StringVar(&fl.manifestPath, "manifest-path", "", "the Cargo.toml of the workspace or package to check (as cargo --manifest-path), instead of PATH")
 	return cmd
 }
@@ -156,6 +173,9 @@ func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn c
 			res.Exit = 1
 			break
 		}
+	}
+	if fl.quiet && res.Exit == 0 && fl.format == "text" {
+		res.Out = nil // -q: a passing check prints nothing, as cargo -q
 	}
 	return res, nil
 }
