@@ -28,7 +28,7 @@ func TestRepro01HeaderEditRefused(t *testing.T) {
 	if out, err := exec.Command(bin).Output(); err != nil || !strings.Contains(string(out), "banner v1") {
 		t.Fatalf("the premise fails: the binary should still print banner v1: %q %v", out, err)
 	}
-	out, stderr, code := runIn(t, p.Dir, "check")
+	out, stderr, code := runIn(t, p.Dir, "check", "-v") // -v: the evidence, how the header is known
 	if code != 1 || !strings.Contains(out, "error[untracked-input-changed]") || !strings.Contains(out, "fastmath-sys/native/include/x.h") ||
 		!strings.Contains(out, "include-scan") {
 		t.Fatalf("check: exit %d (want 1), stdout:\n%s%s", code, out, stderr)

@@ -243,7 +243,7 @@ func TestS13NinjaRuleWithoutDepfile(t *testing.T) {
 	}
 	// The text report names the system.
 	out, _, _ := run(t, "check", dir)
-	if !strings.Contains(out, "stalecheck: ninja build folder "+dir) || !strings.Contains(out, "missing-depfile (ninja)") {
+	if !strings.Contains(out, "stalecheck: ninja build folder "+dir) || !strings.Contains(out, "missing-depfile] (ninja)") {
 		t.Fatalf("text report:\n%s", out)
 	}
 	// --system: make finds nothing here (exit 2, naming what was found); ninja is what the default read.
@@ -404,8 +404,9 @@ func TestMesonCudaDepfileNeverWritten(t *testing.T) {
 	}
 }
 
-// TestMakeAndNinjaTogether: a folder holding a Make folder and a Ninja folder is read as both; each
-// finding names its system, and --system narrows to one.
+// TestMakeAndNinjaTogether: a folder holding a Make folder and a Ninja folder that share no file is
+// refused as two builds; --system make,ninja reads both, each finding naming its system, and --system
+// make narrows to one.
 func TestMakeAndNinjaTogether(t *testing.T) {
 	needTools(t, "make", "ninja", "cc")
 	root := t.TempDir()
@@ -418,7 +419,12 @@ func TestMakeAndNinjaTogether(t *testing.T) {
 	shIn(t, nj, nil, "ninja")
 	editLater(t, filepath.Join(mk, "x.h"), "\n")
 	editLater(t, filepath.Join(nj, "y.h"), "\n")
-	fs, _ := checkSystems(t, root)
+	// Two builds that share no file: one report would mix them, so the folder above both is refused,
+	// naming each; --system reads what it names together.
+	if _, stderr, code := run(t, "check", root); code != 2 || !strings.Contains(stderr, "make at "+mk) || !strings.Contains(stderr, "ninja at "+nj) {
+		t.Fatalf("check of the folder holding both: exit %d, %s", code, stderr)
+	}
+	fs, _ := checkSystems(t, root, "--system", "make,ninja")
 	if a, b := find(fs, "untracked-input-changed", filepath.Join(mk, "x.h")), find(fs, "untracked-input-changed", filepath.Join(nj, "y.h")); len(a) != 1 || a[0].System != "make" || len(b) != 1 || b[0].System != "ninja" {
 		t.Fatalf("findings %+v", fs)
 	}
