@@ -65,7 +65,13 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 			// Cargo's --release and --target name the profile folder, as --profile does.
 			if fl.release || fl.targetTriple != "" {
 				if len(fl.profiles) > 0 {
-					return &ExitError{2, fmt.Errorf("--release and --target name the profile folder, as --profile does: give one or the other")}
+					given := "--release"
+					if fl.targetTriple != "" && fl.release {
+						given = "--release and --target"
+					} else if fl.targetTriple != "" {
+						given = "--target"
+					}
+					return &ExitError{2, fmt.Errorf("%s and --profile both name the profile folder: give one or the other", given)}
 				}
 				prof := "debug"
 				if fl.release {

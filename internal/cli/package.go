@@ -41,6 +41,11 @@ func forPackages(g *graph.Graph, fs []check.Finding, pkgs []string) ([]check.Fin
 			}
 		}
 	}
+	for _, b := range g.BuildDirs { // a build-script compile's folder, or a run's, by the package it belongs to
+		if slices.Contains(pkgs, b.Package) {
+			dirs = append(dirs, b.Path)
+		}
+	}
 	for _, p := range pkgs {
 		if !known[p] {
 			names := make([]string, 0, len(known))

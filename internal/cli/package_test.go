@@ -13,11 +13,13 @@ import (
 func TestForPackages(t *testing.T) {
 	app := &graph.Step{Package: "app", RecordDir: "/t/debug/.fingerprint/app-1"}
 	sys := &graph.Step{Package: "ksys", Kind: graph.ScriptRun, RunDir: "/t/debug/build/ksys-2", PackageRoot: "/w/ksys"}
-	g := &graph.Graph{Steps: []*graph.Step{app, sys}, Roots: []*graph.Root{{File: graph.FileInfo{Path: "/t/debug/app"}, Step: app}}}
+	g := &graph.Graph{Steps: []*graph.Step{app, sys}, Roots: []*graph.Root{{File: graph.FileInfo{Path: "/t/debug/app"}, Step: app}},
+		BuildDirs: []*graph.BuildDir{{Path: "/t/debug/build/ksys-3", Package: "ksys"}}} // the script's compile folder
 	fs := []check.Finding{
 		{Rule: "a", Roots: []string{"/t/debug/app"}, Subjects: []string{"/w/ksys/c/k.c", "/t/debug/build/ksys-2"}},
 		{Rule: "b", Roots: []string{"/t/debug/app"}, Subjects: []string{"/w/app/src/main.rs"}},
 		{Rule: "c", Subjects: []string{"/t/debug/build/ksys-2/out/libk.a"}},
+		{Rule: "d", Subjects: []string{"/t/debug/build/ksys-3"}},
 	}
 	rules := func(fs []check.Finding) string {
 		var r []string
@@ -26,7 +28,7 @@ func TestForPackages(t *testing.T) {
 		}
 		return strings.Join(r, ",")
 	}
-	for pkgs, want := range map[string]string{"app": "a,b", "ksys": "a,c", "": "a,b,c"} {
+	for pkgs, want := range map[string]string{"app": "a,b", "ksys": "a,c,d", "": "a,b,c,d"} {
 		var p []string
 		if pkgs != "" {
 			p = []string{pkgs}

@@ -485,7 +485,7 @@ func severalBuilds(path string, parts [][]int, labels [][2]string) error {
 			list = append(list, strings.Join(names, " + "))
 		}
 	}
-	return fmt.Errorf("%w under %s, which share no file: %s; check one of them (stalecheck check %s), or name the systems to read with --system",
+	return fmt.Errorf("%w under %s, which share no file: %s; check one of them (stalecheck check %s)",
 		ErrSeveralBuilds, path, strings.Join(list, "; "), first)
 }
 
