@@ -354,16 +354,19 @@ func goProject() Project {
 // debianRegistryConfig is a package's .cargo/config.toml: Debian's crates as the registry (offline).
 const debianRegistryConfig = "[source.crates-io]\nreplace-with = \"debian\"\n[source.debian]\ndirectory = \"/usr/share/cargo/registry\"\n"
 
-// ccScript is how the cc-crate build scripts of the corpus begin: they declare build.rs, the template
-// and src/a.c, write config.h from the template into OUT_DIR, and set up the library's cc::Build (b).
-const ccScript = `fn main() {
+// scriptOpening is how the corpus's build scripts begin: they declare build.rs, the template and
+// src/a.c, and write config.h from the template into OUT_DIR; ccScript goes on to set up the library's
+// cc::Build (b).
+const scriptOpening = `fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     println!("cargo:rerun-if-changed=config.h.in");
     println!("cargo:rerun-if-changed=src/a.c");
     let out = std::env::var("OUT_DIR").unwrap();
     let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
     std::fs::write(format!("{}/config.h", out), t).unwrap();
-    let mut b = cc::Build::new();
+`
+
+const ccScript = scriptOpening + `    let mut b = cc::Build::new();
     b.file("src/a.c").file("src/b.c").include("override").include("include").include(&out);
 `
 
@@ -501,14 +504,7 @@ func sysChainProject() Project {
 	files["ws/Cargo.toml"] = "[workspace]\nmembers = [\"truthsys\", \"app\"]\nresolver = \"2\"\n"
 	files["ws/truthsys/Cargo.toml"] = "[package]\nname = \"truthsys\"\nversion = \"0.1.0\"\nedition = \"2021\"\nlinks = \"truthc\"\n" +
 		"[features]\nfast = []\n[build-dependencies]\ncc = \"1.0\"\n"
-	files["ws/truthsys/build.rs"] = `fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
-    println!("cargo:rerun-if-changed=config.h.in");
-    println!("cargo:rerun-if-changed=src/a.c");
-    let out = std::env::var("OUT_DIR").unwrap();
-    let t = std::fs::read_to_string("config.h.in").unwrap().replace("@CONF_PREFIX@", "");
-    std::fs::write(format!("{}/config.h", out), t).unwrap();
-    let inc = format!("{}/include", out);
+	files["ws/truthsys/build.rs"] = scriptOpening + `    let inc = format!("{}/include", out);
     std::fs::create_dir_all(&inc).unwrap();
     for h in ["lib.h", "impl.h"] {
         std::fs::copy(format!("include/{}", h), format!("{}/{}", inc, h)).unwrap();
