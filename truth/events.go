@@ -718,7 +718,7 @@ type evAnswer struct {
 
 // check runs `stalecheck check --format json` in the workspace, in the user's environment.
 func (pr *projectRun) check(ctx context.Context, fast bool) evAnswer {
-	cmd := exec.CommandContext(ctx, pr.o.Stalecheck, "check", "--format", "json", "--fail-on", "none")
+	cmd := exec.CommandContext(ctx, pr.o.Stalecheck, "check", "--all", "--format", "json", "--fail-on", "none")
 	cmd.Dir = filepath.Join(pr.ws, pr.p.CheckDir)
 	cmd.Env = pr.env(fast, "")
 	var stderr bytes.Buffer

@@ -786,7 +786,7 @@ func (r *shapeRun) runRefuses(ctx context.Context, cfg Config, bin string) (bool
 
 // stalecheck runs check --format json in the environment of cfg (the shell its profile is built in).
 func (r *shapeRun) stalecheck(ctx context.Context, cfg Config) answer {
-	args := []string{"check", "--format", "json", "--fail-on", "none"}
+	args := []string{"check", "--all", "--format", "json", "--fail-on", "none"}
 	cmd := exec.CommandContext(ctx, r.o.Stalecheck, args...)
 	cmd.Dir = r.ws
 	cmd.Env = append(cfg.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"), "NO_COLOR=1")

@@ -77,6 +77,9 @@ type Finding struct {
 	// System names the build system of the finding's step where it is not Cargo ("make", "ninja",
 	// "go"); "" for Cargo's findings.
 	System string
+	// More holds, once Group merged further findings of the same rule and cause into this one, the
+	// first subject of each of them, in report order; nil when nothing was merged.
+	More []string
 }
 
 // Rule is one named check.

@@ -20,7 +20,7 @@ import (
 type checkFlags struct {
 	format, failOn, targetDir, buildDir, color, output string
 	manifestPath, targetTriple                         string
-	verbose, noNative, noCache, release, quiet         bool
+	verbose, noNative, noCache, release, quiet, all    bool
 	systems, profiles, packages                        []string
 }
 
@@ -104,6 +104,7 @@ Exit status: 0 no finding at or above --fail-on, 1 findings at or above it, 2 us
 	f.StringArrayVarP(&fl.packages, "package", "p", nil, "report only the findings about this package (repeatable, as cargo -p): its binaries and the folders of its units")
 	f.BoolVarP(&fl.release, "release", "r", false, "read only the release profile folder (as cargo --release; with --target, <triple>/release)")
 	f.StringVar(&fl.targetTriple, "target", "", "read only the profile folder of this target triple (as cargo --target: <triple>/debug, or <triple>/release with --release)")
+	f.BoolVar(&fl.all, "all", false, "report every finding on its own (by default findings of one rule and one fix are shown once, with a count and the other files' paths)")
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print no report when the exit status is 0 (no finding at or above --fail-on)")
 	f.StringVar(&fl.manifestPath, "manifest-path", "", "the Cargo.toml of the workspace or package to check (as cargo --manifest-path), instead of PATH")
 	return cmd
@@ -159,6 +160,10 @@ func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn c
 	}
 	if findings, err = forPackages(g, findings, fl.packages); err != nil {
 		return nil, &ExitError{2, err}
+	}
+	if !fl.all {
+		// One rule, one fix: one finding with a count (20,000 undeclared sources are one fault).
+		findings = check.Group(findings)
 	}
 	tool := report.Tool{Name: "stalecheck", Version: Version}
 	var out bytes.Buffer

@@ -66,6 +66,10 @@ type FindingJSON struct {
 	Fix           string         `json:"fix"`
 	// System names the build system of the finding's step where it is not Cargo ("make", "ninja", "go").
 	System string `json:"system,omitempty"`
+	// More lists, when findings of this rule and cause were grouped into this one, the first subject of
+	// each of the others (their messages and evidence: check --all); Count is 1 + len(More).
+	More  []string `json:"more_subjects,omitempty"`
+	Count int      `json:"count"`
 }
 
 // EvidenceJSON is one fact behind a finding. Times are integer nanoseconds since the epoch with an
@@ -130,7 +134,7 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 	}
 	for _, f := range fs {
 		fj := FindingJSON{Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message, Subjects: f.Subjects,
-			Roots: f.Roots, Fix: f.Fix, Evidence: []EvidenceJSON{}, System: f.System}
+			Roots: f.Roots, Fix: f.Fix, Evidence: []EvidenceJSON{}, System: f.System, More: f.More, Count: f.Count()}
 		if fj.Subjects == nil {
 			fj.Subjects = []string{}
 		}
@@ -153,7 +157,7 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 				MTimeNS: e.MTimeNS, MTime: rfc3339(e.MTimeNS), Size: e.Size, How: e.How, Detail: e.Detail})
 		}
 		d.Findings = append(d.Findings, fj)
-		d.Summary[f.Severity.String()]++
+		d.Summary[f.Severity.String()] += f.Count()
 	}
 	return d
 }

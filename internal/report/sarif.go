@@ -260,6 +260,10 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	// The message code scanning shows: no times or digests (they change with every build and would
 	// rewrite every alert's text), then the fix, which SARIF's fixes (text replacements) cannot hold.
 	text := StableText(f.Message)
+	if len(f.More) > 0 {
+		// One fault, one alert: the files of the same rule and fix are named in relatedLocations.
+		text += fmt.Sprintf(" (and %s more of the same cause)", Thousands(len(f.More)))
+	}
 	if f.Fix != "" {
 		text += "\n\nFix: " + StableText(f.Fix)
 	}
@@ -319,6 +323,12 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	}
 	for _, r := range f.Roots {
 		add(r, "a binary (root) this finding affects", nil)
+	}
+	for _, m := range f.More {
+		add(m, "another file of the same cause", nil)
+	}
+	if len(f.More) > 0 {
+		res.Properties["count"] = f.Count
 	}
 	var pathless []string
 	for _, e := range f.Evidence {

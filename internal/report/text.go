@@ -5,6 +5,7 @@ import (
 	"io"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,8 +81,10 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 		}
 	}
 	sum := map[check.Severity]int{}
+	grouped := false
 	for _, f := range fs {
-		sum[f.Severity]++
+		sum[f.Severity] += f.Count()
+		grouped = grouped || len(f.More) > 0
 	}
 	p.line("")
 	if len(fs) == 0 {
@@ -101,6 +104,9 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 		}
 	} else {
 		p.line("%d error(s), %d warning(s), %d info", sum[check.Error], sum[check.Warning], sum[check.Info])
+		if grouped {
+			p.line("(findings of one rule and one fix are shown once with a count; --all lists each)")
+		}
 		if !opt.Verbose {
 			p.line("(-v shows each finding's evidence: the files, mtimes, digests and records it rests on)")
 		}
@@ -208,6 +214,13 @@ func (p *printer) finding(f check.Finding) {
 	if len(f.Subjects) > 0 {
 		p.line("    --> %s", p.rel(f.Subjects[0]))
 	}
+	if len(f.More) > 0 {
+		where := ""
+		if dir := f.CommonFolder(); dir != "" {
+			where = " in " + p.rel(dir) + string(filepath.Separator)
+		}
+		p.line("        … and %s more of the same cause%s (--all lists them)", Thousands(len(f.More)), where)
+	}
 	for _, e := range f.Evidence {
 		if !p.verbose {
 			break
@@ -245,6 +258,20 @@ func Timestamp(ns int64) string { return FormatTime(time.Unix(0, ns)) }
 
 // FormatTime formats t with TimeLayout, in UTC.
 func FormatTime(t time.Time) string { return t.UTC().Format(TimeLayout) }
+
+// Thousands writes n with a comma between each group of three digits: 19,999.
+func Thousands(n int) string {
+	s := strconv.Itoa(n)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	for i := len(s) - 3; i > 0; i -= 3 {
+		s = s[:i] + "," + s[i:]
+	}
+	if neg {
+		s = "-" + s
+	}
+	return s
+}
 
 func orNone(s string) string {
 	if s == "" {
