@@ -2,7 +2,10 @@ package cli
 
 import (
 	"fmt"
+	"os"
 	"strings"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -62,17 +65,85 @@ func completeEnums(root *cobra.Command, systems []string) {
 	}
 }
 
-// flagWidth is the width flag descriptions are wrapped to in --help.
-const flagWidth = 100
+// flagWidth is the width flag descriptions are wrapped to in --help: the terminal's width on stdout,
+// else 100 columns; never under 60.
+func flagWidth() int {
+	if ws, err := unix.IoctlGetWinsize(int(os.Stdout.Fd()), unix.TIOCGWINSZ); err == nil && ws.Col > 0 {
+		return max(60, int(ws.Col))
+	}
+	return 100
+}
 
-// wrapFlagUsages makes --help wrap flag descriptions at flagWidth columns (cobra's template prints
-// each on one line, up to a few hundred characters).
+// groupAnnotation is the flag annotation that names a flag's group in --help.
+const groupAnnotation = "stalecheck_group"
+
+// flagGroups puts check's flags (and the root's copy of them) in groups for --help, in this order.
+var flagGroups = []struct {
+	name  string
+	flags []string
+}{
+	{"Output", []string{"format", "output", "verbose", "all", "quiet", "color", "fail-on"}},
+	{"Cargo (as cargo takes them)", []string{"manifest-path", "package", "release", "target", "profile", "target-dir", "build-dir"}},
+	{"What is read", []string{"system", "no-native", "no-cache"}},
+}
+
+// setFlagGroups annotates the flags of cmd that flagGroups names.
+func setFlagGroups(cmd *cobra.Command) {
+	for _, g := range flagGroups {
+		for _, n := range g.flags {
+			if f := cmd.Flags().Lookup(n); f != nil {
+				if f.Annotations == nil {
+					f.Annotations = map[string][]string{}
+				}
+				f.Annotations[groupAnnotation] = []string{g.name}
+			}
+		}
+	}
+}
+
+// groupedFlags writes a flag set for --help: one "Flags:" list, or, when its flags carry groups, one
+// titled list per group (in flagGroups' order) and the rest under "Other flags:".
+func groupedFlags(fs *pflag.FlagSet) string {
+	width := flagWidth()
+	sets := map[string]*pflag.FlagSet{}
+	other := pflag.NewFlagSet("other", pflag.ContinueOnError)
+	grouped := false
+	fs.VisitAll(func(f *pflag.Flag) {
+		g := f.Annotations[groupAnnotation]
+		if len(g) == 0 {
+			other.AddFlag(f)
+			return
+		}
+		grouped = true
+		if sets[g[0]] == nil {
+			sets[g[0]] = pflag.NewFlagSet(g[0], pflag.ContinueOnError)
+		}
+		sets[g[0]].AddFlag(f)
+	})
+	if !grouped {
+		return "Flags:\n" + strings.TrimRight(fs.FlagUsagesWrapped(width), " \n")
+	}
+	var b strings.Builder
+	for _, g := range flagGroups {
+		if s := sets[g.name]; s != nil {
+			b.WriteString(g.name + ":\n" + s.FlagUsagesWrapped(width) + "\n")
+		}
+	}
+	if other.HasFlags() {
+		b.WriteString("Other flags:\n" + other.FlagUsagesWrapped(width))
+	}
+	return strings.TrimRight(b.String(), " \n")
+}
+
+// wrapFlagUsages makes --help wrap flag descriptions to the terminal (cobra's template prints each on
+// one line, up to a few hundred characters) and list a command's flags in groups where it has them.
 func wrapFlagUsages(root *cobra.Command) {
 	cobra.AddTemplateFunc("wrappedFlags", func(f *pflag.FlagSet) string {
-		return strings.TrimRight(f.FlagUsagesWrapped(flagWidth), " \n")
+		return strings.TrimRight(f.FlagUsagesWrapped(flagWidth()), " \n")
 	})
+	cobra.AddTemplateFunc("groupedFlags", groupedFlags)
 	t := root.UsageTemplate()
-	t = strings.ReplaceAll(t, "{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags .LocalFlags}}")
+	t = strings.ReplaceAll(t, "Flags:\n{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}", "{{groupedFlags .LocalFlags}}")
 	t = strings.ReplaceAll(t, "{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags .InheritedFlags}}")
 	root.SetUsageTemplate(t)
 }

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,6 +41,7 @@ Exit status: 0 answered, 2 error (no such run or build, an ambiguous build prefi
 		Args: exactArgs("A", "B"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(st, args, fl) },
 	}
+	cmd.ValidArgsFunction = completeRuns(&fl)
 	f := cmd.Flags()
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
@@ -192,4 +194,40 @@ func change(a, b int64, f func(int64) string) string {
 		s += fmt.Sprintf(" (%+.1f%%)", 100*float64(b-a)/float64(a))
 	}
 	return s
+}
+
+// completeRuns offers `diff` its arguments: the newest runs' IDs (described by name, start and build)
+// and the build keys they ran, read from the ledger --ledger names (read-only; nothing when it cannot
+// be opened: completion never prints an error into the shell).
+func completeRuns(fl *diffFlags) cobra.CompletionFunc {
+	return func(cmd *cobra.Command, args []string, toComplete string) ([]cobra.Completion, cobra.ShellCompDirective) {
+		if len(args) >= 2 {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		l, err := openLedgerRO(ledgerDSN(fl.ledger))
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		defer l.Close()
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		recs, err := l.List(ctx, ledger.Filter{Name: fl.name, Limit: 50})
+		if err != nil {
+			return nil, cobra.ShellCompDirectiveNoFileComp
+		}
+		var out []cobra.Completion
+		seen := map[string]bool{}
+		for _, r := range recs {
+			key := runner.BuildKey(r.Identity)
+			out = append(out, cobra.CompletionWithDesc(fmt.Sprint(r.ID), fmt.Sprintf("%s %s build %s", r.Name, r.Start.UTC().Format("2006-01-02 15:04"), key)))
+			if strings.Trim(key, "0123456789") == "" && key != "" {
+				key = "build:" + key // a key of digits only would read as a run ID
+			}
+			if key != "" && !seen[key] {
+				seen[key] = true
+				out = append(out, cobra.CompletionWithDesc(key, "build of "+r.Name))
+			}
+		}
+		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
+	}
 }

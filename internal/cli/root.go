@@ -69,6 +69,7 @@ library and which one each binary links, failed builds and orphaned folders. It 
 	completeEnums(root, systems.Registered())
 	wrapFlagUsages(root)
 	// A bare `stalecheck` (with check's flags) behaves as `stalecheck check`.
+	setFlagGroups(chk)
 	root.Flags().AddFlagSet(chk.Flags())
 	root.RunE = func(cmd *cobra.Command, args []string) error { return chk.RunE(cmd, args) }
 	return root
@@ -79,7 +80,7 @@ func Main(args []string, st Streams) int {
 	args = cargoSubcommandArgs(args)
 	root := NewRoot(st)
 	root.SetArgs(args[1:])
-	err := root.Execute()
+	cmd, err := root.ExecuteC()
 	if err == nil {
 		return 0
 	}
@@ -87,8 +88,16 @@ func Main(args []string, st Streams) int {
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
 			fmt.Fprintln(st.Err, "stalecheck:", escapeErr(ee.Err.Error()))
+			if tip := flagTip(cmd, ee.Err); tip != "" {
+				fmt.Fprintln(st.Err, "  tip:", escapeErr(tip))
+			}
 		}
 		return ee.Code
+	}
+	if tip := flagTip(cmd, err); tip != "" {
+		fmt.Fprintln(st.Err, "stalecheck:", escapeErr(err.Error()))
+		fmt.Fprintln(st.Err, "  tip:", escapeErr(tip))
+		return 2
 	}
 	// cobra's own errors: unknown flags or commands, an unknown one with the commands it is close to
 	// (said as Cargo says it: "tip: a similar command exists").
