@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -547,5 +548,52 @@ func TestTruncatedDatabase(t *testing.T) {
 		if !errors.As(err, &pe) || !strings.Contains(err.Error(), mk) {
 			t.Errorf("cut at %d of %d: %v, want a ParseError naming %s", cut, len(out), err, mk)
 		}
+	}
+}
+
+// A program compiled and linked by one rule (app: main.c; make's built-in %: %.c alike) is a link step
+// whose inputs are its sources: an edited source is a pending rebuild, an edited header make does not
+// know (no depfile; found in the program's DWARF) is untracked, and with the depfile gcc -MMD writes beside the program included,
+// the header is make's prerequisite and the step is pending.
+func TestCompileAndLinkInOneRule(t *testing.T) {
+	needTools(t)
+	for _, tc := range []struct{ name, makefile string }{
+		{"explicit", "main: main.c\n\tcc -g -o main main.c\n"},
+		{"built-in", "CFLAGS = -g\nmain: main.c\n"},
+		{"depfile", "main: main.c\n\tcc -MMD -o main main.c\n-include main.d\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{"Makefile": tc.makefile, "main.c": "#include \"x.h\"\nint main(void) { return x(); }\n", "x.h": "static inline int x(void) { return 0; }\n"})
+			build(t, dir)
+			b := readBuild(t, dir)
+			if s := step(t, b, "main"); s.Kind != Link {
+				t.Fatalf("main is a %q step, want %q", s.Kind, Link)
+			}
+			if p := factsOf(b, PendingRebuild); len(p) != 0 {
+				t.Fatalf("fresh build: pending %+v", p)
+			}
+			edit(t, filepath.Join(dir, "x.h"), "static inline int x(void) { return 1; }\n")
+			if makeQ(t, dir) == 0 == (tc.name == "depfile") {
+				t.Fatalf("premise: make -q after the header edit disagrees with the shape %s", tc.name)
+			}
+			b = readBuild(t, dir)
+			want, other := UntrackedInputChanged, PendingRebuild
+			if tc.name == "depfile" {
+				want, other = PendingRebuild, UntrackedInputChanged
+			}
+			if f := factsOf(b, want); len(f) != 1 || f[0].Path != filepath.Join(dir, "x.h") {
+				t.Errorf("after the header edit: %s facts %+v, want one naming x.h (all: %+v)", want, f, b.Facts)
+			}
+			if f := factsOf(b, other); len(f) != 0 {
+				t.Errorf("after the header edit: %s facts %+v, want none", other, f)
+			}
+			build(t, dir)
+			edit(t, filepath.Join(dir, "main.c"), "#include \"x.h\"\nint main(void) { return x() + 1; }\n")
+			b = readBuild(t, dir)
+			if !slices.ContainsFunc(factsOf(b, PendingRebuild), func(f Fact) bool { return f.Path == filepath.Join(dir, "main.c") }) {
+				t.Errorf("after the source edit: pending %+v, want one naming main.c", factsOf(b, PendingRebuild))
+			}
+		})
 	}
 }

@@ -268,6 +268,15 @@ func (r *reader) kindOf(f *File) (StepKind, bool) {
 			return Link, true
 		}
 	}
+	// A program compiled and linked by one rule (app: main.c, or make's built-in %: %.c): a link
+	// step whose inputs are the sources themselves.
+	if len(f.Recipe) > 0 {
+		for _, p := range f.Prereqs {
+			if sourceExt[filepath.Ext(p)] {
+				return Link, true
+			}
+		}
+	}
 	return "", false
 }
 
@@ -360,6 +369,9 @@ func (r *reader) analyse() {
 		case Archive:
 			r.archive(s, compileByBase)
 		case Link:
+			if compiles(s) {
+				r.compile(s) // its depfile, DWARF and header clues, as for an object
+			}
 			r.link(s)
 		}
 		r.pending(s)
@@ -447,7 +459,11 @@ func (r *reader) compile(s *Step) {
 	if p, ok := r.includedDeps[obj]; ok {
 		s.Depfile, s.Included = p, true
 	} else {
-		for _, c := range []string{strings.TrimSuffix(obj, filepath.Ext(obj)) + ".d", obj + ".d"} {
+		cands := []string{strings.TrimSuffix(obj, filepath.Ext(obj)) + ".d", obj + ".d"}
+		if cands[0] == cands[1] {
+			cands = cands[:1] // a program without an extension: one name
+		}
+		for _, c := range cands {
 			s.Looked = append(s.Looked, c)
 			if err := safeio.Regular(c); err == nil {
 				s.Depfile = c
@@ -587,6 +603,17 @@ func (r *reader) archive(s *Step, compileByBase map[string]string) {
 		}
 		s.Members = append(s.Members, mem)
 	}
+}
+
+// compiles reports whether a step's rule names a C-family source as a prerequisite (a program compiled
+// and linked by one rule).
+func compiles(s *Step) bool {
+	for _, d := range s.Declared {
+		if sourceExt[filepath.Ext(d.Name)] {
+			return true
+		}
+	}
+	return false
 }
 
 func (r *reader) link(s *Step) {
