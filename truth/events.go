@@ -54,6 +54,10 @@ type Judgement struct {
 	Outcome                                   string // see Outcomes
 	Findings                                  []string
 	BinaryOut, FreshOut                       string
+	// Which: the native libraries with several copies whose copy inside this program `stalecheck which`
+	// and `verify --matches` were asked for (judgeCopies); wrong answers; "cannot tell"; why each was wrong.
+	Which, WhichWrong, WhichCannot int
+	WhichNotes                     []string
 }
 
 // Outcomes, in table order. right: a stale program named by an error that names the edited file; other:
@@ -859,6 +863,10 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 			if f.Severity == "error" || f.Severity == "warning" {
 				j.Findings = append(j.Findings, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, tail(f.Message, 400)))
 			}
+		}
+		if st, err := os.Stat(root); err == nil && st.Mode().IsRegular() {
+			// Which copy of each native library is inside, from the program's bytes, against what it prints.
+			j.Which, j.WhichWrong, j.WhichCannot, j.WhichNotes = judgeCopies(ctx, pr.o.Stalecheck, filepath.Join(pr.ws, pr.p.CheckDir), pr.env(fast, ""), root, got, nil)
 		}
 		switch {
 		case ans.crash != "":

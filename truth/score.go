@@ -13,12 +13,15 @@ type EvRow struct {
 	Judged       int
 	Stale        int
 	Count        map[string]int // outcome → judgements
+	// Which: libraries with several copies whose copy inside a program which/verify were asked for;
+	// wrong answers; "cannot tell".
+	Which, WhichWrong, WhichCannot int
 }
 
 // Wrong counts the judgements that fail the corpus: false errors, misses, right binary for another
-// reason, crashes, cannot tell, noise.
+// reason, crashes, cannot tell, noise, and which/verify naming a copy that is not the one inside.
 func (r EvRow) Wrong() int {
-	return r.Count["false-error"] + r.Count["missed"] + r.Count["other"] + r.Count["crash"] + r.Count["cannot-tell"] + r.Count["noise"]
+	return r.Count["false-error"] + r.Count["missed"] + r.Count["other"] + r.Count["crash"] + r.Count["cannot-tell"] + r.Count["noise"] + r.WhichWrong
 }
 
 // RecallByReason is the share of stale judgements named by an error for the edited file.
@@ -46,6 +49,9 @@ func (res *EventResult) Table() []EvRow {
 				x.Stale++
 			}
 			x.Count[j.Outcome]++
+			x.Which += j.Which
+			x.WhichWrong += j.WhichWrong
+			x.WhichCannot += j.WhichCannot
 		}
 	}
 	var rows []EvRow
@@ -69,19 +75,20 @@ func (res *EventResult) Summary() string {
 	if a.Stale > 0 {
 		ct = 100 * float64(a.Count["cannot-tell"]) / float64(a.Stale)
 	}
-	return fmt.Sprintf("events: %d events, %d judged, %d stale; %d false errors, %d missed, %d other reason, %d cannot tell (%.1f%% of stale), %d crashes, %d noise, %d conservative; recall by reason %.1f%%",
+	return fmt.Sprintf("events: %d events, %d judged, %d stale; %d false errors, %d missed, %d other reason, %d cannot tell (%.1f%% of stale), %d crashes, %d noise, %d conservative; recall by reason %.1f%%; which/verify: %d judged, %d wrong, %d cannot tell",
 		res.Events, a.Judged, a.Stale, a.Count["false-error"], a.Count["missed"], a.Count["other"], a.Count["cannot-tell"], ct,
-		a.Count["crash"], a.Count["noise"], a.Count["conservative"], a.RecallByReason())
+		a.Count["crash"], a.Count["noise"], a.Count["conservative"], a.RecallByReason(), a.Which, a.WhichWrong, a.WhichCannot)
 }
 
 // Write prints the table (Markdown), the skipped projects and the summary line.
 func (res *EventResult) Write(w io.Writer) {
-	fmt.Fprintln(w, "| system | edit | judged | stale | right | other reason | cannot tell | missed | crash | false errors | conservative | noise | recall by reason |")
-	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
+	fmt.Fprintln(w, "| system | edit | judged | stale | right | other reason | cannot tell | missed | crash | false errors | conservative | noise | recall by reason | which/verify judged / wrong / cannot tell |")
+	fmt.Fprintln(w, "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
 	for _, r := range res.Table() {
 		c := r.Count
-		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f%% |\n", r.System, r.Kind, r.Judged, r.Stale,
-			c["right"], c["other"], c["cannot-tell"], c["missed"], c["crash"], c["false-error"], c["conservative"], c["noise"], r.RecallByReason())
+		fmt.Fprintf(w, "| %s | %s | %d | %d | %d | %d | %d | %d | %d | %d | %d | %d | %.1f%% | %d / %d / %d |\n", r.System, r.Kind, r.Judged, r.Stale,
+			c["right"], c["other"], c["cannot-tell"], c["missed"], c["crash"], c["false-error"], c["conservative"], c["noise"], r.RecallByReason(),
+			r.Which, r.WhichWrong, r.WhichCannot)
 	}
 	fmt.Fprintf(w, "\nseed %d, %s\n", res.Seed, res.Elapsed.Round(1e9))
 	for _, s := range res.Skipped {
@@ -94,6 +101,10 @@ func (res *EventResult) Write(w io.Writer) {
 func (res *EventResult) WriteWrong(w io.Writer) int {
 	n := 0
 	for _, j := range res.Judgements {
+		for _, note := range j.WhichNotes {
+			n++
+			fmt.Fprintf(w, "== %s [%s] event %s, %s, %s: WHICH WRONG\n   %s\n", j.Project, j.System, j.Event, j.Phase, j.Root, note)
+		}
 		switch j.Outcome {
 		case "right", "healthy", "conservative":
 			continue

@@ -1208,25 +1208,31 @@ type whichCandidate struct {
 	Matched bool   `json:"matched"`
 }
 
-// judgeWhich asks `stalecheck which` which copy of each native library the binary holds, where a
-// profile has several copies, and compares it with the copy known by construction: the binary prints
-// every token its native code carries, so a copy holds what the binary holds when every native token
-// in its bytes (and its +fast/+cflag markers) is in what the binary printed. It returns the libraries
-// judged, the wrong answers and the "cannot tell" ones.
+// judgeWhich judges `stalecheck which` and `verify --matches` on one binary of a shape (judgeCopies).
 func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged, wrong, cannot int, notes []string) {
-	cmd := exec.CommandContext(ctx, r.o.Stalecheck, "which", bin, "--format", "json")
-	cmd.Dir = r.ws
-	cmd.Env = append(Config{}.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state"))
-	out, err := cmd.Output()
-	var w whichReport
-	if err != nil || json.Unmarshal(out, &w) != nil {
-		return 1, 1, 0, []string{fmt.Sprintf("which failed: %v", err)}
-	}
 	rust := map[string]bool{}
 	for _, k := range r.s.Knobs {
 		if k.Kind == "rust" {
 			rust[k.Name] = true
 		}
+	}
+	return judgeCopies(ctx, r.o.Stalecheck, r.ws, append(Config{}.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state")), bin, printed, rust)
+}
+
+// judgeCopies asks `stalecheck which` which copy of each native library the binary holds, where there
+// are several copies, and compares it with the copy known by construction: the binary prints every
+// token its native code carries, so a copy holds what the binary holds when every native token in its
+// bytes (and its +fast/+cflag markers) is in what the binary printed (rust names the knobs whose tokens
+// are Rust's, never a native copy's). Then `stalecheck verify BIN --matches COPY` for every candidate
+// must answer as which did: 0 for the copies which names as inside, 1 for the others. It returns the
+// libraries judged, the wrong answers and the "cannot tell" ones, with a note per wrong answer.
+func judgeCopies(ctx context.Context, stalecheck, dir string, env []string, bin, printed string, rust map[string]bool) (judged, wrong, cannot int, notes []string) {
+	cmd := exec.CommandContext(ctx, stalecheck, "which", bin, "--format", "json")
+	cmd.Dir, cmd.Env = dir, env
+	out, err := cmd.Output()
+	var w whichReport
+	if err != nil || json.Unmarshal(out, &w) != nil {
+		return 1, 1, 0, []string{fmt.Sprintf("which %s failed: %v", bin, err)}
 	}
 	// carries reports whether a copy holds knob tokens at all: only such libraries are known by
 	// construction (a Debian crate's own archives carry none).
@@ -1273,6 +1279,20 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 		}
 		return err != nil
 	}
+	// verify answers `verify BIN --matches COPY`: 0 inside, 1 not, 2 cannot tell or error.
+	verify := func(copy string) int {
+		cmd := exec.CommandContext(ctx, stalecheck, "verify", bin, "--matches", copy)
+		cmd.Dir, cmd.Env = dir, env
+		err := cmd.Run()
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			return 2
+		}
+		return 0
+	}
 	for _, lib := range w.Libraries {
 		if len(lib.Candidates) < 2 || !carries(lib.Candidates[0].Path) || slices.ContainsFunc(lib.Candidates, func(c whichCandidate) bool { return twoOfOne(c.Path) }) {
 			continue
@@ -1301,6 +1321,18 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 		if len(matched) == 0 || !subset(matched, right) {
 			wrong++
 			notes = append(notes, fmt.Sprintf("which %s: %s %v, but the copies holding what the binary prints are %v", lib.Name, lib.Outcome, matched, right))
+			continue
+		}
+		for _, c := range lib.Candidates {
+			want := 1
+			if c.Matched {
+				want = 0
+			}
+			if got := verify(c.Path); got != want {
+				wrong++
+				notes = append(notes, fmt.Sprintf("verify %s --matches %s: exit %d, but which says %s of it (exit %d expected)", bin, c.Path, got, map[bool]string{true: "inside", false: "not inside"}[c.Matched], want))
+				break
+			}
 		}
 	}
 	return judged, wrong, cannot, notes

@@ -11,6 +11,8 @@ import (
 	"regexp"
 	"sort"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
 
@@ -332,6 +334,61 @@ func (f *ELFFile) MergedStrings(fn func(section string, off uint64, s []byte) er
 					}
 					cur = cur[:0]
 					start = pos
+				}
+			}
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// RodataStrings calls fn for every run of text that a NUL ends in the read-only data sections that are
+// not merged-string sections (.rodata, .rodata.<name>): where a compiler puts string literals when it
+// does not merge them (gcc at -O0 does, with no symbol to name them). A run counts only when it starts at
+// the section's start or just after a NUL and every byte is printable ASCII, a tab or newline, or part of
+// UTF-8 text, so pointer tables and constants (whose bytes are rarely all text) give nothing. Runs of
+// maxStringLen or more bytes are cut as MergedStrings cuts them. s is only valid during the call.
+func (f *ELFFile) RodataStrings(fn func(section string, off uint64, s []byte) error) error {
+	for _, sec := range f.File.Sections {
+		if sec.Type != elf.SHT_PROGBITS || sec.Flags&elf.SHF_ALLOC == 0 || sec.Flags&(elf.SHF_WRITE|elf.SHF_EXECINSTR) != 0 ||
+			isMergedStrings(sec) || !(sec.Name == ".rodata" || strings.HasPrefix(sec.Name, ".rodata.")) {
+			continue
+		}
+		err := f.scanSection(sec, func(r *bufio.Reader) error {
+			var cur []byte
+			var start, pos uint64
+			text := true // every byte of cur is text
+			for {
+				c, err := r.ReadByte()
+				if err != nil {
+					if errors.Is(err, io.EOF) {
+						return nil // a run the section's end cuts is not NUL-terminated
+					}
+					return err
+				}
+				pos++
+				switch {
+				case c == 0:
+					if len(cur) > 0 && text && utf8.Valid(cur) {
+						if err := fn(sec.Name, start, cur); err != nil {
+							return err
+						}
+					}
+					cur, text, start = cur[:0], true, pos
+					continue
+				case c < 0x20 && c != '\t' && c != '\n', c == 0x7f:
+					text = false
+				}
+				cur = append(cur, c)
+				if len(cur) >= maxStringLen {
+					if text {
+						if err := fn(sec.Name, start, cur); err != nil {
+							return err
+						}
+					}
+					cur, text, start = cur[:0], true, pos
 				}
 			}
 		})

@@ -27,7 +27,7 @@ import (
 type FeatureKind string
 
 const (
-	String FeatureKind = "string" // a NUL-terminated literal of a merged string section
+	String FeatureKind = "string" // a NUL-terminated literal of a merged string section, or a text run of plain .rodata
 	Symbol FeatureKind = "symbol" // a defined function or object symbol with its size
 	Fatbin FeatureKind = "fatbin" // one CUDA fatbinary entry, by section, kind, SM architecture and payload digest
 	Code   FeatureKind = "code"   // one executable section of one member, relocation fields masked
@@ -175,7 +175,7 @@ func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
 	}
 	c.Members = append(c.Members, member)
 	seen := map[string]bool{}
-	err = f.MergedStrings(func(sec string, _ uint64, s []byte) error {
+	addString := func(sec string, _ uint64, s []byte) error {
 		if len(s) < minString || seen[string(s)] {
 			return nil
 		}
@@ -183,8 +183,13 @@ func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
 		c.Features = append(c.Features, Feature{Kind: String, Key: "string:" + string(s), Label: fmt.Sprintf("string %q", s),
 			Member: member, value: string(s), Section: sec})
 		return nil
-	})
-	if err != nil {
+	}
+	// String literals: merged-string sections, and the text runs of plain .rodata, where gcc -O0 puts
+	// literals without a symbol (copies that differ in one literal differ nowhere else there).
+	if err := f.MergedStrings(addString); err != nil {
+		return err
+	}
+	if err := f.RodataStrings(addString); err != nil {
 		return err
 	}
 	syms, _, err := f.DefinedSymbols()

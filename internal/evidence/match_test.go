@@ -1,10 +1,12 @@
 package evidence
 
 import (
-	"github.com/stalecheck/stalecheck/internal/testutil/fixtures"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/testutil/fixtures"
 )
 
 func matchFiles(t *testing.T, bin string, cands ...string) *Result {
@@ -48,5 +50,49 @@ func TestS15LinkOrderFixtures(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(fixtures, "linkorder/run_a_first.txt")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// gcc -O0 puts string literals in plain .rodata with no symbol, not in a merged-string section: two
+// copies of a library that differ in one literal (a -DFAST build appending "+fast") differ nowhere else
+// but there, and Match must still tell which is inside a program built with it.
+func TestMatchLiteralInPlainRodata(t *testing.T) {
+	for _, tool := range []string{"cc", "ar"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	dir := t.TempDir()
+	src := "const char *tag(void) { return \"TAG_a_0|TAG_h_0\"\n#ifdef FAST\n \"+fast\"\n#endif\n; }\n"
+	main := "#include <stdio.h>\nconst char *tag(void);\nint main(void) { puts(tag()); return 0; }\n"
+	for name, body := range map[string]string{"t.c": src, "main.c": main} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sh := func(args ...string) {
+		t.Helper()
+		cmd := exec.Command(args[0], args[1:]...)
+		cmd.Dir = dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("%v: %v\n%s", args, err, out)
+		}
+	}
+	for _, v := range []struct{ sub, def string }{{"plain", "-DPLAIN"}, {"fast", "-DFAST"}} {
+		if err := os.Mkdir(filepath.Join(dir, v.sub), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		sh("cc", "-O0", "-fPIC", v.def, "-c", "t.c", "-o", v.sub+"/t.o")
+		sh("ar", "crs", v.sub+"/libt.a", v.sub+"/t.o")
+	}
+	// Premise: the literal sits in .rodata, not in a merged-string section.
+	sh("sh", "-c", "readelf -SW fast/t.o | grep -q ' .rodata ' && ! readelf -SW fast/t.o | grep -q rodata.str")
+	plain, fast := filepath.Join(dir, "plain/libt.a"), filepath.Join(dir, "fast/libt.a")
+	for bin, lib := range map[string]string{"app-plain": plain, "app-fast": fast} {
+		sh("cc", "-O0", "-o", bin, "main.c", lib)
+		r := matchFiles(t, filepath.Join(dir, bin), plain, fast)
+		if got := r.MatchedPaths(); r.Outcome != Matched || len(got) != 1 || got[0] != lib {
+			t.Errorf("%s: outcome %s, matched %v; want %s matched (%+v)", bin, r.Outcome, got, lib, r)
+		}
 	}
 }
