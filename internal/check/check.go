@@ -77,6 +77,9 @@ type Finding struct {
 	// System names the build system of the finding's step where it is not Cargo ("make", "ninja",
 	// "go"); "" for Cargo's findings.
 	System string
+	// Change is the file the user changes to settle the finding (a source, a build script, a
+	// manifest, a makefile): never a build output; "" when none is known (setChange).
+	Change string
 	// More holds, once Group merged further findings of the same rule and cause into this one, the
 	// first subject of each of them, in report order; nil when nothing was merged.
 	More []string
@@ -145,6 +148,7 @@ func Run(g *graph.Graph, opt Options) []Finding {
 		}
 		return first(a.Subjects) < first(b.Subjects)
 	})
+	setChange(g, out)
 	return out
 }
 

@@ -3,11 +3,17 @@ package cli
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/testutil"
 )
 
 // check --format sarif --output FILE on a real build: the file is written whole (no temporary file
@@ -81,5 +87,70 @@ func TestCheckSarifOutputFile(t *testing.T) {
 	stdout, stderr, code = run(t, "check", "--format", "sarif", "-o", missing, ws)
 	if code != 2 || stdout != "" || !strings.Contains(stderr, missing) {
 		t.Fatalf("missing folder: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+}
+
+// The example's findings uploaded to code scanning: every alert's primary location is a file of the
+// repository (git ls-files), under %SRCROOT%, so GitHub shows its source lines; and an alert's text is
+// byte-identical after the same edit is saved again with another mtime.
+func TestExampleSarifLocationsAreTrackedFiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("real cargo builds")
+	}
+	p := testutil.Example(t, "seed-two-copies")
+	git := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@t", "-c", "init.defaultBranch=main"}, args...)...)
+		cmd.Dir = p.Dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	p.Write(".gitignore", "/target\n")
+	git("init", "-q")
+	git("add", "-A")
+	git("commit", "-qm", "example")
+	p.Cargo("build", "--release")
+	p.Cargo("build", "--release", "--features", "timing")
+	src := "prover-sys/cuda/groth16_cuda.c"
+	p.Edit(src, "#ifdef CUZK_TIMING", "#ifdef CUZK_TIMING\n    fprintf(stderr, \"TIMING_V2\\n\");")
+	p.Cargo("build", "--release", "--features", "timing")
+	tracked := map[string]bool{}
+	for _, f := range strings.Fields(git("ls-files")) {
+		tracked[f] = true
+	}
+	sarif := func() map[string]string {
+		t.Helper()
+		out, stderr, code := run(t, "check", "--no-cache", "--format", "sarif", p.Dir)
+		if code != 1 {
+			t.Fatalf("check --format sarif: exit %d (want 1: the edit is an error)\n%s", code, stderr)
+		}
+		var log report.SarifLog
+		if err := json.Unmarshal([]byte(out), &log); err != nil {
+			t.Fatal(err)
+		}
+		texts := map[string]string{}
+		for _, r := range log.Runs[0].Results {
+			loc := r.Locations[0].PhysicalLocation.ArtifactLocation
+			if loc.URIBaseID != report.SrcRoot || !tracked[loc.URI] {
+				t.Errorf("%s: primary location %s %q is not a tracked file of the repository (tracked: %v)", r.RuleID, loc.URIBaseID, loc.URI, tracked)
+			}
+			texts[r.RuleID+" "+loc.URI] = r.Message.Text
+		}
+		if len(texts) == 0 {
+			t.Fatal("no SARIF results on the stale example")
+		}
+		return texts
+	}
+	first := sarif()
+	// The same content again, with another mtime: nothing an alert says may change.
+	later := time.Now().Add(3 * time.Second)
+	if err := os.Chtimes(p.Path(src), later, later); err != nil {
+		t.Fatal(err)
+	}
+	if d := cmp.Diff(first, sarif()); d != "" {
+		t.Errorf("alert texts changed with the mtime (-first +second):\n%s", d)
 	}
 }

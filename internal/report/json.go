@@ -69,6 +69,9 @@ type FindingJSON struct {
 	// More lists, when findings of this rule and cause were grouped into this one, the first subject of
 	// each of the others (their messages and evidence: check --all); Count is 1 + len(More).
 	More  []string `json:"more_subjects,omitempty"`
+	// Change is the file the user changes to settle the finding (a source, build script, manifest or
+	// makefile; never a build output); absent when none is known.
+	Change string `json:"change,omitempty"`
 	Count int      `json:"count"`
 }
 
@@ -134,7 +137,7 @@ func NewCheckDoc(tool Tool, g *graph.Graph, fs []check.Finding) *CheckDoc {
 	}
 	for _, f := range fs {
 		fj := FindingJSON{Rule: f.Rule, Severity: f.Severity.String(), Message: f.Message, Subjects: f.Subjects,
-			Roots: f.Roots, Fix: f.Fix, Evidence: []EvidenceJSON{}, System: f.System, More: f.More, Count: f.Count()}
+			Roots: f.Roots, Fix: f.Fix, Evidence: []EvidenceJSON{}, System: f.System, More: f.More, Count: f.Count(), Change: f.Change}
 		if fj.Subjects == nil {
 			fj.Subjects = []string{}
 		}

@@ -209,8 +209,13 @@ func NewSarifLog(doc *CheckDoc, opt SarifOptions) *SarifLog {
 		res := newSarifResult(f, index, u, opt)
 		run.Results = append(run.Results, res)
 		if f.Rule == "unreadable-record" {
+			// The notification is about reading: it names the record that could not be read.
+			locs := res.Locations
+			if len(f.Subjects) > 0 {
+				locs = []SarifLocation{{PhysicalLocation: SarifPhysicalLocation{ArtifactLocation: u.artifact(f.Subjects[0])}}}
+			}
 			inv.ToolExecutionNotifications = append(inv.ToolExecutionNotifications, SarifNotification{
-				Level: "warning", Message: SarifMessage{Text: f.Message}, Locations: res.Locations,
+				Level: "warning", Message: SarifMessage{Text: f.Message}, Locations: locs,
 				AssociatedRule: &SarifDescriptorRef{ID: f.Rule, Index: res.RuleIndex},
 			})
 		}
@@ -277,6 +282,9 @@ func newSarifResult(f FindingJSON, index map[string]int, u uriMaker, opt SarifOp
 	}
 	primary := ""
 	switch {
+	case f.Change != "" && !u.generated(f.Change):
+		// The file the user changes (check.Finding.Change): a source, build script or manifest.
+		primary = f.Change
 	case len(f.Subjects) > 0:
 		// The file the user changes: the first subject outside the target and build folders (which
 		// code scanning cannot show: they are not in the repository), else the first.
