@@ -68,11 +68,11 @@ type FindingJSON struct {
 	System string `json:"system,omitempty"`
 	// More lists, when findings of this rule and cause were grouped into this one, the first subject of
 	// each of the others (their messages and evidence: check --all); Count is 1 + len(More).
-	More  []string `json:"more_subjects,omitempty"`
+	More []string `json:"more_subjects,omitempty"`
 	// Change is the file the user changes to settle the finding (a source, build script, manifest or
 	// makefile; never a build output); absent when none is known.
 	Change string `json:"change,omitempty"`
-	Count int      `json:"count"`
+	Count  int    `json:"count"`
 }
 
 // EvidenceJSON is one fact behind a finding. Times are integer nanoseconds since the epoch with an
