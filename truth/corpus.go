@@ -899,6 +899,11 @@ func (p Project) SingleEdits() []EvEdit {
 		out = append(out, EvEdit{Kind: "manifest", Reason: []string{p.Manifest}}, EvEdit{Kind: "version", Reason: []string{p.Manifest}},
 			EvEdit{Kind: "manifest-unread"})
 	}
+	if len(p.Cargo) > 0 {
+		// cargo clean -p on the workspace's packages with a build script: Cargo removes their units and
+		// OUT_DIRs, not what their scripts wrote elsewhere (objects in the source tree, PTX beside it).
+		out = append(out, EvEdit{Kind: "clean-p"})
+	}
 	return out
 }
 

@@ -594,8 +594,61 @@ func (pr *projectRun) apply(e EvEdit) error {
 			return err
 		}
 		return writeNewer(filepath.Join(d, "lib.h"), []byte("#define LIB_HDR \"scratch\"\n"))
+	case "clean-p":
+		return pr.cleanPackages()
 	default:
 		return fmt.Errorf("unknown edit kind %q", e.Kind)
+	}
+	return nil
+}
+
+// cleanPackages runs `cargo clean -p NAME` for every package with a build script of each Cargo workspace
+// of the project (as cargo metadata lists them), in the user's environment.
+func (pr *projectRun) cleanPackages() error {
+	for _, c := range pr.p.Cargo {
+		dir := filepath.Join(pr.ws, c)
+		cmd := exec.Command("cargo", "metadata", "--no-deps", "--format-version", "1", "--offline")
+		cmd.Dir, cmd.Env = dir, pr.env(false, "")
+		out, err := cmd.Output()
+		if err != nil {
+			return fmt.Errorf("cargo metadata in %s: %v", c, err)
+		}
+		var md struct {
+			Packages []struct {
+				Name    string `json:"name"`
+				Targets []struct {
+					Kind []string `json:"kind"`
+				} `json:"targets"`
+			} `json:"packages"`
+		}
+		if err := json.Unmarshal(out, &md); err != nil {
+			return fmt.Errorf("cargo metadata in %s: %v", c, err)
+		}
+		n := 0
+		for _, p := range md.Packages {
+			if !slices.ContainsFunc(p.Targets, func(t struct {
+				Kind []string `json:"kind"`
+			}) bool {
+				return slices.Contains(t.Kind, "custom-build")
+			}) {
+				continue
+			}
+			n++
+			for _, prof := range []string{"", "--release"} {
+				args := []string{"clean", "-q", "-p", p.Name}
+				if prof != "" {
+					args = append(args, prof)
+				}
+				cmd := exec.Command("cargo", args...)
+				cmd.Dir, cmd.Env = dir, pr.env(false, "")
+				if out, err := cmd.CombinedOutput(); err != nil {
+					return fmt.Errorf("cargo %v in %s: %v\n%s", args, c, err, out)
+				}
+			}
+		}
+		if n == 0 {
+			return fmt.Errorf("clean-p: no package with a build script in %s", c)
+		}
 	}
 	return nil
 }
@@ -792,9 +845,9 @@ var staleRules = map[string]bool{"untracked-input-changed": true, "pending-rebui
 	"linked-copy-not-newest": true, "edited-copy-not-built": true, "built-in-other-tree": true, "untracked-env-changed": true,
 	"changed-with-older-mtime": true, "path-lookup-changed": true, "archive-member-without-rule": true, "linked-library-shadowed": true}
 
-// conservativeKinds: edits the build system itself rebuilds though they change nothing the compiler
+// conservativeKinds: edits the build system itself rebuilds (cargo clean -p: what it removed) though they change nothing the compiler
 // keeps (a package's homepage: Cargo hashes it into the unit's metadata); an error before the build says, rightly, that the next build redoes the work.
-var conservativeKinds = map[string]bool{"touch": true, "comment": true, "manifest-unread": true}
+var conservativeKinds = map[string]bool{"touch": true, "comment": true, "manifest-unread": true, "clean-p": true}
 
 // inertKinds change nothing a build reads before the build (files in an ignored folder; a configuration
 // toggle, which only the build applies): beside a touch or a comment, the event stays conservative.
@@ -834,6 +887,9 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 	}
 	for _, r := range pr.p.Roots {
 		root := resolveRoot(pr.ws, r)
+		if _, err := os.Stat(root); err != nil {
+			continue // no program on disk (cargo clean -p removed it): nothing runs stale code
+		}
 		got := runBinary(ctx, root)
 		j := Judgement{Project: pr.p.Name, System: pr.p.System, Kind: ev.Kind, Event: fmt.Sprintf("%d %s", pr.events, strings.Join(labels, " + ")),
 			Phase: phase, Root: r, Stale: got != want[r], BinaryOut: got, FreshOut: want[r]}

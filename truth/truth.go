@@ -416,6 +416,9 @@ func (r *shapeRun) randomEdit(rng *rand.Rand) Edit {
 
 var tokenRE = regexp.MustCompile(`TRUTHV_([A-Za-z0-9]+)_([0-9]+)`)
 
+// tokenRunRE is a token with the printable bytes that follow it: the rest of the string it starts.
+var tokenRunRE = regexp.MustCompile(`TRUTHV_[A-Za-z0-9]+_[0-9]+[\x20-\x7e]*`)
+
 // apply makes the edit, judges the edited state (content edits), builds, and judges the built state.
 func (r *shapeRun) apply(ctx context.Context, e Edit) error {
 	r.step++
@@ -1222,7 +1225,7 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 // judgeCopies asks `stalecheck which` which copy of each native library the binary holds, where there
 // are several copies, and compares it with the copy known by construction: the binary prints every
 // token its native code carries, so a copy holds what the binary holds when every native token in its
-// bytes (and its +fast/+cflag markers) is in what the binary printed (rust names the knobs whose tokens
+// bytes (each string whole, with its +fast/+cflag markers) is in what the binary printed (rust names the knobs whose tokens
 // are Rust's, never a native copy's). Then `stalecheck verify BIN --matches COPY` for every candidate
 // must answer as which did: 0 for the copies which names as inside, 1 for the others. It returns the
 // libraries judged, the wrong answers and the "cannot tell" ones, with a note per wrong answer.
@@ -1232,7 +1235,12 @@ func judgeCopies(ctx context.Context, stalecheck, dir string, env []string, bin,
 	out, err := cmd.Output()
 	var w whichReport
 	if err != nil || json.Unmarshal(out, &w) != nil {
-		return 1, 1, 0, []string{fmt.Sprintf("which %s failed: %v", bin, err)}
+		msg := ""
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			msg = tail(string(ee.Stderr), 400)
+		}
+		return 1, 1, 0, []string{fmt.Sprintf("which %s failed: %v: %s", bin, err, msg)}
 	}
 	// carries reports whether a copy holds knob tokens at all: only such libraries are known by
 	// construction (a Debian crate's own archives carry none).
@@ -1245,22 +1253,20 @@ func judgeCopies(ctx context.Context, stalecheck, dir string, env []string, bin,
 		if err != nil {
 			return false
 		}
-		line := "" // the printed line of the component this copy belongs to
-		for _, m := range tokenRE.FindAllSubmatch(b, -1) {
-			if rust[string(m[1])] {
+		// A native string runs from its first token to its NUL; the binary prints it whole, so its
+		// markers (+fast, +cflag) are judged with the tokens they sit beside, not with another line's.
+		for _, run := range tokenRunRE.FindAll(b, -1) {
+			toks := tokenRE.FindAllSubmatch(run, -1)
+			if slices.ContainsFunc(toks, func(m [][]byte) bool { return rust[string(m[1])] }) {
+				// Rust's strings are not NUL-terminated, so the run may hold its neighbours: token by token.
+				for _, m := range toks {
+					if !rust[string(m[1])] && !strings.Contains(printed, string(m[0])) {
+						return false
+					}
+				}
 				continue
 			}
-			if !strings.Contains(printed, string(m[0])) {
-				return false
-			}
-			for _, l := range strings.Split(printed, "\n") {
-				if strings.Contains(l, string(m[0])) {
-					line = l
-				}
-			}
-		}
-		for _, mark := range []string{"+fast", "+cflag"} {
-			if bytes.Contains(b, []byte(mark)) != strings.Contains(line, mark) {
+			if !strings.Contains(printed, string(run)) {
 				return false
 			}
 		}
@@ -1320,7 +1326,7 @@ func judgeCopies(ctx context.Context, stalecheck, dir string, env []string, bin,
 		}
 		if len(matched) == 0 || !subset(matched, right) {
 			wrong++
-			notes = append(notes, fmt.Sprintf("which %s: %s %v, but the copies holding what the binary prints are %v", lib.Name, lib.Outcome, matched, right))
+			notes = append(notes, fmt.Sprintf("which %s: %s %v, but the copies holding what the binary prints are %v (it prints %q)", lib.Name, lib.Outcome, matched, right, tail(printed, 300)))
 			continue
 		}
 		for _, c := range lib.Candidates {

@@ -85,7 +85,8 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 }
 
 // Libraries lists the native static libraries to examine for a binary and every copy of each in the
-// build folder: all `build/*/out/lib<name>.a` of every profile, and the rlibs that bundle one. only
+// build folder: all `build/*/out/lib<name>.a` of every profile, the archive a run's link-search
+// folders lead to (inside OUT_DIR or not), and the rlibs that bundle one. only
 // (a link name or file name) limits it to one library; with a root, the libraries are those its
 // build-script runs link; without, every library name found in an OUT_DIR.
 func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
@@ -141,6 +142,15 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 			for _, o := range s.Outputs {
 				if filepath.Base(o.Path) == "lib"+n+".a" {
 					lib.Copies = append(lib.Copies, Copy{Path: o.Path, Size: o.Size, MTimeNS: o.MTimeNS, Step: s})
+				}
+			}
+			// The archive the run's link-search folders lead to, wherever it lies (a library built in
+			// the source tree by make, a prefix outside OUT_DIR): the linker took that file.
+			for _, l := range s.Links {
+				if l.Name == n && filepath.Base(l.Path) == "lib"+n+".a" {
+					if st, err := fsrec.Stat(l.Path); err == nil && st.Mode().IsRegular() {
+						lib.Copies = append(lib.Copies, Copy{Path: l.Path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: s})
+					}
 				}
 			}
 			if !linksStatic(s, n) {

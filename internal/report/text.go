@@ -100,7 +100,7 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 			// Nothing to vouch for: say so rather than call an empty folder fresh.
 			p.line("No findings, but no binary to judge either: %s holds no uplifted binary or library tied to a build record (the first build failed before linking, or only cargo check ran).", g.TargetDir)
 		} else {
-			p.line("No findings: every binary in %s is built from the sources on disk, as far as the records show.", g.TargetDir)
+			p.line("No findings: %s built from the sources on disk, as far as the records show.", rootsScope(g, tied))
 		}
 	} else {
 		p.line("%d error(s), %d warning(s), %d info", sum[check.Error], sum[check.Warning], sum[check.Info])
@@ -278,4 +278,19 @@ func orNone(s string) string {
 		return "(none: reading a bare target folder)"
 	}
 	return s
+}
+
+// rootsScope says which binaries a clean verdict covers: those in the target folder, or, when some
+// lie outside it (a Go or Make program linking a Cargo library), how many were judged.
+func rootsScope(g *graph.Graph, tied int) string {
+	td := filepath.Clean(g.TargetDir) + string(filepath.Separator)
+	for _, r := range g.Roots {
+		if r.Step != nil && (g.TargetDir == "" || !strings.HasPrefix(r.File.Path, td)) {
+			if tied == 1 {
+				return "the one binary judged (-v names it) is"
+			}
+			return fmt.Sprintf("each of the %d binaries judged (-v names them) is", tied)
+		}
+	}
+	return "every binary in " + g.TargetDir + " is"
 }

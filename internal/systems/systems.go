@@ -360,7 +360,7 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	var gs []*graph.Graph
 	var firstErr error
 	var failed []graph.Problem
-	var labels [][2]string // system and folder of gs[i], for the graphs read from found
+	labels := map[*graph.Graph][2]string{} // system and folder of each graph read from found
 	for _, f := range found {
 		read := reader(f.System)
 		if read == nil {
@@ -380,7 +380,7 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 			continue
 		}
 		gs = append(gs, g)
-		labels = append(labels, [2]string{f.System, f.Dir})
+		labels[g] = [2]string{f.System, f.Dir}
 	}
 	gs, notes, failed = pullLinkedCargo(ctx, gs, notes, failed, want, opt)
 	if len(driven) > 0 {
@@ -409,7 +409,7 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	g := Merge(gs...)
 	if abs, err := filepath.Abs(path); err == nil && len(want) == 0 && cargoAt(abs) == "" && !slices.ContainsFunc(found, func(f Found) bool { return f.Dir == abs }) {
 		if parts := unrelated(gs); len(parts) > 1 {
-			return nil, found, severalBuilds(path, parts, labels)
+			return nil, found, severalBuilds(path, gs, parts, labels)
 		}
 	}
 	g.Problems = append(g.Problems, failed...)
@@ -421,8 +421,9 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 // that share no file (a scratch folder of unrelated projects): one report would mix them.
 var ErrSeveralBuilds = errors.New("several unrelated builds")
 
-// unrelated groups the graphs that Merge tied together (a step of one depends on a step of another):
-// each group is one build, as the indexes of its graphs.
+// unrelated groups the graphs that Merge tied together (a step of one depends on a step of another)
+// or that one names a file inside another's build folder (a program linking a staticlib that
+// `cargo clean -p` removed): each group is one build, as the indexes of its graphs.
 func unrelated(gs []*graph.Graph) [][]int {
 	of := map[*graph.Step]int{}
 	for i, g := range gs {
@@ -450,6 +451,33 @@ func unrelated(gs []*graph.Graph) [][]int {
 			}
 		}
 	}
+	for i, g := range gs {
+		var dirs []string
+		for _, d := range []string{g.TargetDir, g.BuildDir} {
+			if d != "" {
+				dirs = append(dirs, filepath.Clean(d)+string(filepath.Separator))
+			}
+		}
+		if len(dirs) == 0 {
+			continue
+		}
+		for j, h := range gs {
+			if find(j) == find(i) {
+				continue
+			}
+		steps:
+			for _, s := range h.Steps {
+				for _, in := range s.Inputs {
+					for _, d := range dirs {
+						if strings.HasPrefix(in.File.Path, d) {
+							parent[find(j)] = find(i)
+							break steps
+						}
+					}
+				}
+			}
+		}
+	}
 	byRoot := map[int][]int{}
 	var order []int
 	for i := range gs {
@@ -468,17 +496,19 @@ func unrelated(gs []*graph.Graph) [][]int {
 
 // severalBuilds says which builds PATH holds (each group of tied graphs, by the system and folder of
 // the graphs read from what Detect found) and how to check one.
-func severalBuilds(path string, parts [][]int, labels [][2]string) error {
+func severalBuilds(path string, gs []*graph.Graph, parts [][]int, labels map[*graph.Graph][2]string) error {
 	var list []string
 	first := ""
 	for _, part := range parts {
 		var names []string
 		for _, i := range part {
-			if i < len(labels) {
-				names = append(names, labels[i][0]+" at "+labels[i][1])
-				if first == "" {
-					first = labels[i][1]
-				}
+			l, ok := labels[gs[i]]
+			if !ok { // a Cargo build read because another links from it
+				l = [2]string{gs[i].System, gs[i].TargetDir}
+			}
+			names = append(names, l[0]+" at "+l[1])
+			if first == "" {
+				first = l[1]
 			}
 		}
 		if len(names) > 0 {
