@@ -1222,8 +1222,8 @@ func (r *shapeRun) judgeWhich(ctx context.Context, bin, printed string) (judged,
 	return judgeCopies(ctx, r.o.Stalecheck, r.ws, append(Config{}.Env(), "XDG_STATE_HOME="+filepath.Join(r.root, "state")), bin, printed, rust)
 }
 
-// judgeCopies asks `stalecheck which` which copy of each native library the binary holds, where there
-// are several copies, and compares it with the copy known by construction: the binary prints every
+// judgeCopies asks `stalecheck which` which copy of each native library the binary holds (or, with
+// one copy, whether it holds that one), and compares it with the copy known by construction: the binary prints every
 // token its native code carries, so a copy holds what the binary holds when every native token in its
 // bytes (each string whole, with its +fast/+cflag markers) is in what the binary printed (rust names the knobs whose tokens
 // are Rust's, never a native copy's). Then `stalecheck verify BIN --matches COPY` for every candidate
@@ -1300,7 +1300,7 @@ func judgeCopies(ctx context.Context, stalecheck, dir string, env []string, bin,
 		return 0
 	}
 	for _, lib := range w.Libraries {
-		if len(lib.Candidates) < 2 || !carries(lib.Candidates[0].Path) || slices.ContainsFunc(lib.Candidates, func(c whichCandidate) bool { return twoOfOne(c.Path) }) {
+		if len(lib.Candidates) == 0 || !carries(lib.Candidates[0].Path) || slices.ContainsFunc(lib.Candidates, func(c whichCandidate) bool { return twoOfOne(c.Path) }) {
 			continue
 		}
 		judged++

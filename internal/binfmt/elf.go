@@ -32,6 +32,9 @@ type ELFFile struct {
 
 	dynMask []addrRange // ET_EXEC/ET_DYN: masked address ranges of all relocations, sorted; built lazily
 	dynDone bool
+
+	allSyms  []elf.Symbol // the whole symbol table, read once by RelocTargets
+	symsDone bool
 }
 
 // OpenELF opens the ELF file at path. Close releases it.
@@ -722,6 +725,48 @@ func (f *ELFFile) Relocations(target int) ([]Relocation, error) {
 		if err != nil {
 			return nil, err
 		}
+	}
+	return out, nil
+}
+
+// RelocTarget is where one relocation of a relocatable object points: a section of the same object
+// and a byte offset in it (the symbol's value plus the addend).
+type RelocTarget struct {
+	Section int   // section index of the symbol the relocation names
+	Offset  int64 // symbol value + addend (PC-relative forms point a few bytes before the target)
+}
+
+// RelocTargets returns, for section idx of a relocatable object, the sections (and offsets) its
+// relocations point into: what the linker must keep when it keeps idx. Relocations against undefined,
+// absolute or common symbols are left out. An error names the symbol table or relocation section
+// that cannot be read.
+func (f *ELFFile) RelocTargets(idx int) ([]RelocTarget, error) {
+	if f.Type != elf.ET_REL {
+		return nil, nil
+	}
+	rels, err := f.Relocations(idx)
+	if err != nil || len(rels) == 0 {
+		return nil, err
+	}
+	if !f.symsDone {
+		f.symsDone = true
+		syms, err := f.File.Symbols()
+		if err != nil && !errors.Is(err, elf.ErrNoSymbols) {
+			return nil, fmt.Errorf("%s: symbol table: %w", f.Name, err)
+		}
+		f.allSyms = syms
+	}
+	var out []RelocTarget
+	for _, r := range rels {
+		// debug/elf drops the null symbol 0, so index i is allSyms[i-1].
+		if r.Sym == 0 || int(r.Sym) > len(f.allSyms) {
+			continue
+		}
+		sym := f.allSyms[r.Sym-1]
+		if sym.Section == elf.SHN_UNDEF || sym.Section >= elf.SHN_LORESERVE {
+			continue
+		}
+		out = append(out, RelocTarget{Section: int(sym.Section), Offset: int64(sym.Value) + r.Addend})
 	}
 	return out, nil
 }

@@ -447,7 +447,11 @@ func writeWhichText(w io.Writer, binary string, libs []whichLibrary, notes []str
 		case evidence.NoneInside:
 			head += ": no copy's content is inside"
 		case evidence.Unprovable:
-			head += ": cannot tell, what tells the copies apart is not in the binary"
+			if len(l.Candidates) == 1 {
+				head += ": cannot tell whether this copy is inside (see the notes)"
+			} else {
+				head += ": cannot tell, what tells the copies apart is not in the binary"
+			}
 		case evidence.CannotTell:
 			head += ": cannot tell, nothing that decides can be checked in this binary"
 		}

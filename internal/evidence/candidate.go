@@ -43,6 +43,7 @@ type Feature struct {
 	Member string
 
 	value   string // string bytes or symbol name
+	off     uint64 // a string's byte offset in its section
 	size    uint64 // symbol size
 	fatbin  fatbinKey
 	code    *codeSection
@@ -63,6 +64,9 @@ type codeSection struct {
 	mask   []binfmt.ByteRange
 	symbol string // a defined symbol in the section
 	symOff uint64 // its offset in the section
+	// refs are the sections of the member its relocations point into, by name, with the offsets
+	// (symbol value + addend): what a link that kept this section kept with it.
+	refs map[string][]int64
 }
 
 // Candidate is one copy of a library and its features.
@@ -175,13 +179,13 @@ func (c *Candidate) addObject(r io.ReaderAt, member, name string) error {
 	}
 	c.Members = append(c.Members, member)
 	seen := map[string]bool{}
-	addString := func(sec string, _ uint64, s []byte) error {
+	addString := func(sec string, off uint64, s []byte) error {
 		if len(s) < minString || seen[string(s)] {
 			return nil
 		}
 		seen[string(s)] = true
 		c.Features = append(c.Features, Feature{Kind: String, Key: "string:" + string(s), Label: fmt.Sprintf("string %q", s),
-			Member: member, value: string(s), Section: sec})
+			Member: member, value: string(s), Section: sec, off: off})
 		return nil
 	}
 	// String literals: merged-string sections, and the text runs of plain .rodata, where gcc -O0 puts
@@ -279,15 +283,31 @@ func (c *Candidate) addCode(f *binfmt.ELFFile, syms []binfmt.ELFSymbol, member s
 		if err != nil {
 			return err
 		}
+		targets, err := f.RelocTargets(i)
+		if err != nil {
+			return err
+		}
+		var refs map[string][]int64
+		for _, t := range targets {
+			if t.Section > 0 && t.Section < len(f.File.Sections) && t.Section != i {
+				if refs == nil {
+					refs = map[string][]int64{}
+				}
+				n := f.File.Sections[t.Section].Name
+				refs[n] = append(refs[n], t.Offset)
+			}
+		}
 		h := blake3.Sum256(m.Data)
 		what := "code"
 		if kind == Data {
 			what = "data"
 		}
-		c.Features = append(c.Features, Feature{Kind: kind, Key: fmt.Sprintf("%s:%s:%x", what, sec.Name, h),
+		// The anchor is part of the identity: its presence is looked up at that symbol, and two
+		// functions of identical masked code (return one literal or another) are two features.
+		c.Features = append(c.Features, Feature{Kind: kind, Key: fmt.Sprintf("%s:%s:%s:%x", what, sec.Name, anchor.Name, h),
 			Label:  fmt.Sprintf("%s section %s of %s (%d bytes, %d masked)", what, sec.Name, member, m.Size, m.MaskedBytes()),
 			Member: member, Section: sec.Name,
-			code: &codeSection{data: m.Data, mask: m.Mask, symbol: anchor.Name, symOff: anchor.Value}})
+			code: &codeSection{data: m.Data, mask: m.Mask, symbol: anchor.Name, symOff: anchor.Value, refs: refs}})
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package evidence
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -51,6 +52,7 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 	for n, paths := range linked {
 		lib := Library{Name: n}
 		seen := map[string]bool{}
+		var infos []os.FileInfo // of lib.Copies, index for index
 		add := func(p, why string) {
 			if seen[p] {
 				return
@@ -60,6 +62,15 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 				return
 			}
 			seen[p] = true
+			// Cargo hard-links the uplifted staticlib to its deps/ file: one file under two names is
+			// one copy, named as the link line names it.
+			for i, o := range infos {
+				if os.SameFile(o, st) {
+					lib.Copies[i].Found += "; the same file as " + p + " (a hard link)"
+					return
+				}
+			}
+			infos = append(infos, st)
 			s := producer[p]
 			c := Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: s, Found: why}
 			if c.Found == "" {

@@ -258,7 +258,14 @@ func Match(b *Binary, cands []*Candidate) (*Result, error) {
 			res.Notes = append(res.Notes, "none of the copy's "+kind+" is inside, although some strings or names are: the binary holds other code")
 			return res, nil
 		}
-		if missing := absentStrings(cands[first], memo); len(missing) > 0 {
+		if kept, _ := absentStrings(cands[first], memo, b.hasSymtab); len(kept) > 0 {
+			// A literal is absent where the link kept its section or its function: the binary holds
+			// another version of this member.
+			res.Outcome = NoneInside
+			res.Notes = append(res.Notes, fmt.Sprintf("%d of the copy's string literals are not inside where the link kept them with the code that uses them (e.g. %s): the binary holds another version of this library", len(kept), kept[0]))
+			return res, nil
+		}
+		if _, missing := absentStrings(cands[first], memo, b.hasSymtab); len(missing) > 0 {
 			// Nothing to compare against, so every string literal the copy carries must be inside: a
 			// version that differs only in a literal (a log line, a version tag) has identical code.
 			res.Outcome = Unprovable
@@ -521,17 +528,59 @@ func missingKind(b *Binary, c *Candidate, memo map[string]Presence) (string, boo
 	return "", false
 }
 
-// absentStrings returns the labels of a candidate's string features known to be absent.
-func absentStrings(c *Candidate, memo map[string]Presence) []string {
-	var out []string
-	seen := map[string]bool{}
+// absentStrings returns the labels of a candidate's string features known to be absent where the
+// linker would have kept them had this copy gone in. kept: a literal that present code or data of its
+// member points at through a relocation (the link that kept that section kept what it points at; in a
+// merged section, the entry itself), or one beside a present feature of the same non-merged section
+// (the linker keeps or drops an input section whole). likely: in a binary without a symbol table
+// (code cannot be located), any literal of a member with something present. A present neighbour in a
+// merged section vouches for nothing: it may be another object's entry. A literal that --gc-sections dropped with
+// the code using it (std's unused parts in a staticlib), or any literal of a member the link never
+// took, is no evidence against the copy.
+func absentStrings(c *Candidate, memo map[string]Presence, symtab bool) (kept, likely []string) {
+	type place struct{ member, section string }
+	presentIn := map[place]bool{}
+	memberIn := map[string]bool{}
+	refs := map[place][]int64{}
 	for _, f := range c.Features {
-		if f.Kind == String && memo[f.Key] == Absent && !seen[f.Key] {
-			seen[f.Key] = true
-			out = append(out, f.Label)
+		if memo[f.Key] != Present {
+			continue
+		}
+		presentIn[place{f.Member, f.Section}] = true
+		memberIn[f.Member] = true
+		if f.code != nil {
+			for sec, offs := range f.code.refs {
+				refs[place{f.Member, sec}] = append(refs[place{f.Member, sec}], offs...)
+			}
 		}
 	}
-	return out
+	seen := map[string]bool{}
+	for _, f := range c.Features {
+		if f.Kind != String || memo[f.Key] != Absent || seen[f.Key] {
+			continue
+		}
+		seen[f.Key] = true
+		at := place{f.Member, f.Section}
+		// Merged sections (.rodata.str1.1, .rodata.cst16) pool entries that other objects share and
+		// that a linker may keep one by one: only a relocation to the entry itself vouches.
+		merged := strings.Contains(f.Section, ".str") || strings.Contains(f.Section, ".cst")
+		pointed := false
+		for _, t := range refs[at] {
+			// x86-64's PC-relative forms carry the target minus 4.
+			lo, hi := int64(f.off), int64(f.off)+int64(len(f.value))
+			if !merged || t >= lo && t <= hi || t+4 >= lo && t+4 <= hi {
+				pointed = true
+				break
+			}
+		}
+		switch {
+		case pointed || !merged && presentIn[at]:
+			kept = append(kept, f.Label)
+		case !symtab && memberIn[f.Member]:
+			likely = append(likely, f.Label)
+		}
+	}
+	return kept, likely
 }
 
 // confidenceOf turns a score (sum of present feature weights) into words.

@@ -96,3 +96,65 @@ func TestMatchLiteralInPlainRodata(t *testing.T) {
 		}
 	}
 }
+
+// TestOneCopyLiteralJudgedBySection: with one copy, a literal of it that is absent is evidence against
+// it only where the link would have kept it: gcc -ffunction-sections -fdata-sections puts tag's
+// literal in .rodata.tag.str1.1, which .text.tag points at; plain gcc puts a member's literals in one section
+// beside its one .text. A copy rebuilt with another literal is not inside (its literal is absent while
+// tag's code is present); the copy the program linked is, although another member's literals (in a
+// member the link never took) are absent.
+func TestOneCopyLiteralJudgedBySection(t *testing.T) {
+	for _, tool := range []string{"cc", "ar", "readelf"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			t.Skipf("%s not installed", tool)
+		}
+	}
+	for _, v := range []struct {
+		name, section string
+		cflags        []string
+	}{
+		{"function-sections", " .rodata.tag.str1", []string{"-O2", "-ffunction-sections", "-fdata-sections"}},
+		{"O2", " .rodata.str1", []string{"-O2"}},
+		{"O0", " .rodata ", []string{"-O0"}},
+	} {
+		t.Run(v.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write := func(name, body string) {
+				t.Helper()
+				if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			write("unused.c", "const char *unused(void) { return \"a literal nobody links\"; }\n")
+			write("main.c", "#include <stdio.h>\nconst char *tag(void);\nint main(void) { puts(tag()); return 0; }\n")
+			sh := func(args ...string) {
+				t.Helper()
+				cmd := exec.Command(args[0], args[1:]...)
+				cmd.Dir = dir
+				if out, err := cmd.CombinedOutput(); err != nil {
+					t.Fatalf("%v: %v\n%s", args, err, out)
+				}
+			}
+			build := func(literal string) {
+				write("t.c", "const char *tag(void) { return \""+literal+"\"; }\n")
+				for _, src := range []string{"t", "unused"} {
+					sh(append(append([]string{"cc", "-fPIC"}, v.cflags...), "-c", src+".c", "-o", src+".o")...)
+				}
+				sh("rm", "-f", "libt.a")
+				sh("ar", "crs", "libt.a", "t.o", "unused.o")
+			}
+			build("TAG_a_0|one literal of tag")
+			// Premise: the literal sits in the section this variant is about.
+			sh("sh", "-c", "readelf -SW t.o | grep -q '"+v.section+"'")
+			sh("cc", "-Wl,--gc-sections", "-o", "app", "main.c", "libt.a")
+			lib := filepath.Join(dir, "libt.a")
+			if r := matchFiles(t, filepath.Join(dir, "app"), lib); r.Outcome != Matched {
+				t.Errorf("the linked copy: outcome %s, want %s (%+v)", r.Outcome, Matched, r)
+			}
+			build("TAG_a_1|one literal of tag")
+			if r := matchFiles(t, filepath.Join(dir, "app"), lib); r.Outcome != NoneInside {
+				t.Errorf("a copy rebuilt with another literal: outcome %s, want %s (%+v)", r.Outcome, NoneInside, r)
+			}
+		})
+	}
+}
