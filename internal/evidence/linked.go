@@ -52,6 +52,10 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 	for n, paths := range linked {
 		lib := Library{Name: n}
 		seen := map[string]bool{}
+		linkedPath := map[string]bool{}
+		for _, p := range paths {
+			linkedPath[p] = true
+		}
 		var infos []os.FileInfo // of lib.Copies, index for index
 		add := func(p, why string) {
 			if seen[p] {
@@ -65,10 +69,24 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 			// Cargo hard-links the uplifted staticlib to its deps/ file: one file under two names is
 			// one copy, named as the link line names it.
 			for i, o := range infos {
-				if os.SameFile(o, st) {
-					lib.Copies[i].Found += "; the same file as " + p + " (a hard link)"
+				if !os.SameFile(o, st) {
+					continue
+				}
+				if c := &lib.Copies[i]; !linkedPath[c.Path] && len(p) < len(c.Path) {
+					// The uplifted name (target/release/librs.a), not deps/librs-<hash>.a.
+					other := c.Path
+					*c = Copy{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: producer[p], Found: why}
+					if c.Step == nil {
+						c.Step = producer[other]
+					}
+					if c.Found == "" {
+						c.Found = describeStep(c.Step)
+					}
+					c.Found += "; the same file as " + other + " (a hard link)"
 					return
 				}
+				lib.Copies[i].Found += "; the same file as " + p + " (a hard link)"
+				return
 			}
 			infos = append(infos, st)
 			s := producer[p]
