@@ -131,11 +131,8 @@ func archiveName(p string) string {
 	if i <= 0 || len(n)-i-1 != 16 {
 		return n
 	}
-	dir := filepath.Dir(p)
-	switch {
-	case filepath.Base(dir) == "deps":
-		n = n[:i]
-	case filepath.Base(dir) == "out" && filepath.Base(filepath.Dir(dir)) == n[i+1:] && unit.IsHash(n[i+1:]):
+	if pl, ok := unit.ParsePath(p); ok && !strings.ContainsRune(pl.Rest, filepath.Separator) &&
+		(pl.Area == unit.AreaDeps || pl.Area == unit.AreaOut && pl.Layout == unit.NewLayout && pl.Hash == n[i+1:]) {
 		n = n[:i]
 	}
 	return n

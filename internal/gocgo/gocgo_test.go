@@ -560,11 +560,11 @@ func TestCargoPlaces(t *testing.T) {
 		"tgt/CACHEDIR.TAG":                                         "Signature: 8a477f597d28d172789f06886806bc55\n",
 		"tgt/release/.fingerprint/x/keep":                          "",
 		"tgt/release/deps/libfoo-0123abcd.a":                       "!<arch>\n",
-		"tgt/release/build/bar-sys-99aa/out/libbar.a":              "!<arch>\n",
+		"tgt/release/build/bar-sys-99aa0123456789ab/out/libbar.a":              "!<arch>\n",
 		"tgt/x86_64-unknown-linux-gnu/release/.fingerprint/y/keep": "",
 		"tgt/x86_64-unknown-linux-gnu/release/libbaz.so":           "",
 		"m/go.mod": "module example.com/m\n\ngo 1.26\n",
-		"m/m.go": "package m\n\n/*\n#cgo LDFLAGS: -L${SRCDIR}/../tgt/release/deps -l:libfoo-0123abcd.a -L${SRCDIR}/../tgt/release/build/bar-sys-99aa/out -lbar\n" +
+		"m/m.go": "package m\n\n/*\n#cgo LDFLAGS: -L${SRCDIR}/../tgt/release/deps -l:libfoo-0123abcd.a -L${SRCDIR}/../tgt/release/build/bar-sys-99aa0123456789ab/out -lbar\n" +
 			"#cgo LDFLAGS: -L${SRCDIR}/../tgt/x86_64-unknown-linux-gnu/release -lbaz\n*/\nimport \"C\"\n",
 	})
 	m, err := gocgo.Read(context.Background(), filepath.Join(dir, "m"), gocgo.Options{})
@@ -582,7 +582,7 @@ func TestCargoPlaces(t *testing.T) {
 	triple := filepath.Join(tgt, "x86_64-unknown-linux-gnu", "release")
 	want := map[string]gocgo.CargoOrigin{
 		"libfoo-0123abcd.a": {TargetDir: tgt, Profile: "release", ProfileDir: rel, Place: "deps", CrateName: "foo"},
-		"libbar.a":          {TargetDir: tgt, Profile: "release", ProfileDir: rel, Place: "build-script-out", BuildDir: filepath.Join(rel, "build", "bar-sys-99aa"), CrateName: "bar"},
+		"libbar.a":          {TargetDir: tgt, Profile: "release", ProfileDir: rel, Place: "build-script-out", BuildDir: filepath.Join(rel, "build", "bar-sys-99aa0123456789ab"), CrateName: "bar"},
 		"libbaz.so":         {TargetDir: tgt, Triple: "x86_64-unknown-linux-gnu", Profile: "release", ProfileDir: triple, Place: "uplifted", CrateName: "baz"},
 	}
 	if len(got) != len(want) {

@@ -42,21 +42,20 @@ func CargoOriginOf(lib string) *CargoOrigin { return cargoOrigin(lib) }
 func cargoOrigin(lib string) *CargoOrigin {
 	dir := filepath.Dir(lib)
 	o := &CargoOrigin{Place: "uplifted"}
-	switch {
-	case filepath.Base(dir) == "deps":
-		o.Place, dir = "deps", filepath.Dir(dir)
-	case filepath.Base(dir) == "out" && filepath.Base(filepath.Dir(filepath.Dir(dir))) == "build":
-		o.Place, o.BuildDir = "build-script-out", filepath.Dir(dir)
-		dir = filepath.Dir(filepath.Dir(filepath.Dir(dir)))
-	case filepath.Base(dir) == "out" && unit.IsHash(filepath.Base(filepath.Dir(dir))) &&
-		filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(dir)))) == "build":
-		// Cargo's new build-dir layout: build/<pkg>/<hash>/out is a run's OUT_DIR (beside run/) or a
-		// rustc unit's outputs (what deps/ holds in the legacy layout).
-		u := filepath.Dir(dir)
-		if o.Place = "deps"; isDir(filepath.Join(u, "run")) {
-			o.Place, o.BuildDir = "build-script-out", u
+	if pl, ok := unit.ParsePath(lib); ok && !strings.ContainsRune(pl.Rest, filepath.Separator) {
+		switch {
+		case pl.Area == unit.AreaDeps:
+			o.Place, dir = "deps", pl.ProfileDir
+		case pl.Area == unit.AreaOut && pl.Layout == unit.Legacy:
+			o.Place, o.BuildDir, dir = "build-script-out", pl.Unit, pl.ProfileDir
+		case pl.Area == unit.AreaOut:
+			// Cargo's new build-dir layout: build/<pkg>/<hash>/out is a run's OUT_DIR (beside run/) or a
+			// rustc unit's outputs (what deps/ holds in the legacy layout).
+			if o.Place = "deps"; isDir(filepath.Join(pl.Unit, "run")) {
+				o.Place, o.BuildDir = "build-script-out", pl.Unit
+			}
+			dir = pl.ProfileDir
 		}
-		dir = filepath.Dir(filepath.Dir(filepath.Dir(u)))
 	}
 	if legacy, fresh := cargo.ProfileLayouts(filepath.Dir(dir), filepath.Base(dir)); !legacy && !fresh {
 		return nil

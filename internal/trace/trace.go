@@ -276,15 +276,13 @@ func (t *Trace) BuildScriptRuns() []BuildScriptRun {
 // scriptUnit reads the folder holding a build-script program: `<prof>/build/<pkg>-<hash>` (legacy) or
 // `<prof>/build/<pkg>/<hash>/out` (new; <hash> 16 lowercase hex digits, as Cargo's metadata hash).
 func scriptUnit(dir string) (BuildScriptRun, bool) {
-	if filepath.Base(dir) == "out" {
-		hashDir := filepath.Dir(dir)
-		pkgDir := filepath.Dir(hashDir)
-		if hash := filepath.Base(hashDir); unit.IsHash(hash) && filepath.Base(filepath.Dir(pkgDir)) == "build" {
-			return BuildScriptRun{Unit: filepath.Base(pkgDir) + "-" + hash, BuildDir: filepath.Dir(filepath.Dir(pkgDir)), NewLayout: true}, true
-		}
-	}
-	if filepath.Base(filepath.Dir(dir)) == "build" {
-		return BuildScriptRun{Unit: filepath.Base(dir), BuildDir: filepath.Dir(filepath.Dir(dir))}, true
+	pl, ok := unit.ParsePath(dir)
+	switch {
+	case !ok || pl.Rest != "":
+	case pl.Layout == unit.NewLayout && pl.Area == unit.AreaOut:
+		return BuildScriptRun{Unit: pl.Package + "-" + pl.Hash, BuildDir: pl.ProfileDir, NewLayout: true}, true
+	case pl.Layout == unit.Legacy && pl.Area == unit.AreaRun:
+		return BuildScriptRun{Unit: pl.Package + "-" + pl.Hash, BuildDir: pl.ProfileDir}, true
 	}
 	return BuildScriptRun{}, false
 }
@@ -344,10 +342,8 @@ func (t *Trace) RustcUnits() []RustcUnit {
 				u.ExtraFilename = strings.TrimPrefix(argv[j+1], "extra-filename=")
 			}
 		}
-		if d := filepath.Clean(u.OutDir); u.OutDir != "" && filepath.Base(d) == "out" {
-			if h := filepath.Base(filepath.Dir(d)); unit.IsHash(h) && filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(d)))) == "build" {
-				u.Hash, u.NewLayout = h, true
-			}
+		if pl, ok := unit.ParsePath(u.OutDir); u.OutDir != "" && ok && pl.Layout == unit.NewLayout && pl.Area == unit.AreaOut && pl.Rest == "" {
+			u.Hash, u.NewLayout = pl.Hash, true
 		}
 		if h := strings.TrimPrefix(u.ExtraFilename, "-"); unit.IsHash(h) {
 			u.Hash = h

@@ -2,6 +2,7 @@ package unit
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -79,4 +80,110 @@ func IsHash(s string) bool {
 		}
 	}
 	return true
+}
+
+// Layout is the layout of a Cargo build folder's units (docs/cargo-new-layout.md).
+type Layout uint8
+
+const (
+	// Legacy is cargo 1.95's default: build/<pkg>-<hash>, .fingerprint/<pkg>-<hash>, deps/.
+	Legacy Layout = iota + 1
+	// NewLayout is -Zbuild-dir-new-layout: build/<pkg>/<hash>/{fingerprint,run,out}.
+	NewLayout
+)
+
+// Area is the part of a unit's records or outputs a path lies in.
+type Area string
+
+const (
+	AreaOut         Area = "out"         // a run's OUT_DIR; in the new layout also a compile unit's outputs
+	AreaRun         Area = "run"         // a run's records (legacy: the unit folder itself, outside out/)
+	AreaFingerprint Area = "fingerprint" // the unit's fingerprint records
+	AreaDeps        Area = "deps"        // legacy <prof>/deps/, shared by the compile units (names carry the hash)
+)
+
+// Place is what a path inside a Cargo build folder is: which profile folder, which unit and which area
+// of it. ParsePath is the one reverse of LayoutPaths.
+type Place struct {
+	Layout     Layout
+	ProfileDir string // <build>/<prof>: the folder holding build/, deps/ and .fingerprint/
+	Package    string // the unit's package ("" for a deps/ file, whose name carries the crate, not the package)
+	Hash       string // the unit's hash (a deps/ file's: the 16 hex digits its name ends with, "" when none)
+	Area       Area   // "" for the new layout's unit folder itself
+	// Unit is the unit's folder under build/ (legacy build/<pkg>-<hash>, new build/<pkg>/<hash>); "" for
+	// deps/ and legacy .fingerprint/ paths.
+	Unit string
+	Rest string // the path below the area's folder ("" for the folder itself)
+}
+
+// ParsePath finds the Cargo unit a cleaned absolute path lies in, by the names of its folders alone
+// (nothing is read): <prof>/build/<pkg>-<hash>[/out]/…, <prof>/build/<pkg>/<hash>/{out,run,fingerprint}/…,
+// <prof>/.fingerprint/<pkg>-<hash>/…, <prof>/deps/<file>. The hash must be 16 lowercase hex digits. ok is
+// false for any other path (an uplifted file, a file outside a build folder).
+func ParsePath(p string) (pl Place, ok bool) {
+	parts := strings.Split(filepath.Clean(p), string(filepath.Separator))
+	join := func(ps []string) string {
+		if len(ps) == 1 && ps[0] == "" {
+			return string(filepath.Separator)
+		}
+		return strings.Join(ps, string(filepath.Separator))
+	}
+	// The innermost build/, .fingerprint/ or deps/ component that makes a unit path decides.
+	for i := len(parts) - 2; i >= 1; i-- {
+		prof := join(parts[:i])
+		rest := func(from int) string {
+			if from >= len(parts) {
+				return ""
+			}
+			return join(parts[from:])
+		}
+		switch parts[i] {
+		case "build":
+			// New layout: build/<pkg>/<hash>/<area>.
+			if i+3 < len(parts) && IsHash(parts[i+2]) {
+				switch a := Area(parts[i+3]); a {
+				case AreaOut, AreaRun, AreaFingerprint:
+					return Place{Layout: NewLayout, ProfileDir: prof, Package: parts[i+1], Hash: parts[i+2], Area: a,
+						Unit: join(parts[:i+3]), Rest: rest(i + 4)}, true
+				}
+			}
+			if i+3 == len(parts) && IsHash(parts[i+2]) {
+				// The new layout's unit folder itself.
+				return Place{Layout: NewLayout, ProfileDir: prof, Package: parts[i+1], Hash: parts[i+2], Unit: join(parts)}, true
+			}
+			if pkg, hash, ok := splitUnitName(parts[i+1]); ok {
+				pl := Place{Layout: Legacy, ProfileDir: prof, Package: pkg, Hash: hash, Area: AreaRun, Unit: join(parts[:i+2]), Rest: rest(i + 2)}
+				if i+2 < len(parts) && parts[i+2] == "out" {
+					pl.Area, pl.Rest = AreaOut, rest(i+3)
+				}
+				return pl, true
+			}
+		case ".fingerprint":
+			if pkg, hash, ok := splitUnitName(parts[i+1]); ok {
+				return Place{Layout: Legacy, ProfileDir: prof, Package: pkg, Hash: hash, Area: AreaFingerprint, Rest: rest(i + 2)}, true
+			}
+		case "deps":
+			if i+2 == len(parts) {
+				name := parts[i+1]
+				if j := strings.IndexByte(name, '.'); j > 0 {
+					name = name[:j]
+				}
+				hash := ""
+				if _, h, ok := splitUnitName(name); ok {
+					hash = h
+				}
+				return Place{Layout: Legacy, ProfileDir: prof, Hash: hash, Area: AreaDeps, Rest: parts[i+1]}, true
+			}
+		}
+	}
+	return Place{}, false
+}
+
+// splitUnitName splits "<pkg>-<hash>" (hash: 16 lowercase hex digits).
+func splitUnitName(n string) (pkg, hash string, ok bool) {
+	i := strings.LastIndexByte(n, '-')
+	if i <= 0 || !IsHash(n[i+1:]) {
+		return "", "", false
+	}
+	return n[:i], n[i+1:], true
 }

@@ -1,6 +1,7 @@
 package unit
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -44,6 +45,53 @@ func TestLayoutPaths(t *testing.T) {
 	for s, want := range map[string]bool{"594afa23a9542f99": true, "594AFA23A9542F99": false, "594afa23a9542f9": false, "not-a-hash-at-al": false} {
 		if IsHash(s) != want {
 			t.Errorf("IsHash(%q) != %v", s, want)
+		}
+	}
+}
+
+// TestParsePath: every path LayoutPaths gives, in both layouts, parses back to its unit and area;
+// deps/ files give the hash their name ends with; paths of no unit are refused.
+func TestParsePath(t *testing.T) {
+	const b, h = "/w/target", "594afa23a9542f99"
+	for _, newLayout := range []bool{false, true} {
+		p := LayoutPaths(b, "x86_64-unknown-linux-gnu/release", "fastmath-sys", h, newLayout)
+		lay := Legacy
+		if newLayout {
+			lay = NewLayout
+		}
+		for _, c := range []struct {
+			path string
+			area Area
+			rest string
+		}{
+			{p.Out + "/libfastmath.a", AreaOut, "libfastmath.a"},
+			{p.Out + "/include/fm.h", AreaOut, "include/fm.h"},
+			{p.Stdout, AreaRun, filepath.Base(p.Stdout)},
+			{p.Fingerprint + "/invoked.timestamp", AreaFingerprint, "invoked.timestamp"},
+		} {
+			want := Place{Layout: lay, ProfileDir: b + "/x86_64-unknown-linux-gnu/release", Package: "fastmath-sys", Hash: h,
+				Area: c.area, Unit: p.Folder, Rest: c.rest}
+			if c.area == AreaFingerprint && !newLayout {
+				want.Unit = ""
+			}
+			got, ok := ParsePath(c.path)
+			if d := cmp.Diff(want, got); !ok || d != "" {
+				t.Errorf("ParsePath(%s) ok=%v (-want +got):\n%s", c.path, ok, d)
+			}
+		}
+	}
+	if got, ok := ParsePath(b + "/debug/build/app/" + h); !ok || got.Layout != NewLayout || got.Area != "" || got.Unit != b+"/debug/build/app/"+h {
+		t.Errorf("new-layout unit folder: %+v %v", got, ok)
+	}
+	if got, ok := ParsePath(b + "/debug/deps/librcalc-0123456789abcdef.a"); !ok || got.Area != AreaDeps || got.Hash != "0123456789abcdef" || got.ProfileDir != b+"/debug" {
+		t.Errorf("deps file: %+v %v", got, ok)
+	}
+	if got, ok := ParsePath(b + "/debug/deps/app"); !ok || got.Area != AreaDeps || got.Hash != "" {
+		t.Errorf("deps file without hash: %+v %v", got, ok)
+	}
+	for _, p := range []string{b + "/debug/app", b + "/debug/build/notahash-xyz/out/lib.a", "/src/build/lib.a", b + "/debug/libapp.a", "/"} {
+		if got, ok := ParsePath(p); ok {
+			t.Errorf("ParsePath(%s) = %+v, want no unit", p, got)
 		}
 	}
 }
