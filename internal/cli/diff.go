@@ -9,12 +9,14 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/machine"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
 )
 
 type diffFlags struct {
 	ledger, format, name string
+	failIfSlower         float64
 }
 
 func newDiffCmd(st Streams) *cobra.Command {
@@ -37,7 +39,14 @@ its 95% confidence interval (percentile bootstrap, 5,000 resamples, a fixed seed
 the same interval), e.g. "median +19.2% (95% CI +17.8…+20.5%)", and compares the builds through their
 newest runs. For two run IDs it adds the same line for the runs' builds when each has 2 runs or more.
 
-Exit status: 0 answered, 2 error (no such run or build, an ambiguous build prefix, the ledger cannot be read).`,
+It opens with the verdict: whether B is significantly slower or faster than A in wall time ("Performance
+has regressed"), then the change in median wall time, CPU time (user + system) and peak RSS with their
+95% intervals, each significant when its interval excludes no change; a difference in wall time alone is
+named as such. Each run records the machine's conditions (CPU, governor, frequency, kernel, other
+processes' CPU use during the run, pressure, GPUs); when the two sides' differ, diff says so first.
+
+Exit status: 0 answered, 1 with --fail-if-slower when B is significantly slower than A by more than
+the percentage given, 2 error (no such run or build, an ambiguous build prefix, the ledger cannot be read).`,
 		Args: exactArgs("A", "B"),
 		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(st, args, fl) },
 	}
@@ -46,6 +55,7 @@ Exit status: 0 answered, 2 error (no such run or build, an ambiguous build prefi
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.name, "name", "", "with builds as A and B: only the runs of this benchmark name")
+	f.Float64Var(&fl.failIfSlower, "fail-if-slower", 0, "exit 1 when B's median wall time is significantly more than this percentage above A's (for CI)")
 	return cmd
 }
 
@@ -68,6 +78,16 @@ type DiffDoc struct {
 	// MedianChangeNote says why) when a build has fewer than 2 runs that exited 0.
 	MedianChange     *medianChangeJSON `json:"median_change"`
 	MedianChangeNote string            `json:"median_change_note,omitempty"`
+	// Verdict holds wall, CPU and peak-RSS changes of B against A with their intervals (empty with fewer
+	// than 2 runs a side); VerdictText is the sentence diff's text opens with; Notes what limits it.
+	Verdict     []verdictJSON `json:"verdict"`
+	VerdictText string        `json:"verdict_text"`
+	Notes       []string      `json:"notes"`
+	// Conditions lists how the machines of the two sides differed; AMachine and BMachine are the shown
+	// runs' conditions (null when not recorded).
+	Conditions []string            `json:"conditions"`
+	AMachine   *machine.Conditions `json:"a_machine"`
+	BMachine   *machine.Conditions `json:"b_machine"`
 }
 
 type diffRun struct {
@@ -112,6 +132,19 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	mc, mcLine, mcWhy := diffMedian(sides)
 	a, b := sides[0].Rec, sides[1].Rec
 	d := runner.Diff(a, b)
+	conds := sideConditions(sides)
+	verdict, sentence, notes := diffVerdict(sides, conds)
+	if len(verdict) == 0 && len(conds) > 0 {
+		notes = append(notes, "the two sides ran under different conditions ("+strings.Join(conds, "; ")+")")
+	}
+	var failed error
+	if fl.failIfSlower > 0 {
+		for _, v := range verdict {
+			if v.Metric == "wall" && v.Significant && 100*v.Rel > fl.failIfSlower {
+				failed = &ExitError{Code: 1}
+			}
+		}
+	}
 	if fl.format == "json" {
 		doc := DiffDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "diff"},
 			Ledger: ledger.Location(dsn), A: newDiffRun(a), B: newDiffRun(b), SameBuild: d.SameBuild(),
@@ -130,6 +163,17 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		if mcWhy != nil {
 			doc.MedianChangeNote = mcWhy.Error()
 		}
+		doc.Verdict, doc.VerdictText, doc.Notes, doc.Conditions = verdict, sentence, notes, conds
+		doc.AMachine, doc.BMachine = a.Machine, b.Machine
+		if doc.Verdict == nil {
+			doc.Verdict = []verdictJSON{}
+		}
+		if doc.Notes == nil {
+			doc.Notes = []string{}
+		}
+		if doc.Conditions == nil {
+			doc.Conditions = []string{}
+		}
 		if doc.Changes == nil {
 			doc.Changes = []runner.Change{}
 		}
@@ -139,7 +183,13 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		if err := report.WriteJSON(st.Out, doc); err != nil {
 			return &ExitError{2, err}
 		}
-		return nil
+		return failed
+	}
+	if sentence != "" {
+		fmt.Fprintln(st.Out, sentence)
+	}
+	for _, n := range notes {
+		fmt.Fprintf(st.Out, "note: %s\n", report.Escape(n))
 	}
 	for _, r := range []*ledger.Record{a, b} {
 		stale := ""
@@ -181,7 +231,7 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	for _, line := range d.Summary() {
 		fmt.Fprintf(st.Out, "  %s\n", report.Escape(line))
 	}
-	return nil
+	return failed
 }
 
 // change formats "a → b (+x.x%)".

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/machine"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
 	"github.com/stalecheck/stalecheck/internal/vcache"
@@ -108,6 +109,7 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		}
 	}
 	ctx := context.Background()
+	gpuCh := machine.GPUsAsync() // beside the pre-run check; taken before anything is timed
 	// The exec helper starts now, so that its own start-up overlaps the pre-run check (runner.Exec); a
 	// refusal or an error gives it back unused.
 	var helper *runner.Helper
@@ -167,7 +169,13 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	floorSaid := false
 	var wall, user, sys []int64 // of the runs that exited 0, for the --repeat summary
 	build := ""
+	var gpus []machine.GPU
+	select {
+	case gpus = <-gpuCh:
+	case <-time.After(3 * time.Second):
+	}
 	for i := 0; i < fl.repeat; i++ {
+		probe := machine.Start()
 		u, err := plan.Exec(runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
 		if err != nil {
 			var ee *runner.ExecError
@@ -177,6 +185,8 @@ func runRun(st Streams, args []string, fl runFlags) error {
 			return &ExitError{exitRefused, err}
 		}
 		r := plan.Record(name, u)
+		r.Machine = probe.Finish(u.WallNS, u.UserNS+u.SysNS)
+		r.Machine.GPUs = gpus
 		if rec.store(ctx, r) && !fl.quiet {
 			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r, u.RSSFloorBytes))
 			if !floorSaid && strings.HasSuffix(peakRSS(r.PeakRSSBytes, u.RSSFloorBytes), rssFloorMark) {

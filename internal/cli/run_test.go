@@ -470,7 +470,8 @@ func TestDiffSeedTwoCopies(t *testing.T) {
 		!strings.Contains(out, "build differences:") || strings.Contains(out, "source") {
 		t.Errorf("diff 1 2 lacks %q (or names sources):\n%s", wantNative, out)
 	}
-	if !strings.HasPrefix(out, "run 1  gpu-prover  ") || !strings.Contains(out, "\nrun 2  gpu-prover  ") || !strings.Contains(out, "timing: wall ") {
+	// One run a side: no verdict, and diff opens by saying why.
+	if !strings.HasPrefix(out, "note: no verdict: build ") || !strings.Contains(out, "\nrun 1  gpu-prover  ") || !strings.Contains(out, "\nrun 2  gpu-prover  ") || !strings.Contains(out, "timing: wall ") {
 		t.Errorf("diff 1 2 lacks the runs and their timings:\n%s", out)
 	}
 	js, _, code := runIn(t, p.Dir, "diff", "--ledger", db, "--format", "json", "1", "2")

@@ -145,6 +145,7 @@ func TestSchemaV2Migrated(t *testing.T) {
 		old := fullRecord("old")
 		old.Identity.Natives[0].Config.Settings = nil // insertV2 writes features only
 		old.RSSFloorBytes = 99
+		old.Machine = nil // no machine column before version 4
 		oldID := insertV2(t, db, d, old)
 		old.ID = oldID
 		db.Close()

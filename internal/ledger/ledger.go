@@ -19,6 +19,7 @@
 //	                                that build: identity is Identity without Git (binaries, natives,
 //	                                sources, toolchain, env) in the binary encoding of identities.go
 //	                                (strings byte for byte, maps sorted), key "sha256:<hex>" of it (UNIQUE)
+//	records.machine                 since version 4: Record.Machine as JSON (NULL when unknown)
 //
 // Records written before version 3 keep their rows in the child tables, read as before:
 //
@@ -60,6 +61,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/machine"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -97,6 +99,9 @@ type Record struct {
 	Findings json.RawMessage `json:"findings"`
 	// Identity is what was run.
 	Identity Identity `json:"identity"`
+	// Machine is the state of the machine during the run (internal/machine); nil when unknown (records
+	// of schema version 3 or older).
+	Machine *machine.Conditions `json:"machine,omitempty"`
 }
 
 // Identity is the build identity of a run: enough to tell whether two runs timed the same code.

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/stalecheck/stalecheck/internal/machine"
 )
 
 // The PostgreSQL half of the suite runs against the database named by this variable; it is skipped when
@@ -103,6 +105,12 @@ func fullRecord(name string) *Record {
 			Toolchain: map[string]string{"rustc": "rustc 1.86.0 (05f9846f8 2025-03-31)", "cargo": "cargo 1.86.0", "nvcc": "Cuda compilation tools, release 12.8, V12.8.93"},
 			Env:       map[string]string{"CUDA_VISIBLE_DEVICES": "0", "RUSTFLAGS": "-C target-cpu=native", "EMPTY": ""},
 		},
+		Machine: &machine.Conditions{CPUModel: "AMD EPYC 9654", CPUs: 2, Affinity: 2, Governor: "performance", MHz: 3700,
+			Kernel: "6.1.0-28-amd64", Virt: "kvm", Load1: 0.12, Load1At: 1.5, OtherCPUs: 0.9,
+			Busiest:  []machine.Proc{{PID: 4242, Name: "cc1plus", Percent: 88}},
+			MemTotal: 24 << 30, MemAvailable: 20 << 30, CPUPressure: 3.5, MemPressure: -1,
+			GPUs: []machine.GPU{{Name: "NVIDIA H100 80GB HBM3", Driver: "550.54.15", SMClockMHz: 1980, MemClockMHz: 2619, TempC: 34, PowerW: 71.5,
+				Processes: []string{"777 python"}}}},
 	}
 }
 

@@ -24,7 +24,7 @@ type dialect struct {
 }
 
 // SchemaVersion is the newest ledger schema version this build knows.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 const createSchemaVersion = `CREATE TABLE IF NOT EXISTS schema_version (
 	version    INTEGER NOT NULL PRIMARY KEY,
@@ -115,6 +115,9 @@ var sqliteDialect = &dialect{
 			`CREATE INDEX records_start ON records (start_ns)`,
 			`CREATE INDEX records_stale_id ON records (stale, id)`,
 		},
+		// Version 4: the machine's conditions during the run (Record.Machine as JSON; NULL for older
+		// records and when unknown).
+		{`ALTER TABLE records ADD COLUMN machine TEXT`},
 	},
 }
 
@@ -202,6 +205,8 @@ var postgresDialect = &dialect{
 			`CREATE INDEX records_start ON records (start_ns)`,
 			`CREATE INDEX records_stale_id ON records (stale, id)`,
 		},
+		// Version 4: as SQLite's.
+		{`ALTER TABLE records ADD COLUMN machine TEXT`},
 	},
 }
 

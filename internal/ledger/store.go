@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/stalecheck/stalecheck/internal/machine"
 )
 
 // sqlLedger is the Ledger of both backends, over database/sql.
@@ -101,10 +103,10 @@ func (l *sqlLedger) insertTx(ctx context.Context, tx *sql.Tx, r *Record, finding
 	command := encodeCommand(r.Command)
 	var id int64
 	err = tx.QueryRowContext(ctx, l.d.q(`INSERT INTO records
-		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, rss_floor_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty, identity_id, command)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
+		(name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, rss_floor_bytes, exit_status, work_dir, stale, findings, git_head, git_dirty, identity_id, command, machine)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`),
 		r.Name, startNS(r.Start), r.WallNS, r.UserNS, r.SysNS, r.PeakRSSBytes, r.RSSFloorBytes, r.ExitStatus, r.WorkDir,
-		r.Stale, findings, r.Identity.Git.Head, r.Identity.Git.Dirty, identityID, command).Scan(&id)
+		r.Stale, findings, r.Identity.Git.Head, r.Identity.Git.Dirty, identityID, command, machineJSON(r.Machine)).Scan(&id)
 	if err != nil {
 		return 0, l.errorf("insert %q: records: %w", r.Name, err)
 	}
@@ -242,7 +244,11 @@ func (l *sqlLedger) recordColumns() string {
 	if l.version < 3 {
 		ident = "NULL, NULL"
 	}
-	return `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, ` + floor + `, exit_status, work_dir, stale, findings, git_head, git_dirty, ` + ident
+	mach := "machine"
+	if l.version < 4 {
+		mach = "NULL"
+	}
+	return `id, name, start_ns, wall_ns, user_ns, sys_ns, peak_rss_bytes, ` + floor + `, exit_status, work_dir, stale, findings, git_head, git_dirty, ` + ident + `, ` + mach
 }
 
 // Get implements Ledger.
@@ -313,11 +319,20 @@ func (l *sqlLedger) queryRecordsIn(ctx context.Context, q querier, query string,
 			findings sql.NullString
 			identity sql.NullInt64
 			command  []byte
+			mach     sql.NullString
 		)
 		if err := rows.Scan(&r.ID, &r.Name, &start, &r.WallNS, &r.UserNS, &r.SysNS, &r.PeakRSSBytes, &r.RSSFloorBytes, &r.ExitStatus,
-			&r.WorkDir, &r.Stale, &findings, &r.Identity.Git.Head, &r.Identity.Git.Dirty, &identity, &command); err != nil {
+			&r.WorkDir, &r.Stale, &findings, &r.Identity.Git.Head, &r.Identity.Git.Dirty, &identity, &command, &mach); err != nil {
 			rows.Close()
 			return nil, err
+		}
+		if mach.Valid && mach.String != "" {
+			// Conditions a later stalecheck wrote with fields this one lacks are read as far as known;
+			// an unreadable value leaves them unknown rather than fail the read.
+			var c machine.Conditions
+			if json.Unmarshal([]byte(mach.String), &c) == nil {
+				r.Machine = &c
+			}
 		}
 		if start != 0 {
 			r.Start = time.Unix(0, start)
@@ -501,4 +516,16 @@ func (l *sqlLedger) loadChildren(ctx context.Context, q querier, byID map[int64]
 		}
 	}
 	return nil
+}
+
+// machineJSON is the machine column's value: the conditions as JSON, NULL when unknown.
+func machineJSON(c *machine.Conditions) any {
+	if c == nil {
+		return nil
+	}
+	b, err := json.Marshal(c)
+	if err != nil {
+		return nil
+	}
+	return string(b)
 }

@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/benchgroup"
+	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/machine"
+)
+
+// side is a build of n runs whose wall and CPU times are base plus a small spread.
+func side(key string, n int, wallMS, cpuMS int64, m *machine.Conditions) diffSide {
+	g := &benchgroup.Group{Key: key}
+	for i := 0; i < n; i++ {
+		spread := int64(i%5) * 1e6 // 0–4 ms
+		r := &ledger.Record{ID: int64(i + 1), WallNS: wallMS*1e6 + spread, UserNS: cpuMS*1e6 + spread, PeakRSSBytes: 100 << 20, Machine: m}
+		g.Records, g.Timed = append(g.Records, r), append(g.Timed, r)
+	}
+	return diffSide{Rec: g.Timed[n-1], Group: g, ByBuild: true}
+}
+
+// TestDiffVerdict: a 20 ms slower wall time with the same CPU time is a regression in wall time only; on
+// a machine another process loaded, diff says that first; equal timings are no significant change;
+// too few runs give no verdict and say why.
+func TestDiffVerdict(t *testing.T) {
+	quiet := &machine.Conditions{CPUModel: "X", CPUs: 2, Affinity: 2, Kernel: "6.1", OtherCPUs: 0.01}
+	loaded := &machine.Conditions{CPUModel: "X", CPUs: 2, Affinity: 2, Kernel: "6.1", OtherCPUs: 0.9,
+		Busiest: []machine.Proc{{PID: 7, Name: "cc1", Percent: 90}}}
+	sides := [2]diffSide{side("aaaa", 10, 100, 60, quiet), side("bbbb", 10, 120, 60, loaded)}
+	conds := sideConditions(sides)
+	if len(conds) != 1 || !strings.Contains(conds[0], "load: quiet vs other processes used 0.90 CPUs (cc1 90%)") {
+		t.Errorf("conditions = %q", conds)
+	}
+	vs, sentence, notes := diffVerdict(sides, conds)
+	// Medians 102 and 122 ms.
+	if !strings.HasPrefix(sentence, "Performance has regressed: B is 19.6% slower than A in wall time.") ||
+		!strings.Contains(sentence, "wall +19.6% (95% CI +17.5…+21.8%, significant)") || !strings.Contains(sentence, "CPU +0.0% (95% CI -3.2…+3.3%, not significant)") {
+		t.Errorf("sentence = %q", sentence)
+	}
+	if len(vs) != 3 || !vs[0].Significant || vs[1].Significant {
+		t.Errorf("verdicts = %+v", vs)
+	}
+	joined := strings.Join(notes, "\n")
+	for _, want := range []string{"the difference is in wall time only", "ran under different conditions (load: quiet vs other processes used 0.90 CPUs"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("notes lack %q:\n%s", want, joined)
+		}
+	}
+
+	same := [2]diffSide{side("aaaa", 10, 100, 60, quiet), side("bbbb", 10, 100, 60, quiet)}
+	if _, sentence, _ := diffVerdict(same, sideConditions(same)); !strings.HasPrefix(sentence, "No significant change in wall time.") {
+		t.Errorf("same timings: %q", sentence)
+	}
+	few := [2]diffSide{side("aaaa", 1, 100, 60, nil), side("bbbb", 3, 120, 60, nil)}
+	if vs, sentence, notes := diffVerdict(few, nil); vs != nil || sentence != "" || len(notes) != 1 || !strings.Contains(notes[0], "needs at least 2 each") {
+		t.Errorf("too few runs: %v %q %q", vs, sentence, notes)
+	}
+}
