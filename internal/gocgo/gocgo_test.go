@@ -560,7 +560,7 @@ func TestCargoPlaces(t *testing.T) {
 		"tgt/CACHEDIR.TAG":                                         "Signature: 8a477f597d28d172789f06886806bc55\n",
 		"tgt/release/.fingerprint/x/keep":                          "",
 		"tgt/release/deps/libfoo-0123abcd.a":                       "!<arch>\n",
-		"tgt/release/build/bar-sys-99aa0123456789ab/out/libbar.a":              "!<arch>\n",
+		"tgt/release/build/bar-sys-99aa0123456789ab/out/libbar.a":  "!<arch>\n",
 		"tgt/x86_64-unknown-linux-gnu/release/.fingerprint/y/keep": "",
 		"tgt/x86_64-unknown-linux-gnu/release/libbaz.so":           "",
 		"m/go.mod": "module example.com/m\n\ngo 1.26\n",
