@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/machine"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/runner"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -34,6 +35,8 @@ type importJSON struct {
 	Stale         *bool            `json:"stale"`
 	Findings      json.RawMessage  `json:"findings"`
 	Identity      *ledger.Identity `json:"identity"`
+	// Machine is the run's machine conditions (ledger schema 4; absent before).
+	Machine *machine.Conditions `json:"machine"`
 	// IdentityKey and Git are a record of a runs document (RunsDoc): its identity is the document's.
 	IdentityKey    *string     `json:"identity_key"`
 	Git            *ledger.Git `json:"git"`
@@ -199,6 +202,7 @@ func decodeImport(raw json.RawMessage, ids map[string]sharedIdentityJSON) (ledge
 	if j.RSSFloorBytes != nil {
 		r.RSSFloorBytes = *j.RSSFloorBytes
 	}
+	r.Machine = j.Machine
 	for _, f := range []struct {
 		name string
 		v    int64

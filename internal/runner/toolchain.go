@@ -20,8 +20,10 @@ import (
 // toolTimeout bounds one `--version` or `git status` call.
 const toolTimeout = 10 * time.Second
 
-// toolchain fills Identity.Toolchain: "rustc" from .rustc_info.json, "cargo" and "nvcc" from their
-// `--version` (cached per executable).
+// toolchain fills Identity.Toolchain: "rustc" from the binaries' bytes, else .rustc_info.json; "cargo"
+// from its `--version`; "cc", "cc producers" and "cuda device code" from the binaries' bytes
+// (Compilers); "nvcc" from its `--version` only when a binary holds CUDA device code (cached per
+// executable).
 func (p *Plan) toolchain(ctx context.Context, getenv func(string) string) {
 	tc := p.Identity.Toolchain
 	rustc, sysroot := rustcInfo(p.Graph.BuildDir, p.Graph.TargetDir)
@@ -50,9 +52,47 @@ func (p *Plan) toolchain(ctx context.Context, getenv func(string) string) {
 			nvccCands = append(nvccCands, filepath.Join(d, "bin", "nvcc"))
 		}
 	}
+	// What made the binaries, read from their bytes: rustc's version there wins over Cargo's cache, and
+	// nvcc on PATH is named only for a binary that holds CUDA device code.
+	made := map[string][]string{}
+	for _, b := range p.Identity.Binaries {
+		for k, v := range p.compilers(b.Path) {
+			made[k] = append(made[k], v)
+		}
+	}
+	for k, vs := range made {
+		tc[k] = strings.Join(dedupe(vs), "; ")
+	}
+	if made["cuda device code"] == nil {
+		return
+	}
 	if v := p.toolVersion(ctx, nvccCands, "Cuda compilation tools"); v != "" {
 		tc["nvcc"] = v
 	}
+}
+
+// compilers is Compilers of an executable, cached like a tool's version (by path, size and mtime).
+func (p *Plan) compilers(path string) map[string]string {
+	fi, err := fsrec.Stat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return nil
+	}
+	key := path + "\x00compilers"
+	if v, ok := p.state.tool(key, fi); ok {
+		var m map[string]string
+		if json.Unmarshal([]byte(v), &m) == nil {
+			return m
+		}
+	}
+	m, err := Compilers(path)
+	if err != nil {
+		p.note("compilers of %s: %v", path, err)
+		return nil
+	}
+	if b, err := json.Marshal(m); err == nil {
+		p.state.setTool(key, fi, string(b))
+	}
+	return m
 }
 
 // rustcInfo reads Cargo's cache of rustc's answers (.rustc_info.json in the build or target folder): the
