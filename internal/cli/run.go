@@ -32,6 +32,13 @@ type runFlags struct {
 	binaries                                 []string
 	repeat                                   int
 	allowStale, quiet, noCache               bool
+	// hyperfine's habits: untimed warm-up runs, a command before each run, a run count between bounds
+	// within a time budget, where the command's output goes, and the runs exported.
+	warmup, minRuns, maxRuns        int
+	prepare, output                 string
+	budget                          time.Duration
+	exportJSON, exportCSV, exportMD string
+	repeatSet                       bool // --repeat given on the command line
 }
 
 func newRunCmd(st Streams) *cobra.Command {
@@ -60,6 +67,7 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 			return nil
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.repeatSet = cmd.Flags().Changed("repeat")
 			return runRun(st, args, fl)
 		},
 	}
@@ -77,6 +85,15 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 	f.StringVar(&fl.color, "color", "auto", "colour the refusal report: auto, always or never")
 	f.BoolVar(&fl.noCache, "no-cache", false, "always run the full pre-run check (no verdict cache; also "+vcache.EnvMode+"=off)")
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing on success (no summary line per run)")
+	f.IntVar(&fl.warmup, "warmup", 0, "run the command N times first, untimed and unrecorded (warms caches)")
+	f.StringVar(&fl.prepare, "prepare", "", "a shell command run before each run (warm-ups too), untimed (e.g. to drop caches)")
+	f.IntVar(&fl.minRuns, "min-runs", 0, "run at least N times, then until --time-budget is spent or --max-runs reached (instead of --repeat)")
+	f.IntVar(&fl.maxRuns, "max-runs", 0, "run at most N times (with --min-runs or --time-budget)")
+	f.DurationVar(&fl.budget, "time-budget", 0, "with --min-runs or --max-runs: keep running until this much time was spent (default 3s)")
+	f.StringVar(&fl.output, "output", "inherit", "where the command's stdout and stderr go: inherit, null (discarded) or pipe (read and discarded by stalecheck)")
+	f.StringVar(&fl.exportJSON, "export-json", "", "write this invocation's runs and their summary as JSON to FILE")
+	f.StringVar(&fl.exportCSV, "export-csv", "", "write this invocation's runs as CSV to FILE")
+	f.StringVar(&fl.exportMD, "export-markdown", "", "write this invocation's summary as a markdown table to FILE (for a PR comment)")
 	return cmd
 }
 
@@ -92,6 +109,9 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	tuneGC()
 	if fl.repeat < 1 {
 		return &ExitError{exitRefused, fmt.Errorf("--repeat %d: want 1 or more", fl.repeat)}
+	}
+	if err := checkRunFlags(fl, fl.repeatSet); err != nil {
+		return &ExitError{exitRefused, err}
 	}
 	if err := checkColor(fl.color); err != nil {
 		return &ExitError{exitRefused, err}
@@ -112,9 +132,14 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	gpuCh := machine.GPUsAsync() // beside the pre-run check; taken before anything is timed
 	// The exec helper starts now, so that its own start-up overlaps the pre-run check (runner.Exec); a
 	// refusal or an error gives it back unused.
+	stdio, closeOut, err := runOutput(fl.output, st)
+	if err != nil {
+		return &ExitError{exitRefused, err}
+	}
+	defer closeOut()
 	var helper *runner.Helper
 	if wd, err := os.Getwd(); err == nil {
-		helper = runner.StartHelper(wd, os.Environ(), runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
+		helper = runner.StartHelper(wd, os.Environ(), stdio)
 	}
 	defer helper.Close()
 	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir,
@@ -174,9 +199,26 @@ func runRun(st Streams, args []string, fl runFlags) error {
 	case gpus = <-gpuCh:
 	case <-time.After(3 * time.Second):
 	}
-	for i := 0; i < fl.repeat; i++ {
+	for i := 0; i < fl.warmup; i++ {
+		if err := prepareRun(fl.prepare, plan, st); err != nil {
+			return &ExitError{exitRefused, err}
+		}
+		if _, err := plan.Exec(stdio); err != nil {
+			var ee *runner.ExecError
+			if errors.As(err, &ee) {
+				return &ExitError{ee.Code, ee}
+			}
+			return &ExitError{exitRefused, err}
+		}
+	}
+	var recorded []*ledger.Record
+	began := time.Now()
+	for i := 0; more(fl, i, began); i++ {
+		if err := prepareRun(fl.prepare, plan, st); err != nil {
+			return &ExitError{exitRefused, err}
+		}
 		probe := machine.Start()
-		u, err := plan.Exec(runner.Stdio{Stdin: os.Stdin, Stdout: st.Out, Stderr: st.Err})
+		u, err := plan.Exec(stdio)
 		if err != nil {
 			var ee *runner.ExecError
 			if errors.As(err, &ee) {
@@ -187,6 +229,7 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		r := plan.Record(name, u)
 		r.Machine = probe.Finish(u.WallNS, u.UserNS+u.SysNS)
 		r.Machine.GPUs = gpus
+		recorded = append(recorded, r)
 		if rec.store(ctx, r) && !fl.quiet {
 			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r, u.RSSFloorBytes))
 			if !floorSaid && strings.HasSuffix(peakRSS(r.PeakRSSBytes, u.RSSFloorBytes), rssFloorMark) {
@@ -200,8 +243,12 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		}
 		wall, user, sys, build = append(wall, r.WallNS), append(user, r.UserNS), append(sys, r.SysNS), runner.BuildKey(r.Identity)
 	}
-	if fl.repeat > 1 && len(wall) > 0 && !fl.quiet {
+	if len(recorded) > 1 && len(wall) > 0 && !fl.quiet {
 		writeRepeatSummary(st.Err, name, build, wall, user, sys)
+		runAdvice(st.Err, fl, wall, recorded)
+	}
+	if err := exportRuns(fl, name, build, recorded); err != nil {
+		return &ExitError{exitRefused, err}
 	}
 	if status != 0 {
 		return &ExitError{Code: status}
