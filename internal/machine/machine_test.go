@@ -2,6 +2,7 @@ package machine
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -122,5 +123,27 @@ func TestDifferences(t *testing.T) {
 	}
 	if Differences(nil, a) != nil {
 		t.Error("an unknown side differs")
+	}
+}
+
+// TestGPUsFromNvidiaSMI runs where nvidia-smi is (the accelerator machine; skipped elsewhere, CI
+// included): every GPU it lists has a name, a driver, clocks and a temperature.
+func TestGPUsFromNvidiaSMI(t *testing.T) {
+	smi, err := exec.LookPath("nvidia-smi")
+	if err != nil {
+		t.Skip("no nvidia-smi on PATH")
+	}
+	gpus := QueryGPUs(smi)
+	if len(gpus) == 0 {
+		t.Fatal("nvidia-smi is on PATH but no GPU was read")
+	}
+	for i, g := range gpus {
+		t.Logf("GPU %d: %+v", i, g)
+		if !strings.Contains(g.Name, "NVIDIA") || g.Driver == "" || g.SMClockMHz <= 0 || g.MemClockMHz <= 0 || g.TempC <= 0 {
+			t.Errorf("GPU %d: %+v", i, g)
+		}
+	}
+	if got := <-GPUsAsync(); len(got) != len(gpus) {
+		t.Errorf("GPUsAsync gave %d GPUs, QueryGPUs %d", len(got), len(gpus))
 	}
 }
