@@ -1,7 +1,9 @@
 // Package htmlreport writes the ledger as one self-contained HTML page (`stalecheck report`): per
 // benchmark name, an inline SVG plot of the wall times in the order the runs started, each point
-// coloured by its build identity (runner.BuildKey), dashed vertical markers where the build changed
-// from one run to the next, stale runs (--allow-stale) drawn hollow with a red ring, failed runs
+// coloured by its build identity (runner.BuildKey), each build's median as a line across its runs,
+// dashed vertical markers where the build changed from one run to the next (their titles and a table
+// give the verdict, the change in median wall time with its 95% interval, and what changed in the
+// build), stale runs (--allow-stale) in their build's colour with a red ring, failed runs
 // (non-zero exit) as squares, and on each point an SVG <title> (the browser's hover tooltip) with the
 // run's ID, build, times, peak RSS, exit status and build description; then a table of the builds with
 // their statistics (internal/stats over the runs that exited 0, nanoseconds shown in one unit per plot).
@@ -19,6 +21,8 @@ import (
 	"html/template"
 	"io"
 	"sort"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +40,7 @@ var files embed.FS
 // page is parsed on first use, not at start-up: every stalecheck process (run's exec helper among them)
 // would pay about 0.25 ms for it.
 var page = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("page.html.tmpl").ParseFS(files, "page.html.tmpl"))
+	return template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{"hasPrefix": strings.HasPrefix}).ParseFS(files, "page.html.tmpl"))
 })
 
 // Options are the page's header facts.
@@ -49,7 +53,7 @@ type Options struct {
 
 // Plot geometry, in SVG user units (pixels at 100 %).
 const (
-	width, height          = 900.0, 300.0
+	width, height          = 900.0, 300.0 // the viewBox: the plot scales to the window's width
 	left, right, top, bott = 70.0, 20.0, 16.0, 40.0
 )
 
@@ -67,6 +71,23 @@ type pointView struct {
 type markerView struct {
 	X     float64
 	Title string
+}
+
+// medianView is a build's median drawn across its consecutive runs.
+type medianView struct {
+	X1, X2, Y float64
+	Color     string
+}
+
+// changeView is one build change between consecutive runs: its verdict and what changed.
+type changeView struct {
+	Before         int64 // the first run of the new build
+	From, To       string
+	FromColor      string
+	ToColor        string
+	Verdict        string // "+19.2% (95% CI +17.8…+20.5%), slower" or why there is none
+	Significant    bool
+	What           []string
 }
 
 type tickView struct {
@@ -98,6 +119,8 @@ type benchView struct {
 	Unit    string
 	Points  []pointView
 	Markers []markerView
+	Medians []medianView
+	Changes []changeView
 	YTicks  []tickView
 	XLabels []xLabelView
 	Builds  []buildView
@@ -158,6 +181,11 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 	}
 	u := stats.PickUnit(maxNS)
 	yMax := niceCeil(maxNS * 1.05 / u.NS)
+	if yMax >= 1000 {
+		// The axis's top would read "1000 ms": the next unit up reads "1 s".
+		u = stats.PickUnit(yMax * u.NS)
+		yMax = niceCeil(maxNS * 1.05 / u.NS)
+	}
 	if yMax <= 0 {
 		yMax = 1
 	}
@@ -171,8 +199,10 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 		return v.PlotL + 10 + (plotW-20)*float64(k)/float64(len(rs)-1)
 	}
 	desc := map[string]string{}
+	byKey := map[string]*benchgroup.Group{}
 	for _, g := range groups {
 		desc[g.Key] = g.Description
+		byKey[g.Key] = g
 	}
 	prev := ""
 	for k, r := range rs {
@@ -188,10 +218,29 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 			v.XLabels = append(v.XLabels, xLabelView{X: round2(x), Label: fmt.Sprintf("run %d", r.ID)})
 		}
 		if k > 0 && key != prev {
-			v.Markers = append(v.Markers, markerView{X: round2((x + xOf(k-1)) / 2),
-				Title: fmt.Sprintf("build changed before run %d: %s → %s", r.ID, prev, key)})
+			c := buildChange(byKey[prev], byKey[key], rs[k-1], r)
+			c.FromColor, c.ToColor = color[prev], color[key]
+			v.Changes = append(v.Changes, c)
+			title := fmt.Sprintf("build changed before run %d: %s → %s\nmedian wall %s", r.ID, prev, key, c.Verdict)
+			for _, w := range c.What {
+				title += "\n" + w
+			}
+			v.Markers = append(v.Markers, markerView{X: round2((x + xOf(k-1)) / 2), Title: title})
 		}
 		prev = key
+	}
+	// Each build's median across each stretch of its consecutive runs.
+	for k := 0; k < len(rs); {
+		key := runner.BuildKey(rs[k].Identity)
+		j := k
+		for j+1 < len(rs) && runner.BuildKey(rs[j+1].Identity) == key {
+			j++
+		}
+		if g := byKey[key]; g != nil && g.Wall.N > 0 {
+			y := v.PlotB - plotH*g.Wall.Median/u.NS/yMax
+			v.Medians = append(v.Medians, medianView{X1: round2(xOf(k) - 8), X2: round2(xOf(j) + 8), Y: round2(y), Color: color[key]})
+		}
+		k = j + 1
 	}
 	for t := 0; t <= 4; t++ {
 		val := yMax * float64(t) / 4
@@ -210,6 +259,39 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 		v.Builds = append(v.Builds, bv)
 	}
 	return v
+}
+
+// buildChange judges the change from build a to build b (their runs that exited 0) and lists what
+// changed between the last run of a and the first of b.
+func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record) changeView {
+	c := changeView{Before: rb.ID, From: runner.BuildKey(ra.Identity), To: runner.BuildKey(rb.Identity)}
+	if a != nil && b != nil {
+		ch, err := stats.MedianChangeCINS(a.WallNS(), b.WallNS(), 0.95)
+		switch {
+		case err != nil:
+			c.Verdict = fmt.Sprintf("not judged: %d and %d run(s) that exited 0 (2 each needed)", len(a.Timed), len(b.Timed))
+		case !ch.RelOK:
+			c.Verdict = "not judged: a median is 0"
+		default:
+			c.Significant = ch.RelLo > 0 || ch.RelHi < 0
+			word := "no significant change"
+			if c.Significant && ch.Rel > 0 {
+				word = "slower"
+			} else if c.Significant {
+				word = "faster"
+			}
+			c.Verdict = fmt.Sprintf("%+.1f%% (95%% CI %+.1f…%+.1f%%), %s", 100*ch.Rel, 100*ch.RelLo, 100*ch.RelHi, word)
+		}
+	}
+	what := runner.Diff(ra, rb).Summary()
+	for i, w := range what {
+		if i == 4 {
+			c.What = append(c.What, fmt.Sprintf("and %d more", len(what)-4))
+			break
+		}
+		c.What = append(c.What, report.Escape(w))
+	}
+	return c
 }
 
 func startText(t time.Time) string {
@@ -241,7 +323,7 @@ func niceCeil(v float64) float64 {
 	return 10 * p
 }
 
+// trimFloat writes an axis value in plain decimals ("0.25", "250", never "1e+03").
 func trimFloat(f float64) string {
-	s := fmt.Sprintf("%.3g", f)
-	return s
+	return strconv.FormatFloat(f, 'f', -1, 64)
 }

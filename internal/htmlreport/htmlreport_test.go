@@ -2,6 +2,7 @@ package htmlreport
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,8 +63,10 @@ func TestWriteEscapes(t *testing.T) {
 }
 
 // In headless Chromium: the page renders with no request beyond itself, one point per run, a <title>
-// on every point naming its run and build, a marker per build change, the stale run hollow, and the odd
-// name shown as text.
+// on every point naming its run and build, a marker per build change with its verdict and what changed,
+// each build's median, the stale run in its build's colour with a red ring, the odd name shown as text,
+// axis labels in plain numbers, and a plot that fits 700 and 1400 px windows (STALECHECK_SCREENSHOTS=DIR
+// writes a screenshot of each there).
 func TestRenderInChromium(t *testing.T) {
 	ctx := browser.New(t, 90*time.Second)
 	recs := records()
@@ -85,7 +88,7 @@ func TestRenderInChromium(t *testing.T) {
 	heading := browser.Eval[string](t, ctx, `document.querySelector('h2').firstChild.textContent`)
 	staleFill := browser.Eval[string](t, ctx, `getComputedStyle(document.querySelector('.run.stale')).fill`)
 	width := browser.Eval[float64](t, ctx, `document.querySelector('svg.plot').getBoundingClientRect().width`)
-	if points != len(recs) || plots != 2 || markers != 1 || resources != 0 || scripts != 0 || width < 800 {
+	if points != len(recs) || plots != 2 || markers != 1 || resources != 0 || scripts != 0 || width < 800 || width > 1240 {
 		t.Errorf("points %d (want %d), plots %d, markers %d, resources %d, scripts %d, plot width %.0f", points, len(recs), plots, markers, resources, scripts, width)
 	}
 	for i, ti := range titles {
@@ -96,8 +99,45 @@ func TestRenderInChromium(t *testing.T) {
 	if want := `<script>alert("x")</script> & 'q'\x1b[31m\xff `; heading != want {
 		t.Errorf("heading %q, want %q", heading, want)
 	}
-	if staleFill != "rgb(255, 255, 255)" {
-		t.Errorf("the stale point's fill is %q, want hollow (white)", staleFill)
+	if staleFill != "rgb(255, 127, 14)" { // #ff7f0e: its build's colour, under a red ring
+		t.Errorf("the stale point's fill is %q, want its build's colour", staleFill)
+	}
+	staleStroke := browser.Eval[string](t, ctx, `getComputedStyle(document.querySelector('.run.stale')).stroke`)
+	if staleStroke != "rgb(214, 39, 40)" {
+		t.Errorf("the stale point's ring is %q, want red", staleStroke)
+	}
+	// The build change: a verdict and what changed, on the marker and in the table under the plot.
+	change := browser.Eval[string](t, ctx, `document.querySelector('table.changes tbody tr').textContent`)
+	marker := browser.Eval[string](t, ctx, `document.querySelector('.build-change title').textContent`)
+	for _, want := range []string{"(95% CI", "slower", "libhot.a changed"} {
+		if !strings.Contains(change, want) || !strings.Contains(marker, want) {
+			t.Errorf("the build change lacks %q: table row %q, marker %q", want, change, marker)
+		}
+	}
+	medians := browser.Eval[int](t, ctx, `document.querySelectorAll('svg.plot .median').length`)
+	if medians != 3 { // a<b> and timing in the first plot, a<b> in the second
+		t.Errorf("%d median lines, want 3", medians)
+	}
+	ticks := browser.Eval[[]string](t, ctx, `[...document.querySelectorAll('svg.plot text')].map(e => e.textContent)`)
+	for _, tk := range ticks {
+		if strings.Contains(tk, "e+") || strings.Contains(tk, "1000 ms") {
+			t.Errorf("an axis label reads %q", tk)
+		}
+	}
+	// Narrow and wide windows: the plot fits the width, nothing scrolls the page sideways.
+	for _, w := range []int64{700, 1400} {
+		browser.Viewport(t, ctx, w, 900)
+		pw := browser.Eval[float64](t, ctx, `document.querySelector('svg.plot').getBoundingClientRect().width`)
+		scroll := browser.Eval[float64](t, ctx, `document.documentElement.scrollWidth`)
+		if pw > float64(w) || scroll > float64(w) || (w == 1400 && pw < 1000) || (w == 700 && pw < 600) {
+			t.Errorf("window %d px: plot %.0f px wide, page %.0f px", w, pw, scroll)
+		}
+		if dir := os.Getenv("STALECHECK_SCREENSHOTS"); dir != "" {
+			png := browser.FullScreenshot(t, ctx)
+			if err := os.WriteFile(filepath.Join(dir, fmt.Sprintf("report-%d.png", w)), png, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
 	keyStale := runner.BuildKey(recs[5].Identity)
 	found := false

@@ -85,3 +85,21 @@ func Screenshot(t testing.TB, ctx context.Context, sel string) []byte {
 	}
 	return png
 }
+
+// Viewport sets the page's window size in CSS pixels (as a window of that width shows it).
+func Viewport(t testing.TB, ctx context.Context, width, height int64) {
+	t.Helper()
+	if _, err := chromedp.Run(ctx, chromedp.EmulateViewport(width, height)); err != nil {
+		t.Fatalf("chromium: viewport %dx%d: %v", width, height, err)
+	}
+}
+
+// FullScreenshot returns a PNG of the whole page at the current viewport's width.
+func FullScreenshot(t testing.TB, ctx context.Context) []byte {
+	t.Helper()
+	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
+	if err != nil {
+		t.Fatalf("chromium: full screenshot: %v", err)
+	}
+	return png
+}
