@@ -81,13 +81,13 @@ type medianView struct {
 
 // changeView is one build change between consecutive runs: its verdict and what changed.
 type changeView struct {
-	Before         int64 // the first run of the new build
-	From, To       string
-	FromColor      string
-	ToColor        string
-	Verdict        string // "+19.2% (95% CI +17.8…+20.5%), slower" or why there is none
-	Significant    bool
-	What           []string
+	Before      int64 // the first run of the new build
+	From, To    string
+	FromColor   string
+	ToColor     string
+	Verdict     string // "+19.2% (95% CI +17.8…+20.5%), slower" or why there is none
+	Significant bool
+	What        []string
 }
 
 type tickView struct {
