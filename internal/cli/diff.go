@@ -231,6 +231,15 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	for _, line := range d.Summary() {
 		fmt.Fprintf(st.Out, "  %s\n", report.Escape(line))
 	}
+	lines := sourceLines(ctx, a, b, d.Changes)
+	for _, c := range d.Changes {
+		if ls := lines[c.Name]; len(ls) > 0 {
+			fmt.Fprintf(st.Out, "  %s, changed lines (git diff %.12s %.12s):\n", report.Escape(c.Name), a.Identity.Git.Head, b.Identity.Git.Head)
+			for _, l := range ls {
+				fmt.Fprintf(st.Out, "    %s\n", report.Escape(l))
+			}
+		}
+	}
 	return failed
 }
 
