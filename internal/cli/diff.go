@@ -88,6 +88,9 @@ type DiffDoc struct {
 	Conditions []string            `json:"conditions"`
 	AMachine   *machine.Conditions `json:"a_machine"`
 	BMachine   *machine.Conditions `json:"b_machine"`
+	// SourceLines holds, per changed source, the lines git says changed between the two runs' commits
+	// (both clean); empty otherwise.
+	SourceLines map[string][]string `json:"source_lines"`
 }
 
 type diffRun struct {
@@ -165,6 +168,10 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		}
 		doc.Verdict, doc.VerdictText, doc.Notes, doc.Conditions = verdict, sentence, notes, conds
 		doc.AMachine, doc.BMachine = a.Machine, b.Machine
+		doc.SourceLines = sourceLines(ctx, a, b, d.Changes)
+		if doc.SourceLines == nil {
+			doc.SourceLines = map[string][]string{}
+		}
 		if doc.Verdict == nil {
 			doc.Verdict = []verdictJSON{}
 		}
