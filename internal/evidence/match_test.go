@@ -70,14 +70,7 @@ func TestMatchLiteralInPlainRodata(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	sh := func(args ...string) {
-		t.Helper()
-		cmd := exec.Command(args[0], args[1:]...)
-		cmd.Dir = dir
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("%v: %v\n%s", args, err, out)
-		}
-	}
+	sh := func(args ...string) { t.Helper(); runIn(t, dir, args...) }
 	for _, v := range []struct{ sub, def string }{{"plain", "-DPLAIN"}, {"fast", "-DFAST"}} {
 		if err := os.Mkdir(filepath.Join(dir, v.sub), 0o755); err != nil {
 			t.Fatal(err)
@@ -127,14 +120,7 @@ func TestOneCopyLiteralJudgedBySection(t *testing.T) {
 			}
 			write("unused.c", "const char *unused(void) { return \"a literal nobody links\"; }\n")
 			write("main.c", "#include <stdio.h>\nconst char *tag(void);\nint main(void) { puts(tag()); return 0; }\n")
-			sh := func(args ...string) {
-				t.Helper()
-				cmd := exec.Command(args[0], args[1:]...)
-				cmd.Dir = dir
-				if out, err := cmd.CombinedOutput(); err != nil {
-					t.Fatalf("%v: %v\n%s", args, err, out)
-				}
-			}
+			sh := func(args ...string) { t.Helper(); runIn(t, dir, args...) }
 			build := func(literal string) {
 				write("t.c", "const char *tag(void) { return \""+literal+"\"; }\n")
 				for _, src := range []string{"t", "unused"} {
@@ -156,5 +142,15 @@ func TestOneCopyLiteralJudgedBySection(t *testing.T) {
 				t.Errorf("a copy rebuilt with another literal: outcome %s, want %s (%+v)", r.Outcome, NoneInside, r)
 			}
 		})
+	}
+}
+
+// runIn runs a command in dir, failing the test with its output when it fails.
+func runIn(t *testing.T, dir string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%v: %v\n%s", args, err, out)
 	}
 }

@@ -2,7 +2,7 @@ package runner
 
 import (
 	"fmt"
-	"sort"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
@@ -82,15 +82,9 @@ func Compilers(path string) (map[string]string, error) {
 	return out, nil
 }
 
+// dedupe returns xs sorted, each value once.
 func dedupe(xs []string) []string {
-	seen := map[string]bool{}
-	var out []string
-	for _, x := range xs {
-		if !seen[x] {
-			seen[x] = true
-			out = append(out, x)
-		}
-	}
-	sort.Strings(out)
-	return out
+	out := slices.Clone(xs)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
