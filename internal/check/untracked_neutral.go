@@ -20,6 +20,10 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 		}
 		w := s.Words()
 		for _, in := range s.Inputs {
+			if !in.Watched && !in.File.Exists && graph.LinkedLibrary(in) {
+				out = append(out, linkedLibraryGone(g, s, in))
+				continue
+			}
 			if in.Watched || !in.File.Exists || graph.LinkedLibrary(in) {
 				continue
 			}
@@ -65,4 +69,29 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 		}
 	}
 	return out
+}
+
+// linkedLibraryGone: a library the step links, which its build system does not watch, is gone (cargo
+// clean -p of a staticlib a Go program links): the program holds a copy that nothing on disk can be
+// compared with, and the next build of the library will not make the step relink. An error: what the
+// program runs is not known to be what the sources make.
+func linkedLibraryGone(g *graph.Graph, s *graph.Step, in *graph.Input) Finding {
+	w := s.Words()
+	f := Finding{
+		Rule: "untracked-input-changed", Severity: Error, System: s.System,
+		Message: fmt.Sprintf("%s, which %s links, is gone (a clean of the build that made it, or a removed file): what %s holds of it can no longer be compared with the sources on disk, and %s, so rebuilding the library will not relink %s",
+			display(g, in.File.Path), stepWhat(s), display(g, s.Reference.Path), w.NotWatched, s.Label),
+		Subjects: []string{in.File.Path, s.Reference.Path},
+		Roots:    rootPaths(s),
+		Evidence: []Evidence{
+			{Kind: "input", Path: in.File.Path, How: howString(in), Detail: "missing; " + clueDetail(in)},
+			{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: w.Reference},
+		},
+		Fix: "build the library again, then " + w.Rebuild,
+	}
+	if w.Rebuild == "" {
+		f.Fix = "build the library again, then " + rebuildCmd(s)
+	}
+	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+	return f
 }
