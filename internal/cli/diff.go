@@ -17,6 +17,7 @@ import (
 type diffFlags struct {
 	ledger, format, name string
 	failIfSlower         float64
+	failSet              bool // --fail-if-slower given (0 fails on any significant slowdown)
 }
 
 func newDiffCmd(st Streams) *cobra.Command {
@@ -48,14 +49,17 @@ processes' CPU use during the run, pressure, GPUs); when the two sides' differ, 
 Exit status: 0 answered, 1 with --fail-if-slower when B is significantly slower than A by more than
 the percentage given, 2 error (no such run or build, an ambiguous build prefix, the ledger cannot be read).`,
 		Args: exactArgs("A", "B"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runDiff(st, args, fl) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.failSet = cmd.Flags().Changed("fail-if-slower")
+			return runDiff(st, args, fl)
+		},
 	}
 	cmd.ValidArgsFunction = completeRuns(&fl)
 	f := cmd.Flags()
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.name, "name", "", "with builds as A and B: only the runs of this benchmark name")
-	f.Float64Var(&fl.failIfSlower, "fail-if-slower", 0, "exit 1 when B's median wall time is significantly more than this percentage above A's (for CI)")
+	f.Float64Var(&fl.failIfSlower, "fail-if-slower", 0, "exit 1 when B's median wall time is significantly more than this percentage above A's (0: any significant slowdown; for CI)")
 	return cmd
 }
 
@@ -120,6 +124,9 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
 	}
+	if fl.failSet && !(fl.failIfSlower >= 0) { // NaN too
+		return &ExitError{2, fmt.Errorf("--fail-if-slower %v: want a percentage of 0 or more (0: fail on any significant slowdown)", fl.failIfSlower)}
+	}
 	dsn := ledgerDSN(fl.ledger)
 	l, err := openLedgerRO(dsn)
 	if err != nil {
@@ -141,9 +148,9 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 		notes = append(notes, "the two sides ran under different conditions ("+strings.Join(conds, "; ")+")")
 	}
 	var failed error
-	if fl.failIfSlower > 0 {
+	if fl.failSet {
 		for _, v := range verdict {
-			if v.Metric == "wall" && v.Significant && 100*v.Rel > fl.failIfSlower {
+			if v.Metric == "wall" && v.Significant && v.Rel > 0 && 100*v.Rel > fl.failIfSlower {
 				failed = &ExitError{Code: 1}
 			}
 		}

@@ -30,6 +30,9 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 	if a == nil || b == nil {
 		return nil, "", []string{"no verdict: a run's build is not in the ledger"}
 	}
+	if a == b || a.Key == b.Key && a.Name == b.Name {
+		return nil, "", []string{"no verdict: both runs are of one build (the timing line compares the two runs alone)"}
+	}
 	if len(a.Timed) < 2 || len(b.Timed) < 2 {
 		return nil, "", []string{fmt.Sprintf("no verdict: build %s has %d and build %s has %d run(s) that exited 0; a verdict needs at least 2 each, 10 or more for a small difference (stalecheck run --repeat 10)",
 			a.Key, len(a.Timed), b.Key, len(b.Timed))}
@@ -86,6 +89,9 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 	}
 	if len(conds) > 0 {
 		notes = append(notes, "the two sides ran under different conditions ("+strings.Join(conds, "; ")+"): a difference may be the machine's, not the build's")
+	}
+	if la, lb := sides[0].Rec.Machine.Loaded(), sides[1].Rec.Machine.Loaded(); la != "" && lb != "" {
+		notes = append(notes, "both sides ran on a loaded machine (A: "+la+"; B: "+lb+"): both times measure the machine too")
 	}
 	return vs, sentence, notes
 }

@@ -39,6 +39,7 @@ type runFlags struct {
 	budget                          time.Duration
 	exportJSON, exportCSV, exportMD string
 	repeatSet                       bool // --repeat given on the command line
+	budgetSet, counted              bool // --time-budget given; any of --min-runs, --max-runs, --time-budget given
 }
 
 func newRunCmd(st Streams) *cobra.Command {
@@ -68,6 +69,8 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			fl.repeatSet = cmd.Flags().Changed("repeat")
+			fl.budgetSet = cmd.Flags().Changed("time-budget")
+			fl.counted = fl.budgetSet || cmd.Flags().Changed("min-runs") || cmd.Flags().Changed("max-runs")
 			return runRun(st, args, fl)
 		},
 	}

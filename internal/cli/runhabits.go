@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -28,7 +29,7 @@ func checkRunFlags(fl runFlags, repeatSet bool) error {
 		return fmt.Errorf("--warmup, --min-runs, --max-runs and --time-budget cannot be negative")
 	case fl.maxRuns > 0 && fl.minRuns > fl.maxRuns:
 		return fmt.Errorf("--min-runs %d is more than --max-runs %d", fl.minRuns, fl.maxRuns)
-	case repeatSet && (fl.minRuns > 0 || fl.maxRuns > 0 || fl.budget > 0):
+	case repeatSet && fl.counted:
 		return fmt.Errorf("--repeat fixes the number of runs: give it or --min-runs/--max-runs/--time-budget, not both")
 	}
 	switch fl.output {
@@ -36,13 +37,25 @@ func checkRunFlags(fl runFlags, repeatSet bool) error {
 	default:
 		return fmt.Errorf("--output %q: want inherit, null or pipe", fl.output)
 	}
+	// An export that cannot be written is refused before the runs, not after them.
+	for _, e := range []struct{ flag, path string }{{"--export-json", fl.exportJSON}, {"--export-csv", fl.exportCSV}, {"--export-markdown", fl.exportMD}} {
+		if e.path == "" {
+			continue
+		}
+		if st, err := os.Stat(filepath.Dir(e.path)); err != nil || !st.IsDir() {
+			return fmt.Errorf("%s %s: the folder %s does not exist", e.flag, e.path, filepath.Dir(e.path))
+		}
+		if st, err := os.Lstat(e.path); err == nil && !st.Mode().IsRegular() {
+			return fmt.Errorf("%s %s: not a regular file (%s)", e.flag, e.path, st.Mode().Type())
+		}
+	}
 	return nil
 }
 
 // more says whether run i (0-based) should happen: --repeat's count, else at least --min-runs (1),
 // then while the time budget lasts, never more than --max-runs.
 func more(fl runFlags, i int, began time.Time) bool {
-	if fl.minRuns == 0 && fl.maxRuns == 0 && fl.budget == 0 {
+	if !fl.counted {
 		return i < fl.repeat
 	}
 	if fl.maxRuns > 0 && i >= fl.maxRuns {
@@ -52,7 +65,7 @@ func more(fl runFlags, i int, began time.Time) bool {
 		return true
 	}
 	budget := fl.budget
-	if budget == 0 {
+	if !fl.budgetSet {
 		budget = defaultBudget
 	}
 	return time.Since(began) < budget

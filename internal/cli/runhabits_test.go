@@ -58,9 +58,20 @@ func TestRunHabits(t *testing.T) {
 	if runs, _, _ := runIn(t, dir, "runs", "--ledger", db); strings.Count(runs, " app ") != 3 {
 		t.Errorf("the ledger holds other than 3 runs (warm-ups recorded?):\n%s", runs)
 	}
-	for _, bad := range [][]string{{"--repeat", "2", "--max-runs", "3"}, {"--min-runs", "4", "--max-runs", "3"}, {"--output", "file"}} {
+	for _, bad := range [][]string{{"--repeat", "2", "--max-runs", "3"}, {"--min-runs", "4", "--max-runs", "3"}, {"--output", "file"},
+		{"--export-json", filepath.Join(dir, "no-such-folder", "x.json")}, {"--export-csv", dir}} {
 		if _, stderr, code := runIn(t, dir, append(append([]string{"run", "--ledger", db}, bad...), "--", "./app")...); code != exitRefused {
 			t.Errorf("run %v: exit %d, want %d: %s", bad, code, exitRefused, stderr)
 		}
+	}
+	if runs, _, _ := runIn(t, dir, "runs", "--ledger", db); strings.Count(runs, " app ") != 3 {
+		t.Errorf("a refused run was recorded:\n%s", runs)
+	}
+	// --time-budget 0s with --min-runs 1: one run, not the default budget's many.
+	if _, stderr, code := runIn(t, dir, "run", "--ledger", db, "--min-runs", "1", "--time-budget", "0s", "--output", "null", "--", "./app"); code != 0 {
+		t.Fatalf("run --time-budget 0s: exit %d: %s", code, stderr)
+	}
+	if runs, _, _ := runIn(t, dir, "runs", "--ledger", db); strings.Count(runs, " app ") != 4 {
+		t.Errorf("--min-runs 1 --time-budget 0s did not run exactly once:\n%s", runs)
 	}
 }

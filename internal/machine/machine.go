@@ -484,7 +484,8 @@ func Differences(a, b *Conditions) []string {
 	if a.MHz > 0 && b.MHz > 0 && (a.MHz > 1.1*b.MHz || b.MHz > 1.1*a.MHz) {
 		out = append(out, fmt.Sprintf("CPU frequency %.0f vs %.0f MHz", a.MHz, b.MHz))
 	}
-	if la, lb := a.Loaded(), b.Loaded(); la != "" || lb != "" {
+	if la, lb := a.Loaded(), b.Loaded(); (la == "") != (lb == "") {
+		// One side loaded, the other quiet (both loaded is no difference; diff says so apart).
 		out = append(out, fmt.Sprintf("load: %s vs %s", orWord(la, "quiet"), orWord(lb, "quiet")))
 	}
 	if len(a.GPUs) != len(b.GPUs) {

@@ -166,8 +166,20 @@ func (p *Plan) isMatterFile(fi os.FileInfo) bool {
 	return false
 }
 
-// generated reports whether path lies in the target or build folder (files a build wrote).
+// generated reports whether a build wrote path: it lies in Cargo's target or build folder, or (for a
+// Make, Ninja or Go build, whose build folder holds the sources too) a step lists it as an output.
 func (p *Plan) generated(path string) bool {
+	if p.Graph.System != unit.System && p.Graph.System != "" {
+		if p.outputs == nil {
+			p.outputs = map[string]bool{}
+			for _, s := range p.Graph.Steps {
+				for _, o := range s.Outputs {
+					p.outputs[o.Path] = true
+				}
+			}
+		}
+		return p.outputs[path]
+	}
 	for _, d := range []string{p.Graph.TargetDir, p.Graph.BuildDir} {
 		if d != "" && (path == d || strings.HasPrefix(path, d+string(filepath.Separator))) {
 			return true

@@ -92,6 +92,7 @@ func (e *ExecError) Unwrap() error { return e.Err }
 // Plan is what Prepare found: the checked build, the binaries that matter, whether the build is stale for
 // them, and the identity of what is about to run.
 type Plan struct {
+	outputs map[string]bool // the steps' outputs, for generated (non-Cargo graphs)
 	// Program is the absolute path of the executable that Command[0] names.
 	Program string
 	Dir     string

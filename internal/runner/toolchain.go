@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -40,8 +41,12 @@ func (p *Plan) toolchain(ctx context.Context, getenv func(string) string) {
 	if c := lookPath("cargo", getenv("PATH")); c != "" {
 		cargoCands = append(cargoCands, c)
 	}
-	if v := p.toolVersion(ctx, cargoCands, "cargo "); v != "" {
-		tc["cargo"] = v
+	// Cargo's version matters to a build Cargo made (a Make or Go build merely on a machine with cargo
+	// on PATH has none; a Make or Go program linking a Cargo library reads Cargo's graph beside its own).
+	if p.Graph.System == unit.System || p.Graph.System == "" || p.Graph.TargetDir != "" && rustc != "" {
+		if v := p.toolVersion(ctx, cargoCands, "cargo "); v != "" {
+			tc["cargo"] = v
+		}
 	}
 	var nvccCands []string
 	if c := lookPath("nvcc", getenv("PATH")); c != "" {
