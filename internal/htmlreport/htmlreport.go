@@ -1,6 +1,7 @@
 // Package htmlreport writes the ledger as one self-contained HTML page (`stalecheck report`): per
 // benchmark name, an inline SVG plot of the wall times in the order the runs started, each point
-// coloured by its build identity (runner.BuildKey), each build's median as a line across its runs,
+// coloured by its build identity (runner.BuildKey), each build's median as a line across its runs over
+// a band of their middle half,
 // dashed vertical markers where the build changed from one run to the next (their titles and a table
 // give the verdict, the change in median wall time with its 95% interval, and what changed in the
 // build), stale runs (--allow-stale) in their build's colour with a red ring, failed runs
@@ -40,7 +41,7 @@ var files embed.FS
 // page is parsed on first use, not at start-up: every stalecheck process (run's exec helper among them)
 // would pay about 0.25 ms for it.
 var page = sync.OnceValue(func() *template.Template {
-	return template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{"hasPrefix": strings.HasPrefix}).ParseFS(files, "page.html.tmpl"))
+	return template.Must(template.New("page.html.tmpl").Funcs(template.FuncMap{"hasPrefix": strings.HasPrefix, "sub": func(a, b float64) float64 { return round2(a - b) }}).ParseFS(files, "page.html.tmpl"))
 })
 
 // Options are the page's header facts.
@@ -73,10 +74,13 @@ type markerView struct {
 	Title string
 }
 
-// medianView is a build's median drawn across its consecutive runs.
+// medianView is a build's median drawn across its consecutive runs, over the box of its middle half
+// (the first to the third quartile of its runs that exited 0).
 type medianView struct {
-	X1, X2, Y float64
-	Color     string
+	X1, X2, Y  float64
+	BoxY, BoxH float64
+	Color      string
+	Title      string
 }
 
 // changeView is one build change between consecutive runs: its verdict and what changed.
@@ -237,8 +241,11 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 			j++
 		}
 		if g := byKey[key]; g != nil && g.Wall.N > 0 {
-			y := v.PlotB - plotH*g.Wall.Median/u.NS/yMax
-			v.Medians = append(v.Medians, medianView{X1: round2(xOf(k) - 8), X2: round2(xOf(j) + 8), Y: round2(y), Color: color[key]})
+			yOf := func(ns float64) float64 { return v.PlotB - plotH*ns/u.NS/yMax }
+			q1, q3 := quartiles(g.WallNS())
+			v.Medians = append(v.Medians, medianView{X1: round2(xOf(k) - 8), X2: round2(xOf(j) + 8), Y: round2(yOf(g.Wall.Median)),
+				BoxY: round2(yOf(q3)), BoxH: round2(max(yOf(q1)-yOf(q3), 1)), Color: color[key],
+				Title: fmt.Sprintf("build %s: median %s, middle half %s … %s, n %d", key, u.Format(g.Wall.Median), u.Format(q1), u.Format(q3), g.Wall.N)})
 		}
 		k = j + 1
 	}
@@ -292,6 +299,27 @@ func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record) changeView {
 		c.What = append(c.What, report.Escape(w))
 	}
 	return c
+}
+
+// quartiles returns the first and third quartiles of xs (linear interpolation between order statistics).
+func quartiles(xs []int64) (q1, q3 float64) {
+	s := make([]float64, len(xs))
+	for i, x := range xs {
+		s[i] = float64(x)
+	}
+	sort.Float64s(s)
+	at := func(q float64) float64 {
+		if len(s) == 0 {
+			return 0
+		}
+		pos := q * float64(len(s)-1)
+		i := int(pos)
+		if i+1 >= len(s) {
+			return s[len(s)-1]
+		}
+		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
+	}
+	return at(0.25), at(0.75)
 }
 
 func startText(t time.Time) string {
