@@ -920,8 +920,9 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 				j.Findings = append(j.Findings, fmt.Sprintf("%s %s: %s", f.Severity, f.Rule, tail(f.Message, 400)))
 			}
 		}
-		if st, err := os.Stat(root); err == nil && st.Mode().IsRegular() {
-			// Which copy of each native library is inside, from the program's bytes, against what it prints.
+		// Which copy of each native library is inside, from the program's bytes, against what it prints.
+		// The quick corpus asks only after a build: before it, the program is the saved fresh one.
+		if st, err := os.Stat(root); err == nil && st.Mode().IsRegular() && (!pr.o.Quick || phase != "edited") {
 			j.Which, j.WhichWrong, j.WhichCannot, j.WhichNotes = judgeCopies(ctx, pr.o.Stalecheck, filepath.Join(pr.ws, pr.p.CheckDir), pr.env(fast, ""), root, got, nil)
 		}
 		switch {
