@@ -121,8 +121,25 @@ func Describe(r *ledger.Record) string {
 	}
 	parts = append(parts, fmt.Sprintf("%d %s", len(id.Sources), map[bool]string{true: "source", false: "sources"}[len(id.Sources) == 1]))
 	var tools []string
-	for _, t := range []string{"rustc", "cargo", "nvcc"} {
-		if v := id.Toolchain[t]; v != "" {
+	for _, t := range []string{"rustc", "cargo", "cc", "nvcc"} {
+		v := id.Toolchain[t]
+		switch {
+		case v == "":
+		case t == "cc":
+			// The C and C++ compilers the binary's bytes name ("GCC: (Debian 12.2.0-14) 12.2.0; clang
+			// version 16.0.6"): each by its own name and version.
+			seen := map[string]bool{}
+			for _, c := range strings.Split(v, "; ") {
+				name := "gcc"
+				if strings.Contains(c, "clang") {
+					name = "clang"
+				}
+				if s := toolVersion(name, c); !seen[s] {
+					seen[s] = true
+					tools = append(tools, s)
+				}
+			}
+		default:
 			tools = append(tools, toolVersion(t, v))
 		}
 	}

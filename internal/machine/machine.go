@@ -47,6 +47,10 @@ type Conditions struct {
 	// OtherCPUs is the CPU time other processes used during the run, in CPUs (1.0: one core busy for the
 	// whole run); -1 when unknown.
 	OtherCPUs float64 `json:"other_cpus"`
+	// OthersRunnable is the number of other runnable processes (/proc/stat's procs_running less this
+	// one), the smaller of the counts just before and just after the run: a load that a run too short
+	// for OtherCPUs still shows. -1 when unknown.
+	OthersRunnable int `json:"others_runnable"`
 	// Busiest are the other processes whose CPU time grew most during the run (at most 3, each above 5 %).
 	Busiest []Proc `json:"busiest,omitempty"`
 	// MemAvailable and MemTotal are bytes; CPUPressure and MemPressure the "some avg10" stall percentages
@@ -84,6 +88,7 @@ type Probe struct {
 	c      Conditions
 	busy0  int64 // system CPU time in clock ticks, not idle, at Start
 	total0 int64
+	run0   int // procs_running at Start, -1 when unknown
 	ticks0 map[int]procTicks
 }
 
@@ -111,7 +116,7 @@ func start(root string, self int) *Probe {
 		p.c.Virt = v
 	}
 	p.c.Load1 = p.load1()
-	p.busy0, p.total0 = p.cpuTime()
+	p.busy0, p.total0, p.run0 = p.cpuTime()
 	p.ticks0 = p.procs()
 	return p
 }
@@ -121,7 +126,11 @@ func (p *Probe) Finish(wallNS, cmdCPUNS int64) *Conditions {
 	c := p.c
 	c.Load1At = p.load1()
 	c.OtherCPUs = -1
-	busy1, total1 := p.cpuTime()
+	busy1, total1, run1 := p.cpuTime()
+	c.OthersRunnable = -1
+	if p.run0 > 0 && run1 > 0 {
+		c.OthersRunnable = min(p.run0, run1) - 1
+	}
 	hz := int64(100) // USER_HZ: 100 on every Linux architecture Go supports
 	// The counters tick 100 times a second: over a shorter run their error exceeds what they measure.
 	long := wallNS >= int64(MinWindow)
@@ -271,17 +280,25 @@ func (p *Probe) load1() float64 {
 }
 
 // cpuTime returns the system's busy and total CPU time in clock ticks from /proc/stat's "cpu" line
-// (idle and iowait are not busy).
-func (p *Probe) cpuTime() (busy, total int64) {
-	line, _, _ := strings.Cut(p.read("proc/stat"), "\n")
+// (idle and iowait are not busy), and its procs_running (-1 when absent).
+func (p *Probe) cpuTime() (busy, total int64, running int) {
+	stat := p.read("proc/stat")
+	running = -1
+	if _, after, ok := strings.Cut(stat, "\nprocs_running "); ok {
+		v, _, _ := strings.Cut(after, "\n")
+		if n, err := strconv.Atoi(strings.TrimSpace(v)); err == nil {
+			running = n
+		}
+	}
+	line, _, _ := strings.Cut(stat, "\n")
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
-		return 0, 0
+		return 0, 0, running
 	}
 	for i, s := range f[1:] {
 		v, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return 0, 0
+			return 0, 0, running
 		}
 		if i >= 8 { // guest and guest_nice are already counted in user and nice
 			break
@@ -291,7 +308,7 @@ func (p *Probe) cpuTime() (busy, total int64) {
 			busy += v
 		}
 	}
-	return busy, total
+	return busy, total, running
 }
 
 // procs reads every process's name and user+system CPU ticks.
@@ -435,7 +452,9 @@ func ParseGPUs(out string) []GPU {
 
 // Loaded says, in words, why a run's machine was busy ("" when it was quiet): other processes used
 // at least a quarter of a CPU, the CPU pressure stalled tasks 10 % of the time, or (for a run too short
-// to measure others' CPU use) the load average reached the number of CPUs.
+// to measure others' CPU use) the load average reached the number of CPUs or other processes were
+// runnable just before and just after the run (two, or one per four CPUs the command may use: a kernel
+// worker or a process finishing makes one for a moment).
 func (c *Conditions) Loaded() string {
 	if c == nil {
 		return ""
@@ -457,6 +476,9 @@ func (c *Conditions) Loaded() string {
 	}
 	if c.OtherCPUs < 0 && c.CPUs > 0 && c.Load1 >= float64(c.CPUs) {
 		why = append(why, fmt.Sprintf("load average %.2f on %d CPUs", c.Load1, c.CPUs))
+	}
+	if c.OtherCPUs < 0 && c.OthersRunnable >= max(2, c.Affinity/4) {
+		why = append(why, fmt.Sprintf("%d other runnable processes", c.OthersRunnable))
 	}
 	return strings.Join(why, ", ")
 }

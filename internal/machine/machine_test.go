@@ -41,7 +41,7 @@ func TestProbeFromProcFiles(t *testing.T) {
 	writeTree(t, root, map[string]string{
 		"proc/cpuinfo":                  "processor\t: 0\nmodel name\t: Example CPU @ 3.00GHz\nflags\t\t: fpu sse2 hypervisor avx2\n\nprocessor\t: 1\nmodel name\t: Example CPU @ 3.00GHz\n",
 		"proc/loadavg":                  "0.50 0.40 0.30 1/200 999\n",
-		"proc/stat":                     "cpu  1000 0 500 8000 100 0 0 0 0 0\ncpu0 1 2 3 4\n",
+		"proc/stat":                     "cpu  1000 0 500 8000 100 0 0 0 0 0\ncpu0 1 2 3 4\nprocs_running 3\nprocs_blocked 0\n",
 		"proc/meminfo":                  "MemTotal:       16384000 kB\nMemFree:         1000 kB\nMemAvailable:    8192000 kB\n",
 		"proc/pressure/cpu":             "some avg10=12.50 avg60=3.00 avg300=1.00 total=1\nfull avg10=0.00 avg60=0.00 avg300=0.00 total=0\n",
 		"proc/pressure/memory":          "some avg10=0.00 avg60=0.00 avg300=0.00 total=1\n",
@@ -57,12 +57,12 @@ func TestProbeFromProcFiles(t *testing.T) {
 	p := start(root, 42)
 	writeTree(t, root, map[string]string{
 		"proc/loadavg": "1.75 0.60 0.35 2/201 1000\n",
-		"proc/stat":    "cpu  1200 0 550 8100 100 0 0 0 0 0\n", // 250 busy ticks more
-		"proc/10/stat": statLine(10, "cc1 -O2", 220),           // +120 ticks: 120 % of a CPU over 1 s
-		"proc/11/stat": statLine(11, "rustc", 80),              // +30
-		"proc/12/stat": statLine(12, "idle)thing", 8),          // +1: below 5 %
-		"proc/42/stat": statLine(42, "stalecheck", 90),         // itself: never named
-		"proc/77/stat": statLine(77, "new", 500),               // not there at Start
+		"proc/stat":    "cpu  1200 0 550 8100 100 0 0 0 0 0\nprocs_running 2\n", // 250 busy ticks more
+		"proc/10/stat": statLine(10, "cc1 -O2", 220),                            // +120 ticks: 120 % of a CPU over 1 s
+		"proc/11/stat": statLine(11, "rustc", 80),                               // +30
+		"proc/12/stat": statLine(12, "idle)thing", 8),                           // +1: below 5 %
+		"proc/42/stat": statLine(42, "stalecheck", 90),                          // itself: never named
+		"proc/77/stat": statLine(77, "new", 500),                                // not there at Start
 	})
 	c := p.Finish(1e9, 1e9)
 	// A run shorter than MinWindow: others' use is not measured, the pressure still says "loaded".
@@ -70,7 +70,7 @@ func TestProbeFromProcFiles(t *testing.T) {
 		t.Errorf("short run: %+v, Loaded() %q", short, short.Loaded())
 	}
 	want := Conditions{CPUModel: "Example CPU @ 3.00GHz", CPUs: 3, Affinity: c.Affinity, Governor: "powersave", MHz: 2400,
-		Kernel: c.Kernel, Virt: "qemu", Load1: 0.5, Load1At: 1.75, OtherCPUs: 1.5,
+		Kernel: c.Kernel, Virt: "qemu", Load1: 0.5, Load1At: 1.75, OtherCPUs: 1.5, OthersRunnable: 1,
 		Busiest:  []Proc{{PID: 10, Name: "cc1 -O2", Percent: 120}, {PID: 11, Name: "rustc", Percent: 30}},
 		MemTotal: 16384000 * 1024, MemAvailable: 8192000 * 1024, CPUPressure: 12.5, MemPressure: 0}
 	if d := cmp.Diff(want, *c); d != "" {
@@ -84,7 +84,7 @@ func TestProbeFromProcFiles(t *testing.T) {
 // TestProbeWithoutFiles: nothing readable leaves fields unknown, never an error or a panic.
 func TestProbeWithoutFiles(t *testing.T) {
 	c := start(t.TempDir(), 1).Finish(1e9, 0)
-	if c.OtherCPUs != -1 || c.CPUPressure != -1 || c.Governor != "" || c.Busiest != nil || c.Load1 != -1 {
+	if c.OtherCPUs != -1 || c.CPUPressure != -1 || c.Governor != "" || c.Busiest != nil || c.Load1 != -1 || c.OthersRunnable != -1 {
 		t.Errorf("conditions from nothing: %+v", c)
 	}
 	if c.Loaded() != "" {
