@@ -80,6 +80,12 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 		default:
 			sentence = "No significant change in wall time. " + sentence
 		}
+		// hyperfine's relative summary, from the same medians and interval.
+		if wall.Rel > 0 {
+			sentence += fmt.Sprintf(". A ran %.2f times as fast as B (95%% CI %.2f…%.2f)", 1+wall.Rel, 1+wall.RelLo, 1+wall.RelHi)
+		} else if wall.Rel < 0 && wall.RelLo > -1 {
+			sentence += fmt.Sprintf(". B ran %.2f times as fast as A (95%% CI %.2f…%.2f)", 1/(1+wall.Rel), 1/(1+wall.RelHi), 1/(1+wall.RelLo))
+		}
 		if wall.Significant && cpu != nil && !cpu.Significant {
 			notes = append(notes, "the difference is in wall time only: CPU time did not change significantly (waiting, I/O or a loaded machine, not the code's work)")
 		}

@@ -35,7 +35,8 @@ func TestDiffVerdict(t *testing.T) {
 	vs, sentence, notes := diffVerdict(sides, conds)
 	// Medians 102 and 122 ms.
 	if !strings.HasPrefix(sentence, "Performance has regressed: B is 19.6% slower than A in wall time.") ||
-		!strings.Contains(sentence, "wall +19.6% (95% CI +17.5…+21.8%, significant)") || !strings.Contains(sentence, "CPU +0.0% (95% CI -3.2…+3.3%, not significant)") {
+		!strings.Contains(sentence, "wall +19.6% (95% CI +17.5…+21.8%, significant)") || !strings.Contains(sentence, "CPU +0.0% (95% CI -3.2…+3.3%, not significant)") ||
+		!strings.HasSuffix(sentence, ". A ran 1.20 times as fast as B (95% CI 1.17…1.22)") {
 		t.Errorf("sentence = %q", sentence)
 	}
 	if len(vs) != 3 || !vs[0].Significant || vs[1].Significant {
