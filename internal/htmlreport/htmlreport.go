@@ -242,7 +242,7 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 		}
 		if g := byKey[key]; g != nil && g.Wall.N > 0 {
 			yOf := func(ns float64) float64 { return v.PlotB - plotH*ns/u.NS/yMax }
-			q1, q3 := quartiles(g.WallNS())
+			q1, q3 := stats.QuartilesNS(g.WallNS())
 			v.Medians = append(v.Medians, medianView{X1: round2(xOf(k) - 8), X2: round2(xOf(j) + 8), Y: round2(yOf(g.Wall.Median)),
 				BoxY: round2(yOf(q3)), BoxH: round2(max(yOf(q1)-yOf(q3), 1)), Color: color[key],
 				Title: fmt.Sprintf("build %s: median %s, middle half %s … %s, n %d", key, u.Format(g.Wall.Median), u.Format(q1), u.Format(q3), g.Wall.N)})
@@ -299,27 +299,6 @@ func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record) changeView {
 		c.What = append(c.What, report.Escape(w))
 	}
 	return c
-}
-
-// quartiles returns the first and third quartiles of xs (linear interpolation between order statistics).
-func quartiles(xs []int64) (q1, q3 float64) {
-	s := make([]float64, len(xs))
-	for i, x := range xs {
-		s[i] = float64(x)
-	}
-	sort.Float64s(s)
-	at := func(q float64) float64 {
-		if len(s) == 0 {
-			return 0
-		}
-		pos := q * float64(len(s)-1)
-		i := int(pos)
-		if i+1 >= len(s) {
-			return s[len(s)-1]
-		}
-		return s[i] + (pos-float64(i))*(s[i+1]-s[i])
-	}
-	return at(0.25), at(0.75)
 }
 
 func startText(t time.Time) string {

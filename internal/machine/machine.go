@@ -84,7 +84,6 @@ type GPU struct {
 type Probe struct {
 	root   string
 	self   int
-	start  time.Time
 	c      Conditions
 	busy0  int64 // system CPU time in clock ticks, not idle, at Start
 	total0 int64
@@ -106,7 +105,7 @@ const MinWindow = 500 * time.Millisecond
 func Start() *Probe { return start("/", os.Getpid()) }
 
 func start(root string, self int) *Probe {
-	p := &Probe{root: root, self: self, start: time.Now()}
+	p := &Probe{root: root, self: self}
 	p.c.CPUModel, p.c.Virt = p.cpuinfo()
 	p.c.CPUs = p.onlineCPUs()
 	p.c.Affinity = affinity()

@@ -232,6 +232,16 @@ func resampleMedian(rng *rand.PCG, xs, buf []float64) float64 {
 	return (buf[m-1] + buf[m]) / 2
 }
 
+// QuartilesNS returns the first and third quartiles (type 7) of values in ns; 0, 0 for none.
+func QuartilesNS(xs []int64) (q1, q3 float64) {
+	if len(xs) == 0 {
+		return 0, 0
+	}
+	s := floats(xs)
+	slices.Sort(s)
+	return quantile(s, 0.25), quantile(s, 0.75)
+}
+
 // quantile is the type-7 quantile p of sorted (non-empty) values.
 func quantile(sorted []float64, p float64) float64 {
 	h := p * float64(len(sorted)-1)
