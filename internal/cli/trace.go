@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,7 +122,7 @@ func showTrace(st Streams, t *trace.Trace) {
 	for _, run := range t.BuildScriptRuns() {
 		fmt.Fprintf(st.Out, "build script %s (pid %d, %d–%d ns)\n", escapeErr(run.Unit), run.Proc.PID, run.Proc.Start, run.Proc.End)
 		for _, a := range t.ReadsOf(run.Proc.ID) {
-			if a.Errno != "" || strings.HasPrefix(a.Path, run.BuildDir+"/") || systemPath(a.Path) {
+			if a.Errno != "" || strings.HasPrefix(a.Path, run.BuildDir+"/") || sysdirs.System(a.Path, t.Cwd, t.BuildDir, run.Proc.Cwd) {
 				continue
 			}
 			fmt.Fprintf(st.Out, "  read %s (%s by pid %d at %d ns)\n", escapeErr(a.Path), a.Op, t.Processes[a.Proc].PID, a.Time)
@@ -133,13 +134,4 @@ func showTrace(st Streams, t *trace.Trace) {
 		}
 		fmt.Fprintf(st.Out, "not found on PATH: %s (pid %d, %d folders tried, at %d ns)\n", escapeErr(l.Name), t.Processes[l.Proc].PID, len(l.Tried), l.Time)
 	}
-}
-
-func systemPath(p string) bool {
-	for _, pre := range []string{"/usr/", "/lib/", "/lib64/", "/etc/", "/proc/", "/sys/", "/dev/"} {
-		if strings.HasPrefix(p, pre) {
-			return true
-		}
-	}
-	return false
 }

@@ -274,3 +274,37 @@ func TestVerdictCacheRun(t *testing.T) {
 		t.Fatalf("run after an unwatched header edit: exit %d (want 125, a miss, nothing stored):\n%s", code, stderr)
 	}
 }
+
+// TestVerdictCacheInDevShm: a workspace in /dev/shm (an in-memory file system where CI jobs and users
+// put scratch builds) is recorded like any other: a source edited after a cached clean verdict is a
+// miss and an error, never the stored clean answer. (Its look-ups were once dropped with /dev's device
+// nodes, so every later check was a hit.)
+func TestVerdictCacheInDevShm(t *testing.T) {
+	runEnv(t)
+	testutil.NeedDebianCrates(t)
+	if st, err := os.Stat("/dev/shm"); err != nil || !st.IsDir() {
+		t.Skip("no /dev/shm here")
+	}
+	t.Setenv(vcache.EnvTrace, "1")
+	t.Setenv(vcache.EnvMode, "")
+	t.Setenv("CFLAGS", "")
+	dir, err := os.MkdirTemp("/dev/shm", "stalecheck-vcache-test-")
+	if err != nil {
+		t.Skipf("/dev/shm is not writable: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	p := testutil.NewProjectIn(t, dir, testutil.CcIncludeWorkspace())
+	p.Cargo("build", "--release")
+	time.Sleep(60 * time.Millisecond)
+	vcWarm(t, p.Dir)
+	src := p.Path("fastmath-sys/native/x.c")
+	p.Edit("fastmath-sys/native/x.c", "v * X_SCALE + X_CFG - 1", "v * X_SCALE + X_CFG + 1")
+	future := time.Now().Add(time.Minute)
+	if err := os.Chtimes(src, future, future); err != nil {
+		t.Fatal(err)
+	}
+	out := vcMiss(t, p.Dir, src)
+	if !strings.Contains(out, `"severity": "error"`) || !strings.Contains(out, src) {
+		t.Errorf("the check after the edit does not report %s as an error:\n%s", src, out)
+	}
+}

@@ -15,12 +15,13 @@
 //
 // Only one Recorder is active at a time in a process (Begin returns nil while another is): calls made
 // by a concurrent, unrecorded invocation land in the active recording, which only makes it larger.
-// Paths under /proc, /sys and /dev are not recorded (they change on every look-up and are no build
-// input).
+// Paths on kernel file systems (/proc, /sys, /dev but not /dev/shm: sysdirs.Volatile) are not recorded
+// (they change on every look-up and are no build input).
 package fsrec
 
 import (
 	"errors"
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 	"io"
 	"io/fs"
 	"os"
@@ -191,10 +192,7 @@ func (r *Recorder) abs(p string) string {
 	return r.cwd + string(filepath.Separator) + p
 }
 
-func skipped(abs string) bool {
-	return strings.HasPrefix(abs, "/proc/") || strings.HasPrefix(abs, "/sys/") || strings.HasPrefix(abs, "/dev/") ||
-		abs == "/proc" || abs == "/sys" || abs == "/dev"
-}
+func skipped(abs string) bool { return sysdirs.Volatile(abs) }
 
 // note records one look-up of path with its result.
 func (r *Recorder) note(path string, op Op, fi fs.FileInfo, err error) {

@@ -36,7 +36,16 @@ func NewProject(t testing.TB, files map[string]string) *Project {
 	if _, err := exec.LookPath("cargo"); err != nil {
 		t.Fatalf("cargo is required for this test (CI installs it): %v", err)
 	}
-	p := &Project{T: t, Dir: t.TempDir(), NewLayout: newLayoutDefault}
+	return NewProjectIn(t, t.TempDir(), files)
+}
+
+// NewProjectIn is NewProject in dir (which the caller made and removes).
+func NewProjectIn(t testing.TB, dir string, files map[string]string) *Project {
+	t.Helper()
+	if _, err := exec.LookPath("cargo"); err != nil {
+		t.Fatalf("cargo is required for this test (CI installs it): %v", err)
+	}
+	p := &Project{T: t, Dir: dir, NewLayout: newLayoutDefault}
 	for rel, content := range files {
 		p.Write(rel, content)
 	}

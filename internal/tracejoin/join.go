@@ -18,7 +18,8 @@
 // What is left out, so that findings are about the user's files: failed opens, directories, files
 // the traced build wrote, created, renamed or removed (temporary files, generated code), anything
 // under the target and build folders or the state folder, system folders (/usr, /etc, /proc, /sys,
-// /dev, /lib*, /bin, /sbin, /run, /var), and the toolchain folders ($RUSTUP_HOME and $CARGO_HOME, from
+// /dev, /lib*, /bin, /sbin, /run, /var: sysdirs.System, which leaves the workspace's and build
+// folders' own files to the user wherever they are, /dev/shm or /var/lib/jenkins), and the toolchain folders ($RUSTUP_HOME and $CARGO_HOME, from
 // the traced processes' environment, the environment stalecheck runs in, else ~/.rustup and ~/.cargo).
 // stat, access and readlink calls are lookups, not reads of content: they feed Lookups only.
 package tracejoin
@@ -26,6 +27,7 @@ package tracejoin
 import (
 	"errors"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -106,14 +108,13 @@ type joiner struct {
 	opt     Options
 	written map[string]bool
 	skip    []string // folders whose files are never joined
+	own     []string // the graph's own folders: never system folders, wherever they are (sysdirs.System)
 	tools   []string // toolchain folders (for the next PATH)
 	stats   map[string]graph.FileInfo
 
 	joined, inputs, lookups int
 	outOfDate               []string
 }
-
-var systemDirs = []string{"/usr", "/etc", "/proc", "/sys", "/dev", "/lib", "/lib32", "/lib64", "/libx32", "/bin", "/sbin", "/run", "/var"}
 
 func newJoiner(g *graph.Graph, t *trace.Trace, opt Options) *joiner {
 	j := &joiner{g: g, t: t, opt: opt, written: map[string]bool{}, stats: map[string]graph.FileInfo{}}
@@ -122,7 +123,7 @@ func newJoiner(g *graph.Graph, t *trace.Trace, opt Options) *joiner {
 			j.written[a.Path] = true
 		}
 	}
-	j.skip = append(j.skip, systemDirs...)
+	j.own = []string{g.Workspace, g.TargetDir, g.BuildDir}
 	j.skip = append(j.skip, filepath.Clean(opt.StateDir))
 	// Cargo's profile folders (the parent of .fingerprint/<unit>): what Cargo writes.
 	prof := map[string]bool{}
@@ -163,6 +164,9 @@ func under(p, dir string) bool {
 }
 
 func (j *joiner) skipped(p string) bool {
+	if sysdirs.System(p, j.own...) {
+		return true
+	}
 	for _, d := range j.skip {
 		if under(p, d) {
 			return true
