@@ -193,5 +193,5 @@ func runPrune(st Streams, fl runsFlags) error {
 	default:
 		fmt.Fprintf(st.Out, "Removed %d run(s) from %s:\n", count, report.Escape(loc))
 	}
-	return writeRunsTable(st, chosen)
+	return writeRunsTable(st, chosen, false)
 }

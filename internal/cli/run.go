@@ -28,10 +28,10 @@ const exitRefused = 125
 const ledgerEnv = "STALECHECK_LEDGER"
 
 type runFlags struct {
-	ledger, name, targetDir, buildDir, color string
-	binaries                                 []string
-	repeat                                   int
-	allowStale, quiet, noCache               bool
+	ledger, targetDir, buildDir, color string
+	binaries, names, commands          []string
+	repeat                             int
+	allowStale, quiet, noCache         bool
 	// hyperfine's habits: untimed warm-up runs, a command before each run, a run count between bounds
 	// within a time budget, where the command's output goes, and the runs exported.
 	warmup, minRuns, maxRuns        int
@@ -45,7 +45,7 @@ type runFlags struct {
 func newRunCmd(st Streams) *cobra.Command {
 	var fl runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] [--] COMMAND [ARGS...]",
+		Use:   "run [flags] [--] COMMAND [ARGS...] | run [flags] -c 'COMMAND LINE' [-c ...]",
 		Short: "Check the build, refuse stale code, run COMMAND and record its timing with the build identity",
 		Long: `run checks the Cargo workspace of COMMAND (found from the program's folder, else the working folder).
 When an error finding touches a binary that matters (--binary; else the workspace binaries the command
@@ -59,11 +59,16 @@ CPU, peak RSS of the largest process and its floor) and records the run with the
 the ledger. The pre-run check of a build that did not change is answered from the verdict cache (as
 check's; --no-cache turns it off); a stale build's refusal always comes from a full check.
 
+With -c 'COMMAND LINE' given more than once (hyperfine's several commands), every command is checked
+first and a stale build in any refuses them all; then each is warmed up and run in turn with the same
+counts, and a relative summary says which was fastest and by how much, with the 95% interval of the ratio
+of medians.
+
 Exit status: COMMAND's own (128+N when signal N killed it); 125 refused (stale build) or run failed
 before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`,
 		Args: func(cmd *cobra.Command, args []string) error {
-			if len(args) == 0 {
-				return &ExitError{exitRefused, errors.New("run: no command given: stalecheck run [flags] -- COMMAND [ARGS...]")}
+			if len(args) == 0 && !cmd.Flags().Changed("command") {
+				return &ExitError{exitRefused, errors.New("run: no command given: stalecheck run [flags] -- COMMAND [ARGS...], or -c 'COMMAND LINE' once per command to compare")}
 			}
 			return nil
 		},
@@ -79,7 +84,8 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 	cmd.SetFlagErrorFunc(func(c *cobra.Command, err error) error { return &ExitError{exitRefused, err} })
 	f := cmd.Flags()
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
-	f.StringVar(&fl.name, "name", "", "the benchmark's name in the ledger (default: the program's base name)")
+	f.StringArrayVar(&fl.names, "name", nil, "the benchmark's name in the ledger (default: the program's base name; with -c, the command line); with several -c, once per command, in order")
+	f.StringArrayVarP(&fl.commands, "command", "c", nil, "a shell command line to benchmark (repeatable, instead of COMMAND ARGS): each is checked, then run in turn, and a relative summary compares them")
 	f.IntVar(&fl.repeat, "repeat", 1, "check once, then run and record N times, stopping at the first non-zero exit")
 	f.BoolVar(&fl.allowStale, "allow-stale", false, "run a stale build anyway and mark the record stale with its findings")
 	f.StringArrayVar(&fl.binaries, "binary", nil, "a binary that matters (repeatable); default: workspace binaries the command names (also inside argument strings and scripts), else the release binaries")
@@ -140,117 +146,137 @@ func runRun(st Streams, args []string, fl runFlags) error {
 		return &ExitError{exitRefused, err}
 	}
 	defer closeOut()
+	cmds, err := benchCommands(args, fl)
+	if err != nil {
+		return &ExitError{exitRefused, err}
+	}
 	var helper *runner.Helper
 	if wd, err := os.Getwd(); err == nil {
 		helper = runner.StartHelper(wd, os.Environ(), stdio)
 	}
 	defer helper.Close()
-	plan, err := runner.Prepare(ctx, runner.Config{Command: args, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir,
-		VerdictCache: vcache.ModeFromEnv(fl.noCache), Version: Version, Trace: st.Err})
-	if err != nil {
-		var ee *runner.ExecError
-		if errors.As(err, &ee) {
-			return &ExitError{ee.Code, ee}
-		}
-		var ve *runner.VerifyError
-		if errors.As(err, &ve) {
-			return &ExitError{exitVerifyDiffers, ve}
-		}
-		return &ExitError{exitRefused, fmt.Errorf("run: %w", err)}
-	}
-	defer plan.SaveCaches() // also after a refusal: the next check reuses the digests
-	if helper != nil && plan.Dir == helper.Dir() && slices.Equal(plan.Environ, helper.Environ()) {
-		plan.UseHelper(helper)
-	}
-	name := fl.name
-	if name == "" {
-		name = runner.DefaultName(args)
-	}
-	if lock, busy := plan.BuildRunning(); busy {
-		if !fl.allowStale {
-			fmt.Fprintf(st.Err, "stalecheck: refusing to run %s: a cargo build holds %s: it is replacing the binaries and their records, so what would run is not known\n", report.Escape(args[0]), report.Escape(lock))
-			fmt.Fprintln(st.Err, "stalecheck: run again when the build ends, or pass --allow-stale")
-			return &ExitError{Code: exitRefused}
-		}
-		fmt.Fprintf(st.Err, "stalecheck: warning: a cargo build holds %s (--allow-stale): the binary may be replaced while it runs\n", report.Escape(lock))
-	}
-	if plan.Stale() {
-		if !fl.allowStale {
-			report.WriteText(st.Err, plan.Graph, plan.Blocking, report.TextOptions{Color: useColor(st.Err, fl.color)})
-			fmt.Fprintf(st.Err, "stalecheck: refusing to run %s: %s\n", report.Escape(args[0]), staleSentence(plan))
-			fmt.Fprintln(st.Err, "stalecheck: rebuild, or pass --allow-stale to run it anyway and record the run as stale")
-			return &ExitError{Code: exitRefused}
-		}
-		fmt.Fprintf(st.Err, "stalecheck: warning: running a stale build (--allow-stale): %s; the record is marked stale\n", staleSentence(plan))
-	}
-
-	if !fl.quiet {
-		// What the build identity could not establish (an unreadable source, git or a tool that did
-		// not answer in time): the record lacks it.
-		for _, n := range plan.Notes {
-			fmt.Fprintf(st.Err, "stalecheck: note: %s\n", report.Escape(n))
-		}
-	}
-	rec := &recorder{st: st, dsn: dsn}
-	defer rec.close()
-	status := 0
-	floorSaid := false
-	var wall, user, sys []int64 // of the runs that exited 0, for the --repeat summary
-	build := ""
-	var gpus []machine.GPU
-	select {
-	case gpus = <-gpuCh:
-	case <-time.After(3 * time.Second):
-	}
-	for i := 0; i < fl.warmup; i++ {
-		if err := prepareRun(fl.prepare, plan, st); err != nil {
-			return &ExitError{exitRefused, err}
-		}
-		if _, err := plan.Exec(stdio); err != nil {
-			var ee *runner.ExecError
-			if errors.As(err, &ee) {
-				return &ExitError{ee.Code, ee}
-			}
-			return &ExitError{exitRefused, err}
-		}
-	}
-	var recorded []*ledger.Record
-	began := time.Now()
-	for i := 0; more(fl, i, began); i++ {
-		if err := prepareRun(fl.prepare, plan, st); err != nil {
-			return &ExitError{exitRefused, err}
-		}
-		probe := machine.Start()
-		u, err := plan.Exec(stdio)
+	// Every command is checked before any is timed: a stale build anywhere refuses the whole call, so
+	// no comparison is made against stale code.
+	refused := false
+	for i, b := range cmds {
+		plan, err := runner.Prepare(ctx, runner.Config{Command: b.argv, Binaries: fl.binaries, TargetDir: fl.targetDir, BuildDir: fl.buildDir,
+			VerdictCache: vcache.ModeFromEnv(fl.noCache), Version: Version, Trace: st.Err})
 		if err != nil {
 			var ee *runner.ExecError
 			if errors.As(err, &ee) {
 				return &ExitError{ee.Code, ee}
 			}
-			return &ExitError{exitRefused, err}
+			var ve *runner.VerifyError
+			if errors.As(err, &ve) {
+				return &ExitError{exitVerifyDiffers, ve}
+			}
+			return &ExitError{exitRefused, fmt.Errorf("run: %w", err)}
 		}
-		r := plan.Record(name, u)
-		r.Machine = probe.Finish(u.WallNS, u.UserNS+u.SysNS)
-		r.Machine.GPUs = gpus
-		recorded = append(recorded, r)
-		if rec.store(ctx, r) && !fl.quiet {
-			fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(name), runSummary(r, u.RSSFloorBytes))
-			if !floorSaid && strings.HasSuffix(peakRSS(r.PeakRSSBytes, u.RSSFloorBytes), rssFloorMark) {
-				floorSaid = true // once per invocation, not once per --repeat
-				fmt.Fprintf(st.Err, "stalecheck: %s\n", floorNote(u.RSSFloorBytes, floorMeasured))
+		b.plan = plan
+		defer plan.SaveCaches() // also after a refusal: the next check reuses the digests
+		if i == 0 && helper != nil && plan.Dir == helper.Dir() && slices.Equal(plan.Environ, helper.Environ()) {
+			plan.UseHelper(helper)
+		}
+		if lock, busy := plan.BuildRunning(); busy {
+			if !fl.allowStale {
+				fmt.Fprintf(st.Err, "stalecheck: refusing to run %s: a cargo build holds %s: it is replacing the binaries and their records, so what would run is not known\n", report.Escape(b.display), report.Escape(lock))
+				fmt.Fprintln(st.Err, "stalecheck: run again when the build ends, or pass --allow-stale")
+				refused = true
+				continue
+			}
+			fmt.Fprintf(st.Err, "stalecheck: warning: a cargo build holds %s (--allow-stale): the binary may be replaced while it runs\n", report.Escape(lock))
+		}
+		if plan.Stale() {
+			if !fl.allowStale {
+				report.WriteText(st.Err, plan.Graph, plan.Blocking, report.TextOptions{Color: useColor(st.Err, fl.color)})
+				fmt.Fprintf(st.Err, "stalecheck: refusing to run %s: %s\n", report.Escape(b.display), staleSentence(plan))
+				fmt.Fprintln(st.Err, "stalecheck: rebuild, or pass --allow-stale to run it anyway and record the run as stale")
+				refused = true
+				continue
+			}
+			fmt.Fprintf(st.Err, "stalecheck: warning: running a stale build (--allow-stale): %s; the record is marked stale\n", staleSentence(plan))
+		}
+		if !fl.quiet {
+			// What the build identity could not establish (an unreadable source, git or a tool that did
+			// not answer in time): the record lacks it.
+			for _, n := range plan.Notes {
+				fmt.Fprintf(st.Err, "stalecheck: note: %s\n", report.Escape(n))
 			}
 		}
-		status = u.ExitStatus
-		if status != 0 {
-			break
+	}
+	if refused {
+		if len(cmds) > 1 {
+			fmt.Fprintln(st.Err, "stalecheck: no command was run: a comparison with a stale build would measure the wrong code")
 		}
-		wall, user, sys, build = append(wall, r.WallNS), append(user, r.UserNS), append(sys, r.SysNS), runner.BuildKey(r.Identity)
+		return &ExitError{Code: exitRefused}
 	}
-	if len(recorded) > 1 && len(wall) > 0 && !fl.quiet {
-		writeRepeatSummary(st.Err, name, build, wall, user, sys)
-		runAdvice(st.Err, fl, wall, recorded)
+
+	rec := &recorder{st: st, dsn: dsn}
+	defer rec.close()
+	floorSaid := false
+	var gpus []machine.GPU
+	select {
+	case gpus = <-gpuCh:
+	case <-time.After(3 * time.Second):
 	}
-	if err := exportRuns(fl, name, build, recorded); err != nil {
+	status := 0
+	for _, b := range cmds {
+		for i := 0; i < fl.warmup; i++ {
+			if err := prepareRun(fl.prepare, b.plan, st); err != nil {
+				return &ExitError{exitRefused, err}
+			}
+			if _, err := b.plan.Exec(stdio); err != nil {
+				var ee *runner.ExecError
+				if errors.As(err, &ee) {
+					return &ExitError{ee.Code, ee}
+				}
+				return &ExitError{exitRefused, err}
+			}
+		}
+		began := time.Now()
+		for i := 0; more(fl, i, began); i++ {
+			if err := prepareRun(fl.prepare, b.plan, st); err != nil {
+				return &ExitError{exitRefused, err}
+			}
+			probe := machine.Start()
+			u, err := b.plan.Exec(stdio)
+			if err != nil {
+				var ee *runner.ExecError
+				if errors.As(err, &ee) {
+					return &ExitError{ee.Code, ee}
+				}
+				return &ExitError{exitRefused, err}
+			}
+			r := b.plan.Record(b.name, u)
+			r.Machine = probe.Finish(u.WallNS, u.UserNS+u.SysNS)
+			r.Machine.GPUs = gpus
+			b.recorded = append(b.recorded, r)
+			if rec.store(ctx, r) && !fl.quiet {
+				fmt.Fprintf(st.Err, "stalecheck: run %d %s: %s\n", r.ID, report.Escape(b.name), runSummary(r, u.RSSFloorBytes))
+				if !floorSaid && strings.HasSuffix(peakRSS(r.PeakRSSBytes, u.RSSFloorBytes), rssFloorMark) {
+					floorSaid = true // once per invocation, not once per --repeat
+					fmt.Fprintf(st.Err, "stalecheck: %s\n", floorNote(u.RSSFloorBytes, floorMeasured))
+				}
+			}
+			status = u.ExitStatus
+			if status != 0 {
+				break
+			}
+			b.wall, b.user, b.sys, b.build = append(b.wall, r.WallNS), append(b.user, r.UserNS), append(b.sys, r.SysNS), runner.BuildKey(r.Identity)
+		}
+		if len(b.recorded) > 1 && len(b.wall) > 0 && !fl.quiet {
+			writeRepeatSummary(st.Err, b.name, b.build, b.wall, b.user, b.sys)
+			runAdvice(st.Err, fl, b.wall, b.recorded)
+		}
+		if status != 0 {
+			break // as hyperfine: a failing command ends the call; what ran is still exported
+		}
+	}
+	rel := relativeSummary(cmds)
+	if !fl.quiet && status == 0 {
+		writeRelative(st.Err, rel)
+	}
+	if err := exportRuns(fl, cmds, rel); err != nil {
 		return &ExitError{exitRefused, err}
 	}
 	if status != 0 {

@@ -131,11 +131,18 @@ func runAdvice(w io.Writer, fl runFlags, wall []int64, recs []*ledger.Record) {
 	}
 }
 
-// exportDoc is --export-json's document: the runs of this invocation and the summary of those that
-// exited 0 (hyperfine's export, with stalecheck's run IDs and build key).
+// exportDoc is --export-json's document: hyperfine's export, one result per command with the runs of
+// this invocation (stalecheck's run IDs, build key and conditions) and the summary of those that exited
+// 0, then the relative summary when several commands ran.
 type exportDoc struct {
 	report.Envelope
+	Results  []exportResult `json:"results"`
+	Relative []relativeRow  `json:"relative,omitempty"`
+}
+
+type exportResult struct {
 	Name    string           `json:"name"`
+	Command []string         `json:"command"`
 	Build   string           `json:"build"`
 	Summary *exportSummary   `json:"summary"`
 	Runs    []*ledger.Record `json:"runs"`
@@ -153,29 +160,35 @@ type exportSummary struct {
 	Outliers   int     `json:"outliers"`
 }
 
+func summarize(b *benchCommand) *exportSummary {
+	s, err := stats.SummarizeNS(b.wall)
+	if err != nil {
+		return nil
+	}
+	us, _ := stats.SummarizeNS(b.user)
+	ss, _ := stats.SummarizeNS(b.sys)
+	return &exportSummary{N: s.N, MeanNS: s.Mean, StdDevNS: s.StdDev, MedianNS: s.Median, MinNS: s.Min, MaxNS: s.Max,
+		UserMeanNS: us.Mean, SysMeanNS: ss.Mean, Outliers: s.Outliers}
+}
+
 // exportRuns writes --export-json, --export-csv and --export-markdown (each atomically).
-func exportRuns(fl runFlags, name, build string, recs []*ledger.Record) error {
+func exportRuns(fl runFlags, cmds []*benchCommand, rel []relativeRow) error {
 	if fl.exportJSON == "" && fl.exportCSV == "" && fl.exportMD == "" {
 		return nil
 	}
-	var wall, user, sys []int64
-	for _, r := range recs {
-		if r.ExitStatus == 0 {
-			wall, user, sys = append(wall, r.WallNS), append(user, r.UserNS), append(sys, r.SysNS)
-		}
-	}
-	var sum *exportSummary
-	if s, err := stats.SummarizeNS(wall); err == nil {
-		us, _ := stats.SummarizeNS(user)
-		ss, _ := stats.SummarizeNS(sys)
-		sum = &exportSummary{N: s.N, MeanNS: s.Mean, StdDevNS: s.StdDev, MedianNS: s.Median, MinNS: s.Min, MaxNS: s.Max,
-			UserMeanNS: us.Mean, SysMeanNS: ss.Mean, Outliers: s.Outliers}
+	ratio := map[string]relativeRow{}
+	for _, r := range rel {
+		ratio[r.Name] = r
 	}
 	if fl.exportJSON != "" {
 		doc := exportDoc{Envelope: report.Envelope{SchemaVersion: report.SchemaVersion, Tool: report.Tool{Name: "stalecheck", Version: Version}, Command: "run"},
-			Name: name, Build: build, Summary: sum, Runs: recs}
-		if doc.Runs == nil {
-			doc.Runs = []*ledger.Record{}
+			Results: []exportResult{}, Relative: rel}
+		for _, b := range cmds {
+			r := exportResult{Name: b.name, Command: b.argv, Build: b.build, Summary: summarize(b), Runs: b.recorded}
+			if r.Runs == nil {
+				r.Runs = []*ledger.Record{}
+			}
+			doc.Results = append(doc.Results, r)
 		}
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
@@ -189,10 +202,12 @@ func exportRuns(fl runFlags, name, build string, recs []*ledger.Record) error {
 		var b strings.Builder
 		w := csv.NewWriter(&b)
 		w.Write([]string{"id", "name", "start", "wall_ns", "user_ns", "sys_ns", "peak_rss_bytes", "exit_status", "stale", "build"})
-		for _, r := range recs {
-			w.Write([]string{strconv.FormatInt(r.ID, 10), r.Name, r.Start.UTC().Format(time.RFC3339Nano), strconv.FormatInt(r.WallNS, 10),
-				strconv.FormatInt(r.UserNS, 10), strconv.FormatInt(r.SysNS, 10), strconv.FormatInt(r.PeakRSSBytes, 10),
-				strconv.Itoa(r.ExitStatus), strconv.FormatBool(r.Stale), runner.BuildKey(r.Identity)})
+		for _, c := range cmds {
+			for _, r := range c.recorded {
+				w.Write([]string{strconv.FormatInt(r.ID, 10), r.Name, r.Start.UTC().Format(time.RFC3339Nano), strconv.FormatInt(r.WallNS, 10),
+					strconv.FormatInt(r.UserNS, 10), strconv.FormatInt(r.SysNS, 10), strconv.FormatInt(r.PeakRSSBytes, 10),
+					strconv.Itoa(r.ExitStatus), strconv.FormatBool(r.Stale), runner.BuildKey(r.Identity)})
+			}
 		}
 		w.Flush()
 		if err := writeExport(fl.exportCSV, []byte(b.String())); err != nil {
@@ -201,17 +216,23 @@ func exportRuns(fl runFlags, name, build string, recs []*ledger.Record) error {
 	}
 	if fl.exportMD != "" {
 		var b strings.Builder
-		b.WriteString("| Command | Build | Runs | Mean [ms] | Median [ms] | Min [ms] | Max [ms] |\n|:---|:---|---:|---:|---:|---:|---:|\n")
-		cmd := name
-		if len(recs) > 0 {
-			cmd = strings.Join(recs[0].Command, " ")
-		}
-		cmd = strings.ReplaceAll(cmd, "|", `\|`)
-		if sum != nil {
-			ms := func(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 1, 64) }
-			fmt.Fprintf(&b, "| `%s` | %s | %d | %s ± %s | %s | %s | %s |\n", cmd, build, sum.N, ms(sum.MeanNS), ms(sum.StdDevNS), ms(sum.MedianNS), ms(sum.MinNS), ms(sum.MaxNS))
-		} else {
-			fmt.Fprintf(&b, "| `%s` | %s | 0 | | | | |\n", cmd, build)
+		b.WriteString("| Command | Build | Runs | Mean [ms] | Median [ms] | Min [ms] | Max [ms] | Relative |\n|:---|:---|---:|---:|---:|---:|---:|---:|\n")
+		ms := func(ns float64) string { return strconv.FormatFloat(ns/1e6, 'f', 1, 64) }
+		for _, c := range cmds {
+			cmd := strings.ReplaceAll(c.line, "|", `\|`)
+			sum := summarize(c)
+			if sum == nil {
+				fmt.Fprintf(&b, "| `%s` | %s | 0 | | | | | |\n", cmd, c.build)
+				continue
+			}
+			relCell := ""
+			if r, ok := ratio[c.name]; ok {
+				relCell = strconv.FormatFloat(r.Ratio, 'f', 2, 64)
+				if r.RatioLo > 0 {
+					relCell += fmt.Sprintf(" (%.2f…%.2f)", r.RatioLo, r.RatioHi)
+				}
+			}
+			fmt.Fprintf(&b, "| `%s` | %s | %d | %s ± %s | %s | %s | %s | %s |\n", cmd, c.build, sum.N, ms(sum.MeanNS), ms(sum.StdDevNS), ms(sum.MedianNS), ms(sum.MinNS), ms(sum.MaxNS), relCell)
 		}
 		if err := writeExport(fl.exportMD, []byte(b.String())); err != nil {
 			return fmt.Errorf("--export-markdown: %w", err)

@@ -23,6 +23,7 @@ type runsFlags struct {
 	limit                         int
 	// --prune and its selection; --import.
 	prune, yes, stale, keepLastSet bool
+	wide                           bool // whole names and commands in the table
 	before, build, importFile      string
 	keepLast                       int
 }
@@ -55,6 +56,7 @@ Exit status: 0 answered, 2 error (the ledger cannot be opened or read, a bad sel
 	f.StringVar(&fl.ledger, "ledger", "", "the ledger: a SQLite file or a postgres:// URL (default $"+ledgerEnv+", else $XDG_STATE_HOME/stalecheck/ledger.db)")
 	f.StringVar(&fl.name, "name", "", "only runs with this name")
 	f.IntVar(&fl.limit, "limit", 0, "at most this many runs, newest first (0: all)")
+	f.BoolVarP(&fl.wide, "wide", "w", false, "show whole names and commands (the table cuts them to 32 and 40 characters)")
 	f.StringVar(&fl.format, "format", "text", "output format: text or json")
 	f.StringVar(&fl.groupBy, "group-by", "", `"build": statistics of the wall times per name and build identity (n, median, mean ± σ, min, max, outliers)`)
 	f.BoolVar(&fl.prune, "prune", false, "remove the runs the selection flags name (a dry run that lists them unless --yes)")
@@ -111,6 +113,45 @@ func startTime(t time.Time) string {
 		return "-"
 	}
 	return report.FormatTime(t)
+}
+
+// startSecond is a run's start to the second, in UTC (the table's; --format json has the nanoseconds).
+func startSecond(t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	return t.UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// cut shortens s to at most n characters, ending in "…" when it was longer.
+func cut(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n-1]) + "…"
+}
+
+// wrap breaks a line at spaces so that no line is longer than width characters (a word longer than
+// that stays whole); continuation lines start with indent.
+func wrap(s string, width int, indent string) string {
+	var b strings.Builder
+	n := 0
+	for i, w := range strings.Fields(s) {
+		l := len([]rune(w))
+		switch {
+		case i == 0:
+		case n+1+l > width:
+			b.WriteString("\n" + indent)
+			n = len(indent)
+		default:
+			b.WriteByte(' ')
+			n++
+		}
+		b.WriteString(w)
+		n += l
+	}
+	return b.String()
 }
 
 // rssFloorMark follows a peak RSS that is not above the floor.
@@ -256,7 +297,7 @@ func listRuns(st Streams, fl runsFlags, dsn string, recs []ledger.Record) error 
 		fmt.Fprintf(st.Out, "No runs in %s.\n", report.Escape(ledger.Location(dsn)))
 		return nil
 	}
-	return writeRunsTable(st, recs)
+	return writeRunsTable(st, recs, fl.wide)
 }
 
 // checkRunsModes refuses flags that do not go together: --import and --prune each stand alone, and the
@@ -274,7 +315,11 @@ func checkRunsModes(fl runsFlags) error {
 }
 
 // writeRunsTable prints records as the table of `stalecheck runs`, with the footnotes of its marks.
-func writeRunsTable(st Streams, recs []ledger.Record) error {
+func writeRunsTable(st Streams, recs []ledger.Record, wide bool) error {
+	name, command := func(s string) string { return s }, func(s string) string { return s }
+	if !wide {
+		name, command = func(s string) string { return cut(s, 32) }, func(s string) string { return cut(s, 40) }
+	}
 	// Records of schema version 1 hold no floor: this process's own peak stands in for it (the same program).
 	estimate := runner.SelfPeakRSS()
 	tw := newColumns(st.Out, 12, len(recs)+1)
@@ -287,15 +332,15 @@ func writeRunsTable(st Streams, recs []ledger.Record) error {
 		if p := findingsProblem(r); p != "" {
 			notes = append(notes, p)
 		}
-		tw.row(strconv.FormatInt(r.ID, 10), startTime(r.Start), report.Escape(r.Name), seconds(r.WallNS), seconds(r.UserNS),
+		tw.row(strconv.FormatInt(r.ID, 10), startSecond(r.Start), name(report.Escape(r.Name)), seconds(r.WallNS), seconds(r.UserNS),
 			seconds(r.SysNS), rss, strconv.Itoa(r.ExitStatus), staleWord(r.Stale), runner.BuildKey(r.Identity),
-			report.Escape(gitShort(r.Identity.Git)), commandLine(r.Command))
+			report.Escape(gitShort(r.Identity.Git)), command(commandLine(r.Command)))
 	}
 	if err := tw.flush(); err != nil {
 		return &ExitError{2, err}
 	}
 	for _, l := range fn.lines() {
-		fmt.Fprintln(st.Out, l)
+		fmt.Fprintln(st.Out, wrap(l, 100, "  "))
 	}
 	for _, n := range notes {
 		fmt.Fprintf(st.Out, "note: %s\n", n)

@@ -8,6 +8,8 @@
 // (non-zero exit) as squares, and on each point an SVG <title> (the browser's hover tooltip) with the
 // run's ID, build, times, peak RSS, exit status and build description; then a table of the builds with
 // their statistics (internal/stats over the runs that exited 0, nanoseconds shown in one unit per plot).
+// With three builds or more, a matrix compares any two of them; each cell links to a panel with the
+// verdict and what changed, shown by the CSS :target rule (a choice without script).
 //
 // The page loads nothing: no script, no font, no image, no stylesheet from elsewhere; the SVG is drawn
 // by Go. Every string from the ledger goes through report.Escape (control characters and invalid
@@ -21,6 +23,7 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,7 +88,8 @@ type medianView struct {
 
 // changeView is one build change between consecutive runs: its verdict and what changed.
 type changeView struct {
-	Before      int64 // the first run of the new build
+	ID          string // the element ID of a matrix pair's panel
+	Before      int64  // the first run of the new build
 	From, To    string
 	FromColor   string
 	ToColor     string
@@ -93,6 +97,31 @@ type changeView struct {
 	Significant bool
 	What        []string
 }
+
+// matrixView compares any two of a benchmark's builds: a row per build compared from (A), a column
+// per build compared to (B); each cell B's change in median wall time against A's, linking to a panel
+// (shown by the CSS :target rule, so the page stays without script) with the verdict and all that
+// changed between the newest run of each.
+type matrixView struct {
+	Keys  []keyView
+	Rows  []matrixRow
+	Pairs []changeView
+	Note  string // builds left out, when there are more than maxMatrix
+}
+
+type keyView struct{ Key, Color string }
+
+type matrixRow struct {
+	keyView
+	Cells []cellView
+}
+
+type cellView struct {
+	Text, Class, Href, Title string
+}
+
+// maxMatrix bounds the comparison matrix (its pairs grow with the square): the newest builds are kept.
+const maxMatrix = 12
 
 type tickView struct {
 	Y     float64
@@ -125,6 +154,7 @@ type benchView struct {
 	Markers []markerView
 	Medians []medianView
 	Changes []changeView
+	Matrix  *matrixView
 	YTicks  []tickView
 	XLabels []xLabelView
 	Builds  []buildView
@@ -222,7 +252,7 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 			v.XLabels = append(v.XLabels, xLabelView{X: round2(x), Label: fmt.Sprintf("run %d", r.ID)})
 		}
 		if k > 0 && key != prev {
-			c := buildChange(byKey[prev], byKey[key], rs[k-1], r)
+			c := buildChange(byKey[prev], byKey[key], rs[k-1], r, 4)
 			c.FromColor, c.ToColor = color[prev], color[key]
 			v.Changes = append(v.Changes, c)
 			title := fmt.Sprintf("build changed before run %d: %s → %s\nmedian wall %s", r.ID, prev, key, c.Verdict)
@@ -253,6 +283,9 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 		val := yMax * float64(t) / 4
 		v.YTicks = append(v.YTicks, tickView{Y: round2(v.PlotB - plotH*float64(t)/4), Label: trimFloat(val) + " " + u.Name})
 	}
+	if len(groups) >= 3 {
+		v.Matrix = matrix(v.Anchor, groups, color)
+	}
 	for _, g := range groups {
 		bv := buildView{Color: color[g.Key], Key: g.Key, Description: report.Escape(g.Description), Runs: len(g.Records), N: g.Wall.N,
 			Stale: g.Stale, Failed: len(g.Records) - len(g.Timed), Outliers: g.Wall.Outliers}
@@ -270,7 +303,7 @@ func bench(i int, name string, rs []*ledger.Record) benchView {
 
 // buildChange judges the change from build a to build b (their runs that exited 0) and lists what
 // changed between the last run of a and the first of b.
-func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record) changeView {
+func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record, maxWhat int) changeView {
 	c := changeView{Before: rb.ID, From: runner.BuildKey(ra.Identity), To: runner.BuildKey(rb.Identity)}
 	if a != nil && b != nil {
 		ch, err := stats.MedianChangeCINS(a.WallNS(), b.WallNS(), 0.95)
@@ -292,13 +325,62 @@ func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record) changeView {
 	}
 	what := runner.Diff(ra, rb).Summary()
 	for i, w := range what {
-		if i == 4 {
-			c.What = append(c.What, fmt.Sprintf("and %d more", len(what)-4))
+		if i == maxWhat {
+			c.What = append(c.What, fmt.Sprintf("and %d more", len(what)-maxWhat))
 			break
 		}
 		c.What = append(c.What, report.Escape(w))
 	}
 	return c
+}
+
+// matrix compares every ordered pair of the benchmark's builds (the newest maxMatrix of them, in the
+// order they first ran). With three builds or more, consecutive changes no longer answer "is C faster
+// than A?"; the matrix does, without re-running anything.
+func matrix(anchor string, groups []*benchgroup.Group, color map[string]string) *matrixView {
+	m := &matrixView{}
+	gs := groups
+	if len(gs) > maxMatrix {
+		newest := slices.Clone(gs)
+		sort.SliceStable(newest, func(i, j int) bool { return newest[i].Newest().Start.After(newest[j].Newest().Start) })
+		keep := map[*benchgroup.Group]bool{}
+		for _, g := range newest[:maxMatrix] {
+			keep[g] = true
+		}
+		gs = slices.DeleteFunc(slices.Clone(gs), func(g *benchgroup.Group) bool { return !keep[g] })
+		m.Note = fmt.Sprintf("the %d builds run most recently of %d", maxMatrix, len(groups))
+	}
+	for _, g := range gs {
+		m.Keys = append(m.Keys, keyView{Key: g.Key, Color: color[g.Key]})
+	}
+	for i, a := range gs {
+		row := matrixRow{keyView: m.Keys[i]}
+		for j, b := range gs {
+			if i == j {
+				row.Cells = append(row.Cells, cellView{Text: "–", Class: "self"})
+				continue
+			}
+			c := buildChange(a, b, a.Newest(), b.Newest(), 1<<30)
+			c.ID = fmt.Sprintf("%s-cmp-%d-%d", anchor, i+1, j+1)
+			c.FromColor, c.ToColor = color[a.Key], color[b.Key]
+			m.Pairs = append(m.Pairs, c)
+			cell := cellView{Href: c.ID, Title: fmt.Sprintf("%s → %s: %s", a.Key, b.Key, c.Verdict)}
+			text, _, _ := strings.Cut(c.Verdict, " ")
+			switch {
+			case strings.HasPrefix(c.Verdict, "not judged"):
+				cell.Text = "n/a"
+			case c.Significant && strings.HasPrefix(text, "+"):
+				cell.Text, cell.Class = text, "slower"
+			case c.Significant:
+				cell.Text, cell.Class = text, "faster"
+			default:
+				cell.Text, cell.Class = text, "same"
+			}
+			row.Cells = append(row.Cells, cell)
+		}
+		m.Rows = append(m.Rows, row)
+	}
+	return m
 }
 
 func startText(t time.Time) string {

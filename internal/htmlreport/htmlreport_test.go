@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,15 @@ func records() []ledger.Record {
 	}
 	add(odd, "timing", 5e6, false, 1)
 	add("plain", "a<b>", 2e9, false, 0)
+	// Three builds: the comparison matrix.
+	for _, b := range []struct {
+		feat string
+		wall int64
+	}{{"a<b>", 50e6}, {"timing", 60e6}, {"fast", 40e6}} {
+		for i := range 3 {
+			add("three builds", b.feat, b.wall+int64(i)*1e5, false, 0)
+		}
+	}
 	return out
 }
 
@@ -88,7 +98,7 @@ func TestRenderInChromium(t *testing.T) {
 	heading := browser.Eval[string](t, ctx, `document.querySelector('h2').firstChild.textContent`)
 	staleFill := browser.Eval[string](t, ctx, `getComputedStyle(document.querySelector('.run.stale')).fill`)
 	width := browser.Eval[float64](t, ctx, `document.querySelector('svg.plot').getBoundingClientRect().width`)
-	if points != len(recs) || plots != 2 || markers != 1 || resources != 0 || scripts != 0 || width < 800 || width > 1240 {
+	if points != len(recs) || plots != 3 || markers != 3 || resources != 0 || scripts != 0 || width < 800 || width > 1240 {
 		t.Errorf("points %d (want %d), plots %d, markers %d, resources %d, scripts %d, plot width %.0f", points, len(recs), plots, markers, resources, scripts, width)
 	}
 	for i, ti := range titles {
@@ -115,8 +125,20 @@ func TestRenderInChromium(t *testing.T) {
 		}
 	}
 	medians := browser.Eval[int](t, ctx, `document.querySelectorAll('svg.plot .median').length`)
-	if medians != 3 { // a<b> and timing in the first plot, a<b> in the second
-		t.Errorf("%d median lines, want 3", medians)
+	if medians != 6 { // a<b> and timing in the first plot, a<b> in the second, three in the third
+		t.Errorf("%d median lines, want 6", medians)
+	}
+	// Any two builds: the matrix of the three-build benchmark, a hidden panel per ordered pair, shown
+	// when its cell is chosen (the :target rule).
+	cells := browser.Eval[[]string](t, ctx, `[...document.querySelectorAll('table.matrix td a')].map(a => a.textContent + ' ' + a.parentElement.className)`)
+	if len(cells) != 6 || !slices.Contains(cells, "-33.3% faster") || !slices.Contains(cells, "+49.9% slower") {
+		t.Errorf("matrix cells %q: want 6 with fast against timing -33.3%% and timing against fast +49.9%%", cells)
+	}
+	shown := browser.Eval[int](t, ctx, `[...document.querySelectorAll('.pair')].filter(e => getComputedStyle(e).display != 'none').length`)
+	browser.Eval[bool](t, ctx, `(location.hash = document.querySelectorAll('table.matrix td a')[1].getAttribute('href'), true)`)
+	panel := browser.Eval[string](t, ctx, `[...document.querySelectorAll('.pair')].filter(e => getComputedStyle(e).display != 'none').map(e => e.textContent).join('|')`)
+	if shown != 0 || !strings.Contains(panel, "(95% CI") || !strings.Contains(panel, "libhot.a changed") || strings.Contains(panel, "|") {
+		t.Errorf("pair panels: %d shown before a choice; after choosing a cell: %q", shown, panel)
 	}
 	ticks := browser.Eval[[]string](t, ctx, `[...document.querySelectorAll('svg.plot text')].map(e => e.textContent)`)
 	for _, tk := range ticks {
