@@ -32,7 +32,10 @@ type Project struct {
 	Name   string // system, and the variant of its description
 	System string // make, ninja, cmake, meson, go, cargo, make+cargo, go+cargo
 	Why    string
-	Files  map[string]string
+	// Slow: its first build compiles large registry crates (bindgen with its dependencies), so it is
+	// started first (runOrder) rather than left to end the run.
+	Slow  bool
+	Files map[string]string
 	// Build returns the user's build: shell lines run in the workspace one after the other. fast selects
 	// the configuration toggle; first is the first build of a fresh checkout (configure steps).
 	Build func(fast, first bool) []string
@@ -742,7 +745,7 @@ fn main() { println!("lib={}\nb={}\nhdr={} wrap={}\nrs=TRUTHV_rs_0", s(unsafe { 
 	files[".gitignore"] = "target/\nbg/scratch/\n"
 	in := append(cLibInputs("bg", true, ""), Input{Knob: "w", Kind: "bindgen-header", File: "bg/wrapper.h"},
 		Input{Knob: "rs", Kind: "rust", File: "bg/src/main.rs"})
-	return Project{Name: "cargo-bindgen", System: "cargo", Why: "a Cargo build script with the cc crate and Debian's bindgen 0.60 (libclang): bindings.rs from wrapper.h, whose includes bindgen declares, not wrapper.h",
+	return Project{Name: "cargo-bindgen", System: "cargo", Slow: true, Why: "a Cargo build script with the cc crate and Debian's bindgen 0.60 (libclang): bindings.rs from wrapper.h, whose includes bindgen declares, not wrapper.h",
 		Files: files, Build: func(fast, first bool) []string {
 			return sh("cd bg && cargo build" + fastIf(fast, " --features fast", ""))
 		},

@@ -3,10 +3,12 @@ package truth
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -111,51 +113,112 @@ func RunEvents(ctx context.Context, o EventOptions) (*EventResult, error) {
 		}
 		todo = append(todo, p)
 	}
-	// One Go build cache holding the standard library (cgo included), copied by hard links into each Go
-	// project's caches: compiling the standard library is most of a first Go build.
-	seed := ""
-	for _, p := range todo {
-		if slices.Contains(p.Needs, "go") && seed == "" {
-			seed = filepath.Join(work, "gocache-seed")
-			if err := seedGoCache(ctx, seed); err != nil {
-				return res, err
-			}
-		}
-	}
 	var quick map[string]map[string]bool
 	if o.Quick {
 		quick = quickKinds(todo)
 	}
 	var mu sync.Mutex
 	var firstErr error
-	sem := make(chan struct{}, o.Jobs)
+	// One Go build cache holding the standard library (cgo included), copied by hard links into each Go
+	// project's caches: compiling the standard library is most of a first Go build. The first worker
+	// builds it while the others start on projects that need no Go; a Go project is taken only once the
+	// seed is ready.
+	seed := ""
+	if slices.ContainsFunc(todo, needsGo) {
+		seed = filepath.Join(work, "gocache-seed")
+	}
+	q := &projectQueue{todo: runOrder(todo), seedDone: seed == ""}
+	q.cond = sync.NewCond(&q.mu)
 	var wg sync.WaitGroup
-	for _, p := range todo {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(p Project) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}, goSeed: seed,
-				quick: quick[p.Name]}
-			pr.ws = filepath.Join(pr.root, "ws")
-			js, n, err := pr.run(ctx)
-			mu.Lock()
-			defer mu.Unlock()
-			res.Judgements = append(res.Judgements, js...)
-			res.Events += n
-			if err != nil {
-				res.Skipped = append(res.Skipped, p.Name+": "+err.Error())
-				if firstErr == nil {
-					firstErr = fmt.Errorf("project %s: %w", p.Name, err)
-				}
+	for w := 0; w < o.Jobs; w++ {
+		wg.Go(func() {
+			if w == 0 && seed != "" {
+				err := seedGoCache(ctx, seed)
+				q.mu.Lock()
+				q.seedDone, q.seedErr = true, err
+				q.cond.Broadcast()
+				q.mu.Unlock()
 			}
-		}(p)
+			for {
+				p, err, ok := q.next()
+				if !ok {
+					return
+				}
+				var js []Judgement
+				n := 0
+				if err == nil {
+					pr := &projectRun{o: o, p: p, root: filepath.Join(work, p.Name), idx: place[p.Name], fresh: map[string]map[string]string{}, goSeed: seed,
+						quick: quick[p.Name]}
+					pr.ws = filepath.Join(pr.root, "ws")
+					js, n, err = pr.run(ctx)
+				}
+				mu.Lock()
+				res.Judgements = append(res.Judgements, js...)
+				res.Events += n
+				if err != nil {
+					res.Skipped = append(res.Skipped, p.Name+": "+err.Error())
+					if firstErr == nil {
+						firstErr = fmt.Errorf("project %s: %w", p.Name, err)
+					}
+				}
+				mu.Unlock()
+			}
+		})
 	}
 	wg.Wait()
 	sort.SliceStable(res.Judgements, func(i, j int) bool { return res.Judgements[i].Project < res.Judgements[j].Project })
 	res.Elapsed = time.Since(start)
 	return res, firstErr
+}
+
+func needsGo(p Project) bool { return slices.Contains(p.Needs, "go") }
+
+// projectQueue hands projects to the workers in runOrder, a Go project only once the Go cache seed is
+// built (its error then goes with it).
+type projectQueue struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	todo     []Project
+	seedDone bool
+	seedErr  error
+}
+
+// next is the first project a worker may take now; it waits while only Go projects are left and the
+// seed is being built. ok is false when none is left.
+func (q *projectQueue) next() (p Project, err error, ok bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	for len(q.todo) > 0 {
+		for i, c := range q.todo {
+			if !needsGo(c) || q.seedDone {
+				q.todo = slices.Delete(q.todo, i, i+1)
+				if needsGo(c) && q.seedErr != nil {
+					return c, fmt.Errorf("the Go build cache seed: %w", q.seedErr), true
+				}
+				return c, nil, true
+			}
+		}
+		q.cond.Wait()
+	}
+	return Project{}, nil, false
+}
+
+// runOrder is the order projects start in, so that the last to finish is a short one: those whose first
+// build is slow (Slow) first, then the Go projects (they start once the Go cache seed is built, in the
+// slot it frees), then the rest as listed.
+func runOrder(ps []Project) []Project {
+	out := slices.Clone(ps)
+	rank := func(p Project) int {
+		switch {
+		case p.Slow:
+			return 0
+		case needsGo(p):
+			return 1
+		}
+		return 2
+	}
+	slices.SortStableFunc(out, func(a, b Project) int { return rank(a) - rank(b) })
+	return out
 }
 
 func missingNeeds(needs []string) string {
@@ -181,11 +244,28 @@ type projectRun struct {
 	goSeed   string          // a Go build cache with the standard library built ("" when none)
 	tool     bool            // the event's tool edit holds: toolDir comes first on PATH
 	quick    map[string]bool // in quick mode, the edit kinds this project runs (quickKinds)
+	// whichAsked: the programs and library copies (copiesKey) whose which/verify answers the quick
+	// corpus judged already: the same bytes are not asked about twice.
+	whichAsked map[string]bool
+	spent      map[string]time.Duration // wall time by activity (restore, build, oracle, check, which), logged with -v
+}
+
+// timed adds the time until the returned function is called to the activity's total.
+func (pr *projectRun) timed(what string) func() {
+	t := time.Now()
+	return func() {
+		if pr.spent == nil {
+			pr.spent = map[string]time.Duration{}
+		}
+		pr.spent[what] += time.Since(t)
+	}
 }
 
 // quickKinds spreads, for each build system, every edit kind its projects have over those projects: a
 // kind goes to the project having it with the fewest kinds so far (the first on a tie). The quick
-// corpus so covers each system and edit kind once, and each project with a share of the kinds.
+// corpus so covers each system and edit kind once, and each project with a share of the kinds. A
+// chain of two systems (make+cargo, go+cargo) runs only the kinds that change what crosses the seam:
+// the edits that change no code the compiler keeps (quietKinds) are judged on each system alone.
 func quickKinds(ps []Project) map[string]map[string]bool {
 	out := map[string]map[string]bool{}
 	bySystem := map[string][]Project{}
@@ -204,6 +284,9 @@ func quickKinds(ps []Project) map[string]map[string]bool {
 		for _, p := range group {
 			has[p.Name] = map[string]bool{}
 			for _, e := range p.SingleEdits() {
+				if isChain(sys) && quietKinds[e.Kind] {
+					continue
+				}
 				if !slices.Contains(kinds, e.Kind) {
 					kinds = append(kinds, e.Kind)
 				}
@@ -222,6 +305,46 @@ func quickKinds(ps []Project) map[string]map[string]bool {
 	}
 	return out
 }
+
+// copiesKey digests a program and every library copy and object in the workspace that which could
+// name (by path and content): equal keys ask which/verify the same question. "" when a file cannot be
+// read.
+func (pr *projectRun) copiesKey(root string) string {
+	h := sha256.New()
+	b, err := os.ReadFile(root)
+	if err != nil {
+		return ""
+	}
+	h.Write(b)
+	err = filepath.WalkDir(pr.ws, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		switch filepath.Ext(p) {
+		case ".a", ".so", ".o", ".ptx", ".cubin", ".fatbin":
+		default:
+			return nil
+		}
+		c, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		sum := sha256.Sum256(c)
+		fmt.Fprintf(h, "%s\x00%x\x00", p, sum)
+		return nil
+	})
+	if err != nil {
+		return ""
+	}
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+// quietKinds are the edits that change no code a compiler keeps: a comment, a touch, a file in an
+// ignored folder.
+var quietKinds = map[string]bool{"comment": true, "touch": true, "ignored": true}
+
+// isChain reports whether a system is a chain of two (a program of one linking a library of another).
+func isChain(system string) bool { return strings.Contains(system, "+") }
 
 // seedGoCache builds a small cgo program into a fresh Go build cache at dir, with the corpus's Go
 // environment, so that the standard library (runtime/cgo included) is compiled once per run.
@@ -348,7 +471,11 @@ func (pr *projectRun) run(ctx context.Context) ([]Judgement, int, error) {
 		}
 		pr.events++
 	}
-	pr.logf("%d events, %d judgements in %s", pr.events, len(pr.js), time.Since(start).Round(time.Second))
+	var spent []string
+	for _, k := range []string{"restore", "build", "oracle", "check", "which"} {
+		spent = append(spent, fmt.Sprintf("%s %s", k, pr.spent[k].Round(100*time.Millisecond)))
+	}
+	pr.logf("%d events, %d judgements in %s (%s)", pr.events, len(pr.js), time.Since(start).Round(time.Second), strings.Join(spent, ", "))
 	return pr.js, pr.events, nil
 }
 
@@ -387,6 +514,7 @@ func (pr *projectRun) events_() []Event {
 }
 
 func (pr *projectRun) restore(snap string) error {
+	defer pr.timed("restore")()
 	for _, d := range []string{"ws", "state", "gocache"} {
 		if err := os.RemoveAll(filepath.Join(pr.root, d)); err != nil {
 			return err
@@ -664,6 +792,9 @@ func (pr *projectRun) buildLines(ctx context.Context, lines []string, fast bool)
 }
 
 func (pr *projectRun) runLines(ctx context.Context, dir string, lines []string, fast bool, oracle string) error {
+	if oracle == "" {
+		defer pr.timed("build")()
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Minute)
 	defer cancel()
 	for _, line := range lines {
@@ -691,6 +822,7 @@ func (pr *projectRun) freshOutputs(ctx context.Context, fast bool) (map[string]s
 	if out, ok := pr.fresh[key]; ok {
 		return out, nil
 	}
+	defer pr.timed("oracle")()
 	dir := filepath.Join(pr.root, "fresh", "ws")
 	os.RemoveAll(filepath.Dir(dir))
 	if err := copySources(pr.ws, dir); err != nil {
@@ -775,6 +907,7 @@ type evAnswer struct {
 
 // check runs `stalecheck check --format json` in the workspace, in the user's environment.
 func (pr *projectRun) check(ctx context.Context, fast bool) evAnswer {
+	defer pr.timed("check")()
 	cmd := exec.CommandContext(ctx, pr.o.Stalecheck, "check", "--all", "--format", "json", "--fail-on", "none")
 	cmd.Dir = filepath.Join(pr.ws, pr.p.CheckDir)
 	cmd.Env = pr.env(fast, "")
@@ -923,7 +1056,15 @@ func (pr *projectRun) judge(ctx context.Context, ev Event, phase string, fast bo
 		// Which copy of each native library is inside, from the program's bytes, against what it prints.
 		// The quick corpus asks only after a build: before it, the program is the saved fresh one.
 		if st, err := os.Stat(root); err == nil && st.Mode().IsRegular() && (!pr.o.Quick || phase != "edited") {
-			j.Which, j.WhichWrong, j.WhichCannot, j.WhichNotes = judgeCopies(ctx, pr.o.Stalecheck, filepath.Join(pr.ws, pr.p.CheckDir), pr.env(fast, ""), root, got, nil)
+			done := pr.timed("which")
+			if key := pr.copiesKey(root); !pr.o.Quick || key == "" || !pr.whichAsked[key] {
+				j.Which, j.WhichWrong, j.WhichCannot, j.WhichNotes = judgeCopies(ctx, pr.o.Stalecheck, filepath.Join(pr.ws, pr.p.CheckDir), pr.env(fast, ""), root, got, nil)
+				if pr.whichAsked == nil {
+					pr.whichAsked = map[string]bool{}
+				}
+				pr.whichAsked[key] = true
+			}
+			done()
 		}
 		switch {
 		case ans.crash != "":

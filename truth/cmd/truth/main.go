@@ -24,7 +24,7 @@ func main() {
 	random := flag.Int("random", 18, "sequences: random edits per shape after the fixed sequence")
 	shapes := flag.String("shapes", "", "sequences: comma-separated shape names (default: all, or the quick ones)")
 	jobs := flag.Int("j", 1, "shapes (projects) run at once, per corpus")
-	work := flag.String("work", filepath.Join(os.TempDir(), "stalecheck-truth"), "scratch folder")
+	work := flag.String("work", "", "scratch folder (default: stalecheck-truth in the temporary folder; with --quick in /dev/shm when it has room)")
 	bin := flag.String("stalecheck", "", "the stalecheck binary to judge (required)")
 	pure := flag.Bool("pure", false, "sequences: build every from-scratch oracle from nothing, registry crates included")
 	details := flag.String("details", "", "write every wrong verdict to this file")
@@ -50,6 +50,13 @@ func main() {
 	if *bin == "" {
 		fmt.Fprintln(os.Stderr, "truth: --stalecheck PATH is required")
 		os.Exit(2)
+	}
+	if *work == "" {
+		root := os.TempDir()
+		if *quick {
+			root = truth.ScratchRoot(truth.QuickScratch)
+		}
+		*work = filepath.Join(root, "stalecheck-truth")
 	}
 	if *seed == 0 {
 		*seed = uint64(time.Now().UnixNano() % 1000000)
