@@ -35,7 +35,7 @@ type runFlags struct {
 	// hyperfine's habits: untimed warm-up runs, a command before each run, a run count between bounds
 	// within a time budget, where the command's output goes, and the runs exported.
 	warmup, minRuns, maxRuns        int
-	prepare, output                 string
+	prepare, cleanup, output        string
 	budget                          time.Duration
 	exportJSON, exportCSV, exportMD string
 	repeatSet                       bool // --repeat given on the command line
@@ -96,6 +96,7 @@ before starting COMMAND; 126 COMMAND cannot be executed; 127 COMMAND not found.`
 	f.BoolVarP(&fl.quiet, "quiet", "q", false, "print nothing on success (no summary line per run)")
 	f.IntVar(&fl.warmup, "warmup", 0, "run the command N times first, untimed and unrecorded (warms caches)")
 	f.StringVar(&fl.prepare, "prepare", "", "a shell command run before each run (warm-ups too), untimed (e.g. to drop caches)")
+	f.StringVar(&fl.cleanup, "cleanup", "", "a shell command run once after each command's runs (also after a failed run), untimed (e.g. to remove what the runs wrote)")
 	f.IntVar(&fl.minRuns, "min-runs", 0, "run at least N times, then until --time-budget is spent or --max-runs reached (instead of --repeat)")
 	f.IntVar(&fl.maxRuns, "max-runs", 0, "run at most N times (with --min-runs or --time-budget)")
 	f.DurationVar(&fl.budget, "time-budget", 0, "with --min-runs or --max-runs: keep running until this much time was spent (default 3s)")
@@ -263,6 +264,9 @@ func runRun(st Streams, args []string, fl runFlags) error {
 				break
 			}
 			b.wall, b.user, b.sys, b.build = append(b.wall, r.WallNS), append(b.user, r.UserNS), append(b.sys, r.SysNS), runner.BuildKey(r.Identity)
+		}
+		if err := cleanupRun(fl.cleanup, b.plan, st); err != nil {
+			return &ExitError{exitRefused, err}
 		}
 		if len(b.recorded) > 1 && len(b.wall) > 0 && !fl.quiet {
 			writeRepeatSummary(st.Err, b.name, b.build, b.wall, b.user, b.sys)

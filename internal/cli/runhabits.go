@@ -102,6 +102,14 @@ func prepareRun(cmdline string, plan *runner.Plan, st Streams) error {
 	return nil
 }
 
+// cleanupRun runs --cleanup's shell command as prepareRun runs --prepare's.
+func cleanupRun(cmdline string, plan *runner.Plan, st Streams) error {
+	if err := prepareRun(cmdline, plan, st); err != nil {
+		return fmt.Errorf("--cleanup%s", strings.TrimPrefix(err.Error(), "--prepare"))
+	}
+	return nil
+}
+
 // runAdvice is hyperfine's advice after the summary: outliers (with a first run much slower than the
 // rest, a cold cache: --warmup), and a machine that was loaded during some runs.
 func runAdvice(w io.Writer, fl runFlags, wall []int64, recs []*ledger.Record) {

@@ -100,9 +100,12 @@ func TestRunSeveralCommands(t *testing.T) {
 	db := filepath.Join(t.TempDir(), "l.db")
 	ej, emd := filepath.Join(dir, "runs.json"), filepath.Join(dir, "runs.md")
 	_, stderr, code := runIn(t, dir, "run", "--ledger", db, "--repeat", "6", "--output", "null", "--export-json", ej, "--export-markdown", emd,
-		"-c", "./slow", "-c", "./fast")
+		"--cleanup", "echo x >> cleaned", "-c", "./slow", "-c", "./fast")
 	if code != 0 {
 		t.Fatalf("run -c -c: exit %d: %s", code, stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "cleaned")); string(b) != "x\nx\n" {
+		t.Errorf("--cleanup ran %d times, want once per command (2)", strings.Count(string(b), "x"))
 	}
 	if !strings.Contains(stderr, "summary (median wall time): './fast' ran") || !regexp.MustCompile(`\d+\.\d\d times as fast as './slow' \(95% CI`).MatchString(stderr) {
 		t.Errorf("no relative summary naming ./fast the fastest:\n%s", stderr)
