@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stalecheck/stalecheck/internal/testutil"
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
 // The main rules' scenario tests again, every cargo command of them run in Cargo's new build-dir
@@ -11,6 +12,7 @@ import (
 // findings, paths and fixes, read from `build/<pkg>/<hash>/{fingerprint,out,run}`. The whole suite can
 // run in the new layout with STALECHECK_TEST_CARGO_LAYOUT=new.
 func TestNewLayoutScenarios(t *testing.T) {
+	need.RealBuild(t)
 	for _, tc := range []struct {
 		name string
 		f    func(*testing.T)

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -54,6 +55,7 @@ func entries(target, prof string) map[string]bool {
 // target/release/app is now), plus a debug build and `cargo test --no-run`.
 func s02(t *testing.T) *testutil.Project {
 	t.Helper()
+	need.RealBuild(t)
 	fixtureOnce.Do(func() {
 		fixtureDir, fixtureErr = os.MkdirTemp("", "stalecheck-clean-")
 		if fixtureErr != nil {

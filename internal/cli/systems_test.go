@@ -40,6 +40,7 @@ func writeFiles(t *testing.T, dir string, files map[string]string) {
 }
 
 func shIn(t *testing.T, dir string, env []string, name string, args ...string) string {
+	need.RealBuild(t)
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()

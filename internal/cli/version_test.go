@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -34,6 +35,7 @@ func TestVersionText(t *testing.T) {
 // (non-test Go files, go.mod, go.sum) is copied into a fresh repository, since Go records VCS facts
 // only where .git is a folder (not in a `git worktree`).
 func TestVersionFlagRealBuild(t *testing.T) {
+	need.RealBuild(t)
 	for _, tool := range []string{"git", "go"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not on PATH: %v", tool, err)

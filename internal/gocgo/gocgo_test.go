@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"errors"
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,6 +38,7 @@ func TestMain(m *testing.M) {
 // cache, no network, no toolchain switch, no workspace. It skips when go or cc is absent.
 func goEnv(t *testing.T) {
 	t.Helper()
+	need.RealBuild(t)
 	for _, tool := range []string{"go", "gcc", "ar"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s is not on PATH: this test drives real cgo builds", tool)

@@ -1,6 +1,7 @@
 package testutil
 
 import (
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,6 +11,7 @@ import (
 // DebianRegistry (librust-cc-dev, librust-cmake-dev; CI installs them).
 func NeedDebianCrates(t testing.TB) {
 	t.Helper()
+	need.RealBuild(t)
 	for _, glob := range []string{"cc-1.*", "cmake-0.1.*"} {
 		if m, _ := filepath.Glob(filepath.Join(DebianRegistry, glob)); len(m) == 0 {
 			t.Fatalf("Debian's %s crate is required in %s (CI installs librust-cc-dev and librust-cmake-dev)", glob, DebianRegistry)

@@ -4,6 +4,7 @@
 package testutil
 
 import (
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -33,15 +34,13 @@ type Project struct {
 // NewProject writes files (relative path → content) into a fresh temporary folder.
 func NewProject(t testing.TB, files map[string]string) *Project {
 	t.Helper()
-	if _, err := exec.LookPath("cargo"); err != nil {
-		t.Fatalf("cargo is required for this test (CI installs it): %v", err)
-	}
 	return NewProjectIn(t, t.TempDir(), files)
 }
 
 // NewProjectIn is NewProject in dir (which the caller made and removes).
 func NewProjectIn(t testing.TB, dir string, files map[string]string) *Project {
 	t.Helper()
+	need.RealBuild(t)
 	if _, err := exec.LookPath("cargo"); err != nil {
 		t.Fatalf("cargo is required for this test (CI installs it): %v", err)
 	}

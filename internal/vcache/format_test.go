@@ -100,7 +100,11 @@ func TestFormatDamageUnderAValidCRC(t *testing.T) {
 	k := Key{3}
 	data := encode(k, &Result{Extra: []byte("{}")}, ents)
 	body := len(data) - 4
-	for i := len(magic) + 32; i < body; i += 61 {
+	stride := 61
+	if testing.Short() {
+		stride = 601 // a tenth of the bytes: the full suite damages every 61st
+	}
+	for i := len(magic) + 32; i < body; i += stride {
 		for _, b := range []byte{0, 0xff, data[i] ^ 0x80} {
 			bad := append([]byte{}, data...)
 			bad[i] = b

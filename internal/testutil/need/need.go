@@ -1,4 +1,6 @@
 // Package need lets a test ask for the external tools it drives (make, ninja, cmake, meson, nvcc, …).
+// A test that drives one is a real-build test: with -short it is skipped (RealBuild), so that
+// `go test -short ./...` runs the fast tests only.
 // A missing tool skips the test with a message naming it, except under CI (the CI environment variable
 // set, as .ci/run does), where .ci/setup-debian installs every tool this package is asked about: there a
 // missing one fails the test, so a broken install cannot turn into silently skipped tests.
@@ -22,6 +24,7 @@ var installHint = map[string]string{
 // PATH lookup error and how to install it.
 func Tools(t testing.TB, tools ...string) {
 	t.Helper()
+	RealBuild(t)
 	for _, tool := range tools {
 		if _, err := exec.LookPath(tool); err != nil {
 			hint := installHint[tool]
@@ -33,5 +36,14 @@ func Tools(t testing.TB, tools ...string) {
 			}
 			t.Skipf("%s is not installed (%v): this test drives a real %s (%s)", tool, err, tool, hint)
 		}
+	}
+}
+
+// RealBuild marks t as a test that drives a real build (cargo, cc, make, ninja, cmake, meson, go, nvcc)
+// in a temporary folder: skipped with -short.
+func RealBuild(t testing.TB) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("drives a real build: skipped with -short")
 	}
 }
