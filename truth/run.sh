@@ -6,8 +6,9 @@
 #     from-scratch build, scored by reason (docs/TRUTH.md);
 #   - sequences: Cargo workspaces through seeded edit sequences, judged against a from-scratch build and
 #     against Cargo's own Dirty set.
-# `truth/run.sh --quick` (each edit kind once per build system; about 3 minutes here) is what the tests
-# run; `truth/run.sh -j 2` a full run.
+# `truth/run.sh --quick` (the event corpus, each edit kind once per build system; about 2.5 minutes here,
+# in /dev/shm when it has room) and `--corpus sequences --quick` (one Cargo shape's fixed sequence, about
+# 1 minute alone) are what the tests run (TestEventsQuick, TestQuick); `truth/run.sh -j 2` a full run.
 # Flags: --corpus all|events|sequences, --seed N, --pairs N, --repeat N, --random N, --shapes a,b,
 # --projects a,b, -j N, --details FILE, --pure, --list, --layout new, --coverage.
 set -euo pipefail

@@ -19,7 +19,7 @@ import (
 )
 
 func main() {
-	quick := flag.Bool("quick", false, "one event of each edit kind on every event project, and the fixed sequence of the quick Cargo shape (about 3 minutes)")
+	quick := flag.Bool("quick", false, "the event corpus's quick set: every build system, each edit kind once (about 2.5 minutes here); with --corpus all also the quick Cargo sequence (about 3.5)")
 	seed := flag.Uint64("seed", 0, "seed of the random sequences and pairs (0: from the clock; printed)")
 	random := flag.Int("random", 18, "sequences: random edits per shape after the fixed sequence")
 	shapes := flag.String("shapes", "", "sequences: comma-separated shape names (default: all, or the quick ones)")
@@ -33,7 +33,7 @@ func main() {
 	verbose := flag.Bool("v", false, "log each shape's progress on stderr")
 	cover := flag.Bool("coverage", false, "sequences: add the Cargo-coverage set: shapes ar-append and so-leftover, the other-tree edit in every shape")
 	layout := flag.String("layout", "legacy", "sequences: Cargo's build-dir layout: legacy (cargo 1.95's default) or new (-Zbuild-dir-new-layout)")
-	corpus := flag.String("corpus", "all", "all, events (every build system, each edit from a fresh state, scored by reason) or sequences (Cargo shapes through edit sequences, judged against Cargo too)")
+	corpus := flag.String("corpus", "all", "all, events (every build system, each edit from a fresh state, scored by reason) or sequences (Cargo shapes through edit sequences, judged against Cargo too); --quick alone: events")
 	projects := flag.String("projects", "", "events: comma-separated project names (default: all)")
 	pairs := flag.Int("pairs", 40, "events: seeded pairs of edits per project")
 	repeat := flag.Int("repeat", 1, "events: runs of the single edits per project")
@@ -64,6 +64,13 @@ func main() {
 	if *layout != "legacy" && *layout != "new" {
 		fmt.Fprintln(os.Stderr, "truth: --layout is legacy or new")
 		os.Exit(2)
+	}
+	// --quick alone is the event corpus's quick set (every build system, each edit kind once); the
+	// sequence corpus's quick shape joins it with --corpus all.
+	corpusSet := false
+	flag.Visit(func(f *flag.Flag) { corpusSet = corpusSet || f.Name == "corpus" })
+	if *quick && !corpusSet {
+		*corpus = "events"
 	}
 	if *corpus != "all" && *corpus != "events" && *corpus != "sequences" {
 		fmt.Fprintln(os.Stderr, "truth: --corpus is all, events or sequences")
