@@ -18,10 +18,6 @@ import (
 // build them, is Cargo's).
 func foreign(s *graph.Step) bool { return s.System != "" && s.System != unit.System }
 
-// goSystem is internal/gocgo's Step.System: its steps keep their own untracked-input-changed (build-ID
-// content baselines, untracked_neutral.go) and binary-older-than-input (NewerLinked) paths.
-const goSystem = "go"
-
 func rebuildCmd(s *graph.Step) string {
 	if d := s.Driver; d != nil && d != s {
 		return driverRerun(d) // the user's build runs the step's system only through its driver
@@ -172,7 +168,7 @@ func driverName(d *graph.Step) string {
 func untrackedForeign(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if !foreign(s) || s.System == goSystem || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingWatched(s) {
+		if !foreign(s) || s.ComparesContent() || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingWatched(s) {
 			continue
 		}
 		for _, in := range s.Inputs {

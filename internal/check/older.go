@@ -15,9 +15,10 @@ import (
 func binaryOlderThanInput(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, r := range g.Roots {
-		// Make and Ninja roots; a Go root takes the path below (graph.Root.NewerLinked follows the
-		// libraries its link step names, and behindLibrary the Cargo units behind them).
-		if r.Step != nil && foreign(r.Step) && r.Step.System != goSystem {
+		// Roots of systems that compare mtimes (Make, Ninja); one whose system compares content (Go's
+		// build IDs) takes the path below (graph.Root.NewerLinked follows the libraries its link step
+		// names, and behindLibrary the Cargo units behind them).
+		if r.Step != nil && foreign(r.Step) && !r.Step.ComparesContent() {
 			out = append(out, olderForeign(g, r)...)
 			continue
 		}

@@ -6,8 +6,8 @@ import (
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
-// untrackedInputChangedNeutral is untracked-input-changed on Go's steps (internal/gocgo), from neutral
-// fields only: an input of a live step that its build system does not watch, whose
+// untrackedInputChangedNeutral is untracked-input-changed on the steps of a system that compares
+// content (graph.Step.ComparesContent: Go's build IDs, internal/gocgo), from neutral fields only: an input of a live step that its build system does not watch, whose
 // mtime is newer than the step's reference, or whose content differs from a baseline the adapter keyed
 // by a build identity (graph.InputContent.Build: then a build that only touched the reference hides the
 // mtime, but the outputs were not rebuilt since the baseline). Libraries a link step names
@@ -15,7 +15,7 @@ import (
 func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if s.System != goSystem || !s.Live() || s.Failed != "" || !s.Reference.Exists {
+		if !s.ComparesContent() || !s.Live() || s.Failed != "" || !s.Reference.Exists {
 			continue
 		}
 		w := s.Words()
