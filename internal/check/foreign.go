@@ -168,7 +168,7 @@ func driverName(d *graph.Step) string {
 func untrackedForeign(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if !foreign(s) || s.ComparesContent() || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingWatched(s) {
+		if s.Decides() != graph.ByMtime || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingWatched(s) {
 			continue
 		}
 		for _, in := range s.Inputs {
@@ -324,7 +324,7 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 func archiveMemberWithoutRule(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if !foreign(s) || !s.Reference.Exists {
+		if s.Decides() != graph.ByMtime || !s.Reference.Exists {
 			continue
 		}
 		for _, in := range s.Inputs {

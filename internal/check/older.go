@@ -18,7 +18,7 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 		// Roots of systems that compare mtimes (Make, Ninja); one whose system compares content (Go's
 		// build IDs) takes the path below (graph.Root.NewerLinked follows the libraries its link step
 		// names, and behindLibrary the Cargo units behind them).
-		if r.Step != nil && foreign(r.Step) && !r.Step.ComparesContent() {
+		if r.Step != nil && r.Step.Decides() == graph.ByMtime {
 			out = append(out, olderForeign(g, r)...)
 			continue
 		}

@@ -15,7 +15,7 @@ import (
 func pendingRebuild(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if s.Live() && s.Failed != "" && !s.Reference.Exists && s.System == unit.System {
+		if s.Live() && s.Failed != "" && !s.Reference.Exists && s.Decides() == graph.ByRecord {
 			// No success on record (a first build, or one after cargo clean -p, that failed): Cargo
 			// builds the unit on the next build whatever changed. Whether the binary you have is stale
 			// is its dependents' question, so this only says what the next build redoes.
@@ -25,13 +25,13 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if !s.Live() || !s.Reference.Exists {
 			continue
 		}
-		if s.ComparesContent() {
+		switch s.Decides() {
+		case graph.ByContent:
 			// Go's build cache compares content hashes, not mtimes: a newer watched file is no reason
 			// of its own; one whose content differs from what the outputs were built from is.
 			out = append(out, pendingContent(g, s)...)
 			continue
-		}
-		if foreign(s) {
+		case graph.ByMtime:
 			out = append(out, pendingForeign(g, s)...)
 			continue
 		}

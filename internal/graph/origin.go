@@ -59,6 +59,40 @@ type DepfileGapper interface {
 	DepfileFix() string
 }
 
+// Decision is how a step's build system decides to run the step again. Rules read it instead of the
+// system's name: what differs between systems is what they compare.
+type Decision int
+
+const (
+	// ByMtime: an input the system watches is newer than the step's Reference (Make, Ninja: CMake's and
+	// Meson's builds too). The default for an Origin that does not say.
+	ByMtime Decision = iota
+	// ByRecord: the system's own records of each step (Cargo's fingerprints: the recorded mtimes of
+	// rerun-if-changed paths and dep-info files, hashes of flags and dependency edges), which give
+	// reasons of their own (a unit with no success on record is built whatever changed; a dependency
+	// whose records are gone).
+	ByRecord
+	// ByContent: content hashes of what it watches, whatever the mtimes (Go's build IDs; ContentComparer).
+	ByContent
+)
+
+// Decider is implemented by an Origin whose build system decides other than ByMtime.
+type Decider interface {
+	Decides() Decision
+}
+
+// Decides is how the step's build system decides to run it again (Decider, else ContentComparer, else
+// ByMtime).
+func (s *Step) Decides() Decision {
+	if d, ok := s.Origin.(Decider); ok {
+		return d.Decides()
+	}
+	if s.ComparesContent() {
+		return ByContent
+	}
+	return ByMtime
+}
+
 // ContentComparer is implemented by an Origin whose build system redoes a step when a watched input's
 // content changes, whatever its mtime (Go's build cache hashes the files of a package). For such a step
 // the content baseline of a watched input is what the build used whenever the step's outputs exist, and a

@@ -123,6 +123,9 @@ var _ interface {
 // Words makes a Unit a graph.Worded origin: a Cargo step's messages say "Cargo".
 func (u *Unit) Words() graph.Words { return words }
 
+// Decides: Cargo decides by its fingerprints (graph.ByRecord).
+func (u *Unit) Decides() graph.Decision { return graph.ByRecord }
+
 // WatchedBy makes a Unit a graph.Watcher: the declaration that makes Cargo rerun the build script of s
 // when p changes ("" when none does): a rerun-if-changed path equal to p or a folder above it, or,
 // for a path package whose script prints no rerun-if line, Cargo's whole-package scan. (Declarations
