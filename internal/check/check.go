@@ -6,7 +6,6 @@ package check
 
 import (
 	"fmt"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -166,20 +165,7 @@ func fmtTime(ns int64) string {
 }
 
 // display shortens a path for a sentence: relative to the workspace or the build folder when inside.
-func display(g *graph.Graph, p string) string {
-	if g == nil {
-		return p
-	}
-	for _, base := range []string{g.Workspace, filepath.Dir(g.BuildDir)} {
-		if base == "" {
-			continue
-		}
-		if rel, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(rel, "..") {
-			return rel
-		}
-	}
-	return p
-}
+func display(g *graph.Graph, p string) string { return g.Display(p) }
 
 func rootPaths(s *graph.Step) []string {
 	var out []string
@@ -194,13 +180,22 @@ func rootPaths(s *graph.Step) []string {
 	return out
 }
 
+// chainWords names how a root reaches a step: Cargo's recorded dependency edges, or the steps that make
+// each other's inputs.
+func chainWords(s *graph.Step) string {
+	if s.Decides() == graph.ByRecord {
+		return "the fingerprint deps chain"
+	}
+	return "the steps that make its inputs"
+}
+
 func rootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
 	var out []Evidence
 	for _, p := range rootPaths(s) {
 		for _, r := range s.Roots {
 			if r.File.Path == p {
 				out = append(out, Evidence{Kind: "root", Path: p, MTimeNS: r.File.MTimeNS, Size: r.File.Size,
-					Detail: fmt.Sprintf("%s %s reaches %s through the fingerprint deps chain", r.Kind, display(g, p), s.Name)})
+					Detail: fmt.Sprintf("%s %s reaches %s through %s", r.Kind, display(g, p), s.Name, chainWords(s))})
 				break
 			}
 		}

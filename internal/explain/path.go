@@ -199,17 +199,7 @@ func (v *StepVerdict) setRef(ref graph.FileInfo) {
 	v.LastRun, v.LastRunNS, v.LastRunTime = ref.Path, ref.MTimeNS, rfc3339(ref.MTimeNS)
 }
 
-func (e *pathExplainer) rel(p string) string {
-	for _, base := range []string{e.g.Workspace, filepath.Dir(e.g.BuildDir)} {
-		if base == "" {
-			continue
-		}
-		if r, err := filepath.Rel(base, p); err == nil && !strings.HasPrefix(r, "..") {
-			return r
-		}
-	}
-	return p
-}
+func (e *pathExplainer) rel(p string) string { return e.g.Display(p) }
 
 // run explains a build-script run: the file is its input (declared or read by a record), or one of
 // its OUT_DIR outputs.

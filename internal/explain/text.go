@@ -3,7 +3,6 @@ package explain
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -25,17 +24,7 @@ func (p *printer) line(format string, args ...any) {
 	p.err = report.Line(p.w, format, args...)
 }
 
-func (p *printer) rel(path string) string {
-	for _, base := range []string{p.g.Workspace, filepath.Dir(p.g.BuildDir)} {
-		if base == "" {
-			continue
-		}
-		if r, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(r, "..") {
-			return r
-		}
-	}
-	return path
-}
+func (p *printer) rel(path string) string { return p.g.Display(path) }
 
 func (p *printer) uses(us []RootUse) string {
 	if len(us) == 0 {

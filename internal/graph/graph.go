@@ -9,6 +9,7 @@ package graph
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
 )
@@ -602,4 +603,23 @@ func (r *Root) Reach() []*Step {
 	}
 	walk(r.Step)
 	return out
+}
+
+// Display shortens a path for people: relative to the workspace, or to the build folder's parent (the
+// workspace of a Cargo target folder elsewhere), when inside; otherwise whole. Where the build folder
+// is the workspace itself (Make, a Ninja build in its source tree) its parent is not a base, nor is "/":
+// a system file is never shown as if it were the user's. Text, JSON's messages and explain all use it.
+func (g *Graph) Display(p string) string {
+	if g == nil {
+		return p
+	}
+	for i, base := range []string{g.Workspace, filepath.Dir(g.BuildDir)} {
+		if base == "" || base == "/" || base == "." || i == 1 && g.BuildDir == g.Workspace {
+			continue
+		}
+		if rel, err := filepath.Rel(base, p); err == nil && rel != ".." && !strings.HasPrefix(rel, "../") {
+			return rel
+		}
+	}
+	return p
 }

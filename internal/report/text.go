@@ -25,7 +25,9 @@ type TextOptions struct {
 func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions) error {
 	p := &printer{w: w, g: g, color: opt.Color, verbose: opt.Verbose}
 	others := otherBuilds(g)
-	if g.System == "" || g.System == unit.System || len(others) == 0 {
+	if g.System != "" && g.System != unit.System && len(others) == 0 {
+		p.line("stalecheck: %s build in %s", g.System, orNone(g.Workspace))
+	} else if g.System == "" || g.System == unit.System || len(others) == 0 {
 		p.line("stalecheck: Cargo workspace %s", orNone(g.Workspace))
 		if g.BuildDir != g.TargetDir {
 			p.line("  target folder %s, build folder %s", g.TargetDir, g.BuildDir)
@@ -44,7 +46,11 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 	}
 	if opt.Verbose {
 		for _, r := range g.Roots {
-			p.line("  root %s (%s, unit %s, tied by %s)", p.rel(r.File.Path), r.Kind, unitLabel(r), r.TiedBy)
+			if u := unitLabel(r); u != "" || r.Step == nil {
+				p.line("  root %s (%s, unit %s, tied by %s)", p.rel(r.File.Path), r.Kind, u, r.TiedBy)
+			} else {
+				p.line("  root %s (%s, %s step %s, tied by %s)", p.rel(r.File.Path), r.Kind, r.Step.System, r.Step.Label, r.TiedBy)
+			}
 		}
 		for _, n := range g.Notes {
 			p.line("  note: %s", n)
@@ -155,17 +161,7 @@ func (p *printer) sev(s check.Severity) string {
 	return "\x1b[" + code + "m" + label + "\x1b[0m"
 }
 
-func (p *printer) rel(path string) string {
-	for _, base := range []string{p.g.Workspace, filepath.Dir(p.g.BuildDir)} {
-		if base == "" {
-			continue
-		}
-		if r, err := filepath.Rel(base, path); err == nil && !strings.HasPrefix(r, "..") {
-			return r
-		}
-	}
-	return path
-}
+func (p *printer) rel(path string) string { return p.g.Display(path) }
 
 func (p *printer) rootLabel(path string) string {
 	for _, r := range p.g.Roots {

@@ -1,0 +1,157 @@
+package check_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/report"
+)
+
+// Golden files for the rules over small in-memory graphs: each case is a build as an adapter would read
+// it (steps with their Origin's contract, inputs with their clues, a reference, roots), judged by
+// check.Run and written as text and JSON. They pin what each rule says and why in seconds, beside the
+// real-build scenario tests; `go test ./internal/check -run TestRuleGolden -update` rewrites them.
+
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", "golden", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test ./internal/check -run TestRuleGolden -update writes it)", err)
+	}
+	if d := cmp.Diff(string(want), string(got)); d != "" {
+		t.Errorf("%s differs from the golden file (-want +got; -update rewrites it):\n%s", name, d)
+	}
+}
+
+// mtimeOrigin is the Origin of a system that redoes a step when a prerequisite is newer than its target
+// (graph.ByMtime, the default), with Make's words and commands.
+type mtimeOrigin struct{ target string }
+
+func (mtimeOrigin) Words() graph.Words {
+	return graph.Words{Tool: "Make", Watched: "make watches it (a prerequisite of the rule)", NotWatched: "no rule of the makefile names it",
+		Reference: "the target whose mtime make compares prerequisites against"}
+}
+func (o mtimeOrigin) Rebuild() string { return "make " + o.target }
+func (o mtimeOrigin) ForceRebuild(input string) string {
+	return "add " + input + " to the prerequisites of " + o.target + " (or generate depfiles), then: make -B " + o.target
+}
+
+// contentOrigin is the Origin of a system that compares content (graph.ByContent), with Go's words.
+type contentOrigin struct{ mtimeOrigin }
+
+func (contentOrigin) ComparesContent() bool { return true }
+func (contentOrigin) Words() graph.Words {
+	return graph.Words{Tool: "Go", Watched: "Go's build cache hashes it", NotWatched: "Go's build cache does not hash it",
+		Reference: "the program go build wrote"}
+}
+
+var t0 = time.Date(2026, 12, 5, 10, 0, 0, 0, time.UTC).UnixNano()
+
+func file(p string, at int64) graph.FileInfo {
+	return graph.FileInfo{Path: p, Size: 100, MTimeNS: at, Exists: true}
+}
+
+func input(p string, at int64, watched bool, how graph.How, detail string) *graph.Input {
+	return &graph.Input{File: file(p, at), How: []graph.How{how}, Detail: []string{detail}, Watched: watched}
+}
+
+// program is a two-step build in /w: main.o from main.c (and the headers it includes), app linked from
+// main.o and libfoo.a; both steps of origin o, app the root.
+func program(o any, system string, edit func(g *graph.Graph, obj, link *graph.Step)) *graph.Graph {
+	obj := &graph.Step{System: system, ID: "obj", Kind: graph.Compile, Name: "main.o", Label: "main.o", Reference: file("/w/main.o", t0),
+		Outputs: []graph.FileInfo{file("/w/main.o", t0)}, Origin: o, PathPackage: true,
+		Inputs: []*graph.Input{input("/w/main.c", t0-2e9, true, graph.Declared, "prerequisite of main.o")}}
+	link := &graph.Step{System: system, ID: "app", Kind: graph.Compile, Name: "app", Label: "app", Reference: file("/w/app", t0+1e9),
+		Outputs: []graph.FileInfo{file("/w/app", t0+1e9)}, Origin: o, PathPackage: true,
+		Inputs: []*graph.Input{input("/w/main.o", t0, true, graph.Declared, "prerequisite of app"),
+			input("/w/libfoo.a", t0-5e9, true, graph.Declared, "prerequisite of app")},
+		Deps: []*graph.Step{obj}}
+	obj.Dependents = []*graph.Step{link}
+	root := &graph.Root{File: file("/w/app", t0+1e9), Kind: "bin", Step: link, TiedBy: "name"}
+	obj.Roots, link.Roots = []*graph.Root{root}, []*graph.Root{root}
+	g := &graph.Graph{System: system, Workspace: "/w", TargetDir: "/w", BuildDir: "/w", Steps: []*graph.Step{obj, link}, Roots: []*graph.Root{root}}
+	if edit != nil {
+		edit(g, obj, link)
+	}
+	return g
+}
+
+func TestRuleGolden(t *testing.T) {
+	make_ := mtimeOrigin{target: "app"}
+	for _, c := range []struct {
+		name  string
+		g     *graph.Graph
+		rules []string // the rules the case must draw (none: a clean build)
+	}{
+		{"clean-mtime", program(make_, "make", nil), nil},
+		{"untracked-input-changed-mtime", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
+			// A header the include scan reaches, not a prerequisite, edited after main.o was built.
+			obj.Inputs = append(obj.Inputs, input("/w/util.h", t0+5e9, false, graph.IncludeScan, "#include \"util.h\" in main.c"))
+		}), []string{"untracked-input-changed"}},
+		{"pending-rebuild-mtime", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
+			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // main.c edited after main.o: make redoes it
+		}), []string{"pending-rebuild"}},
+		{"pending-rebuild-missing-input", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
+			obj.Inputs[0].File = graph.FileInfo{Path: "/w/main.c"}
+		}), []string{"pending-rebuild"}},
+		{"binary-older-than-input-mtime", program(make_, "make", func(_ *graph.Graph, obj, link *graph.Step) {
+			// main.o rebuilt after app was linked (an interrupted build: the compile ran, the link did not).
+			obj.Reference.MTimeNS, obj.Outputs[0].MTimeNS, link.Inputs[0].File.MTimeNS = t0+5e9, t0+5e9, t0+5e9
+		}), []string{"binary-older-than-input"}},
+		{"archive-member-without-rule", program(make_, "make", func(g *graph.Graph, obj, link *graph.Step) {
+			// libfoo.a, made by a rule from foo.o, still holds old.o: its source was removed from the rule.
+			lib := &graph.Step{System: "make", ID: "lib", Kind: graph.Compile, Name: "libfoo.a", Label: "libfoo.a", Reference: file("/w/libfoo.a", t0-5e9),
+				Outputs: []graph.FileInfo{file("/w/libfoo.a", t0-5e9)}, Origin: mtimeOrigin{target: "libfoo.a"}, PathPackage: true, Roots: link.Roots,
+				Inputs: []*graph.Input{input("/w/foo.o", t0-6e9, true, graph.Declared, "prerequisite of libfoo.a"),
+					{File: graph.FileInfo{Path: "/w/old.o"}, How: []graph.How{graph.ArchiveMember}, Detail: []string{"old.o"}}}}
+			link.Deps = append(link.Deps, lib)
+			g.Steps = append(g.Steps, lib)
+			lib.Dependents = []*graph.Step{link}
+		}), []string{"archive-member-without-rule"}},
+		{"path-lookup-changed", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
+			// The traced compile found cc in /usr/bin; a cc now earlier on PATH would be run instead.
+			obj.Lookups = []graph.Lookup{{Kind: graph.LookupPATH, Name: "cc", Search: "/opt/tools/bin:/usr/bin", Then: "/usr/bin/cc", Tried: 2,
+				Now: "/opt/tools/bin/cc", TraceFile: "/w/.stalecheck/trace", PID: 42, Exe: "/usr/bin/make", TimeNS: t0 - 3e9}}
+		}), []string{"path-lookup-changed"}},
+		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
+			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
+		}), nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			fs := check.Run(c.g, check.Options{})
+			var drawn []string
+			for _, f := range fs {
+				drawn = append(drawn, f.Rule)
+			}
+			if !cmp.Equal(drawn, c.rules, cmp.Comparer(func(a, b []string) bool { return len(a) == 0 && len(b) == 0 || cmp.Equal(a, b) })) {
+				t.Errorf("rules drawn %v, want %v", drawn, c.rules)
+			}
+			var text, js bytes.Buffer
+			if err := report.WriteText(&text, c.g, fs, report.TextOptions{Verbose: true}); err != nil {
+				t.Fatal(err)
+			}
+			if err := report.WriteJSON(&js, report.NewCheckDoc(report.Tool{Name: "stalecheck", Version: "test"}, c.g, fs)); err != nil {
+				t.Fatal(err)
+			}
+			golden(t, c.name+".txt", text.Bytes())
+			golden(t, c.name+".json", js.Bytes())
+		})
+	}
+}
