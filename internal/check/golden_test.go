@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -93,6 +94,36 @@ func program(o any, system string, edit func(g *graph.Graph, obj, link *graph.St
 	return g
 }
 
+// cargoBuild is a Cargo workspace /ws, target /ws/target: ksys's build script (run ksys-1111…)
+// compiles native/k.c into libk.a in its OUT_DIR, declaring rerun-if-changed=build.rs; app (bin) links
+// ksys. Origins are unit.Unit, as internal/cargo reads them.
+func cargoBuild(edit func(g *graph.Graph, run, bin *graph.Step)) *graph.Graph {
+	const runDir = "/ws/target/release/build/ksys-1111111111111111"
+	run := &graph.Step{System: unit.System, ID: "run", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-1111111111111111",
+		Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/ksys",
+		RecordDir: "/ws/target/release/.fingerprint/ksys-1111111111111111", RunDir: runDir, OutDir: runDir + "/out", ScriptSource: "/ws/ksys/build.rs",
+		Reference: file(runDir+"/output", t0), Outputs: []graph.FileInfo{file(runDir+"/out/libk.a", t0+1e8)},
+		Links:  []graph.Link{{Name: "k", Kind: "static"}},
+		Inputs: []*graph.Input{input("/ws/ksys/build.rs", t0-9e9, true, graph.Declared, "rerun-if-changed=build.rs")},
+		Origin: &unit.Unit{Hash: "1111111111111111", Target: "run-build-script-build-script-build", FingerprintDir: "/ws/target/release/.fingerprint/ksys-1111111111111111",
+			RerunPaths: []string{"/ws/ksys/build.rs"}}}
+	bin := &graph.Step{System: unit.System, ID: "bin", Kind: graph.Compile, Package: "app", Name: "app-2222222222222222", Label: "bin-app",
+		ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/app", RecordDir: "/ws/target/release/.fingerprint/app-2222222222222222",
+		Reference: file("/ws/target/release/deps/app-2222222222222222.d", t0+2e9), Outputs: []graph.FileInfo{file("/ws/target/release/app", t0+2e9)},
+		Inputs: []*graph.Input{input("/ws/app/src/main.rs", t0-9e9, true, graph.Depfile, "dep-info")},
+		Deps:   []*graph.Step{run},
+		Origin: &unit.Unit{Hash: "2222222222222222", Target: "bin-app", FingerprintDir: "/ws/target/release/.fingerprint/app-2222222222222222"}}
+	run.Dependents = []*graph.Step{bin}
+	root := &graph.Root{File: file("/ws/target/release/app", t0+2e9), Kind: "bin", Step: bin, TiedBy: "dep-info"}
+	run.Roots, bin.Roots = []*graph.Root{root}, []*graph.Root{root}
+	g := &graph.Graph{System: unit.System, Workspace: "/ws", TargetDir: "/ws/target", BuildDir: "/ws/target", ProfileDirs: []string{"release"},
+		Steps: []*graph.Step{run, bin}, Roots: []*graph.Root{root}}
+	if edit != nil {
+		edit(g, run, bin)
+	}
+	return g
+}
+
 func TestRuleGolden(t *testing.T) {
 	make_ := mtimeOrigin{target: "app"}
 	for _, c := range []struct {
@@ -130,6 +161,14 @@ func TestRuleGolden(t *testing.T) {
 			obj.Lookups = []graph.Lookup{{Kind: graph.LookupPATH, Name: "cc", Search: "/opt/tools/bin:/usr/bin", Then: "/usr/bin/cc", Tried: 2,
 				Now: "/opt/tools/bin/cc", TraceFile: "/w/.stalecheck/trace", PID: 42, Exe: "/usr/bin/make", TimeNS: t0 - 3e9}}
 		}), []string{"path-lookup-changed"}},
+		{"clean-cargo", cargoBuild(nil), nil},
+		{"untracked-input-changed-cargo", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
+			// native/k.c, compiled by the script (its logged command line names it), edited after the run.
+			run.Inputs = append(run.Inputs, input("/ws/ksys/native/k.c", t0+5e9, false, graph.CommandLine, "running: cc -c native/k.c"))
+		}), []string{"untracked-input-changed"}},
+		{"pending-rebuild-cargo", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
+			run.Inputs[0].File.MTimeNS = t0 + 5e9 // build.rs, declared, edited after the run: Cargo reruns it
+		}), []string{"pending-rebuild"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},
