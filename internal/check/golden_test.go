@@ -169,6 +169,21 @@ func TestRuleGolden(t *testing.T) {
 		{"pending-rebuild-cargo", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
 			run.Inputs[0].File.MTimeNS = t0 + 5e9 // build.rs, declared, edited after the run: Cargo reruns it
 		}), []string{"pending-rebuild"}},
+		{"last-build-failed", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
+			run.Failed = "the build script exited with status 1 (target/release/build/ksys-1111111111111111/stderr: cc: error: native/k.c: no such file)"
+		}), []string{"last-build-failed"}},
+		{"unreadable-record", cargoBuild(func(g *graph.Graph, _, _ *graph.Step) {
+			g.Problems = []graph.Problem{{Path: "/ws/target/release/.fingerprint/app-2222222222222222/bin-app.json", Err: "invalid character 'x' at offset 0"}}
+		}), []string{"unreadable-record"}},
+		{"orphaned-build-dir", cargoBuild(func(g *graph.Graph, _, _ *graph.Step) {
+			// A run folder of another configuration (features ["fast"]) that no root reaches any more.
+			old := &graph.Step{System: unit.System, ID: "old", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-3333333333333333",
+				Label: "run-build-script-build-script-build", ProfileDir: "release", RunDir: "/ws/target/release/build/ksys-3333333333333333",
+				Config: graph.Config{{Key: "features", Value: `["fast"]`}}, Reference: file("/ws/target/release/build/ksys-3333333333333333/output", t0-3e10),
+				Origin: &unit.Unit{Hash: "3333333333333333", Target: "run-build-script-build-script-build", Features: []string{"fast"}}}
+			g.Steps = append(g.Steps, old)
+			g.BuildDirs = []*graph.BuildDir{{Path: old.RunDir, ProfileDir: "release", Package: "ksys", Hash: "3333333333333333", Bytes: 3 << 20, Steps: []*graph.Step{old}}}
+		}), []string{"orphaned-build-dir"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},
