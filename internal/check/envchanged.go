@@ -54,7 +54,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 			Roots:    rootPaths(s),
 			Evidence: append(ev, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
 				Detail: "the build script's last successful run, whose output logs the lookups"}),
-			Fix: fmt.Sprintf("add %s to the build script of %s, then: touch %s && cargo build", rerunEnvLines(names), s.Package, displayScript(s)),
+			Fix: fmt.Sprintf("add %s to the build script of %s, then: touch %s && %s", rerunEnvLines(names), s.Package, displayScript(s), buildCmd(s.ProfileDir, rootFeatures(s))),
 		}
 		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 		out = append(out, f)

@@ -184,6 +184,21 @@ func TestRuleGolden(t *testing.T) {
 			g.Steps = append(g.Steps, old)
 			g.BuildDirs = []*graph.BuildDir{{Path: old.RunDir, ProfileDir: "release", Package: "ksys", Hash: "3333333333333333", Bytes: 3 << 20, Steps: []*graph.Step{old}}}
 		}), []string{"orphaned-build-dir"}},
+		{"untracked-env-changed", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+			// The script's cc read CFLAGS=-O2; the shell now has -O3, and the script declares no rerun-if-env-changed.
+			run.EnvReads = []graph.EnvRead{{Name: "CFLAGS", Value: "-O2", Set: true}}
+			g.Env = map[string]graph.EnvRead{"CFLAGS": {Name: "CFLAGS", Value: "-O3", Set: true}}
+		}), []string{"untracked-env-changed"}},
+		{"duplicate-native-artifact", cargoBuild(func(g *graph.Graph, _, _ *graph.Step) {
+			// The run of another configuration left its own libk.a: two copies, the linked one known by its run.
+			const dir = "/ws/target/release/build/ksys-4444444444444444"
+			old := &graph.Step{System: unit.System, ID: "old", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-4444444444444444",
+				Label: "run-build-script-build-script-build", ProfileDir: "release", RunDir: dir, OutDir: dir + "/out",
+				Config: graph.Config{{Key: "features", Value: `["fast"]`}}, Reference: file(dir+"/output", t0-3e10),
+				Outputs: []graph.FileInfo{file(dir+"/out/libk.a", t0-3e10)},
+				Origin:  &unit.Unit{Hash: "4444444444444444", Target: "run-build-script-build-script-build", Features: []string{"fast"}}}
+			g.Steps = append(g.Steps, old)
+		}), []string{"duplicate-native-artifact"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},
