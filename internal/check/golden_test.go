@@ -54,6 +54,20 @@ func (o mtimeOrigin) ForceRebuild(input string) string {
 	return "add " + input + " to the prerequisites of " + o.target + " (or generate depfiles), then: make -B " + o.target
 }
 
+// depfileOrigin is a Ninja-like Origin whose compile rule writes no depfile (graph.DepfileGapper).
+type depfileOrigin struct{ mtimeOrigin }
+
+func (depfileOrigin) Words() graph.Words {
+	return graph.Words{Tool: "Ninja", Watched: "Ninja watches it (an input of the edge)", NotWatched: "the Ninja edge has no depfile naming it",
+		Reference: "the edge's first output, whose mtime Ninja compares inputs against"}
+}
+func (depfileOrigin) DepfileGap() (rule, command, depfile string, onDisk bool, why string) {
+	return "cc (build.ninja:3)", "cc -c main.c -o main.o", "", false, "the rule sets no depfile"
+}
+func (depfileOrigin) DepfileFix() string {
+	return "add depfile = $out.d and -MD -MF $out.d to rule cc in build.ninja, then: ninja -t clean && ninja"
+}
+
 // contentOrigin is the Origin of a system that compares content (graph.ByContent), with Go's words.
 type contentOrigin struct{ mtimeOrigin }
 
@@ -199,6 +213,10 @@ func TestRuleGolden(t *testing.T) {
 				Origin:  &unit.Unit{Hash: "4444444444444444", Target: "run-build-script-build-script-build", Features: []string{"fast"}}}
 			g.Steps = append(g.Steps, old)
 		}), []string{"duplicate-native-artifact"}},
+		{"missing-depfile", program(make_, "ninja", func(_ *graph.Graph, obj, _ *graph.Step) {
+			obj.Origin = depfileOrigin{make_}
+			obj.Inputs = append(obj.Inputs, input("/w/util.h", t0-4e9, false, graph.IncludeScan, "#include \"util.h\" in main.c"))
+		}), []string{"missing-depfile"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

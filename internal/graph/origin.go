@@ -13,7 +13,9 @@ package graph
 //   - OwnReasoner: a reason of the system's own to redo the step besides a newer input (Ninja's
 //     command hash).
 //   - DepfileGapper: whether a compile's headers escape the system (no depfile), and the fix.
-//   - ContentComparer: the system compares content, not mtimes (Go's build cache).
+//   - Decider: how the system decides to redo a step (ByMtime, the default; ByRecord: Cargo's
+//     fingerprints; ByContent): rules choose their path by it, never by Step.System.
+//   - ContentComparer: the system compares content, not mtimes (Go's build cache; Decides ByContent).
 //   - Watcher: whether the system reruns the step for a file that is not among its inputs (a Cargo
 //     build script, for the inputs of a Make build it drives: AttachDriven).
 //
