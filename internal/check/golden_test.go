@@ -5,6 +5,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -217,6 +218,11 @@ func TestRuleGolden(t *testing.T) {
 			obj.Origin = depfileOrigin{make_}
 			obj.Inputs = append(obj.Inputs, input("/w/util.h", t0-4e9, false, graph.IncludeScan, "#include \"util.h\" in main.c"))
 		}), []string{"missing-depfile"}},
+		{"changed-with-older-mtime", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
+			// main.c restored from a cache with cp -p: other content, its old mtime, a new ctime.
+			obj.Inputs[0].Content = &graph.InputContent{Verdict: graph.ContentDiffers, Digest: "blake3:" + strings.Repeat("b", 64),
+				Baseline: "blake3:" + strings.Repeat("a", 64), BaselineNS: t0 + 3e8, CTimeNS: t0 + 7e9}
+		}), []string{"changed-with-older-mtime"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

@@ -12,6 +12,9 @@ func stepWhat(s *graph.Step) string {
 	if s.Kind == graph.ScriptRun {
 		return "the build script of " + s.Package
 	}
+	if s.Package == "" { // a Make or Ninja step: its target names it
+		return s.Label
+	}
 	return fmt.Sprintf("%s (%s)", s.Package, s.Label)
 }
 
@@ -73,7 +76,10 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 			watch := s.Words().NotWatched
 			fix := rerunFix(g, s, in.File.Path)
 			if in.Watched {
-				watch = s.Words().Watched + " (" + in.WatchedBy + ") but compares mtimes only"
+				watch = s.Words().Watched + " but compares mtimes only"
+				if in.WatchedBy != "" {
+					watch = s.Words().Watched + " (" + in.WatchedBy + ") but compares mtimes only"
+				}
 				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
 			}
 			if s.Kind != graph.ScriptRun {
