@@ -118,7 +118,7 @@ func cargoBuild(edit func(g *graph.Graph, run, bin *graph.Step)) *graph.Graph {
 		Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/ksys",
 		RecordDir: "/ws/target/release/.fingerprint/ksys-1111111111111111", RunDir: runDir, OutDir: runDir + "/out", ScriptSource: "/ws/ksys/build.rs",
 		Reference: file(runDir+"/output", t0), Outputs: []graph.FileInfo{file(runDir+"/out/libk.a", t0+1e8)},
-		Links:  []graph.Link{{Name: "k", Kind: "static"}},
+		Links:  []graph.Link{{Name: "k", Kind: "static", Path: runDir + "/out/libk.a"}},
 		Inputs: []*graph.Input{input("/ws/ksys/build.rs", t0-9e9, true, graph.Declared, "rerun-if-changed=build.rs")},
 		Origin: &unit.Unit{Hash: "1111111111111111", Target: "run-build-script-build-script-build", FingerprintDir: "/ws/target/release/.fingerprint/ksys-1111111111111111",
 			RerunPaths: []string{"/ws/ksys/build.rs"}}}
@@ -223,6 +223,15 @@ func TestRuleGolden(t *testing.T) {
 			obj.Inputs[0].Content = &graph.InputContent{Verdict: graph.ContentDiffers, Digest: "blake3:" + strings.Repeat("b", 64),
 				Baseline: "blake3:" + strings.Repeat("a", 64), BaselineNS: t0 + 3e8, CTimeNS: t0 + 7e9}
 		}), []string{"changed-with-older-mtime"}},
+		{"out-dir-leftover", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
+			// The last run did not write libk.a (a script that skips a build it thinks is done): it predates the run.
+			run.Outputs[0].MTimeNS = t0 - 6e10
+		}), []string{"out-dir-leftover"}},
+		{"rerun-scan-disabled", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
+			// rerun-if-changed=build.rs turned off Cargo's package scan; native/k.c lies in the package unwatched.
+			run.Origin.(*unit.Unit).HasLocal = true
+			run.Inputs = append(run.Inputs, input("/ws/ksys/native/k.c", t0-9e9, false, graph.PackageFolder, "a native source in the package folder"))
+		}), []string{"rerun-scan-disabled"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

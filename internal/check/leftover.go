@@ -17,7 +17,7 @@ func outDirLeftover(g *graph.Graph) []Finding {
 	for _, s := range liveSteps(g, graph.ScriptRun) {
 		used := map[string]string{}
 		for _, p := range linkedArchives(s) {
-			used[p] = "linked: rustc-link-lib in " + s.Reference.Path
+			used[p] = "linked: rustc-link-lib in " + display(g, s.Reference.Path)
 		}
 		for _, d := range s.Dependents {
 			if !d.Live() {
