@@ -232,6 +232,13 @@ func TestRuleGolden(t *testing.T) {
 			run.Origin.(*unit.Unit).HasLocal = true
 			run.Inputs = append(run.Inputs, input("/ws/ksys/native/k.c", t0-9e9, false, graph.PackageFolder, "a native source in the package folder"))
 		}), []string{"rerun-scan-disabled"}},
+		{"output-outside-out-dir", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
+			// The script builds libk.a with make inside the package and prints that folder as a link-search folder.
+			run.LinkSearch = []string{"/ws/ksys/native/build"}
+			run.Links = []graph.Link{{Name: "k", Kind: "static", Path: "/ws/ksys/native/build/libk.a"}}
+			run.Outputs = nil
+			run.WroteOutside = []graph.FileInfo{file("/ws/ksys/native/build/libk.a", t0+1e8)}
+		}), []string{"output-outside-out-dir"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

@@ -93,7 +93,7 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 		}
 		for _, r := range gr.runs {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: r.Reference.Path, MTimeNS: r.Reference.MTimeNS,
-				Detail: fmt.Sprintf("build-script run %s (%s) printed rustc-link-search=%s; its OUT_DIR is %s", unitName(r), configString(r), dir, r.OutDir)})
+				Detail: fmt.Sprintf("build-script run %s%s printed rustc-link-search=%s; its OUT_DIR is %s", unitName(r), inParens(configString(r)), dir, r.OutDir)})
 		}
 		for _, r := range gr.runs {
 			f.Evidence = append(f.Evidence, rootEvidence(g, r)...)
@@ -122,4 +122,12 @@ func orScript(g *graph.Graph, s *graph.Step) string {
 		return "the build script"
 	}
 	return display(g, s.ScriptSource)
+}
+
+// inParens is " (s)", or "" for an empty s.
+func inParens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
 }
