@@ -239,6 +239,16 @@ func TestRuleGolden(t *testing.T) {
 			run.Outputs = nil
 			run.WroteOutside = []graph.FileInfo{file("/ws/ksys/native/build/libk.a", t0+1e8)}
 		}), []string{"output-outside-out-dir"}},
+		{"linked-library-shadowed", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+			// An earlier configuration left libk.so in OUT_DIR; the last run wrote libk.a; a link name
+			// without a kind lets ld take the shared object first.
+			const out = "/ws/target/release/build/ksys-1111111111111111/out"
+			run.LinkSearch = []string{out}
+			run.Links = []graph.Link{{Name: "k", Path: out + "/libk.a"}}
+			old := file(out+"/libk.so", t0-6e10)
+			run.Outputs = append(run.Outputs, old)
+			g.LibFiles = map[string]graph.FileInfo{out + "/libk.a": run.Outputs[0], out + "/libk.so": old}
+		}), []string{"linked-library-shadowed"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

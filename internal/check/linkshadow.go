@@ -168,7 +168,7 @@ func shadowFinding(g *graph.Graph, r *graph.Root, s *graph.Step, l graph.Link, p
 			{Kind: "copy", Path: pick, MTimeNS: pf.MTimeNS, Size: pf.Size, Detail: "the file ld takes; search order: " + strings.Join(disp, ", ")},
 			{Kind: "artifact", Path: built, MTimeNS: bf.MTimeNS, Size: bf.Size, Detail: "built by the last run of the build script of " + s.Package},
 			{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "start of the build script's last successful run"},
-			{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: "DT_NEEDED: " + strings.Join(r.Needed, ", ")},
+			{Kind: "root", Path: r.File.Path, MTimeNS: r.File.MTimeNS, Size: r.File.Size, Detail: neededDetail(r)},
 		},
 		// Removing the file alone leaves the binary as it is (Cargo does not know it): the script reruns.
 		Fix: fmt.Sprintf("rm %s && touch %s && %s (or print cargo:rustc-link-lib=static=%s so ld takes the archive)",
@@ -179,4 +179,15 @@ func shadowFinding(g *graph.Graph, r *graph.Root, s *graph.Step, l graph.Link, p
 			s.Package, l.Name, display(g, dir), buildCmd(r.Step.ProfileDir, rootFeatures(r.Step)))
 	}
 	return f
+}
+
+// neededDetail is a root's DT_NEEDED entries for evidence: nil means its bytes were not read.
+func neededDetail(r *graph.Root) string {
+	switch {
+	case r.Needed == nil:
+		return "DT_NEEDED not read (--no-native)"
+	case len(r.Needed) == 0:
+		return "DT_NEEDED: none (no shared library loaded)"
+	}
+	return "DT_NEEDED: " + strings.Join(r.Needed, ", ")
 }
