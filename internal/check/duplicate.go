@@ -70,7 +70,7 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 			}
 			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(unit.Of(c.run).Features)))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
-				Detail: fmt.Sprintf("made by build-script run %s, %s; %s", unitName(c.run), configString(c.run), use)})
+				Detail: fmt.Sprintf("made by build-script run %s%s; %s", unitName(c.run), prefixed(", ", configString(c.run)), use)})
 		}
 		for r := range roots {
 			f.Roots = append(f.Roots, r)

@@ -249,6 +249,18 @@ func TestRuleGolden(t *testing.T) {
 			run.Outputs = append(run.Outputs, old)
 			g.LibFiles = map[string]graph.FileInfo{out + "/libk.a": run.Outputs[0], out + "/libk.so": old}
 		}), []string{"linked-library-shadowed"}},
+		{"link-search-shadowing", cargoBuild(func(g *graph.Graph, run, bin *graph.Step) {
+			// Another -sys crate's run also writes a libk.a into its OUT_DIR: -lk finds the first folder's.
+			const dir = "/ws/target/release/build/zsys-5555555555555555"
+			run.LinkSearch = []string{run.OutDir}
+			z := &graph.Step{System: unit.System, ID: "z", Kind: graph.ScriptRun, Package: "zsys", Name: "zsys-5555555555555555",
+				Label: "run-build-script-build-script-build", ProfileDir: "release", RunDir: dir, OutDir: dir + "/out", PathPackage: true,
+				ScriptSource: "/ws/zsys/build.rs", Reference: file(dir+"/output", t0+5e8), Outputs: []graph.FileInfo{file(dir+"/out/libk.a", t0+6e8)},
+				LinkSearch: []string{dir + "/out"}, Links: []graph.Link{{Name: "k", Kind: "static", Path: dir + "/out/libk.a"}},
+				Origin: &unit.Unit{Hash: "5555555555555555", Target: "run-build-script-build-script-build"}, Roots: bin.Roots, Dependents: []*graph.Step{bin}}
+			bin.Deps = append(bin.Deps, z)
+			g.Steps = append(g.Steps, z)
+		}), []string{"duplicate-native-artifact", "link-search-shadowing"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

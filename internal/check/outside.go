@@ -131,3 +131,11 @@ func inParens(s string) string {
 	}
 	return " (" + s + ")"
 }
+
+// prefixed is p+s, or "" for an empty s.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}
