@@ -99,9 +99,9 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 			Roots:    []string{root.File.Path},
 			Evidence: []Evidence{
 				{Kind: "root", Path: root.File.Path, MTimeNS: root.File.MTimeNS, Size: root.File.Size},
-				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s, %s", cm.Outcome, cm.Confidence, unitName(matchedRun), configString(matchedRun))},
+				{Kind: "copy", Path: cm.Matched[0], Detail: fmt.Sprintf("inside the binary by content (%s, %s); made by run %s%s", cm.Outcome, cm.Confidence, unitName(matchedRun), prefixed(", ", configString(matchedRun)))},
 				{Kind: "reference", Path: matchedRun.Reference.Path, MTimeNS: matchedRun.Reference.MTimeNS, Detail: "start of the run that made the copy inside"},
-				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s, %s", unitName(newest), configString(newest))},
+				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s%s", unitName(newest), prefixed(", ", configString(newest)))},
 				{Kind: "reference", Path: newest.Reference.Path, MTimeNS: newest.Reference.MTimeNS, Detail: "start of the run that made the newest copy"},
 			},
 			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.ProfileDir, unit.Of(newest).Features)),

@@ -261,6 +261,19 @@ func TestRuleGolden(t *testing.T) {
 			bin.Deps = append(bin.Deps, z)
 			g.Steps = append(g.Steps, z)
 		}), []string{"duplicate-native-artifact", "link-search-shadowing"}},
+		{"unkeyed-output", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+			// Both configurations of ksys's script write target/include/k_config.h (cargo:include=target/include):
+			// the release run with features ["fast"] wrote it last, so the live run's consumers read its version.
+			const inc = "/ws/target/include"
+			const dir = "/ws/target/release/build/ksys-6666666666666666"
+			run.PointsAt = []string{inc}
+			fast := &graph.Step{System: unit.System, ID: "fast", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-6666666666666666",
+				Label: "run-build-script-build-script-build", ProfileDir: "release", RunDir: dir, OutDir: dir + "/out", PathPackage: true,
+				ScriptSource: "/ws/ksys/build.rs", Config: graph.Config{{Key: "features", Value: `["fast"]`}}, Reference: file(dir+"/output", t0+3e9),
+				PointsAt: []string{inc}, WroteOutside: []graph.FileInfo{file(inc+"/k_config.h", t0+3e9+1e8)},
+				Origin: &unit.Unit{Hash: "6666666666666666", Target: "run-build-script-build-script-build", Features: []string{"fast"}}}
+			g.Steps = append(g.Steps, fast)
+		}), []string{"unkeyed-output"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

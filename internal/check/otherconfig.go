@@ -84,11 +84,11 @@ func otherConfigLibrary(g *graph.Graph) []Finding {
 			}
 			var names []string
 			ev := []Evidence{{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
-				Detail: fmt.Sprintf("start of the last run of %s (%s)", unitName(s), configString(s))}}
+				Detail: fmt.Sprintf("start of the last run of %s%s", unitName(s), inParens(configString(s)))}}
 			for _, o := range olds {
 				names = append(names, display(g, o.f.Path))
 				ev = append(ev, Evidence{Kind: "artifact", Path: o.f.Path, MTimeNS: o.f.MTimeNS, Size: o.f.Size,
-					Detail: fmt.Sprintf("written within the run of %s (%s), from %s; not written since", unitName(o.w), configString(o.w), fmtTime(o.w.Reference.MTimeNS))})
+					Detail: fmt.Sprintf("written within the run of %s%s, from %s; not written since", unitName(o.w), inParens(configString(o.w)), fmtTime(o.w.Reference.MTimeNS))})
 			}
 			ev = append(ev, Evidence{Kind: "declared", Path: s.ScriptSource, Detail: "the configurations differ in " + strings.Join(diff, ", ")})
 			f := Finding{

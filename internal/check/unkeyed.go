@@ -71,7 +71,7 @@ func containsStep(l []*graph.Step, s *graph.Step) bool {
 
 func unkeyedFinding(g *graph.Graph, f graph.FileInfo, w *graph.Step, others []*graph.Step) Finding {
 	describe := func(s *graph.Step) string {
-		return fmt.Sprintf("%s (%s)", unitName(s), configString(s))
+		return unitName(s) + inParens(configString(s))
 	}
 	var names []string
 	ev := []Evidence{{Kind: "artifact", Path: f.Path, MTimeNS: f.MTimeNS, Size: f.Size,
