@@ -274,6 +274,17 @@ func TestRuleGolden(t *testing.T) {
 				Origin: &unit.Unit{Hash: "6666666666666666", Target: "run-build-script-build-script-build", Features: []string{"fast"}}}
 			g.Steps = append(g.Steps, fast)
 		}), []string{"unkeyed-output"}},
+		{"duplicate-archive-member", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+			// The script appends with `ar q`: libk.a holds two k.o; the symbol table names the first (the old
+			// code) for k_run, and the binary's bytes hold that copy, while k.o on disk is the second.
+			lib := run.Outputs[0]
+			g.DuplicateMembers = []graph.DuplicateMember{{Archive: lib, Step: run, Name: "k.o", Taken: 0, Current: 1,
+				Object: file(run.OutDir+"/k.o", t0+5e7),
+				Copies: []graph.MemberCopy{
+					{Index: 0, Offset: 68, Size: 1200, Symbols: []string{"k_run"}, Digest: "blake3:" + strings.Repeat("1", 64)},
+					{Index: 1, Offset: 1336, Size: 1240, Symbols: []string{"k_run"}, Digest: "blake3:" + strings.Repeat("2", 64)}},
+				Holds: []graph.MemberHolding{{Root: g.Roots[0], Copy: 0, Detail: "copy 1: holds (code of k_run equal); copy 2: differs"}}}}
+		}), []string{"duplicate-archive-member"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},
