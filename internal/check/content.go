@@ -87,7 +87,7 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		sev, why := Error, "its records name another copy: the binary is not what its own build records say"
 		for _, s := range root.Reach() {
 			if s == matchedRun {
-				sev, why = Info, fmt.Sprintf("it is the copy of the binary's own configuration (%s); the newer copy was made for %s", configString(matchedRun), configString(newest))
+				sev, why = Info, fmt.Sprintf("it is the copy of the binary's own configuration%s; the newer copy was made for %s", inParens(configString(matchedRun)), configString(newest))
 			}
 		}
 		f := Finding{

@@ -285,6 +285,18 @@ func TestRuleGolden(t *testing.T) {
 					{Index: 1, Offset: 1336, Size: 1240, Symbols: []string{"k_run"}, Digest: "blake3:" + strings.Repeat("2", 64)}},
 				Holds: []graph.MemberHolding{{Root: g.Roots[0], Copy: 0, Detail: "copy 1: holds (code of k_run equal); copy 2: differs"}}}}
 		}), []string{"duplicate-archive-member"}},
+		{"linked-copy-not-newest", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+			// A later run of ksys (features ["timing"]) made a newer libk.a; the binary's bytes hold the older copy.
+			const dir = "/ws/target/release/build/ksys-7777777777777777"
+			newer := &graph.Step{System: unit.System, ID: "newer", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-7777777777777777",
+				Label: "run-build-script-build-script-build", ProfileDir: "release", RunDir: dir, OutDir: dir + "/out", PathPackage: true,
+				ScriptSource: "/ws/ksys/build.rs", Config: graph.Config{{Key: "features", Value: `["timing"]`}}, Reference: file(dir+"/output", t0+4e9),
+				Outputs: []graph.FileInfo{file(dir+"/out/libk.a", t0+4e9+1e8)},
+				Origin:  &unit.Unit{Hash: "7777777777777777", Target: "run-build-script-build-script-build", Features: []string{"timing"}}}
+			g.Steps = append(g.Steps, newer)
+			g.Content = []graph.ContentMatch{{Root: g.Roots[0], Library: "k", Copies: []string{run.Outputs[0].Path, newer.Outputs[0].Path},
+				Matched: []string{run.Outputs[0].Path}, Outcome: "matched", Confidence: "certain", Evidence: []string{"string \"k 1.0\" (only in this copy)"}}}
+		}), []string{"duplicate-native-artifact", "linked-copy-not-newest"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},
