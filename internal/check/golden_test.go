@@ -139,13 +139,37 @@ func cargoBuild(edit func(g *graph.Graph, run, bin *graph.Step)) *graph.Graph {
 	return g
 }
 
-func TestRuleGolden(t *testing.T) {
+// noGoldenYet are the rules whose in-memory case is still to write (their input is content evidence of
+// two configurations or two trees; the real-build tests judge them).
+var noGoldenYet = map[string]bool{"edited-copy-not-built": true, "other-config-library": true, "built-in-other-tree": true}
+
+type ruleCase struct {
+	name  string
+	g     *graph.Graph
+	rules []string // the rules the case must draw (none: a clean build)
+}
+
+// TestEveryRuleHasAGoldenCase fails when a rule draws in no golden case and is not listed as to do.
+func TestEveryRuleHasAGoldenCase(t *testing.T) {
+	drawn := map[string]bool{}
+	for _, c := range ruleCases() {
+		for _, r := range c.rules {
+			drawn[r] = true
+		}
+	}
+	for _, r := range check.Rules {
+		if !drawn[r.Name] && !noGoldenYet[r.Name] {
+			t.Errorf("rule %s has no golden case over an in-memory graph (golden_test.go)", r.Name)
+		}
+		if drawn[r.Name] && noGoldenYet[r.Name] {
+			t.Errorf("rule %s has a golden case now: remove it from noGoldenYet", r.Name)
+		}
+	}
+}
+
+func ruleCases() []ruleCase {
 	make_ := mtimeOrigin{target: "app"}
-	for _, c := range []struct {
-		name  string
-		g     *graph.Graph
-		rules []string // the rules the case must draw (none: a clean build)
-	}{
+	return []ruleCase{
 		{"clean-mtime", program(make_, "make", nil), nil},
 		{"untracked-input-changed-mtime", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
 			// A header the include scan reaches, not a prerequisite, edited after main.o was built.
@@ -300,7 +324,11 @@ func TestRuleGolden(t *testing.T) {
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},
-	} {
+	}
+}
+
+func TestRuleGolden(t *testing.T) {
+	for _, c := range ruleCases() {
 		t.Run(c.name, func(t *testing.T) {
 			fs := check.Run(c.g, check.Options{})
 			var drawn []string
