@@ -16,7 +16,7 @@ func TestDisplay(t *testing.T) {
 		{cargo, "/usr/include/stdio.h", "/usr/include/stdio.h"},
 		{make_, "/home/u/proj/main.c", "main.c"},
 		{make_, "/home/u/other/x.h", "/home/u/other/x.h"}, // not the workspace's parent
-		{atRoot, "/usr/bin/cc", "/usr/bin/cc"},                // "/" is no base
+		{atRoot, "/usr/bin/cc", "/usr/bin/cc"},            // "/" is no base
 		{atRoot, "/w/..hidden", "..hidden"},
 		{nil, "/a/b", "/a/b"},
 	} {
