@@ -288,3 +288,19 @@ func liveSteps(g *graph.Graph, kind graph.StepKind) []*graph.Step {
 	}
 	return out
 }
+
+// inParens is " (s)", or "" for an empty s.
+func inParens(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " (" + s + ")"
+}
+
+// prefixed is p+s, or "" for an empty s.
+func prefixed(p, s string) string {
+	if s == "" {
+		return ""
+	}
+	return p + s
+}

@@ -123,19 +123,3 @@ func orScript(g *graph.Graph, s *graph.Step) string {
 	}
 	return display(g, s.ScriptSource)
 }
-
-// inParens is " (s)", or "" for an empty s.
-func inParens(s string) string {
-	if s == "" {
-		return ""
-	}
-	return " (" + s + ")"
-}
-
-// prefixed is p+s, or "" for an empty s.
-func prefixed(p, s string) string {
-	if s == "" {
-		return ""
-	}
-	return p + s
-}

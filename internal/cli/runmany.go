@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"slices"
@@ -86,26 +87,18 @@ func relativeSummary(cmds []*benchCommand) []relativeRow {
 	if len(cmds) < 2 || len(timed) < 2 {
 		return nil
 	}
-	med := func(b *benchCommand) float64 {
+	med := map[*benchCommand]float64{}
+	for _, b := range timed {
 		s, _ := stats.SummarizeNS(b.wall)
-		return s.Median
+		med[b] = s.Median
 	}
-	fastest := slices.MinFunc(timed, func(a, b *benchCommand) int {
-		ma, mb := med(a), med(b)
-		switch {
-		case ma < mb:
-			return -1
-		case ma > mb:
-			return 1
-		}
-		return 0
-	})
+	fastest := slices.MinFunc(timed, func(a, b *benchCommand) int { return cmp.Compare(med[a], med[b]) })
 	rows := []relativeRow{{Name: fastest.name, Ratio: 1, Fastest: true}}
 	for _, b := range timed {
 		if b == fastest {
 			continue
 		}
-		r := relativeRow{Name: b.name, Ratio: med(b) / med(fastest)}
+		r := relativeRow{Name: b.name, Ratio: med[b] / med[fastest]}
 		if c, err := stats.MedianChangeCINS(fastest.wall, b.wall, ciLevel); err == nil && c.RelOK {
 			r.Ratio, r.RatioLo, r.RatioHi = 1+c.Rel, 1+c.RelLo, 1+c.RelHi
 			r.Significant = c.RelLo > 0 || c.RelHi < 0
