@@ -3,8 +3,7 @@ package check_test
 import (
 	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/stalecheck/stalecheck/internal/testutil/golden"
 	"strings"
 	"testing"
 	"time"
@@ -26,20 +25,7 @@ var update = flag.Bool("update", false, "rewrite the golden files under testdata
 
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/check -run TestRuleGolden -update writes it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs from the golden file (-want +got; -update rewrites it):\n%s", name, d)
-	}
+	goldenfile.Check(t, name, got, *update, "go test ./internal/check -run TestRuleGolden -update")
 }
 
 // mtimeOrigin is the Origin of a system that redoes a step when a prerequisite is newer than its target

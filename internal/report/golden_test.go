@@ -3,13 +3,10 @@ package report
 import (
 	"bytes"
 	"flag"
-	"os"
-	"path/filepath"
+	goldenfile "github.com/stalecheck/stalecheck/internal/testutil/golden"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/google/go-cmp/cmp"
 
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -17,26 +14,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
 
-// golden compares got with testdata/golden/NAME, or rewrites it under -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	path := filepath.Join("testdata", "golden", name)
-	if *update {
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (go test ./internal/report -update writes it)", err)
-	}
-	if d := cmp.Diff(string(want), string(got)); d != "" {
-		t.Errorf("%s differs from the golden file (-want +got; -update rewrites it):\n%s", name, d)
-	}
+	goldenfile.Check(t, name, got, *update, "go test ./internal/report -update")
 }
 
 // groupedGraph is a small in-memory build: one binary, a package whose build script compiles 5
