@@ -2,8 +2,6 @@ package check_test
 
 import (
 	"bytes"
-	"flag"
-	goldenfile "github.com/stalecheck/stalecheck/internal/testutil/golden"
 	"strings"
 	"testing"
 	"time"
@@ -14,19 +12,13 @@ import (
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/testutil/golden"
 )
 
 // Golden files for the rules over small in-memory graphs: each case is a build as an adapter would read
 // it (steps with their Origin's contract, inputs with their clues, a reference, roots), judged by
 // check.Run and written as text and JSON. They pin what each rule says and why in seconds, beside the
 // real-build scenario tests; `go test ./internal/check -run TestRuleGolden -update` rewrites them.
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	goldenfile.Check(t, name, got, *update, "go test ./internal/check -run TestRuleGolden -update")
-}
 
 // mtimeOrigin is the Origin of a system that redoes a step when a prerequisite is newer than its target
 // (graph.ByMtime, the default), with Make's words and commands.
@@ -331,8 +323,8 @@ func TestRuleGolden(t *testing.T) {
 			if err := report.WriteJSON(&js, report.NewCheckDoc(report.Tool{Name: "stalecheck", Version: "test"}, c.g, fs)); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, c.name+".txt", text.Bytes())
-			golden(t, c.name+".json", js.Bytes())
+			golden.Check(t, c.name+".txt", text.Bytes())
+			golden.Check(t, c.name+".json", js.Bytes())
 		})
 	}
 }

@@ -2,22 +2,14 @@ package report
 
 import (
 	"bytes"
-	"flag"
-	goldenfile "github.com/stalecheck/stalecheck/internal/testutil/golden"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/testutil/golden"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
-
-func golden(t *testing.T, name string, got []byte) {
-	t.Helper()
-	goldenfile.Check(t, name, got, *update, "go test ./internal/report -update")
-}
 
 // groupedGraph is a small in-memory build: one binary, a package whose build script compiles 5
 // undeclared sources that all changed (one rule, one fix: one fault), a changed header with another fix,
@@ -69,10 +61,10 @@ func TestGroupedGolden(t *testing.T) {
 	if err := WriteSarif(&sarif, NewSarifLog(doc, SarifOptions{IsText: func(string) bool { return true }})); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "grouped.txt", text.Bytes())
-	golden(t, "grouped-all.txt", all.Bytes())
-	golden(t, "grouped.json", js.Bytes())
-	golden(t, "grouped.sarif", sarif.Bytes())
+	golden.Check(t, "grouped.txt", text.Bytes())
+	golden.Check(t, "grouped-all.txt", all.Bytes())
+	golden.Check(t, "grouped.json", js.Bytes())
+	golden.Check(t, "grouped.sarif", sarif.Bytes())
 	if !strings.Contains(text.String(), "… and 4 more of the same cause in ksys/c/ (--all lists them)") {
 		t.Errorf("text report lacks the group's count line:\n%s", text.String())
 	}

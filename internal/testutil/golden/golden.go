@@ -1,8 +1,10 @@
 // Package golden compares a test's output with a file under testdata/golden, or rewrites the file when
-// the package's tests run with -update (each test package declares that flag and passes its value).
+// the package's tests run with -update (the flag this package registers in every test binary that
+// imports it).
 package golden
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"testing"
@@ -10,12 +12,14 @@ import (
 	"github.com/google/go-cmp/cmp"
 )
 
-// Check compares got with testdata/golden/NAME; with update it writes got there instead. how says how
-// to rewrite the files ("go test ./internal/check -update").
-func Check(t testing.TB, name string, got []byte, update bool, how string) {
+var update = flag.Bool("update", false, "rewrite the golden files under testdata/golden")
+
+// Check compares got with testdata/golden/NAME; with -update it writes got there instead.
+func Check(t testing.TB, name string, got []byte) {
 	t.Helper()
+	how := "go test -run '" + t.Name() + "' -update"
 	path := filepath.Join("testdata", "golden", name)
-	if update {
+	if *update {
 		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 			t.Fatal(err)
 		}
