@@ -100,10 +100,10 @@ func (r *reader) readBuildDirs() {
 	})
 	for i, d := range dirs {
 		for _, s := range d.Steps {
-			s.DirBytes = d.Bytes
+			s.Script.DirBytes = d.Bytes
 			if s.Kind == graph.ScriptRun {
 				p := unit.PathsOf(r.l.BuildDir, s)
-				s.RunDir, s.OutDir = p.Run, p.Out
+				s.Script.RunDir, s.Script.OutDir = p.Run, p.Out
 				s.Outputs = outs[i]
 			}
 		}
@@ -148,10 +148,10 @@ func (r *reader) readDetails() {
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
 		names := []string{}
-		for _, e := range s.EnvReads {
+		for _, e := range s.Script.EnvReads {
 			names = append(names, e.Name)
 		}
-		for _, f := range s.FlagsSeen {
+		for _, f := range s.Script.FlagsSeen {
 			names = append(names, f.Names...)
 		}
 		for _, n := range names {
@@ -234,7 +234,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 	if len(ins) == 0 {
 		return
 	}
-	s.ScriptSource = ins[0]
+	s.Script.ScriptSource = ins[0]
 	for dir := filepath.Dir(ins[0]); ; dir = filepath.Dir(dir) {
 		if _, err := fsrec.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
 			s.PackageRoot = dir
@@ -253,7 +253,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 func (r *reader) inheritFromCompile(s *graph.Step) {
 	for _, d := range s.Deps {
 		if d.Kind == graph.ScriptCompile {
-			s.PackageRoot, s.ScriptSource, s.PathPackage = d.PackageRoot, d.ScriptSource, d.PathPackage
+			s.PackageRoot, s.Script.ScriptSource, s.PathPackage = d.PackageRoot, d.Script.ScriptSource, d.PathPackage
 			unit.Of(s).Features = unit.Of(d).Features
 			if unit.Of(s).Rustc == 0 {
 				unit.Of(s).Rustc = unit.Of(d).Rustc
@@ -369,17 +369,17 @@ func (r *reader) manifestEnv(s *graph.Step, di *DepInfo) {
 // `root-output`, `invoked.timestamp`; then, for a live run, its inputs.
 func (r *reader) runDetails(s *graph.Step) {
 	paths := unit.PathsOf(r.l.BuildDir, s)
-	if s.RunDir == "" {
-		s.RunDir, s.OutDir = paths.Run, paths.Out
+	if s.Script.RunDir == "" {
+		s.Script.RunDir, s.Script.OutDir = paths.Run, paths.Out
 	}
 	outFile := paths.Stdout
 	s.Reference = fileInfo(outFile)
-	inv := fileInfo(filepath.Join(s.RunDir, "invoked.timestamp"))
+	inv := fileInfo(filepath.Join(s.Script.RunDir, "invoked.timestamp"))
 	switch {
 	case !s.Reference.Exists && inv.Exists:
 		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
 	case !s.Reference.Exists:
-		if isDir(s.RunDir) {
+		if isDir(s.Script.RunDir) {
 			r.problem(outFile, fmt.Errorf("the build-script run folder has no %s file", filepath.Base(outFile)))
 		}
 		return
@@ -395,9 +395,9 @@ func (r *reader) runDetails(s *graph.Step) {
 		r.problem(outFile, err)
 		return
 	}
-	rootOut, _ := safeio.ReadFile(filepath.Join(s.RunDir, "root-output"), safeio.MaxRecord)
-	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.OutDir)
-	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.OutDir)
+	rootOut, _ := safeio.ReadFile(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
+	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script.OutDir)
+	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.Script.OutDir)
 
 	declared := bo.RerunIfChanged
 	if fp := r.fingerprint(s); fp != nil {
@@ -426,29 +426,29 @@ func (r *reader) runDetails(s *graph.Step) {
 		}
 		unit.Of(s).RerunPaths = append(unit.Of(s).RerunPaths, r.pkgPath(s, p))
 	}
-	s.EnvReads = bo.EnvReads
+	s.Script.EnvReads = bo.EnvReads
 	for _, f := range bo.CMakeFlags {
 		f.Names = ccEnvNames(f.Var, r.host, s.ProfileDir)
-		s.FlagsSeen = append(s.FlagsSeen, f)
+		s.Script.FlagsSeen = append(s.Script.FlagsSeen, f)
 	}
 	for _, ls := range bo.LinkSearch {
 		if ls.Kind == "native" || ls.Kind == "all" || ls.Kind == "dependency" {
-			s.LinkSearch = append(s.LinkSearch, ls.Path)
+			s.Script.LinkSearch = append(s.Script.LinkSearch, ls.Path)
 		}
 	}
 	for _, ll := range bo.LinkLibs {
-		s.Links = append(s.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.LinkSearch, ll)})
+		s.Script.Links = append(s.Script.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.Script.LinkSearch, ll)})
 	}
-	s.PointsAt = r.pointsAt(s, bo)
+	s.Script.PointsAt = r.pointsAt(s, bo)
 	if s.Live() && !r.opt.LinksOnly {
 		r.runInputs(s, bo)
-		s.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
+		s.Script.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
 		r.otherTree(s, bo)
 	}
 }
 
 // runWritten finds the OUT_DIR files the last run's records show it installed or rebuilt (see
-// graph.Step.Written): CMake's "-- Installing: P" and "-- Up-to-date: P" lines in `output`, the files
+// graph.Step.Script.Written): CMake's "-- Installing: P" and "-- Up-to-date: P" lines in `output`, the files
 // an install_manifest.txt lists when the last run wrote it (mtime not before `output`), and the files
 // under a folder where a running: line ran `cmake --build` or make. Paths recorded under root-output
 // are mapped to where OUT_DIR is now.
@@ -456,8 +456,8 @@ func runWritten(s *graph.Step, output []byte, rootOut string, bo *BuildOutput) m
 	w := map[string]string{}
 	mapOut := func(p string) string {
 		p = filepath.Clean(strings.TrimSpace(p))
-		if rootOut != "" && rootOut != s.OutDir && (p == rootOut || strings.HasPrefix(p, rootOut+"/")) {
-			return s.OutDir + strings.TrimPrefix(p, rootOut)
+		if rootOut != "" && rootOut != s.Script.OutDir && (p == rootOut || strings.HasPrefix(p, rootOut+"/")) {
+			return s.Script.OutDir + strings.TrimPrefix(p, rootOut)
 		}
 		return p
 	}
@@ -531,13 +531,13 @@ func libFiles(runs []*graph.Step) map[string]graph.FileInfo {
 		if !s.Live() {
 			continue
 		}
-		for _, d := range s.LinkSearch {
+		for _, d := range s.Script.LinkSearch {
 			if !seenD[d] {
 				seenD[d] = true
 				dirs = append(dirs, d)
 			}
 		}
-		for _, l := range s.Links {
+		for _, l := range s.Script.Links {
 			if !seenN[l.Name] && l.Kind != "framework" {
 				seenN[l.Name] = true
 				names = append(names, l.Name)
@@ -744,8 +744,8 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		}
 	}
 	var script []byte
-	if s.ScriptSource != "" {
-		script, _ = safeio.ReadFile(s.ScriptSource, safeio.MaxRecord)
+	if s.Script.ScriptSource != "" {
+		script, _ = safeio.ReadFile(s.Script.ScriptSource, safeio.MaxRecord)
 		unit.Of(s).ScriptNames = envNames(script)
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
@@ -762,7 +762,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		// script reads goes into its outputs as surely as a source it compiles.
 		for _, p := range scan.data {
 			if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (strings.Contains(rel, "/") && mentions(script, rel) || mentions(script, `"`+filepath.Base(p)+`"`)) {
-				add(p, unit.ScriptSource, s.ScriptSource)
+				add(p, unit.ScriptSource, s.Script.ScriptSource)
 			}
 		}
 		// The same for a file that a build description the script declares names (a CMakeLists.txt
@@ -796,7 +796,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 		}
 		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
-			add(p, unit.ScriptSource, s.ScriptSource)
+			add(p, unit.ScriptSource, s.Script.ScriptSource)
 		}
 		if !isHeader(base) {
 			if o := outputOfStem(s, strings.TrimSuffix(base, filepath.Ext(base)), filepath.Ext(base)); o != "" {

@@ -420,7 +420,7 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 // script names them (as an -I argument or an include call first, else as any word): the order its
 // compiler searches them in, for the scripts that name each folder once.
 func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compileCmd {
-	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.ScriptSource, inferred: true}
+	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.Script.ScriptSource, inferred: true}
 	if script == nil || s.PackageRoot == "" {
 		return c
 	}

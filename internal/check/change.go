@@ -63,7 +63,7 @@ func setChange(g *graph.Graph, fs []Finding) {
 		}
 		if f.Change == "" && len(f.Subjects) > 0 {
 			if s := ownerStep(g, f.Subjects[0]); s != nil {
-				for _, c := range []string{manifestOf(s), s.CommandFrom, s.ScriptSource} {
+				for _, c := range []string{manifestOf(s), s.CommandFrom, s.Script.ScriptSource} {
 					if source(c) {
 						f.Change = c
 						break
@@ -98,7 +98,7 @@ func ownerStep(g *graph.Graph, p string) *graph.Step {
 		}
 	}
 	for _, s := range g.Steps {
-		if in(s.RunDir) || in(s.OutDir) || in(s.RecordDir) {
+		if in(s.Script.RunDir) || in(s.Script.OutDir) || in(s.RecordDir) {
 			return s
 		}
 	}

@@ -18,9 +18,9 @@ type outDirIndex map[string]int
 func outDirsOf(g *graph.Graph) outDirIndex {
 	m := outDirIndex{}
 	for i, s := range g.Steps {
-		if s.Kind == graph.ScriptRun && s.OutDir != "" {
-			if _, ok := m[filepath.Clean(s.OutDir)]; !ok {
-				m[filepath.Clean(s.OutDir)] = i
+		if s.Kind == graph.ScriptRun && s.Script.OutDir != "" {
+			if _, ok := m[filepath.Clean(s.Script.OutDir)]; !ok {
+				m[filepath.Clean(s.Script.OutDir)] = i
 			}
 		}
 	}
@@ -233,12 +233,12 @@ func searchOrder(r *graph.Root) []string {
 	var inside, outside []string
 	seen := map[string]bool{}
 	for _, s := range runs {
-		for _, d := range s.LinkSearch {
+		for _, d := range s.Script.LinkSearch {
 			if seen[d] {
 				continue
 			}
 			seen[d] = true
-			if d == s.OutDir || strings.HasPrefix(d, s.OutDir+string(filepath.Separator)) {
+			if d == s.Script.OutDir || strings.HasPrefix(d, s.Script.OutDir+string(filepath.Separator)) {
 				inside = append(inside, d)
 			} else {
 				outside = append(outside, d)

@@ -38,7 +38,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 		for _, e := range unit.Of(s).RerunEnv {
 			declared[e] = true
 		}
-		changed, ev := envChanges(g, s.EnvReads, s.FlagsSeen, declared, s.Reference.Path, "the build script's output logs", "; not declared with rerun-if-env-changed")
+		changed, ev := envChanges(g, s.Script.EnvReads, s.Script.FlagsSeen, declared, s.Reference.Path, "the build script's output logs", "; not declared with rerun-if-env-changed")
 		if len(changed) == 0 {
 			continue
 		}
@@ -129,8 +129,8 @@ func rerunEnvLines(names []string) string {
 }
 
 func displayScript(s *graph.Step) string {
-	if s.ScriptSource != "" {
-		return s.ScriptSource
+	if s.Script.ScriptSource != "" {
+		return s.Script.ScriptSource
 	}
 	return "build.rs"
 }

@@ -138,7 +138,7 @@ func foreignSystem(s *graph.Step) string {
 }
 
 func stepOutputs(s *graph.Step) string {
-	if s.Kind == graph.ScriptRun && s.OutDir != "" {
+	if s.Kind == graph.ScriptRun && s.Script.OutDir != "" {
 		return "what it wrote to OUT_DIR"
 	}
 	return s.Label
@@ -153,7 +153,7 @@ func orNone(p, shown string) string {
 
 func lookupSubjects(l *graph.Lookup, now string, s *graph.Step) []string {
 	var out []string
-	for _, p := range []string{now, l.Then, s.RunDir, s.Reference.Path} {
+	for _, p := range []string{now, l.Then, s.Script.RunDir, s.Reference.Path} {
 		if p != "" {
 			out = append(out, p)
 		}
@@ -163,7 +163,7 @@ func lookupSubjects(l *graph.Lookup, now string, s *graph.Step) []string {
 
 func lookupFix(g *graph.Graph, s *graph.Step, l *graph.Lookup) string {
 	if s.System == unit.System && s.Kind == graph.ScriptRun {
-		script := display(g, s.ScriptSource)
+		script := display(g, s.Script.ScriptSource)
 		if script == "" {
 			script = "build.rs"
 		}

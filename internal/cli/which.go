@@ -190,7 +190,7 @@ func whichLibraries(binary string, fl whichFlags) (libs []evidence.Library, note
 		var shared []string
 		seen := map[string]bool{}
 		for _, s := range root.Reach() {
-			for _, l := range s.Links {
+			for _, l := range s.Script.Links {
 				if !evidence.IsStaticLink(l) && !seen[l.Name] {
 					seen[l.Name] = true
 					shared = append(shared, l.Name)

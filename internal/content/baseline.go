@@ -191,9 +191,9 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 		if s.Program != "" && judgeTool(s, &b, path, dig) {
 			recorded = true
 		}
-		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.EnvReads) > 0 || len(s.FlagsSeen) > 0) {
-			b.Env = append([]graph.EnvRead{}, s.EnvReads...)
-			b.Flags = append([]graph.FlagsSeen{}, s.FlagsSeen...)
+		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.Script.EnvReads) > 0 || len(s.Script.FlagsSeen) > 0) {
+			b.Env = append([]graph.EnvRead{}, s.Script.EnvReads...)
+			b.Flags = append([]graph.FlagsSeen{}, s.Script.FlagsSeen...)
 			b.Record = s.Reference.Path
 			for _, o := range s.Outputs {
 				if n := filepath.Base(o.Path); strings.HasPrefix(n, "lib") && strings.HasSuffix(n, ".a") {

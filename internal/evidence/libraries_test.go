@@ -24,8 +24,8 @@ func TestLibrariesFindsTheLinkedArchiveOutsideOutDir(t *testing.T) {
 		}
 	}
 	g := &graph.Graph{Steps: []*graph.Step{
-		{ID: "a", Kind: graph.ScriptRun, LinkSearch: []string{filepath.Dir(inTree)},
-			Links: []graph.Link{{Kind: "static", Name: "truth", Path: inTree, Modifiers: "-bundle"}}},
+		{ID: "a", Kind: graph.ScriptRun, Script: graph.ScriptDetails{LinkSearch: []string{filepath.Dir(inTree)},
+			Links: []graph.Link{{Kind: "static", Name: "truth", Path: inTree, Modifiers: "-bundle"}}}},
 		{ID: "b", Kind: graph.ScriptRun, Outputs: []graph.FileInfo{{Path: inOut, Exists: true}}},
 	}}
 	libs := Libraries(g, nil, "truth")

@@ -32,7 +32,7 @@ func (s *Step) WatchedBy(p string) string {
 }
 
 // AttachDriven finds the steps of g that drive the build read into nested: a step of kind ScriptRun
-// whose package folder holds nested's build folder and that links (Links) a file a step of nested
+// whose package folder holds nested's build folder and that links (Script.Links) a file a step of nested
 // writes. Every step of nested gets the newest such driver (the last to run the nested build) as its
 // Driver; each linked producer becomes a dependency of every driver that links it, so the driver's
 // roots reach the nested steps; an input the nested system watches stays watched only when the
@@ -60,7 +60,7 @@ func AttachDriven(g, nested *Graph, dir string) []*Step {
 		if s.Kind != ScriptRun || s.PackageRoot == "" || !within(dir, s.PackageRoot) {
 			continue
 		}
-		for _, l := range s.Links {
+		for _, l := range s.Script.Links {
 			if p := prod[l.Path]; l.Path != "" && p != nil {
 				links = append(links, link{s, p})
 				if !slices.Contains(drivers, s) {

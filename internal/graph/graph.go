@@ -220,27 +220,10 @@ type Step struct {
 	Outputs []FileInfo
 	Inputs  []*Input
 
-	// Script-run details.
-	RunDir       string // build/<pkg>-<hash>
-	OutDir       string // build/<pkg>-<hash>/out
-	ScriptSource string // the script's source file ("" when unknown)
-	Links        []Link
-	LinkSearch   []string // native link-search folders, absolute, in printed order
-	// PointsAt are the folders (or files) outside OUT_DIR, inside the workspace or the target folder,
-	// that the run's records point consumers at or show it compiling into: metadata paths
-	// (`cargo:include=`), link-search folders, `-I` and `-o` of its logged compiler commands.
-	PointsAt []string
-	// WroteOutside are the files there whose mtime lies within the run's last run (from the start,
-	// `output`'s mtime, to the end, `root-output`'s): what that run wrote outside its OUT_DIR.
-	WroteOutside []FileInfo
-	DirBytes     int64 // bytes under RunDir (or the compile folder)
+	// Script holds what the records of a run of the user's own build-time program (a Cargo build script)
+	// show of that run; zero for every other step.
+	Script ScriptDetails
 
-	// EnvReads are the environment variables the step's tools looked up, with the values they saw
-	// (as the step's output log shows each lookup).
-	EnvReads []EnvRead
-	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
-	// logging the lookup (a CMake -DCMAKE_C_FLAGS= on a logged configure line), for untracked-env-changed.
-	FlagsSeen []FlagsSeen
 	// Command is the command the build system would run for the step now, as its records give it (a
 	// Make recipe expanded); "" when unknown. CommandFrom is the file that defines it (the makefile), and
 	// CommandWatched tells whether the build system redoes the step when it changes (Ninja compares its
@@ -261,13 +244,6 @@ type Step struct {
 	// Lookups are the searches for a program on PATH (or a header in include folders) the step's
 	// processes made in a traced build, with the answer the same search gives now (internal/tracejoin).
 	Lookups []Lookup
-
-	// Written lists output-folder files that the last run's records show it wrote or confirmed in place even
-	// though their mtime may predate the run: path → the record that says so. CMake's install step
-	// keeps the source's mtime (whole seconds) and skips identical files ("-- Installing:" and
-	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
-	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
-	Written map[string]string
 
 	// Origin is the adapter's own record of the step: what only
 	// that build system knows. Rules that only make sense for one system read it through the adapter's
@@ -291,6 +267,40 @@ type Step struct {
 	KeepsLive []*Step
 	// Roots are the roots that reach this step through Deps and KeepsLive (filled by MarkLive).
 	Roots []*Root
+}
+
+// ScriptDetails are what the records of a build-script run (a program of the user's that the build runs
+// to build native code, as Cargo runs build.rs) show of it: where it ran and wrote, what it tells the
+// linker and its consumers, what it read from the environment. Only such runs fill them; rules read them
+// as neutral facts, whatever system ran the script.
+type ScriptDetails struct {
+	RunDir       string // build/<pkg>-<hash>
+	OutDir       string // build/<pkg>-<hash>/out
+	ScriptSource string // the script's source file ("" when unknown)
+	Links        []Link
+	LinkSearch   []string // native link-search folders, absolute, in printed order
+	// PointsAt are the folders (or files) outside OUT_DIR, inside the workspace or the target folder,
+	// that the run's records point consumers at or show it compiling into: metadata paths
+	// (`cargo:include=`), link-search folders, `-I` and `-o` of its logged compiler commands.
+	PointsAt []string
+	// WroteOutside are the files there whose mtime lies within the run's last run (from the start,
+	// `output`'s mtime, to the end, `root-output`'s): what that run wrote outside its OUT_DIR.
+	WroteOutside []FileInfo
+	DirBytes     int64 // bytes under RunDir (or the compile folder)
+
+	// EnvReads are the environment variables the step's tools looked up, with the values they saw
+	// (as the step's output log shows each lookup).
+	EnvReads []EnvRead
+	// FlagsSeen are compiler flags a tool handed on that carry an environment variable's value without
+	// logging the lookup (a CMake -DCMAKE_C_FLAGS= on a logged configure line), for untracked-env-changed.
+	FlagsSeen []FlagsSeen
+
+	// Written lists output-folder files that the last run's records show it wrote or confirmed in place even
+	// though their mtime may predate the run: path → the record that says so. CMake's install step
+	// keeps the source's mtime (whole seconds) and skips identical files ("-- Installing:" and
+	// "-- Up-to-date:" lines in `output`, an install_manifest.txt the run wrote); files of a CMake build
+	// tree the run rebuilt (`cmake --build`) are current by make's own rules. Filled for live runs.
+	Written map[string]string
 }
 
 // Words are a build system's own words for what rules say about its steps. Rules are written once and
@@ -458,7 +468,7 @@ type Graph struct {
 	// Holdings are content answers for roots older than a library they link (see Holding).
 	Holdings []Holding
 
-	// Env is the environment stalecheck runs in, for the variables some step read (EnvReads): the
+	// Env is the environment stalecheck runs in, for the variables some step read (Script.EnvReads): the
 	// environment the user's next build will see when stalecheck runs in the same shell.
 	Env map[string]EnvRead
 
