@@ -328,10 +328,10 @@ func (r *reader) manifestEnv(s *graph.Step, di *DepInfo) {
 	u := unit.Of(s)
 	keep := func(k, v string) {
 		if strings.HasPrefix(k, "CARGO_PKG_") {
-			if u.EnvDeps == nil {
-				u.EnvDeps = map[string]string{}
+			if u.CompiledEnv == nil {
+				u.CompiledEnv = map[string]string{}
 			}
-			u.EnvDeps[k] = v
+			u.CompiledEnv[k] = v
 		}
 	}
 	for k, v := range di.Env {
@@ -345,14 +345,14 @@ func (r *reader) manifestEnv(s *graph.Step, di *DepInfo) {
 		if strings.HasSuffix(p, ".d") {
 			if f, err := depfile.ParseFile(p); err == nil {
 				for k, v := range f.Env {
-					if _, ok := u.EnvDeps[k]; !ok {
+					if _, ok := u.CompiledEnv[k]; !ok {
 						keep(k, v)
 					}
 				}
 			}
 		}
 	}
-	if len(unit.Of(s).EnvDeps) == 0 {
+	if len(unit.Of(s).CompiledEnv) == 0 {
 		return
 	}
 	manifest := filepath.Join(s.PackageRoot, "Cargo.toml")
@@ -407,16 +407,16 @@ func (r *reader) runDetails(s *graph.Step) {
 			case l.RerunIfChanged != nil:
 				declared = append(declared, l.RerunIfChanged.Paths...)
 			case l.RerunIfEnvChanged != nil:
-				unit.Of(s).RerunEnv = append(unit.Of(s).RerunEnv, l.RerunIfEnvChanged.Var)
+				unit.Of(s).DeclaredEnv = append(unit.Of(s).DeclaredEnv, l.RerunIfEnvChanged.Var)
 			case l.Precalculated != nil:
-				unit.Of(s).Precalculated = *l.Precalculated
-				if ns, file, ok := PrecalculatedTime(unit.Of(s).Precalculated); ok {
-					unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile = ns, file
+				unit.Of(s).ScanKey = *l.Precalculated
+				if ns, file, ok := PrecalculatedTime(unit.Of(s).ScanKey); ok {
+					unit.Of(s).ScanNewestNS, unit.Of(s).ScanNewestFile = ns, file
 				}
 			}
 		}
 	} else {
-		unit.Of(s).RerunEnv = bo.RerunIfEnvChanged
+		unit.Of(s).DeclaredEnv = bo.RerunIfEnvChanged
 	}
 	for _, p := range declared {
 		if !filepath.IsAbs(p) && s.PackageRoot == "" {
@@ -424,7 +424,7 @@ func (r *reader) runDetails(s *graph.Step) {
 			// its build-script compile is unknown): where it lies is unknown, so it is not judged.
 			continue
 		}
-		unit.Of(s).RerunPaths = append(unit.Of(s).RerunPaths, r.pkgPath(s, p))
+		unit.Of(s).DeclaredPaths = append(unit.Of(s).DeclaredPaths, r.pkgPath(s, p))
 	}
 	s.Script.EnvReads = bo.EnvReads
 	for _, f := range bo.CMakeFlags {
@@ -653,7 +653,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		in.How = append(in.How, how)
 		in.Detail = append(in.Detail, detail)
 	}
-	for _, p := range unit.Of(s).RerunPaths {
+	for _, p := range unit.Of(s).DeclaredPaths {
 		add(p, graph.Declared, "rerun-if-changed in "+s.Reference.Path)
 	}
 	for _, cmd := range bo.Commands {
@@ -746,14 +746,14 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	var script []byte
 	if s.Script.ScriptSource != "" {
 		script, _ = safeio.ReadFile(s.Script.ScriptSource, safeio.MaxRecord)
-		unit.Of(s).ScriptNames = envNames(script)
+		unit.Of(s).SourceNames = envNames(script)
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
 			unit.Of(s).PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
 		}
-		if unit.Of(s).PrecalculatedFile != "" {
-			unit.Of(s).PrecalculatedNow = fileInfo(r.pkgPath(s, unit.Of(s).PrecalculatedFile))
+		if unit.Of(s).ScanNewestFile != "" {
+			unit.Of(s).ScanNewestNow = fileInfo(r.pkgPath(s, unit.Of(s).ScanNewestFile))
 		}
 		for _, src := range scan.native {
 			add(src, graph.PackageFolder, s.PackageRoot)
@@ -863,10 +863,10 @@ func (r *reader) generated(p string) bool {
 func (r *reader) watchedBy(s *graph.Step, p string) string {
 	u := *unit.Of(s)
 	if r.opt.CargoHome != "" {
-		u.RerunPaths = nil
-		for _, d := range unit.Of(s).RerunPaths {
+		u.DeclaredPaths = nil
+		for _, d := range unit.Of(s).DeclaredPaths {
 			if !under(d, filepath.Join(r.opt.CargoHome, "registry")) && !under(d, filepath.Join(r.opt.CargoHome, "git")) {
-				u.RerunPaths = append(u.RerunPaths, d)
+				u.DeclaredPaths = append(u.DeclaredPaths, d)
 			}
 		}
 	}

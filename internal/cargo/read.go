@@ -405,7 +405,7 @@ func (r *reader) readFingerprints(prof string) error {
 				fp = nil
 			}
 			if fp != nil {
-				unit.Of(s).HasLocal = true
+				unit.Of(s).DeclarationsKnown = true
 				unit.Of(s).Features = FeatureList(fp.Features)
 				unit.Of(s).Rustflags = fp.Rustflags
 				unit.Of(s).CompileKind = fp.CompileKind
@@ -498,10 +498,10 @@ func (r *reader) resolveDeps() {
 			named := r.depCandidates(s, d)
 			switch {
 			case len(named) == 0:
-				unit.Of(s).DanglingDeps = append(unit.Of(s).DanglingDeps, d.Name+" "+hx)
+				unit.Of(s).GoneDeps = append(unit.Of(s).GoneDeps, d.Name+" "+hx)
 				dangling = append(dangling, danglingDep{s, d})
 				if own, ok := pkgID[s]; ok && strings.HasPrefix(d.Name, "build_script_") && d.PkgID != own && !r.anyOfPackage(s, d.PkgID, pkgID) {
-					unit.Of(s).RemovedOtherScripts = append(unit.Of(s).RemovedOtherScripts, d.Name+" "+hx)
+					unit.Of(s).RemovedOtherRuns = append(unit.Of(s).RemovedOtherRuns, d.Name+" "+hx)
 				}
 				continue
 			case len(named) > 1:
@@ -536,7 +536,7 @@ func (r *reader) resolveDeps() {
 	r.tieNeverBuilt()
 	// Once every hash edge is known (reused looks at a candidate run's compile unit).
 	for _, x := range dangling {
-		// The units on disk that a DanglingDeps entry can name by extern name, package and configuration
+		// The units on disk that a GoneDeps entry can name by extern name, package and configuration
 		// although their hash file no longer holds the recorded hash (the same unit rebuilt in place since,
 		// or one whose last build failed or whose hash file is unreadable): Cargo builds this unit's
 		// configuration into those folders again, so they are live; all of them when the records cannot

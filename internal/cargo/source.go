@@ -31,7 +31,7 @@ import (
 //   - the workspace's [patch] paths (Cargo.toml and .cargo/config.toml) and Cargo.lock's
 //     [[patch.unused]] list.
 // Then every folder a live package may be built from (and every [patch] path) is scanned for files
-// modified after the package's live units were last built (unit.PackageCopy).
+// modified after the package's live units were last built (graph.PackageCopy).
 
 // lockFile is the part of Cargo.lock this reads.
 type lockFile struct {
@@ -109,7 +109,7 @@ func (r *reader) readSources() {
 
 	// The copies: non-path roots of live units, then the [patch] paths.
 	since := map[string]int64{} // package name -> earliest reference of its live units
-	byRoot := map[string]*unit.PackageCopy{}
+	byRoot := map[string]*graph.PackageCopy{}
 	usedRoots := map[string]bool{}
 	for _, s := range g.Steps {
 		if s.PackageRoot != "" {
@@ -124,15 +124,15 @@ func (r *reader) readSources() {
 		if s.PackageRoot == "" || unit.Of(s).Source == "path" || unit.Of(s).Source == "" || byRoot[s.PackageRoot] != nil {
 			continue
 		}
-		byRoot[s.PackageRoot] = &unit.PackageCopy{Name: s.Package, Version: unit.Of(s).Version, Root: s.PackageRoot,
+		byRoot[s.PackageRoot] = &graph.PackageCopy{Name: s.Package, Version: unit.Of(s).Version, Root: s.PackageRoot,
 			Source: unit.Of(s).Source, SourceID: unit.Of(s).SourceID, Used: true}
 	}
-	var copies []*unit.PackageCopy
+	var copies []*graph.PackageCopy
 	for _, c := range byRoot {
 		copies = append(copies, c)
 	}
 	for _, p := range r.patchPaths() {
-		c := &unit.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
+		c := &graph.PackageCopy{Name: p.name, Version: version(p.path), Root: p.path, Source: "patch", Patch: p.table,
 			Used: usedRoots[p.path]}
 		c.UnusedPatch = unused[c.Name+" "+c.Version]
 		if prev := byRoot[p.path]; prev != nil {

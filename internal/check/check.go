@@ -10,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -203,51 +202,6 @@ func rootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
 	return out
 }
 
-// cargoFlags are the cargo build flags that select a step's profile folder.
-func cargoFlags(prof string) string {
-	var flags []string
-	p := prof
-	if i := strings.IndexByte(prof, '/'); i >= 0 {
-		flags = append(flags, "--target "+prof[:i])
-		p = prof[i+1:]
-	}
-	switch p {
-	case "debug":
-	case "release":
-		flags = append(flags, "--release")
-	default:
-		flags = append(flags, "--profile "+p)
-	}
-	return strings.Join(flags, " ")
-}
-
-func buildCmd(prof string, features []string) string {
-	cmd := "cargo build"
-	if f := cargoFlags(prof); f != "" {
-		cmd += " " + f
-	}
-	var named []string
-	for _, f := range features {
-		if f != "default" { // on unless --no-default-features: never needs naming
-			named = append(named, f)
-		}
-	}
-	if len(named) > 0 {
-		cmd += " --features " + strings.Join(named, ",")
-	}
-	return cmd
-}
-
-// rootFeatures returns the feature list of the first root's unit that reaches s (for fix commands).
-func rootFeatures(s *graph.Step) []string {
-	for _, r := range s.Roots {
-		if r.Step != nil {
-			return unit.Of(r.Step).Features
-		}
-	}
-	return nil
-}
-
 func howString(in *graph.Input) string {
 	seen := map[graph.How]bool{}
 	var parts []string
@@ -303,4 +257,15 @@ func prefixed(p, s string) string {
 		return ""
 	}
 	return p + s
+}
+
+// exampleBuild is the build of the first live step's configuration among steps (else the first's):
+// what rebuilding "the configuration you run" looks like when several configurations are involved.
+func exampleBuild(steps []*graph.Step) string {
+	for _, s := range steps {
+		if s.Live() {
+			return rebuildCmd(s)
+		}
+	}
+	return rebuildCmd(steps[0])
 }

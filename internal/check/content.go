@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -93,8 +92,8 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		f := Finding{
 			Rule: "linked-copy-not-newest", Severity: sev,
 			Message: fmt.Sprintf("%s holds the copy of lib%s.a made by the run at %s (%s, features %s), not the newest copy, made at %s (%s, features %s); proven by content (%s): %s; %s",
-				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(unit.Of(matchedRun).Features),
-				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(unit.Of(newest).Features), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
+				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(matchedRun.Records().Features),
+				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Records().Features), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
 			Subjects: []string{root.File.Path, cm.Matched[0], newestPath},
 			Roots:    []string{root.File.Path},
 			Evidence: []Evidence{
@@ -104,7 +103,7 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 				{Kind: "copy", Path: newestPath, Detail: fmt.Sprintf("newest copy; made by run %s%s", unitName(newest), prefixed(", ", configString(newest)))},
 				{Kind: "reference", Path: newest.Reference.Path, MTimeNS: newest.Reference.MTimeNS, Detail: "start of the run that made the newest copy"},
 			},
-			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", buildCmd(newest.ProfileDir, unit.Of(newest).Features)),
+			Fix: fmt.Sprintf("if the newest copy is the code you mean to time, build its configuration: %s", rebuildCmd(newest)),
 		}
 		for _, e := range cm.Evidence {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: cm.Matched[0], How: "content-match", Detail: e})

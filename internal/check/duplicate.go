@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -68,7 +67,7 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 				use = "used by " + strings.Join(names, ", ")
 				linked = append(linked, fmt.Sprintf("%s built from the copy in %s", strings.Join(names, ", "), unitName(c.run)))
 			}
-			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(unit.Of(c.run).Features)))
+			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Records().Features)))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
 				Detail: fmt.Sprintf("made by build-script run %s%s; %s", unitName(c.run), prefixed(", ", configString(c.run)), use)})
 		}
@@ -82,8 +81,12 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 		}
 		f.Message = fmt.Sprintf("%s exists in %d build-script OUT_DIRs of profile %s: %s; %s",
 			name, len(copies), prof, strings.Join(descr, " and "), which)
+		steps := make([]*graph.Step, len(copies))
+		for i, c := range copies {
+			steps[i] = c.run
+		}
 		f.Fix = fmt.Sprintf("build the configuration you mean to run (e.g. %s); `stalecheck which <binary>` proves from its bytes which copy is inside; `stalecheck clean` removes the copies no binary uses",
-			buildCmd(prof, nil))
+			exampleBuild(steps))
 		out = append(out, f)
 	}
 	return out

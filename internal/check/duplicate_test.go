@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
@@ -32,7 +31,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		feats := map[string]string{}
 		for _, s := range g.Steps {
 			if s.Kind == graph.ScriptRun && s.Package == "seed-sys" {
-				feats[filepath.Join(s.Script.OutDir, "libgroth16_cuda.a")] = strings.Join(unit.Of(s).Features, ",")
+				feats[filepath.Join(s.Script.OutDir, "libgroth16_cuda.a")] = strings.Join(s.Records().Features, ",")
 			}
 		}
 		return f, feats

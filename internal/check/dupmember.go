@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -114,19 +113,13 @@ func duplicateArchiveMember(g *graph.Graph) []Finding {
 
 // systemName is a finding's System for a step ("" for Cargo's).
 func systemName(s *graph.Step) string {
-	if s == nil || !foreign(s) {
-		return ""
-	}
-	return s.System
+	return s.SystemTag()
 }
 
 // archiveRebuild is the command that makes the archive's step again.
 func archiveRebuild(s *graph.Step) string {
-	if s != nil && s.System == unit.System {
-		return "touch " + displayScript(s) + " && " + buildCmd(s.ProfileDir, unit.Of(s).Features)
-	}
 	if s == nil {
 		return "rebuild"
 	}
-	return rebuildCmd(s)
+	return driverRerun(s)
 }

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -21,7 +20,7 @@ import (
 // "Edited" means modified after the earliest last build (reference mtime) of the package's live units.
 func editedCopyNotBuilt(g *graph.Graph) []Finding {
 	var out []Finding
-	for _, c := range unit.TreeOf(g).Copies {
+	for _, c := range g.PackageCopies() {
 		if c.EditedCount == 0 || len(c.Edited) == 0 {
 			continue
 		}
@@ -44,7 +43,7 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 			used := usedCopies(live)
 			where := make([]string, len(used))
 			for i, u := range used {
-				where[i] = fmt.Sprintf("%s %s from %s (%s)", c.Name, unit.Of(u).Version, u.PackageRoot, sourceWords(u))
+				where[i] = fmt.Sprintf("%s %s from %s (%s)", c.Name, u.Records().Version, u.PackageRoot, sourceWords(u))
 			}
 			why := "the patch is not applied"
 			if c.UnusedPatch {
@@ -57,7 +56,7 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 					strings.Join(where, " and "), why),
 				Subjects: []string{c.Root},
 				Fix: fmt.Sprintf("make the patch apply: give %s a version that satisfies the dependency (Cargo builds %s), then run cargo update -p %s and %s; `cargo build -v` warns \"Patch `%s` was not used in the crate graph\" while it does not apply",
-					filepath.Join(c.Root, "Cargo.toml"), versionsOf(used), c.Name, buildCmd(live[0].ProfileDir, rootFeatures(live[0])), c.Name),
+					filepath.Join(c.Root, "Cargo.toml"), versionsOf(used), c.Name, rebuildCmd(live[0]), c.Name),
 			}
 			for _, u := range used {
 				f.Subjects = append(f.Subjects, u.PackageRoot)
@@ -86,10 +85,10 @@ func editedCopyNotBuilt(g *graph.Graph) []Finding {
 					display(g, newest.Path), fmtTime(newest.MTimeNS), c.Name, c.Version, fmtTime(c.Since), c.Name, c.Root, kind, c.EditedCount),
 				Subjects: []string{newest.Path, c.Root},
 				Fix: fmt.Sprintf("to build an edited copy, make it a path package (Cargo watches those): add [patch.%s] %s = { path = %q } to %s, then %s",
-					table, c.Name, c.Root, ws, buildCmd(live[0].ProfileDir, rootFeatures(live[0]))),
+					table, c.Name, c.Root, ws, rebuildCmd(live[0])),
 			}
 			if c.Patch != "" {
-				f.Fix = "the copy is named by " + c.Patch + " but is built as a " + c.Source + " source; check the [patch] table, then " + buildCmd(live[0].ProfileDir, rootFeatures(live[0]))
+				f.Fix = "the copy is named by " + c.Patch + " but is built as a " + c.Source + " source; check the [patch] table, then " + rebuildCmd(live[0])
 			}
 		}
 		f.Roots = sortedKeys(roots)
@@ -142,9 +141,9 @@ func versionsOf(units []*graph.Step) string {
 	var vs []string
 	seen := map[string]bool{}
 	for _, u := range units {
-		if unit.Of(u).Version != "" && !seen[unit.Of(u).Version] {
-			seen[unit.Of(u).Version] = true
-			vs = append(vs, unit.Of(u).Version)
+		if u.Records().Version != "" && !seen[u.Records().Version] {
+			seen[u.Records().Version] = true
+			vs = append(vs, u.Records().Version)
 		}
 	}
 	if len(vs) == 0 {
@@ -155,15 +154,15 @@ func versionsOf(units []*graph.Step) string {
 
 // sourceWords says where a unit's package comes from, for sentences.
 func sourceWords(s *graph.Step) string {
-	switch unit.Of(s).Source {
+	switch s.Records().Source {
 	case "path":
 		return "path package"
 	case "registry":
-		return "registry source, " + orUnknown(unit.Of(s).SourceID)
+		return "registry source, " + orUnknown(s.Records().SourceID)
 	case "directory":
-		return "directory source replacing " + orUnknown(unit.Of(s).SourceID)
+		return "directory source replacing " + orUnknown(s.Records().SourceID)
 	case "git":
-		return "git checkout of " + orUnknown(unit.Of(s).SourceID)
+		return "git checkout of " + orUnknown(s.Records().SourceID)
 	}
 	return "source unknown"
 }

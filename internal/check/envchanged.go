@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -35,7 +34,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 			continue
 		}
 		declared := map[string]bool{}
-		for _, e := range unit.Of(s).RerunEnv {
+		for _, e := range s.Records().DeclaredEnv {
 			declared[e] = true
 		}
 		changed, ev := envChanges(g, s.Script.EnvReads, s.Script.FlagsSeen, declared, s.Reference.Path, "the build script's output logs", "; not declared with rerun-if-env-changed")
@@ -54,7 +53,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 			Roots:    rootPaths(s),
 			Evidence: append(ev, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
 				Detail: "the build script's last successful run, whose output logs the lookups"}),
-			Fix: fmt.Sprintf("add %s to the build script of %s, then: touch %s && %s", rerunEnvLines(names), s.Package, displayScript(s), buildCmd(s.ProfileDir, rootFeatures(s))),
+			Fix: fmt.Sprintf("add %s to the build script of %s, then: touch %s && %s", rerunEnvLines(names), s.Package, displayScript(s), rebuildCmd(s)),
 		}
 		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 		out = append(out, f)
@@ -133,6 +132,15 @@ func displayScript(s *graph.Step) string {
 		return s.Script.ScriptSource
 	}
 	return "build.rs"
+}
+
+// declarations lists what a script run declared to its build system (graph.Declarer), nil when the
+// system does not say.
+func declarations(s *graph.Step) []string {
+	if d, ok := s.Origin.(graph.Declarer); ok {
+		return d.Declarations(s)
+	}
+	return nil
 }
 
 // madeArchive reports whether a run left a static library in its OUT_DIR (native code it compiled).

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -14,16 +13,12 @@ import (
 // neutral fields (Inputs with Watched and How, Reference, Deps, Roots) and take the system's words
 // from the step (Step.Words) and its fix commands from its Origin (graph.Rebuilder).
 
-// foreign reports whether s belongs to a system other than Cargo (a step with no System, as tests
-// build them, is Cargo's).
-func foreign(s *graph.Step) bool { return s.System != "" && s.System != unit.System }
-
 func rebuildCmd(s *graph.Step) string {
 	if d := s.Driver; d != nil && d != s {
 		return driverRerun(d) // the user's build runs the step's system only through its driver
 	}
 	if r, ok := s.Origin.(graph.Rebuilder); ok {
-		return r.Rebuild()
+		return r.Rebuild(s)
 	}
 	return "rebuild " + s.Label + " with " + s.Words().Tool
 }
@@ -36,7 +31,7 @@ func forceCmd(g *graph.Graph, s *graph.Step, input string) string {
 		return forceCmd(g, d, input)
 	}
 	if r, ok := s.Origin.(graph.Rebuilder); ok {
-		return r.ForceRebuild(input)
+		return r.ForceRebuild(s, input)
 	}
 	return "make " + s.Words().Tool + " watch " + input + ", then rebuild " + s.Label
 }
@@ -44,7 +39,7 @@ func forceCmd(g *graph.Graph, s *graph.Step, input string) string {
 // driverRerun is what runs a driver again: a build script is rerun by touching it and building.
 func driverRerun(d *graph.Step) string {
 	if d.Kind == graph.ScriptRun {
-		return "touch " + displayScript(d) + " && " + buildCmd(d.ProfileDir, rootFeatures(d))
+		return "touch " + displayScript(d) + " && " + rebuildCmd(d)
 	}
 	return rebuildCmd(d)
 }
@@ -109,10 +104,10 @@ func foreignRootEvidence(g *graph.Graph, s *graph.Step) []Evidence {
 }
 
 func systemOf(s *graph.Step) string {
-	if s == nil || s.System == "" {
-		return unit.System
+	if s != nil && s.System != "" {
+		return s.System
 	}
-	return s.System
+	return "unknown"
 }
 
 // watchedSummary lists what the build system watches for s: "watches: main.c, build.ninja:4".
@@ -366,7 +361,7 @@ func archiveMemberWithoutRule(g *graph.Graph) []Finding {
 func foreignSystemOf(g *graph.Graph, path string) string {
 	for name, o := range g.Origins {
 		f, ok := o.(graph.BuildFoldered)
-		if !ok || name == unit.System {
+		if !ok {
 			continue
 		}
 		if d := f.BuildFolder(); path == d || strings.HasPrefix(path, d+string(filepath.Separator)) {

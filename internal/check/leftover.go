@@ -45,7 +45,7 @@ func outDirLeftover(g *graph.Graph) []Finding {
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "start of the build script's last successful run"},
 				},
 				Fix: fmt.Sprintf("rm %s && touch %s && %s (Cargo never empties OUT_DIR; have the script delete what it no longer makes)",
-					display(g, o.Path), display(g, s.Script.ScriptSource), buildCmd(s.ProfileDir, rootFeatures(s))),
+					display(g, o.Path), display(g, s.Script.ScriptSource), rebuildCmd(s)),
 			}
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 			out = append(out, f)

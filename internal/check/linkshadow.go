@@ -172,11 +172,11 @@ func shadowFinding(g *graph.Graph, r *graph.Root, s *graph.Step, l graph.Link, p
 		},
 		// Removing the file alone leaves the binary as it is (Cargo does not know it): the script reruns.
 		Fix: fmt.Sprintf("rm %s && touch %s && %s (or print cargo:rustc-link-lib=static=%s so ld takes the archive)",
-			display(g, pick), display(g, s.Script.ScriptSource), buildCmd(r.Step.ProfileDir, rootFeatures(r.Step)), l.Name),
+			display(g, pick), display(g, s.Script.ScriptSource), rebuildCmd(r.Step), l.Name),
 	}
 	if kind == "outside the target folder" {
 		f.Fix = fmt.Sprintf("make the build script of %s print its own folder first (or link static=%s), or remove %s from the search path, then %s",
-			s.Package, l.Name, display(g, dir), buildCmd(r.Step.ProfileDir, rootFeatures(r.Step)))
+			s.Package, l.Name, display(g, dir), rebuildCmd(r.Step))
 	}
 	return f
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -33,7 +32,7 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 		if in.Watched {
 			f.Message = fmt.Sprintf("%s will redo %s because the mtime of %s changed (%s, after the run at %s); its content is the same as when %s ran: the binary is not stale",
 				s.Words().Tool, unitName(s), display(g, in.File.Path), fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), unitName(s))
-			f.Fix = "nothing to fix: the next " + buildCmd(s.ProfileDir, rootFeatures(s)) + " redoes " + unitName(s) + " at the cost of its time only"
+			f.Fix = "nothing to fix: the next " + rebuildCmd(s) + " redoes " + unitName(s) + " at the cost of its time only"
 		} else {
 			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but its content is the same as when %s ran: the binary is not stale (%s and will not rebuild)",
 				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), unitName(s), s.Words().NotWatched)
@@ -80,10 +79,10 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 				if in.WatchedBy != "" {
 					watch = s.Words().Watched + " (" + in.WatchedBy + ") but compares mtimes only"
 				}
-				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
+				fix = "touch " + display(g, in.File.Path) + " && " + rebuildCmd(s)
 			}
 			if s.Kind != graph.ScriptRun {
-				fix = "touch " + display(g, in.File.Path) + " && " + buildCmd(s.ProfileDir, rootFeatures(s))
+				fix = "touch " + display(g, in.File.Path) + " && " + rebuildCmd(s)
 			}
 			if _, ok := s.Origin.(graph.Rebuilder); ok { // the step's own system says how it rebuilds
 				fix = "touch " + display(g, in.File.Path) + " && " + rebuildCmd(s)
@@ -128,12 +127,12 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 // precalculatedRerun reports whether an old-style build script's recorded newest package file no longer
 // matches the package (pendingRebuild's Precalculated case): Cargo reruns the script.
 func precalculatedRerun(s *graph.Step) bool {
-	if unit.Of(s).PrecalculatedNS == 0 || !s.PathPackage || s.Kind != graph.ScriptRun {
+	if s.Records().ScanNewestNS == 0 || !s.PathPackage || s.Kind != graph.ScriptRun {
 		return false
 	}
-	if unit.Of(s).PackageNewest.MTimeNS > unit.Of(s).PrecalculatedNS {
+	if s.Records().PackageNewest.MTimeNS > s.Records().ScanNewestNS {
 		return true
 	}
-	now := unit.Of(s).PrecalculatedNow
-	return now.Exists && now.MTimeNS < unit.Of(s).PrecalculatedNS && unit.Of(s).PackageNewest.MTimeNS < unit.Of(s).PrecalculatedNS
+	now := s.Records().ScanNewestNow
+	return now.Exists && now.MTimeNS < s.Records().ScanNewestNS && s.Records().PackageNewest.MTimeNS < s.Records().ScanNewestNS
 }

@@ -3,7 +3,6 @@ package check
 import (
 	"fmt"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -72,7 +71,7 @@ func olderFix(g *graph.Graph, r *graph.Root, s *graph.Step) string {
 	if w := r.Step.Words(); w.Rebuild != "" {
 		return w.Rebuild
 	}
-	build := buildCmd(r.Step.ProfileDir, unit.Of(r.Step).Features)
+	build := rebuildCmd(r.Step)
 	if s.Kind == graph.ScriptRun && s.Script.ScriptSource != "" {
 		// Cargo does not track OUT_DIR contents: only a rerun of the script relinks.
 		return "touch " + display(g, s.Script.ScriptSource) + " && " + build

@@ -14,7 +14,7 @@ import (
 // step of a root at that path. nil when none.
 func producerOf(g *graph.Graph, consumer *graph.Step, path string) *graph.Step {
 	for _, d := range consumer.Deps {
-		if d.System == consumer.System {
+		if d.SameBuildSystem(consumer) {
 			continue
 		}
 		for _, o := range d.Outputs {

@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -82,29 +81,49 @@ func otherConfigLibrary(g *graph.Graph) []Finding {
 				// the setting reaches those objects' code is not known.
 				why = "its source reads " + strings.Join(read, ", ") + ", but whether that setting reaches the code of the objects not recompiled is not known"
 			}
-			var names []string
+			var names, older []string // older: the files besides the library itself
 			ev := []Evidence{{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
 				Detail: fmt.Sprintf("start of the last run of %s%s", unitName(s), inParens(configString(s)))}}
 			for _, o := range olds {
 				names = append(names, display(g, o.f.Path))
+				if o.f.Path != lib.Path {
+					older = append(older, display(g, o.f.Path))
+				}
 				ev = append(ev, Evidence{Kind: "artifact", Path: o.f.Path, MTimeNS: o.f.MTimeNS, Size: o.f.Size,
 					Detail: fmt.Sprintf("written within the run of %s%s, from %s; not written since", unitName(o.w), inParens(configString(o.w)), fmtTime(o.w.Reference.MTimeNS))})
 			}
 			ev = append(ev, Evidence{Kind: "declared", Path: s.Script.ScriptSource, Detail: "the configurations differ in " + strings.Join(diff, ", ")})
 			f := Finding{
 				Rule: "other-config-library", Severity: sev,
-				Message: fmt.Sprintf("%s, which the build script of %s links for %s, holds %s written during its run for %s (%s), not by this configuration's run, which started later (%s): the build it drives found nothing to redo; %s",
-					display(g, l.Path), s.Package, configString(s), strings.Join(names, ", "), configString(olds[0].w), unitName(olds[0].w), fmtTime(s.Reference.MTimeNS), why),
+				Message: fmt.Sprintf("%s, which the build script of %s links for %s, %s during its run for %s (%s), not by this configuration's run, which started later (%s): the build it drives found nothing to redo; %s",
+					display(g, l.Path), s.Package, orThis(configString(s)), heldWords(libOld, names), configString(olds[0].w), unitName(olds[0].w), fmtTime(s.Reference.MTimeNS), why),
 				Subjects: append([]string{l.Path, s.Script.RunDir}, names...),
 				Roots:    roots,
 				Evidence: append(ev, rootEv...),
 				Fix: fmt.Sprintf("rm %s (or have %s build into OUT_DIR, whose path carries the configuration), then: %s",
-					strings.Join(append([]string{display(g, l.Path)}, names...), " "), orScript(g, s), archiveRebuild(s)),
+					strings.Join(append([]string{display(g, l.Path)}, older...), " "), orScript(g, s), archiveRebuild(s)),
 			}
 			out = append(out, f)
 		}
 	}
 	return out
+}
+
+// orThis names a configuration for people: "this configuration" when the step records none.
+func orThis(config string) string {
+	if config == "" {
+		return "this configuration"
+	}
+	return config
+}
+
+// heldWords says what of the library was written by the other configuration's run: the library itself
+// ("was written"), or files it holds ("holds a.o, b.o written").
+func heldWords(libOld bool, names []string) string {
+	if libOld && len(names) == 1 {
+		return "was written"
+	}
+	return "holds " + strings.Join(names, ", ") + " written"
 }
 
 // madeFrom returns the library at lib as read (from the step of a build s drives that writes it, or
@@ -144,61 +163,33 @@ func madeFrom(g *graph.Graph, s *graph.Step, lib string) (graph.FileInfo, []grap
 }
 
 // runAt returns another run of s's package whose last run was under way at mtime t (from its start,
-// the Reference, to its end, unit.RunEndNS): a file with that mtime was written during it.
+// the Reference, to its end, Records.RunEndNS): a file with that mtime was written during it.
 func runAt(g *graph.Graph, s *graph.Step, t int64) *graph.Step {
 	for _, w := range g.Steps {
 		if w == s || w.Kind != graph.ScriptRun || w.Package != s.Package || w.PackageRoot != s.PackageRoot || !w.Reference.Exists {
 			continue
 		}
-		if end := unit.Of(w).RunEndNS; end != 0 && t >= w.Reference.MTimeNS && t <= end {
+		if end := w.Records().RunEndNS; end != 0 && t >= w.Reference.MTimeNS && t <= end {
 			return w
 		}
 	}
 	return nil
 }
 
-// configDiff names the settings two runs differ in, as the environment variables Cargo hands a build
-// script for them: CARGO_FEATURE_<NAME> per feature on one side only, PROFILE/OPT_LEVEL/DEBUG for the
-// profile, CARGO_ENCODED_RUSTFLAGS for the flags, TARGET for the compile kind.
+// configDiff names what a program of a's build (a build script) sees differently in b's configuration,
+// as a's build system hands it the settings (graph.ConfigDiffer); nil when the system does not say.
 func configDiff(a, b *graph.Step) []string {
-	var out []string
-	ua, ub := unit.Of(a), unit.Of(b)
-	for _, f := range symmetricDiff(ua.Features, ub.Features) {
-		out = append(out, "CARGO_FEATURE_"+strings.ToUpper(strings.ReplaceAll(f, "-", "_")))
+	if d, ok := a.Origin.(graph.ConfigDiffer); ok {
+		return d.ConfigDiff(a, b)
 	}
-	if a.ProfileDir != b.ProfileDir {
-		out = append(out, "PROFILE", "OPT_LEVEL", "DEBUG")
-	}
-	if strings.Join(ua.Rustflags, " ") != strings.Join(ub.Rustflags, " ") {
-		out = append(out, "CARGO_ENCODED_RUSTFLAGS")
-	}
-	if ua.CompileKind != ub.CompileKind {
-		out = append(out, "TARGET")
-	}
-	return out
-}
-
-func symmetricDiff(a, b []string) []string {
-	var out []string
-	for _, x := range a {
-		if !slices.Contains(b, x) {
-			out = append(out, x)
-		}
-	}
-	for _, x := range b {
-		if !slices.Contains(a, x) {
-			out = append(out, x)
-		}
-	}
-	sort.Strings(out)
-	return out
+	return nil
 }
 
 // scriptReads returns the names of vars that the script's source of s spells out.
 func scriptReads(s *graph.Step, vars []string) []string {
 	var out []string
 	for _, v := range vars {
-		if slices.Contains(unit.Of(s).ScriptNames, v) {
+		if slices.Contains(s.Records().SourceNames, v) {
 			out = append(out, v)
 		}
 	}

@@ -4,12 +4,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // builtInOtherTree: a live build-script run was made in another copy of this workspace that shares the
-// target folder (unit.Unit.BuiltInTree, from the absolute paths its output names): Cargo reuses it here
+// target folder (graph.Records.BuiltInTree, from the absolute paths its output names): Cargo reuses it here
 // because paths relative to the package match and the files here are not newer, so what it made, and
 // the units built on it, carry the other tree's absolute paths (CARGO_MANIFEST_DIR, what the script
 // baked in) and that tree's inputs. An error when an input here differs from that tree's copy (the
@@ -17,8 +16,8 @@ import (
 func builtInOtherTree(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		u := unit.Of(s)
-		if s.System != unit.System || u.BuiltInTree == "" || !s.Live() {
+		u := s.Records()
+		if u.BuiltInTree == "" || !s.Live() {
 			continue
 		}
 		what, verb, names := "the build script of "+s.Package, "last ran", "its output names"
@@ -63,7 +62,7 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 			Subjects: []string{s.RecordDir},
 			Roots:    rootPaths(s),
 			Evidence: ev,
-			Fix:      fmt.Sprintf("give each worktree its own target folder (unset CARGO_TARGET_DIR or set it per tree), or touch the package's sources here and %s", buildCmd(s.ProfileDir, rootFeatures(s))),
+			Fix:      fmt.Sprintf("give each worktree its own target folder (unset CARGO_TARGET_DIR or set it per tree), or touch the package's sources here and %s", rebuildCmd(s)),
 		}
 		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 		out = append(out, f)

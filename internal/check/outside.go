@@ -86,7 +86,7 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 			Subjects: append(append([]string{}, libs...), dir),
 			Roots:    sortedKeys(roots),
 			Fix: fmt.Sprintf("have %s build into OUT_DIR (e.g. make -C %s O=\"$OUT_DIR\", or the cc crate) and print cargo:rustc-link-search=native=$OUT_DIR; then remove the files in %s and rebuild (%s)",
-				orScript(g, s), display(g, dir), display(g, dir), buildCmd(s.ProfileDir, rootFeatures(s))),
+				orScript(g, s), display(g, dir), display(g, dir), rebuildCmd(s)),
 		}
 		for _, l := range libs {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "artifact", Path: l, Detail: "library linked from outside OUT_DIR (rustc-link-lib)"})

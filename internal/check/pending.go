@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -39,7 +38,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		if s.Kind != graph.ScriptRun {
 			what = fmt.Sprintf("%s (%s)", s.Package, s.Label)
 		}
-		build := buildCmd(s.ProfileDir, rootFeatures(s))
+		build := rebuildCmd(s)
 		if s.Failed != "" {
 			// The last attempt failed, so Cargo retries the unit on the next build whatever changed; what
 			// is on disk is from the last success. An input newer than that success means the binary
@@ -137,41 +136,17 @@ func newestOutput(s *graph.Step) int64 {
 	return n
 }
 
-// depOutput returns the output of dependency d that Cargo compares against s's newest output, its
-// mtime, and why that one (Cargo's Fingerprint::check_filesystem, docs/cargo-target-dir.md §11.4 item 3):
-// when s builds only an rlib and d is a library built only as an rlib, the edge needs only d's
-// metadata (DepFingerprint.only_requires_rmeta) and Cargo looks at d's .rmeta alone. Pipelining
-// starts s as soon as that .rmeta is written, so d's .rlib is routinely newer than s on a clean build.
-// Otherwise it is d's newest output (`output` for a build-script run).
+// depOutput returns the output of dependency d that s's build system compares against s's newest
+// output, its mtime, and why that one: the one the system chooses (graph.DepOutputChooser: Cargo's
+// pipelining compares an rlib-only library's .rmeta), else d's newest output (`output` for a
+// build-script run).
 func depOutput(s, d *graph.Step) (path string, ns int64, which string) {
-	if rlibOnly(s) && rlibOnly(d) {
-		for _, o := range d.Outputs {
-			if strings.HasSuffix(o.Path, ".rmeta") {
-				return o.Path, o.MTimeNS, "the dependency's .rmeta: " + unitName(s) + " builds an rlib, which needs only its dependencies' metadata, so Cargo compares this file (pipelining)"
-			}
+	if c, ok := s.Origin.(graph.DepOutputChooser); ok {
+		if p, t, why, ok := c.ComparedOutput(s, d); ok {
+			return p, t, why
 		}
 	}
 	return outputPath(d), newestOutput(d), "newest output of the dependency"
-}
-
-// rlibOnly reports whether a rustc unit builds a library as an rlib only (fingerprint `lib-<name>`,
-// every output a .rlib or .rmeta): Cargo's `!requires_upstream_objects()` in Build mode. Proc-macros,
-// dylibs, cdylibs, binaries and tests need their dependencies' objects.
-func rlibOnly(s *graph.Step) bool {
-	if s.Kind != graph.Compile || !strings.HasPrefix(unit.Of(s).Target, "lib-") || len(s.Outputs) == 0 {
-		return false
-	}
-	rlib := false
-	for _, o := range s.Outputs {
-		switch {
-		case strings.HasSuffix(o.Path, ".rlib"):
-			rlib = true
-		case strings.HasSuffix(o.Path, ".rmeta"):
-		default:
-			return false
-		}
-	}
-	return rlib
 }
 
 func outputPath(s *graph.Step) string {
@@ -272,7 +247,7 @@ func failedNeverBuilt(g *graph.Graph, s *graph.Step) Finding {
 	}
 	msg := fmt.Sprintf("the last build of %s failed (%s) and no successful build of it is on record (%s is missing): %s builds %s on the next build",
 		what, s.Failed, display(g, s.Reference.Path), s.Words().Tool, unitName(s))
-	f := pendingFinding(g, s, msg, unitDir(s), buildCmd(s.ProfileDir, rootFeatures(s))+" (and fix the error it reports)",
+	f := pendingFinding(g, s, msg, unitDir(s), rebuildCmd(s)+" (and fix the error it reports)",
 		Evidence{Kind: "failed", Path: unitDir(s), Detail: s.Failed})
 	f.Severity = Info
 	return f

@@ -30,7 +30,7 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 			Subjects: []string{subject},
 			Roots:    rootPaths(s),
 			Evidence: []Evidence{{Kind: "failed", Path: subject, Detail: s.Failed}},
-			Fix:      buildCmd(s.ProfileDir, rootFeatures(s)) + " (and read its error)",
+			Fix:      rebuildCmd(s) + " (and read its error)",
 		}
 		out = append(out, f)
 	}

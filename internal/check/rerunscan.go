@@ -6,7 +6,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -29,7 +28,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 	byScript := map[string]*agg{}
 	var order []string
 	for _, s := range liveSteps(g, graph.ScriptRun) {
-		if !unit.Of(s).HasLocal || unit.Of(s).Precalculated != "" || !s.PathPackage || s.PackageRoot == "" {
+		if !s.Records().DeclarationsKnown || s.Records().ScanKey != "" || !s.PathPackage || s.PackageRoot == "" {
 			continue
 		}
 		var missing []string
@@ -76,8 +75,8 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		}
 		sort.Strings(missing)
 		how := "declares only " + strings.TrimPrefix(declaredSummary(g, s), "declared: ")
-		if len(unit.Of(s).RerunPaths) == 0 {
-			how = "prints only rerun-if-env-changed lines (" + strings.Join(unit.Of(s).RerunEnv, ", ") + ")"
+		if len(s.Records().DeclaredPaths) == 0 {
+			how = "prints only rerun-if-env-changed lines (" + strings.Join(s.Records().DeclaredEnv, ", ") + ")"
 		}
 		rels := make([]string, len(missing))
 		dirs := map[string]bool{}

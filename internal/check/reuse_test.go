@@ -25,7 +25,7 @@ func TestFailedRunReuseIgnoresOtherConfigurations(t *testing.T) {
 			p.Env = p.Env[:len(p.Env)-1]
 		}, func(s *graph.Step) bool { return strings.Contains(strings.Join(unit.Of(s).Rustflags, " "), "truth_rf") }},
 		{"feature", func(p *testutil.Project) { p.Cargo("build", "--features", "app/fast") },
-			func(s *graph.Step) bool { return strings.Join(unit.Of(s).Features, ",") == "fast" }},
+			func(s *graph.Step) bool { return strings.Join(s.Records().Features, ",") == "fast" }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := testutil.NewProject(t, testutil.CCSys(t))

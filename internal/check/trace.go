@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -25,7 +24,7 @@ func traceEvidence(in *graph.Input) []Evidence {
 func untrackedTraced(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		if s.System != unit.System || s.Kind == graph.ScriptRun || !s.Live() || s.Failed != "" || !s.Reference.Exists {
+		if s.Decides() != graph.ByRecord || s.Kind == graph.ScriptRun || !s.Live() || s.Failed != "" || !s.Reference.Exists {
 			continue
 		}
 		for _, in := range s.Inputs {
@@ -42,7 +41,7 @@ func untrackedTraced(g *graph.Graph) []Finding {
 					{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: clueDetail(in)},
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "the unit's dep-info (Cargo compares the files it lists against this file's mtime)"},
 				},
-				Fix: fmt.Sprintf("touch a source of %s (or track the file: include_bytes!/include_str!, or the proc macro's tracked-path API), then: %s", s.Package, buildCmd(s.ProfileDir, rootFeatures(s))),
+				Fix: fmt.Sprintf("touch a source of %s (or track the file: include_bytes!/include_str!, or the proc macro's tracked-path API), then: %s", s.Package, rebuildCmd(s)),
 			}
 			f.Evidence = append(f.Evidence, traceEvidence(in)...)
 			f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
@@ -131,10 +130,7 @@ func lookupStep(s *graph.Step) string {
 }
 
 func foreignSystem(s *graph.Step) string {
-	if s.System == unit.System {
-		return ""
-	}
-	return s.System
+	return s.SystemTag()
 }
 
 func stepOutputs(s *graph.Step) string {
@@ -162,7 +158,7 @@ func lookupSubjects(l *graph.Lookup, now string, s *graph.Step) []string {
 }
 
 func lookupFix(g *graph.Graph, s *graph.Step, l *graph.Lookup) string {
-	if s.System == unit.System && s.Kind == graph.ScriptRun {
+	if s.Kind == graph.ScriptRun {
 		script := display(g, s.Script.ScriptSource)
 		if script == "" {
 			script = "build.rs"
@@ -171,7 +167,7 @@ func lookupFix(g *graph.Graph, s *graph.Step, l *graph.Lookup) string {
 		if l.Kind == graph.LookupInclude {
 			decl = "println!(\"cargo:rerun-if-changed=FOLDER\") for each include folder it searches"
 		}
-		return fmt.Sprintf("rerun the build script: touch %s && %s (to have Cargo rerun it on its own, add %s to %s)", script, buildCmd(s.ProfileDir, rootFeatures(s)), decl, script)
+		return fmt.Sprintf("rerun the build script: touch %s && %s (to have Cargo rerun it on its own, add %s to %s)", script, rebuildCmd(s), decl, script)
 	}
 	if w := s.Words(); w.Rebuild != "" {
 		return w.Rebuild

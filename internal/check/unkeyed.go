@@ -97,6 +97,6 @@ func unkeyedFinding(g *graph.Graph, f graph.FileInfo, w *graph.Step, others []*g
 		Roots:    sortedKeys(roots),
 		Evidence: ev,
 		Fix: fmt.Sprintf("have the build script of %s write into OUT_DIR (and print cargo:include=$OUT_DIR/...; consumers read DEP_<links>_INCLUDE), then %s",
-			w.Package, buildCmd(w.ProfileDir, rootFeatures(w))),
+			w.Package, exampleBuild(append([]*graph.Step{w}, others...))),
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -79,12 +78,12 @@ func linkedArchives(s *graph.Step) []string {
 
 // declaredSummary says what the script declared, e.g. "declared: rerun-if-changed=build.rs".
 func declaredSummary(g *graph.Graph, s *graph.Step) string {
-	parts := unit.Declarations(s)
+	parts := declarations(s)
 	switch {
 	case len(parts) > 0:
 		return "declared: " + strings.Join(parts, ", ")
-	case unit.Of(s).Precalculated != "":
-		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", unit.Of(s).Precalculated)
+	case s.Records().ScanKey != "":
+		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", s.Records().ScanKey)
 	}
 	return "nothing declared"
 }
@@ -100,7 +99,7 @@ func rerunFix(g *graph.Graph, s *graph.Step, p string) string {
 	if s.Script.ScriptSource == "" {
 		touch = ""
 	}
-	build := buildCmd(s.ProfileDir, rootFeatures(s))
+	build := rebuildCmd(s)
 	if err != nil || strings.HasPrefix(rel, "..") {
 		return fmt.Sprintf("print cargo:rerun-if-changed=%s from %s, then: %s%s", p, script, touch, build)
 	}

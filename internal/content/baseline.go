@@ -27,7 +27,7 @@ type stepBaseline struct {
 	Inputs map[string]string `json:"inputs"`
 	// Env, Flags and Archive: for a build-script run, what its tools read from the environment and
 	// whether it made a static library, as its records showed (kept for after `cargo clean -p`
-	// removes them: unit.RemovedRun).
+	// removes them: graph.RemovedRun).
 	Env     []graph.EnvRead   `json:"env,omitempty"`
 	Flags   []graph.FlagsSeen `json:"flags,omitempty"`
 	Archive bool              `json:"archive,omitempty"`

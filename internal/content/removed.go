@@ -25,11 +25,11 @@ import (
 func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 	runs := st.runsByStep()
 	for _, s := range g.Steps {
-		if !s.Live() || !s.Reference.Exists || len(unit.Of(s).DanglingDeps) == 0 {
+		if !s.Live() || !s.Reference.Exists || len(unit.Of(s).GoneDeps) == 0 {
 			continue
 		}
 		u := unit.Of(s)
-		for _, d := range u.DanglingDeps {
+		for _, d := range u.GoneDeps {
 			crate, _, _ := strings.Cut(d, " ")
 			if !RemovedDependency(g, s, crate) {
 				continue
@@ -59,7 +59,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 				}
 				u.RemovedDepContent[p] = ic
 			}
-			if !slices.ContainsFunc(u.RemovedDepRuns, func(r unit.RemovedRun) bool { return r.Dep == crate }) {
+			if !slices.ContainsFunc(u.RemovedDepRuns, func(r graph.RemovedRun) bool { return r.Dep == crate }) {
 				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(g, st, runs, keys, crate, dig)...)
 			}
 		}
@@ -89,8 +89,8 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 // was built against) whose baselines the store keeps, with the environment reads recorded then
 // and the duplicated archive members whose linked copy is older code (oldMembers). Runs whose records
 // still exist are not among them (a run since, after s was built, is newer than s).
-func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, keys []string, crate string, dig *digest.Cache) []unit.RemovedRun {
-	var out []unit.RemovedRun
+func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, keys []string, crate string, dig *digest.Cache) []graph.RemovedRun {
+	var out []graph.RemovedRun
 	for _, best := range keys {
 		id := best[:strings.LastIndexByte(best, '@')]
 		if !strings.HasSuffix(id, "/run-build-script-build-script-build") {
@@ -100,7 +100,7 @@ func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, keys []str
 		b, _ := st.c.get(best)
 		old, now := oldMembers(g, st, runs[id], b, dig)
 		if len(b.Env) > 0 || len(b.Flags) > 0 || len(old) > 0 || now {
-			out = append(out, unit.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
+			out = append(out, graph.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
 				EnvReads: b.Env, FlagsSeen: b.Flags, Archive: b.Archive, Record: b.Record, OldMembers: old, LinkedNow: now})
 		}
 	}
@@ -140,7 +140,7 @@ func removedBaseline(st *Store, keys []string, s *graph.Step, crate, rel string)
 // (removedRunBefore).
 func removedKeys(st *Store, runs map[string][]string, s *graph.Step, crate string) []string {
 	var named []string
-	for _, d := range unit.Of(s).DanglingDeps {
+	for _, d := range unit.Of(s).GoneDeps {
 		if n, h, ok := strings.Cut(d, " "); ok && n == crate {
 			named = append(named, h)
 		}

@@ -112,7 +112,7 @@ func (e *pathExplainer) systemVerdict(v *StepVerdict, s *graph.Step) {
 	}
 	cmd := s.Words().Rebuild
 	if rb, ok := s.Origin.(graph.Rebuilder); ok && cmd == "" {
-		cmd = rb.Rebuild()
+		cmd = rb.Rebuild(s)
 	}
 	if cmd != "" {
 		v.Rebuild = cmd

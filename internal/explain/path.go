@@ -209,7 +209,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	}
 	clues := e.runClues(s)
 	decl := ""
-	for _, d := range unit.Of(s).RerunPaths {
+	for _, d := range unit.Of(s).DeclaredPaths {
 		if within(e.p, d) {
 			decl = d
 			break
@@ -218,7 +218,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	if !e.fi.Exists && decl != e.p {
 		decl = "" // a declared folder does not make a file that is not there one of its inputs
 	}
-	precalcScan := e.fi.Exists && unit.Of(s).Precalculated != "" && s.PathPackage && within(e.p, s.PackageRoot)
+	precalcScan := e.fi.Exists && unit.Of(s).ScanKey != "" && s.PathPackage && within(e.p, s.PackageRoot)
 	if len(clues) == 0 && decl == "" && !precalcScan {
 		return nil
 	}
@@ -239,21 +239,21 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 			what = filepath.Base(ref.Path) + " file"
 		}
 		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no %s: the script never finished, Cargo reruns it", s.Script.RunDir, what))
-	case unit.Of(s).Precalculated != "" && precalcScan:
+	case unit.Of(s).ScanKey != "" && precalcScan:
 		v.Declared, v.DeclaredBy = true, "Cargo's scan of the whole package (the script prints no rerun-if line)"
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
 		switch {
-		case e.fi.MTimeNS > unit.Of(s).PrecalculatedNS:
+		case e.fi.MTimeNS > unit.Of(s).ScanNewestNS:
 			v.WillRerun = true
 			v.Reasons = append(v.Reasons, reason(PrecalculatedChanged, "%s (modified %s) is newer than the newest package file Cargo recorded, %s at %s, in Precalculated(%q): Cargo reruns the script (\"the precalculated components changed\")",
-				name, FmtTime(e.fi.MTimeNS), unit.Of(s).PrecalculatedFile, FmtTime(unit.Of(s).PrecalculatedNS), unit.Of(s).Precalculated))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).ScanNewestFile, FmtTime(unit.Of(s).ScanNewestNS), unit.Of(s).ScanKey))
 		default:
 			v.Reasons = append(v.Reasons, reason(Unchanged, "%s (modified %s) is not newer than the newest package file Cargo recorded (%s at %s): fresh",
-				name, FmtTime(e.fi.MTimeNS), unit.Of(s).PrecalculatedFile, FmtTime(unit.Of(s).PrecalculatedNS)))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).ScanNewestFile, FmtTime(unit.Of(s).ScanNewestNS)))
 		}
-	case unit.Of(s).Precalculated != "":
+	case unit.Of(s).ScanKey != "":
 		v.Reasons = append(v.Reasons, reason(PrecalculatedVersion, "the build script of %s prints no rerun-if line, so Cargo keys the run on Precalculated(%q): for a %s package that is its %s, which no edit of %s changes; Cargo never reruns the script for it",
-			s.Package, unit.Of(s).Precalculated, sourceName(s), versionWord(s), name))
+			s.Package, unit.Of(s).ScanKey, sourceName(s), versionWord(s), name))
 		e.addAge(v, ref)
 	case decl != "" && e.cargoHomeSkip(decl):
 		v.DeclaredBy = "rerun-if-changed=" + e.rel(decl) + " (skipped by Cargo)"
@@ -274,9 +274,9 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 		}
 		e.mtimeVerdict(v, cmp, what, ref, "the script's last run started", "the file `"+rel+"` has changed")
 	default:
-		if len(unit.Of(s).RerunPaths) == 0 && len(unit.Of(s).RerunEnv) > 0 {
+		if len(unit.Of(s).DeclaredPaths) == 0 && len(unit.Of(s).DeclaredEnv) > 0 {
 			v.Reasons = append(v.Reasons, reason(EnvOnly, "the build script of %s prints only rerun-if-env-changed lines (%s), which switches off Cargo's scan of the package: Cargo reruns it only when those variables change, never for %s",
-				s.Package, strings.Join(unit.Of(s).RerunEnv, ", "), name))
+				s.Package, strings.Join(unit.Of(s).DeclaredEnv, ", "), name))
 		} else {
 			v.Reasons = append(v.Reasons, reason(Undeclared, "%s is not among the run's rerun-if-changed paths (%s), so Cargo never checks it", name, declaredList(s)))
 		}
@@ -360,7 +360,7 @@ func (e *pathExplainer) runClues(s *graph.Step) []Clue {
 		}
 		return out
 	}
-	for _, d := range unit.Of(s).RerunPaths {
+	for _, d := range unit.Of(s).DeclaredPaths {
 		if within(e.p, d) && (e.fi.Exists || d == e.p) {
 			out = append(out, Clue{How: string(graph.Declared), Detail: "rerun-if-changed in " + s.Reference.Path})
 		}
@@ -574,7 +574,7 @@ func (e *pathExplainer) cargoHomeSkip(p string) bool {
 }
 
 func declaredList(s *graph.Step) string {
-	parts := unit.Declarations(s)
+	parts := unit.Of(s).Declarations(s)
 	if len(parts) == 0 {
 		return "it declares none"
 	}

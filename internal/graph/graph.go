@@ -317,7 +317,23 @@ type Words struct {
 	// Rebuild is the command that rebuilds the step whatever the build system's records say (e.g.
 	// "go build -a -o app ./cmd/app"), for fixes; "" when the rule's own fix applies.
 	Rebuild string
+	// Untagged: findings about the system's steps name no system (Cargo's, the home system of
+	// stalecheck's reports); others are tagged with Step.System.
+	Untagged bool
 }
+
+// SystemTag is how findings about s name its build system: "" for a system whose Words are Untagged
+// (or no step), else s.System.
+func (s *Step) SystemTag() string {
+	if s == nil || s.OwnWords().Untagged {
+		return ""
+	}
+	return s.System
+}
+
+// SameBuildSystem reports whether o was made by the build system that made s: an edge between two
+// systems (a Make program linking a Cargo staticlib) is one that neither system's own rebuild follows.
+func (s *Step) SameBuildSystem(o *Step) bool { return s.System == o.System }
 
 // ComparesContent reports whether the step's build system compares the content of watched inputs.
 func (s *Step) ComparesContent() bool {

@@ -9,6 +9,11 @@ package graph
 //   - Worded: the system's words for messages ("make has it as a prerequisite of a.o").
 //   - Rebuilder: the commands that redo the step, when the system knows it must and when it must be
 //     made to see an input.
+//   - ConfigDiffer: what a program the build runs sees differently between two configurations.
+//   - DepOutputChooser: which output of a dependency the system compares a step against.
+//   - Declarer: what a script run declared to its system (what makes it run again).
+//   - RecordKeeper: the neutral Records a system keeps of a step besides inputs and outputs
+//     (configuration features, declarations, dependency edges whose records are gone; records.go).
 //   - Verdicter: what the system's own dry run says of the step (make -q -n -p, ninja -n -d explain).
 //   - OwnReasoner: a reason of the system's own to redo the step besides a newer input (Ninja's
 //     command hash).
@@ -20,7 +25,8 @@ package graph
 //     build script, for the inputs of a Make build it drives: AttachDriven).
 //
 // and a Graph.Origins value may be a BuildFoldered (the folder a system's build was read in, for
-// reports and for scoping a path to one build).
+// reports and for scoping a path to one build) or a CopyLister (folders holding copies of a package
+// that a build may take: records.go).
 
 // Worded is implemented by an adapter's Origin that supplies its system's Words.
 type Worded interface {
@@ -29,10 +35,34 @@ type Worded interface {
 
 // Rebuilder is implemented by an Origin that knows its system's fix commands.
 type Rebuilder interface {
-	// Rebuild is the command that redoes the step when the build system knows it must.
-	Rebuild() string
-	// ForceRebuild is what makes the build system see input (absolute path) and redo the step.
-	ForceRebuild(input string) string
+	// Rebuild is the command that redoes the step s (whose Origin this is) when the build system knows
+	// it must: the build of s's configuration.
+	Rebuild(s *Step) string
+	// ForceRebuild is what makes the build system see input (absolute path) and redo the step s.
+	ForceRebuild(s *Step, input string) string
+}
+
+// ConfigDiffer is implemented by an Origin whose build system hands a step's configuration to the
+// programs it runs (Cargo gives a build script CARGO_FEATURE_<NAME>, PROFILE, TARGET, …): ConfigDiff
+// names what such a program of a (whose Origin this is) sees differently in b's configuration.
+type ConfigDiffer interface {
+	ConfigDiff(a, b *Step) []string
+}
+
+// DepOutputChooser is implemented by an Origin whose build system compares a step against one chosen
+// output of a dependency rather than the newest (Cargo's pipelining: a library built only for its
+// dependents' metadata needs the dependency's .rmeta alone).
+type DepOutputChooser interface {
+	// ComparedOutput returns the output of dependency d the system compares s against, its mtime and why
+	// that one; ok false when the system compares d's newest output.
+	ComparedOutput(s, d *Step) (path string, ns int64, why string, ok bool)
+}
+
+// Declarer is implemented by an Origin of a script run whose script declares to its build system what
+// makes it run again (Cargo's rerun-if-changed and rerun-if-env-changed lines).
+type Declarer interface {
+	// Declarations lists what the run s declared, in the system's own spelling.
+	Declarations(s *Step) []string
 }
 
 // Verdicter is implemented by an Origin whose build system was asked (dry run) what it would redo.

@@ -54,11 +54,11 @@ func (o *Origin) Words() graph.Words {
 }
 
 // Rebuild is the command that redoes the step now that make knows it must: make in its folder.
-func (o *Origin) Rebuild() string { return "make -C " + o.Folder.Dir }
+func (o *Origin) Rebuild(*graph.Step) string { return "make -C " + o.Folder.Dir }
 
 // ForceRebuild is what makes make see input and redo the step: include the depfiles make writes (or
 // name the input as a prerequisite), then remove the stale target and make again.
-func (o *Origin) ForceRebuild(input string) string {
+func (o *Origin) ForceRebuild(_ *graph.Step, input string) string {
 	how := "name " + filepath.Base(input) + " as a prerequisite of " + o.Step.Target
 	if o.Step.Depfile != "" && !o.Step.Included {
 		how = "include the depfiles in " + filepath.Base(o.Folder.Makefile) + " (-include $(OBJS:.o=.d)) so make sees " + filepath.Base(input)

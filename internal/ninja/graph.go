@@ -49,7 +49,7 @@ func (o *Origin) Words() graph.Words {
 }
 
 // Rebuild is the command that redoes the edge now that Ninja knows it must.
-func (o *Origin) Rebuild() string {
+func (o *Origin) Rebuild(*graph.Step) string {
 	if g := o.Build.Generator; g != nil && g.System == "cmake" {
 		return "cmake --build " + o.Build.Dir
 	}
@@ -58,7 +58,7 @@ func (o *Origin) Rebuild() string {
 
 // ForceRebuild is what makes Ninja see input and redo the edge: a depfile the compiler writes, then
 // removing the stale output and building again.
-func (o *Origin) ForceRebuild(input string) string {
+func (o *Origin) ForceRebuild(s *graph.Step, input string) string {
 	e := o.Edge
 	how := "give rule " + e.Rule + " a depfile the compiler writes (depfile = $out.d, deps = gcc, -MD -MF $out.d on the command)"
 	if e.Compile != nil && strings.Contains(filepath.Base(e.Compile.Compiler), "nvcc") {
@@ -67,7 +67,7 @@ func (o *Origin) ForceRebuild(input string) string {
 	if e.MissingDepfile == "" {
 		how = "name " + filepath.Base(input) + " as an implicit input of " + firstOut(e)
 	}
-	return how + ", then: rm " + o.Build.abs(firstOut(e)) + " && " + o.Rebuild()
+	return how + ", then: rm " + o.Build.abs(firstOut(e)) + " && " + o.Rebuild(s)
 }
 
 // DepfileGap says why Ninja cannot know the headers the edge's compile reads: its rule, its command,
@@ -82,7 +82,7 @@ func (o *Origin) DepfileGap() (rule, command, depfile string, onDisk bool, why s
 }
 
 // DepfileFix is the change that makes Ninja see the headers of a compile with no depfile.
-func (o *Origin) DepfileFix() string { return o.ForceRebuild("") }
+func (o *Origin) DepfileFix() string { return o.ForceRebuild(nil, "") }
 
 // OwnReason is why ninja would redo the edge for a reason of its own besides a newer input: its command
 // line differs from the one .ninja_log records (a flag edited in the manifest), or the log has none;

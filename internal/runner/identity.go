@@ -71,7 +71,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		if s.Kind != graph.ScriptRun {
 			continue
 		}
-		rerunEnv = append(rerunEnv, unit.Of(s).RerunEnv...)
+		rerunEnv = append(rerunEnv, unit.Of(s).DeclaredEnv...)
 		if s.Failed != "" {
 			continue
 		}

@@ -1,10 +1,14 @@
 // Package unit holds what only Cargo knows about a step of the provenance graph: the unit's fingerprint
-// hash and folder, its build script's declarations, the Precalculated fingerprint, where Cargo takes the
-// package from. The Cargo adapter (internal/cargo) stores a *Unit in each graph.Step's Origin; Cargo-only
-// rules (internal/check) and commands (explain, clean, which) read it through Of.
+// hash and folder, its rustflags and compile kind, a moved tree. The Cargo adapter (internal/cargo)
+// stores a *Unit in each graph.Step's Origin. What the rules need of it they read as neutral data or
+// through the adapter contract (internal/graph/origin.go): the Unit embeds graph.Records (features, the
+// build script's rerun-if declarations, the Precalculated fingerprint as a scan key, dangling deps
+// entries, where Cargo takes the package from) and answers graph.Worded, Watcher, Decider (ByRecord),
+// Rebuilder (the cargo build of the root's configuration), ConfigDiffer, DepOutputChooser (pipelining)
+// and Declarer. Commands that speak Cargo's own terms (explain, clean, which) read it through Of.
 //
-// It is its own small package so that check, explain and the other readers use the Cargo type without
-// importing the adapter, and the imports go one way: graph ← unit ← cargo, graph ← unit ← check.
+// It is its own small package so that those readers use the Cargo type without importing the adapter,
+// and the imports go one way: graph ← unit ← cargo; internal/check imports neither.
 package unit
 
 import (
@@ -29,81 +33,25 @@ type Unit struct {
 	Target          string // also the step's Label; the step's Name is "<pkg>-<hash>"
 	FingerprintDir  string // <profile>/.fingerprint/<pkg>-<hash>, absolute
 	FingerprintHash string // contents of the hash file (LE hex); "" when empty or missing; also the step's Key
-	HasLocal        bool   // the fingerprint JSON was read and its `local` list is known
 
-	// The configuration the unit was built in, as recorded in its fingerprint (graph.Step.Config is the
-	// same for people, filled by the adapter from these).
-	Features    []string // enabled Cargo features
+	// Records are the neutral facts the rules read (graph.Step.Records): the fingerprint's features
+	// (Records.Features), the build script's rerun-if declarations (DeclaredPaths, DeclaredEnv;
+	// DeclarationsKnown when the fingerprint JSON's `local` list was read), the Precalculated
+	// fingerprint of an old-style script (ScanKey, with the newest-file mtime it records in
+	// ScanNewestNS), dangling `deps` entries (GoneDeps: "<name> <hash hex>"), the CARGO_PKG_* variables
+	// rustc recorded as env-deps (CompiledEnv), a run made in another worktree (BuiltInTree,
+	// internal/cargo/othertree.go) and where Cargo takes the package from (internal/cargo/source.go).
+	graph.Records
+
+	// The rest of the configuration the unit was built in, as recorded in its fingerprint
+	// (graph.Step.Config is the same for people, filled by the adapter from these).
 	Rustflags   []string
 	CompileKind uint64 // 0 = host; else a hash of the target triple
 	Rustc       uint64 // hash of `rustc -vV`
 
-	// Build-script run declarations, as the script printed them in its `output`.
-	RerunPaths    []string // declared rerun-if-changed paths, absolute
-	RerunEnv      []string // declared rerun-if-env-changed variable names
-	Precalculated string   // the Precalculated fingerprint string for old-style scripts ("" otherwise)
-	// EnvDeps are the CARGO_PKG_* variables rustc recorded as read by a compile unit's code (env-deps of
-	// its dep-info), with the values it was compiled with; ManifestEnv what the package's Cargo.toml
-	// (Manifest) gives them now. nil when the code reads none.
-	EnvDeps     map[string]string
-	ManifestEnv map[string]string
-	Manifest    graph.FileInfo
-	// RunEndNS is when the run's last run ended (root-output's mtime; its start is the step's
-	// Reference): a file whose mtime lies in between was written during that run. 0 when unknown.
-	RunEndNS int64
-	// ScriptNames are the environment variable names the script's source spells out as string literals
-	// (`env::var("CARGO_FEATURE_FAST")`, `"PROFILE"`): the settings of Cargo's it reads by name, so
-	// what it does may differ between configurations that differ in them. nil when the source was not read.
-	ScriptNames []string
-	// PrecalculatedNS is, for a path package's old-style script, the newest-file mtime Cargo recorded
-	// in Precalculated ("<secs>.<nanos>s (<file>)"); 0 otherwise.
-	PrecalculatedNS   int64
-	PrecalculatedFile string
-	// PrecalculatedNow is that file as it is now (live runs of path packages).
-	PrecalculatedNow graph.FileInfo
-	// PackageNewest is the newest file found in the package folder (live runs of path packages).
-	PackageNewest graph.FileInfo
 	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
 	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
 	MovedFrom, MovedTo string
-
-	// DanglingDeps are `deps` entries whose hash matches no unit on disk: the dependency was rebuilt
-	// since, so Cargo will rebuild this unit. Each is "<name> <hash hex>".
-	DanglingDeps []string
-	// RemovedOtherScripts are the DanglingDeps entries of a build-script run that name another
-	// package's build-script run (a `links` dependency whose metadata the script reads) of which no
-	// unit is left in the profile folder (`cargo clean -p` of that package), not a rebuild of it.
-	RemovedOtherScripts []string
-	// RemovedDepContent judges, for a DanglingDeps entry whose records are all gone from the profile
-	// folder (`cargo clean -p`), the dependency's sources that changed after this unit was built (as
-	// other profiles' units of it record them), path → content against what the removed units used
-	// (filled by internal/content.Annotate; nil when not judged).
-	RemovedDepContent map[string]*graph.InputContent
-	// RemovedDepRuns are, for those entries, the environment the removed build-script runs of the
-	// dependency saw in their last runs before this unit was built, as the content store recorded them
-	// (internal/content.Annotate): Cargo reruns the script in today's environment.
-	RemovedDepRuns []RemovedRun
-
-	// BuiltInTree is set when a build-script run was made in another copy of the workspace sharing this
-	// target folder (a git worktree), or an uplifted binary tied to this unit was built there: that
-	// copy's root, from the absolute paths the run's output or the binary's `<name>.d` names
-	// (BuiltInTreeEvidence is the first; BuiltInTreeRecord the .d file, "" for a run;
-	// internal/cargo/othertree.go). OtherTreeDiffers are this workspace's counterparts of its inputs
-	// whose bytes differ from that copy's.
-	BuiltInTree, BuiltInTreeEvidence, BuiltInTreeRecord string
-	// BuiltInTreeDWARF says the tree comes from DWARF compile units (comp_dir and name;
-	// BuiltInTreeEvidence is the first unit's source there): of an uplifted binary (BuiltInTreeRecord is
-	// then the binary itself: a no-op build here rewrote its `<name>.d` with this workspace's paths), or
-	// of the objects a build-script run left in OUT_DIR (its output names no path of that tree).
-	BuiltInTreeDWARF bool
-	OtherTreeDiffers []string
-
-	// Where Cargo takes the package from (internal/cargo/source.go).
-	Version string // the package version, from its Cargo.toml ("" when the package root is unknown)
-	// Source is "path", "registry" (under $CARGO_HOME/registry), "directory" (a directory or vendored
-	// source replacing a registry), "git" or "" when unknown.
-	Source   string
-	SourceID string // Cargo.lock's source of the package ("registry+https://…", "git+file:///…#rev"); "" for a path package
 }
 
 // words are Cargo's words for the rules' messages (graph.Words).
@@ -112,13 +60,19 @@ var words = graph.Words{
 	Watched:    "Cargo watches it",
 	NotWatched: "Cargo does not watch it",
 	Reference:  "the file whose mtime Cargo compares inputs against",
+	Untagged:   true,
 }
 
 // What a Unit answers of the adapter contract (internal/graph/origin.go).
 var _ interface {
 	graph.Worded
 	graph.Watcher
+	graph.Decider
+	graph.RecordKeeper
 } = (*Unit)(nil)
+
+// StepRecords makes a Unit a graph.RecordKeeper: the rules read its neutral Records.
+func (u *Unit) StepRecords() *graph.Records { return &u.Records }
 
 // Words makes a Unit a graph.Worded origin: a Cargo step's messages say "Cargo".
 func (u *Unit) Words() graph.Words { return words }
@@ -131,10 +85,10 @@ func (u *Unit) Decides() graph.Decision { return graph.ByRecord }
 // for a path package whose script prints no rerun-if line, Cargo's whole-package scan. (Declarations
 // under Cargo's own registry or git folders, which Cargo skips, are the reader's to leave out.)
 func (u *Unit) WatchedBy(s *graph.Step, p string) string {
-	if u.Precalculated != "" && s.PathPackage && under(p, s.PackageRoot) {
+	if u.ScanKey != "" && s.PathPackage && under(p, s.PackageRoot) {
 		return "Cargo's package scan (the script prints no rerun-if line)"
 	}
-	for _, d := range u.RerunPaths {
+	for _, d := range u.DeclaredPaths {
 		if p != d && !under(p, d) {
 			continue
 		}
@@ -166,24 +120,6 @@ func Of(s *graph.Step) *Unit {
 func Is(s *graph.Step) bool {
 	_, ok := s.Origin.(*Unit)
 	return ok
-}
-
-// Declarations lists what a build-script run declared to Cargo, as the script printed it:
-// "rerun-if-changed=<path relative to the package root>" then "rerun-if-env-changed=<VAR>".
-func Declarations(s *graph.Step) []string {
-	u := Of(s)
-	var out []string
-	for _, p := range u.RerunPaths {
-		rel, err := filepath.Rel(s.PackageRoot, p)
-		if err != nil || strings.HasPrefix(rel, "..") {
-			rel = p
-		}
-		out = append(out, "rerun-if-changed="+rel)
-	}
-	for _, e := range u.RerunEnv {
-		out = append(out, "rerun-if-env-changed="+e)
-	}
-	return out
 }
 
 // Config is the configuration of a unit built into the profile folder prof, as graph.Step.Config holds
@@ -226,8 +162,11 @@ type Tree struct {
 	CargoHome string
 	// Copies are the folders holding a copy of a package that a build may use: the non-path sources of
 	// live units and every [patch] path (internal/cargo/source.go).
-	Copies []*PackageCopy
+	Copies []*graph.PackageCopy
 }
+
+// PackageCopies makes a Tree a graph.CopyLister.
+func (t *Tree) PackageCopies() []*graph.PackageCopy { return t.Copies }
 
 // TreeOf returns Cargo's record of the graph; a graph no Cargo adapter read has none, and TreeOf then
 // returns a fresh empty Tree.
@@ -236,48 +175,4 @@ func TreeOf(g *graph.Graph) *Tree {
 		return t
 	}
 	return &Tree{}
-}
-
-// PackageCopy is one folder holding a package's sources: where Cargo takes a live package from
-// (registry, directory source, git checkout), or a [patch] path of the workspace.
-type PackageCopy struct {
-	Name    string
-	Version string // from the folder's Cargo.toml
-	Root    string
-	// Source is "registry", "directory", "git" for a copy Cargo builds from, "patch" for a [patch] path.
-	Source   string
-	SourceID string // Cargo.lock's source ("" for a patch path)
-	// Patch is the [patch] table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
-	Patch string
-	// Used is true when some unit on disk was built from this folder.
-	Used bool
-	// UnusedPatch is true when Cargo.lock lists the package and version under [[patch.unused]].
-	UnusedPatch bool
-	// Since is the earliest last build (reference mtime, ns) of the live units of package Name;
-	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
-	Since       int64
-	Edited      []graph.FileInfo
-	EditedCount int
-}
-
-// RemovedRun is a build-script run whose records `cargo clean -p` removed, as the content store
-// recorded it while it was on disk: what its tools read from the environment (cc-rs's logged lookups,
-// the cmake crate's flags) and whether it made a static library.
-type RemovedRun struct {
-	Dep        string // the extern name of the deps entry (package name with '-' as '_')
-	StepID     string // the removed run's step ID (profile folder, unit folder, fingerprint file)
-	RunNS      int64  // its output's mtime, ns since the epoch
-	RecordedNS int64  // when the store recorded it, ns since the epoch
-	EnvReads   []graph.EnvRead
-	FlagsSeen  []graph.FlagsSeen
-	Archive    bool   // it made a static library (lib*.a)
-	Record     string // its stdout record (`output`, or `stdout` in the new layout), gone now
-	// OldMembers: one sentence per archive member the run left duplicated (`ar q`) whose copy the
-	// linker takes is older code than the run's own (internal/content/removed.go): what a unit linked
-	// after the run holds.
-	OldMembers []string
-	// LinkedNow: the run left duplicated members and every copy the linker takes was written by a run
-	// whose inputs had the content the files have now, so a unit linked after the run holds what they
-	// compile to, whatever the run's own inputs were.
-	LinkedNow bool
 }

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -17,24 +16,24 @@ import (
 // cargoPrecalculatedPending: a path package's old-style script (no rerun-if line) is rerun when the
 // package's newest file is no longer the one Cargo recorded in its Precalculated fingerprint.
 func cargoPrecalculatedPending(g *graph.Graph, s *graph.Step, build string) []Finding {
-	if ns, file := unit.Of(s).PrecalculatedNS, unit.Of(s).PrecalculatedFile; ns != 0 && s.PathPackage && s.Kind == graph.ScriptRun {
+	if ns, file := s.Records().ScanNewestNS, s.Records().ScanNewestFile; ns != 0 && s.PathPackage && s.Kind == graph.ScriptRun {
 		// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
 		// file now: a newer file reruns the script, and so does the recorded file's mtime going
 		// back (cp -p of older content) when nothing newer took its place.
-		newest, newestNS := unit.Of(s).PackageNewest.Path, unit.Of(s).PackageNewest.MTimeNS
+		newest, newestNS := s.Records().PackageNewest.Path, s.Records().PackageNewest.MTimeNS
 		var f *Finding
 		if newestNS > ns {
 			msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
 				display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
 			x := pendingFinding(g, s, msg, newest, build,
-				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", unit.Of(s).Precalculated)})
+				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Records().ScanKey)})
 			f = &x
-		} else if now := unit.Of(s).PrecalculatedNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
+		} else if now := s.Records().ScanNewestNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
 			newest, newestNS = now.Path, now.MTimeNS
 			msg := fmt.Sprintf("%s now has the mtime %s, older than the %s Cargo recorded for it as the newest file of package %s when the build script last ran (its mtime was set back: cp -p, rsync -t, tar); Cargo compares the two for equality, so it reruns the script on the next build",
 				display(g, newest), fmtTime(newestNS), fmtTime(ns), s.Package)
 			x := pendingFinding(g, s, msg, newest, build,
-				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", unit.Of(s).Precalculated)})
+				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", s.Records().ScanKey)})
 			f = &x
 		}
 		if f != nil {
@@ -55,16 +54,16 @@ func cargoPrecalculatedPending(g *graph.Graph, s *graph.Step, build string) []Fi
 // or `cargo clean -p` removed its records) makes Cargo rebuild the unit.
 func cargoDanglingPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
 	var out []Finding
-	for _, d := range unit.Of(s).DanglingDeps {
+	for _, d := range s.Records().GoneDeps {
 		name, hash, _ := strings.Cut(d, " ")
-		if content.RemovedDependency(g, s, name) || slices.Contains(unit.Of(s).RemovedOtherScripts, d) {
+		if content.RemovedDependency(g, s, name) || slices.Contains(s.Records().RemovedOtherRuns, d) {
 			out = append(out, removedDep(g, s, what, build, name, hash))
 			continue
 		}
 		msg := fmt.Sprintf("%s was built against dependency %s with fingerprint %s, which no unit on disk has any more: the dependency was rebuilt since, so Cargo will rebuild %s",
 			what, name, hash, unitName(s))
-		out = append(out, pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
-			Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + s.Label + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
+		out = append(out, pendingFinding(g, s, msg, s.RecordDir, build,
+			Evidence{Kind: "record", Path: s.RecordDir + "/" + s.Label + ".json", Detail: "deps entry " + name + " → hash " + hash + " matches no hash file"}))
 	}
 	return out
 }
@@ -73,7 +72,7 @@ func cargoDanglingPending(g *graph.Graph, s *graph.Step, what, build string) []F
 // all gone from its profile folder.
 func cargoRemovedDepsPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
 	var out []Finding
-	for _, d := range unit.Of(s).DanglingDeps {
+	for _, d := range s.Records().GoneDeps {
 		if name, hash, _ := strings.Cut(d, " "); content.RemovedDependency(g, s, name) {
 			out = append(out, removedDep(g, s, what, build, name, hash))
 		}
@@ -87,8 +86,8 @@ func cargoRemovedDepsPending(g *graph.Graph, s *graph.Step, what, build string) 
 func removedDep(g *graph.Graph, s *graph.Step, what, build, name, hash string) Finding {
 	msg := fmt.Sprintf("%s was built against dependency %s, whose records are gone from %s (cargo clean -p removes them): Cargo will rebuild %s and %s, but nothing on disk shows that their code changed",
 		what, name, s.ProfileDir, name, unitName(s))
-	f := pendingFinding(g, s, msg, unit.Of(s).FingerprintDir, build,
-		Evidence{Kind: "record", Path: unit.Of(s).FingerprintDir + "/" + s.Label + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.ProfileDir})
+	f := pendingFinding(g, s, msg, s.RecordDir, build,
+		Evidence{Kind: "record", Path: s.RecordDir + "/" + s.Label + ".json", Detail: "deps entry " + name + " → hash " + hash + "; no unit of " + name + " is left in " + s.ProfileDir})
 	f.Severity = Info
 	removedDepJudged(g, s, what, name, &f)
 	return f
@@ -110,13 +109,13 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 	}
 	var differs, unknown *graph.Input
 	for _, in := range newer {
-		switch ic := unit.Of(s).RemovedDepContent[in.File.Path]; {
+		switch ic := s.Records().RemovedDepContent[in.File.Path]; {
 		case ic == nil || ic.Verdict == graph.ContentUnknown:
 			if unknown == nil {
 				unknown = in
 			}
 		case ic.Verdict == graph.ContentDiffers:
-			if differs == nil && !linkedNow(unit.Of(s), name) {
+			if differs == nil && !linkedNow(s.Records(), name) {
 				differs = in
 			}
 		}
@@ -125,7 +124,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 	switch {
 	case differs != nil:
 		in = differs
-		ic := unit.Of(s).RemovedDepContent[in.File.Path]
+		ic := s.Records().RemovedDepContent[in.File.Path]
 		f.Severity = Error
 		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s; its content differs from what the removed units of %s used (content baseline recorded %s): the binary you have predates it",
 			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS), name, fmtTime(ic.BaselineNS))
@@ -133,7 +132,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 		f.Severity = Warning
 		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
 			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
-		if ic := unit.Of(s).RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
+		if ic := s.Records().RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
 			f.Message += " (its content was not compared: " + ic.Why + ")"
 		}
 	default:
@@ -152,7 +151,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 // (Cargo reruns the script in this environment). Either makes f an error: the binary you have differs
 // from what the next build makes. Reports whether it did.
 func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *Finding) bool {
-	u := unit.Of(s)
+	u := s.Records()
 	for _, in := range content.NewerSources(g, name, math.MinInt64) {
 		ic := u.RemovedDepContent[in.File.Path]
 		if in.File.MTimeNS > s.Reference.MTimeNS || ic == nil || ic.Verdict != graph.ContentDiffers || linkedNow(u, name) {
@@ -185,7 +184,7 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 	// read a value that differs now.
 	var first []string
 	var firstEv []Evidence
-	var firstRun unit.RemovedRun
+	var firstRun graph.RemovedRun
 	n := 0
 	for _, r := range u.RemovedDepRuns {
 		if r.Dep != name || !r.Archive {
@@ -226,9 +225,9 @@ func linksItself(s *graph.Step) bool {
 }
 
 // linkedNow reports whether a removed build-script run of dependency name left duplicated archive
-// members whose linked copies were all written from the sources as they are now (unit.RemovedRun.LinkedNow):
+// members whose linked copies were all written from the sources as they are now (graph.RemovedRun.LinkedNow):
 // the removed run's own inputs differing from the files does not make the binary stale.
-func linkedNow(u *unit.Unit, name string) bool {
+func linkedNow(u *graph.Records, name string) bool {
 	for _, r := range u.RemovedDepRuns {
 		if r.Dep == name && r.LinkedNow {
 			return true
@@ -242,10 +241,10 @@ func linkedNow(u *unit.Unit, name string) bool {
 // gives another value: Cargo rebuilds the unit on the next build, and the binary you have carries the
 // value it was compiled with.
 func cargoManifestPending(g *graph.Graph, s *graph.Step, build string) []Finding {
-	u := unit.Of(s)
+	u := s.Records()
 	var out []Finding
-	for _, name := range sortedKeys(boolKeys(u.EnvDeps)) {
-		then := u.EnvDeps[name]
+	for _, name := range sortedKeys(boolKeys(u.CompiledEnv)) {
+		then := u.CompiledEnv[name]
 		now, ok := u.ManifestEnv[name]
 		if !ok || now == then {
 			continue

@@ -1,0 +1,159 @@
+package graph
+
+import "sort"
+
+// Records are what a build system's own records of a step say besides its inputs and outputs, for a
+// system that decides ByRecord (Cargo's fingerprints are the model): the configuration it was built in,
+// what a build-script run declared, the whole-package scan that stands in for declarations, dependency
+// edges whose records are gone, where the package's sources come from. Rules read these neutral facts
+// through Step.Records, whatever system keeps them; an Origin offers them by implementing RecordKeeper.
+// Every field is zero when the system keeps no such record.
+type Records struct {
+	// Features are the optional features the step was built with (Cargo's enabled features); Step.Config
+	// holds the whole configuration for people.
+	Features []string
+
+	// What a build-script run declared to its build system (Cargo: rerun-if-changed and
+	// rerun-if-env-changed lines). DeclarationsKnown is true when the records of them were read.
+	DeclaredPaths     []string // absolute
+	DeclaredEnv       []string // variable names
+	DeclarationsKnown bool
+	// ScanKey is set when the run declared nothing, so the build system keys it on a scan of the whole
+	// package folder instead (Cargo's Precalculated fingerprint: the newest file's mtime, or the version
+	// for a package it treats as immutable), as the records spell the key.
+	ScanKey string
+	// ScanNewestNS and ScanNewestFile are, for a path package, the newest file's mtime and name the key
+	// records; ScanNewestNow is that file as it is now and PackageNewest the newest file found in the
+	// package folder now (live runs of path packages).
+	ScanNewestNS   int64
+	ScanNewestFile string
+	ScanNewestNow  FileInfo
+	PackageNewest  FileInfo
+	// RunEndNS is when the run's last run ended (its start is the step's Reference): a file whose mtime
+	// lies in between was written during that run. 0 when unknown.
+	RunEndNS int64
+	// SourceNames are the environment variable names the script's source spells out as string literals:
+	// settings it reads by name, so what it does may differ between configurations that differ in them.
+	// nil when the source was not read.
+	SourceNames []string
+
+	// GoneDeps are dependency edges of the step whose recorded identity matches no step on disk: the
+	// dependency was rebuilt since, so the build system will redo this step. Each is "<name> <identity>".
+	GoneDeps []string
+	// RemovedOtherRuns are the GoneDeps entries of a script run that name another package's script run of
+	// which no record is left (a clean of that package), not a rebuild of it.
+	RemovedOtherRuns []string
+	// RemovedDepContent judges, for a GoneDeps entry whose records are all gone, the dependency's sources
+	// that changed after this step was built, path → content against what the removed steps used (filled
+	// by internal/content; nil when not judged).
+	RemovedDepContent map[string]*InputContent
+	// RemovedDepRuns are, for those entries, what the removed script runs of the dependency saw in their
+	// last runs before this step was built, as the content store recorded them: the build system reruns
+	// the script in today's environment.
+	RemovedDepRuns []RemovedRun
+	// CompiledEnv are the package variables the compiler recorded as read by the step's code, with the
+	// values it was compiled with; ManifestEnv what the package's manifest (Manifest) gives them now.
+	// nil when the code reads none.
+	CompiledEnv map[string]string
+	ManifestEnv map[string]string
+	Manifest    FileInfo
+
+	// BuiltInTree is set when the step's outputs were made in another copy of the workspace that shares
+	// this build folder (a git worktree): that copy's root, from the absolute paths its records name
+	// (BuiltInTreeEvidence is the first; BuiltInTreeRecord the record that names it, "" for a run).
+	// BuiltInTreeDWARF says the tree comes from DWARF compile units. OtherTreeDiffers are this
+	// workspace's counterparts of its inputs whose bytes differ from that copy's.
+	BuiltInTree, BuiltInTreeEvidence, BuiltInTreeRecord string
+	BuiltInTreeDWARF                                    bool
+	OtherTreeDiffers                                    []string
+
+	// Where the build system takes the package from.
+	Version string // the package version ("" when the package root is unknown)
+	// Source is "path", "registry", "directory" (a directory or vendored source replacing a registry),
+	// "git" or "" when unknown.
+	Source   string
+	SourceID string // the lock file's source of the package; "" for a path package
+}
+
+// RemovedRun is a script run whose records a clean removed, as the content store recorded it while it
+// was on disk: what its tools read from the environment and whether it made a static library.
+type RemovedRun struct {
+	Dep        string // the dependency edge's name
+	StepID     string // the removed run's step ID
+	RunNS      int64  // its reference's mtime, ns since the epoch
+	RecordedNS int64  // when the store recorded it, ns since the epoch
+	EnvReads   []EnvRead
+	FlagsSeen  []FlagsSeen
+	Archive    bool   // it made a static library (lib*.a)
+	Record     string // its output record, gone now
+	// OldMembers: one sentence per archive member the run left duplicated (`ar q`) whose copy the
+	// linker takes is older code than the run's own: what a step linked after the run holds.
+	OldMembers []string
+	// LinkedNow: the run left duplicated members and every copy the linker takes was written by a run
+	// whose inputs had the content the files have now.
+	LinkedNow bool
+}
+
+// RecordKeeper is implemented by an Origin whose build system keeps Records of its steps.
+type RecordKeeper interface {
+	StepRecords() *Records
+}
+
+// Records returns what the step's build system records of it besides inputs and outputs: its Origin's
+// Records when it is a RecordKeeper, else a fresh zero value (never nil).
+func (s *Step) Records() *Records {
+	if s != nil {
+		if k, ok := s.Origin.(RecordKeeper); ok {
+			if r := k.StepRecords(); r != nil {
+				return r
+			}
+		}
+	}
+	return &Records{}
+}
+
+// PackageCopy is one folder holding a package's sources that a build may use: where the build system
+// takes a package from (a registry, a vendored directory, a git checkout), or an override path of the
+// workspace (Cargo's [patch]).
+type PackageCopy struct {
+	Name    string
+	Version string // from the folder's manifest
+	Root    string
+	// Source is "registry", "directory", "git" for a copy the build system builds from, "patch" for an
+	// override path.
+	Source   string
+	SourceID string // the lock file's source ("" for an override path)
+	// Patch is the table that names the folder, e.g. "[patch.crates-io] in /ws/Cargo.toml".
+	Patch string
+	// Used is true when some step on disk was built from this folder.
+	Used bool
+	// UnusedPatch is true when the lock file lists the override as unused.
+	UnusedPatch bool
+	// Since is the earliest last build (reference mtime, ns) of the live steps of package Name;
+	// Edited lists the folder's files modified after it, newest first (at most 20), EditedCount all.
+	Since       int64
+	Edited      []FileInfo
+	EditedCount int
+}
+
+// CopyLister is implemented by a Graph.Origins value that knows the folders holding package copies.
+type CopyLister interface {
+	PackageCopies() []*PackageCopy
+}
+
+// PackageCopies returns the package copies every system's record of the graph knows, in the order of
+// the systems' names.
+func (g *Graph) PackageCopies() []*PackageCopy {
+	var names []string
+	for n, o := range g.Origins {
+		if _, ok := o.(CopyLister); ok {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	var out []*PackageCopy
+	for _, n := range names {
+		out = append(out, g.Origins[n].(CopyLister).PackageCopies()...)
+	}
+	return out
+}
