@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/evidence"
+	"github.com/stalecheck/stalecheck/internal/which"
 )
 
 type verifyFlags struct {
@@ -90,14 +91,14 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
-	wl, err := answerLibrary(b, evidence.Library{Name: name, Copies: copies})
+	wl, err := which.AnswerOne(b, evidence.Library{Name: name, Copies: copies})
 	if err != nil {
 		return &ExitError{2, err}
 	}
-	own := wl.result.Candidates[0]
+	own := wl.Result.Candidates[0]
 	others := len(copies) - 1
 	var inside string
-	for _, c := range wl.result.Candidates {
+	for _, c := range wl.Result.Candidates {
 		if c.Matched && c.Path != target {
 			inside = c.Path
 			break
@@ -126,7 +127,7 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 		return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: %s is (%s)%s", target, abs, inside, wl.Confidence, absentNote(own)))
 	case wl.Outcome == evidence.NoneInside:
 		return holds(false, "", fmt.Sprintf("%s is not the copy inside %s: none of its content is inside", target, abs))
-	case wl.Outcome == evidence.Unprovable && wl.result.Groups == 1:
+	case wl.Outcome == evidence.Unprovable && wl.Result.Groups == 1:
 		// One content version and no other to compare with, and some of its string literals are not
 		// inside: the linker drops the strings of code it leaves out (a staticlib's std), so the copy's
 		// features are judged member by member, those of dropped code apart (evidence.Holds).
@@ -157,14 +158,14 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 func verifyCopies(binary, target string, fl verifyFlags) ([]evidence.Copy, string, error) {
 	name := evidence.LibName(target)
 	if strings.HasSuffix(target, ".rlib") {
-		name = rlibCrate(target)
+		name = which.RlibCrate(target)
 	}
-	libs, _, err := whichLibraries(binary, whichFlags{targetDir: fl.targetDir, buildDir: fl.buildDir})
+	libs, _, err := which.Find(binary, which.Options{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
 	if err != nil && (fl.targetDir != "" || fl.buildDir != "") {
 		return nil, "", err
 	}
 	if err != nil || !hasCopy(libs, target) {
-		if l, _, err2 := whichLibraries(binary, whichFlags{lib: name, targetDir: fl.targetDir, buildDir: fl.buildDir}); err2 == nil {
+		if l, _, err2 := which.Find(binary, which.Options{Lib: name, TargetDir: fl.targetDir, BuildDir: fl.buildDir}); err2 == nil {
 			libs = l
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/vcache"
+	"github.com/stalecheck/stalecheck/internal/which"
 )
 
 // whichPlan is what the verdict cache keeps of `which`'s search for the copies: the libraries and their
@@ -36,7 +37,7 @@ func planOf(libs []evidence.Library, notes []string) []byte {
 	for _, l := range libs {
 		pl := whichPlanLib{Name: l.Name, Copies: []whichPlanCopy{}}
 		for _, c := range l.Copies {
-			pl.Copies = append(pl.Copies, whichPlanCopy{Path: c.Path, Size: c.Size, MTimeNS: c.MTimeNS, Bundled: c.Bundled, Config: copyConfig(c)})
+			pl.Copies = append(pl.Copies, whichPlanCopy{Path: c.Path, Size: c.Size, MTimeNS: c.MTimeNS, Bundled: c.Bundled, Config: which.CopyConfig(c)})
 		}
 		p.Libraries = append(p.Libraries, pl)
 	}
@@ -81,7 +82,7 @@ func openWhichCache(st Streams, binary string, fl whichFlags) *whichCache {
 // list, is never stored).
 func (wc *whichCache) search() ([]evidence.Library, []string, error) {
 	rec := wc.vc.Begin()
-	libs, notes, err := whichLibraries(wc.binary, wc.fl)
+	libs, notes, err := which.Find(wc.binary, wc.fl.options())
 	if err != nil || wc.vc == nil {
 		rec.End()
 		return libs, notes, err
@@ -101,7 +102,7 @@ func (wc *whichCache) search() ([]evidence.Library, []string, error) {
 // searched again at once, and an *ExitError (3) returned when the two differ.
 func (wc *whichCache) libraries() (libs []evidence.Library, notes []string, pending func() bool, err error) {
 	if wc.vc == nil {
-		libs, notes, err = whichLibraries(wc.binary, wc.fl)
+		libs, notes, err = which.Find(wc.binary, wc.fl.options())
 		return libs, notes, nil, err
 	}
 	res, valid := wc.vc.Peek(wc.key)
@@ -115,7 +116,7 @@ func (wc *whichCache) libraries() (libs []evidence.Library, notes []string, pend
 			libs, notes, err = wc.search()
 			return libs, notes, nil, err
 		}
-		libs, notes, err := whichLibraries(wc.binary, wc.fl)
+		libs, notes, err := which.Find(wc.binary, wc.fl.options())
 		if err != nil {
 			return nil, nil, nil, &ExitError{exitVerifyDiffers, fmt.Errorf("verdict cache (verify): the cache answered the copies, the search failed: %v", err)}
 		}
