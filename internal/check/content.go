@@ -108,9 +108,6 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		for _, e := range cm.Evidence {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: cm.Matched[0], How: "content-match", Detail: e})
 		}
-		if cm.Cached {
-			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Detail: "content answer from the cache (same inodes, sizes and mtimes)"})
-		}
 		out = append(out, f)
 	}
 	return out

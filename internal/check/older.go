@@ -56,9 +56,6 @@ func binaryOlderThanInput(g *graph.Graph) []Finding {
 			}
 			if h != nil {
 				ev := Evidence{Kind: "record", Path: in.Path, How: "content-" + h.Verdict, Detail: h.Detail}
-				if h.Cached {
-					ev.Detail += " (answer from the cache: same device, inode, size, mtime and ctime)"
-				}
 				f.Evidence = append(f.Evidence, ev)
 			}
 			out = append(out, f)

@@ -29,7 +29,7 @@ func vcCheck(t *testing.T, dir string, args ...string) (out, decisions string, c
 }
 
 // vcWarm runs check until it answers from the cache (a check after a build may see files too new to
-// tell a later change apart, and the first check writes content baselines: neither is stored), and
+// tell a later change apart: it is not stored), and
 // compares that answer with a --no-cache check; it returns the output. The --no-cache check is a full
 // check: one that caches a digest or an archive's evidence for the first time (a file that has just
 // aged past those caches' racy windows) rewrites the state file the stored verdict recorded, so the
@@ -194,6 +194,22 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 	time.Sleep(60 * time.Millisecond)
 	vcMiss(t, p.Dir, "")
 	vcWarm(t, p.Dir)
+	// The first check after an edit and a rebuild is itself stored (the content baselines and caches it
+	// writes are kept as it left them), so the second is a hit, and it prints what a full check prints.
+	p.Edit("fastmath-sys/native/include/x.h", "banner v2", "banner v3")
+	p.Cargo("build", "--release")
+	time.Sleep(60 * time.Millisecond)
+	first, dec, _ := vcCheck(t, p.Dir)
+	if !strings.HasPrefix(dec, "miss:") || !strings.Contains(dec, "stored:") {
+		t.Fatalf("the first check after a rebuild: want a miss that is stored, decisions:\n%s", dec)
+	}
+	second, dec, _ := vcCheck(t, p.Dir)
+	if !strings.HasPrefix(dec, "hit:") || second != first {
+		t.Fatalf("the second check after a rebuild: want a hit printing the first's output, decisions:\n%s", dec)
+	}
+	if fresh, _, _ := runIn(t, p.Dir, "check", "--format", "json", "--fail-on", "warning", "--no-cache"); fresh != second {
+		t.Fatalf("the hit differs from a --no-cache check:\n%s\n---\n%s", second, fresh)
+	}
 
 	// Verify mode catches a verdict that does not match the full check (a tampered file).
 	verdicts, _ = filepath.Glob(filepath.Join(state, "stalecheck", vcache.Folder, "*"))

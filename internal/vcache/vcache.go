@@ -38,10 +38,15 @@
 //     cannot be set by a user (mtime can: touch -d), so every change after the consult moves it.
 //
 // Stalecheck's own files in the state folder (content baselines, digest, read, evidence and run caches)
-// are recorded like any input, since they change reports (a baseline recorded at a run's first sight;
-// evidence saying its answer came from the cache): a check that wrote one is not stored, the next one
-// is. They are replaced by rename, so the racy window does not apply to them. The verdicts, the ledger
-// and the digest cache's lock are not recorded.
+// are recorded like any input, since a baseline decides later verdicts, but with the signature they
+// have when the check ends: a check that wrote one (a baseline recorded at a step's first sight, a
+// cache filled) is stored all the same, as what the next check will read. That is sound because what a
+// check records never changes its own verdict of the build state it recorded it in (a baseline is
+// recorded only for inputs not newer than the step, which no rule judges by content then; a cache
+// answers as the full computation does, and reports never say whether an answer came from one); the
+// truth harness under STALECHECK_VERDICT_CACHE=verify checks it. They are replaced by rename, so the
+// racy window does not apply to them. The verdicts, the ledger and the digest cache's lock are not
+// recorded.
 //
 // # Value
 //
@@ -245,10 +250,17 @@ func (c *Cache) say(format string, args ...any) {
 	}
 }
 
-// Exclude is the recording's exclusion (fsrec.Begin): the verdicts themselves, the ledger and the digest
-// cache's lock. Every other state file is recorded, caches included: their answers are meant never to
-// change a verdict, but they can change the report (evidence says "content answer from the cache"), so
-// a check that wrote one is not stored and the next one is.
+// PureCaches are the state files that only save work: each answer is keyed by the signatures of the
+// files it is about and equals what computing it again gives (digests, archive members and DWARF units
+// read, content matches, holdings), and no report says whether an answer came from one. Another check
+// (under another environment, of another build) rewrites them at will, so a verdict does not depend
+// on them: they are not recorded. (internal/digest.CacheFile, cargo.NativeCacheFile,
+// evidence.CacheFile, content.HoldsCacheFile; internal/cli.TestPureCacheNames checks the names.)
+var PureCaches = map[string]bool{"digests.v2": true, "read-cache.v1.json": true, "content-matches.v1.json": true, "content-holds.v1.json": true}
+
+// Exclude is the recording's exclusion (fsrec.Begin): the verdicts themselves, the ledger, the digest
+// cache's lock and the pure caches. Every other state file (content baselines, the pairs last shown
+// held, run's state) is recorded, with its signature at the end of the check (Store).
 func (c *Cache) Exclude() func(abs string) bool {
 	if c == nil {
 		return nil
@@ -259,7 +271,7 @@ func (c *Cache) Exclude() func(abs string) bool {
 			return false
 		}
 		rel := abs[len(prefix):]
-		return rel == "digests.lock" || strings.HasPrefix(rel, Folder+string(filepath.Separator)) || strings.HasPrefix(rel, "ledger.db")
+		return rel == "digests.lock" || PureCaches[rel] || strings.HasPrefix(rel, Folder+string(filepath.Separator)) || strings.HasPrefix(rel, "ledger.db")
 	}
 }
 
@@ -409,18 +421,31 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	if r := rec.UncacheableReasons(); len(r) > 0 {
 		return c.notStored("the check " + r[0] + " (what it read is not known)")
 	}
-	if ch := rec.Changed(); len(ch) > 0 {
-		return c.notStored(ch[0] + " changed during the check")
+	statePrefix := c.stateDir + string(filepath.Separator)
+	for _, p := range rec.Changed() {
+		if !strings.HasPrefix(p, statePrefix) {
+			return c.notStored(p + " changed during the check")
+		}
 	}
 	ents := rec.Entries()
-	statePrefix := c.stateDir + string(filepath.Separator)
 	start := rec.Start.UnixNano()
 	for i := range ents {
 		e := &ents[i]
-		if !same(e, fsrec.Now(e.Path, e.Op)) {
+		now := fsrec.Now(e.Path, e.Op)
+		if strings.HasPrefix(e.Path, statePrefix) {
+			// Stalecheck's own state file, which this check may have written (a content baseline
+			// recorded at a step's first sight, a cache filled): the next check reads it as it is now,
+			// and gives the same verdict (what a check records never changes the verdict of the build
+			// state it was recorded in), so the entry is kept with its signature at the end.
+			if !same(e, now) {
+				resign(e, now)
+			}
+			continue
+		}
+		if !same(e, now) {
 			return c.notStored(e.Path + " changed during the check")
 		}
-		if e.Sig.Err != fsrec.ErrNone || strings.HasPrefix(e.Path, statePrefix) {
+		if e.Sig.Err != fsrec.ErrNone {
 			continue
 		}
 		w := racyWindow
@@ -445,6 +470,23 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	c.prune()
 	c.say("stored: %d paths, %d bytes", len(ents), len(data))
 	return true, ""
+}
+
+// resign gives the entry e of a state file the signature now (and, for content, the sum of its bytes
+// now; a file that can no longer be read keeps a signature no later look-up matches).
+func resign(e *fsrec.Entry, now fsrec.Sig) {
+	e.Sig, e.Recheck = now, false
+	if e.Op != fsrec.OpContent {
+		return
+	}
+	data, err := safeio.ReadFile(e.Path, safeio.MaxCache)
+	if err != nil || now.Err != fsrec.ErrNone {
+		e.Sig = fsrec.Sig{Err: fsrec.ErrOther}
+		e.Op = fsrec.OpStat
+		return
+	}
+	sum := fsrec.SumOf(data)
+	e.Sum = &sum
 }
 
 // dropFollowedTwins drops the stat of a path whose lstat is recorded with the same signature and is

@@ -100,8 +100,8 @@ func TestNotStored(t *testing.T) {
 	}); ok || !strings.Contains(why, "make -n") {
 		t.Fatalf("uncacheable: stored %v (%s)", ok, why)
 	}
-	// State files the check rewrote (content baselines, caches) keep it from being stored; a fresh one
-	// does not (the racy window does not apply to them); the ledger is not recorded.
+	// A fresh state file does not keep the check from being stored (the racy window does not apply to
+	// state files); the ledger is not recorded.
 	base, ledger := filepath.Join(state, "baselines.v1.json"), filepath.Join(state, "ledger.db")
 	write(t, base, "{}")
 	write(t, ledger, "x")
@@ -112,12 +112,22 @@ func TestNotStored(t *testing.T) {
 	}); !ok {
 		t.Fatalf("a fresh state file and a rewritten ledger: not stored (%s)", why)
 	}
-	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+	// A state file the check rewrote (a baseline recorded, a cache filled) is kept as the check left it:
+	// the verdict is stored, the next check with that file is a hit, and another change to it a miss.
+	if ok, why := record(t, c, Key{2}, &Result{Out: []byte("v")}, func() {
 		safeio.ReadFile(base, 1<<20)
 		os.WriteFile(base+".tmp", []byte(`{"a":1}`), 0o600)
 		os.Rename(base+".tmp", base)
-	}); ok || !strings.Contains(why, "baselines.v1.json changed") {
-		t.Fatalf("rewritten baselines: stored %v (%s)", ok, why)
+	}); !ok {
+		t.Fatalf("rewritten baselines: not stored (%s)", why)
+	}
+	if res, ok := c.Lookup(Key{2}); !ok || string(res.Out) != "v" {
+		t.Fatalf("after the check that rewrote the baselines: hit %v", ok)
+	}
+	os.WriteFile(base+".tmp", []byte(`{"a":2}`), 0o600)
+	os.Rename(base+".tmp", base)
+	if _, ok := c.Lookup(Key{2}); ok {
+		t.Fatal("baselines rewritten since the check: a hit")
 	}
 }
 
@@ -287,7 +297,7 @@ func TestMissNamesAChangeOutsideTheStateFolder(t *testing.T) {
 	var trace strings.Builder
 	c := Open(state, nil)
 	c.Trace = func(format string, args ...any) { fmt.Fprintf(&trace, format+"\n", args...) }
-	cache, src := filepath.Join(state, "read-cache.v1.json"), filepath.Join(dir, "z.c")
+	cache, src := filepath.Join(state, "baselines.v1.json"), filepath.Join(dir, "z.c")
 	write(t, cache, "{}")
 	write(t, src, "int z;\n")
 	time.Sleep(racyWindow + 20*time.Millisecond)

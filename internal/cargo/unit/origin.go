@@ -9,11 +9,15 @@ import (
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
-// What a Unit answers of the adapter contract besides its words (internal/graph/origin.go): the cargo
-// command that builds a unit's configuration, what a build script sees differently between two
-// configurations, which output of a dependency Cargo compares a unit against, and the script's own
-// declarations.
+// What a Unit answers of the adapter contract (internal/graph/origin.go): Cargo's words, what reruns a
+// build script, how Cargo decides (by its fingerprints), the neutral records, the cargo command that
+// builds a unit's configuration, what a build script sees differently between two configurations,
+// which output of a dependency Cargo compares a unit against, and the script's own declarations.
 var _ interface {
+	graph.Worded
+	graph.Watcher
+	graph.Decider
+	graph.RecordKeeper
 	graph.Rebuilder
 	graph.ConfigDiffer
 	graph.DepOutputChooser

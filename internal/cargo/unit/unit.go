@@ -63,14 +63,6 @@ var words = graph.Words{
 	Untagged:   true,
 }
 
-// What a Unit answers of the adapter contract (internal/graph/origin.go).
-var _ interface {
-	graph.Worded
-	graph.Watcher
-	graph.Decider
-	graph.RecordKeeper
-} = (*Unit)(nil)
-
 // StepRecords makes a Unit a graph.RecordKeeper: the rules read its neutral Records.
 func (u *Unit) StepRecords() *graph.Records { return &u.Records }
 
