@@ -86,7 +86,7 @@ func annotateHoldings(g *graph.Graph, opt Options, dig *digest.Cache) {
 			default:
 				key, ok := holdKey(r.File.Path, li.File.Path)
 				if e, hit := cache.get(key); ok && hit {
-					h.Verdict, h.Detail, h.Cached = e.Verdict, e.Detail, true
+					h.Verdict, h.Detail = e.Verdict, e.Detail
 				} else {
 					v, detail, err := judgeHolding(r.File.Path, li.File.Path)
 					if err != nil {

@@ -44,7 +44,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 			cm := graph.ContentMatch{Root: r, Library: name, Copies: copies}
 			key, ok := cacheKey(r.File.Path, copies)
 			if hit, found := cache.Entries[key]; ok && found {
-				cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Cached = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence, true
+				cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence
 				g.Content = append(g.Content, cm)
 				continue
 			}

@@ -440,7 +440,6 @@ type ContentMatch struct {
 	Outcome, Confidence string
 	// Evidence names the distinguishing features found inside (for messages).
 	Evidence []string
-	Cached   bool // the answer came from the cache (same inodes, sizes and mtimes)
 }
 
 // Holding is what content says about a root that is older than a library it links (filled by
@@ -453,7 +452,6 @@ type Holding struct {
 	Verdict string
 	// Detail is the evidence (what was compared and found) or, for UnknownContent, why it could not be told.
 	Detail string
-	Cached bool // the answer came from the cache (same device, inode, size, mtime and ctime of both files)
 }
 
 // Holding verdicts.
