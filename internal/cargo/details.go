@@ -748,6 +748,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		script, _ = safeio.ReadFile(s.Script.ScriptSource, safeio.MaxRecord)
 		unit.Of(s).SourceNames = envNames(script)
 	}
+	words := newTextWords(script)
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
 			unit.Of(s).PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
@@ -761,7 +762,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		// A data file the build script names (include_str!, fs::read of "data/table.txt"): what the
 		// script reads goes into its outputs as surely as a source it compiles.
 		for _, p := range scan.data {
-			if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (strings.Contains(rel, "/") && mentions(script, rel) || mentions(script, `"`+filepath.Base(p)+`"`)) {
+			if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (strings.Contains(rel, "/") && words.mentions(rel) || words.mentions(`"`+filepath.Base(p)+`"`)) {
 				add(p, unit.ScriptSource, s.Script.ScriptSource)
 			}
 		}
@@ -773,8 +774,9 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			if err != nil {
 				continue
 			}
+			dw := newTextWords(text)
 			for _, p := range scan.data {
-				if p != d && strings.HasPrefix(p, filepath.Dir(d)+string(filepath.Separator)) && mentions(text, filepath.Base(p)) {
+				if p != d && strings.HasPrefix(p, filepath.Dir(d)+string(filepath.Separator)) && dw.mentions(filepath.Base(p)) {
 					add(p, unit.ScriptSource, d)
 				}
 			}
@@ -795,7 +797,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				add(p, graph.ArchiveMember, c.where)
 			}
 		}
-		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (mentions(script, rel) || mentions(script, base)) {
+		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (words.mentions(rel) || words.mentions(base)) {
 			add(p, unit.ScriptSource, s.Script.ScriptSource)
 		}
 		if !isHeader(base) {
@@ -815,7 +817,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	}
 	for _, p := range order {
 		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(unit.ScriptSource)) {
-			compiles = append(compiles, r.scriptCompile(s, p, script))
+			compiles = append(compiles, r.scriptCompile(s, p, script, words))
 		}
 	}
 	var scan []compileCmd
@@ -895,10 +897,64 @@ func declaredDescriptions(order []string, ins map[string]*graph.Input) []string 
 	return out
 }
 
-func mentions(text []byte, name string) bool { return mentionAt(string(text), name) >= 0 }
+// textWords is a text with the set of its whole words (maximal runs of name bytes, isNameByte), so that
+// a name it does not mention is ruled out by a map look-up instead of a scan of the text: a build script
+// is searched for every file of its package. Wherever name occurs as a whole word, each maximal run of
+// name bytes inside it is bounded by bytes that are not name bytes, so it is one of the text's words;
+// a name with a run that is not a word is not mentioned.
+type textWords struct {
+	text  string
+	words map[string]struct{}
+}
 
-// mentionAt is the offset of the first whole-word occurrence of name in s, or -1.
+// newTextWords indexes text; nil for a nil text (which mentions nothing).
+func newTextWords(text []byte) *textWords {
+	if text == nil {
+		return nil
+	}
+	t := &textWords{text: string(text), words: map[string]struct{}{}}
+	for i := 0; i < len(t.text); {
+		if !isNameByte(t.text[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(t.text) && isNameByte(t.text[j]) {
+			j++
+		}
+		t.words[t.text[i:j]] = struct{}{}
+		i = j
+	}
+	return t
+}
+
+// mentions says whether the text names name as a whole word (mentionAt).
+func (t *textWords) mentions(name string) bool {
+	if t == nil {
+		return false
+	}
+	// The last run of name bytes in name.
+	end := len(name)
+	for end > 0 && !isNameByte(name[end-1]) {
+		end--
+	}
+	start := end
+	for start > 0 && isNameByte(name[start-1]) {
+		start--
+	}
+	if start < end {
+		if _, ok := t.words[name[start:end]]; !ok {
+			return false
+		}
+	}
+	return mentionAt(t.text, name) >= 0
+}
+
+// mentionAt is the offset of the first whole-word occurrence of name in s, or -1 (also for an empty name).
 func mentionAt(s, name string) int {
+	if name == "" {
+		return -1
+	}
 	for i := 0; ; {
 		j := strings.Index(s[i:], name)
 		if j < 0 {

@@ -419,7 +419,7 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 // (`.include("native/include")`, or a hand-written `"-Inative/include"` argument), in the order the
 // script names them (as an -I argument or an include call first, else as any word): the order its
 // compiler searches them in, for the scripts that name each folder once.
-func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compileCmd {
+func (r *reader) scriptCompile(s *graph.Step, src string, script []byte, words *textWords) compileCmd {
 	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.Script.ScriptSource, inferred: true}
 	if script == nil || s.PackageRoot == "" {
 		return c
@@ -435,7 +435,7 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte) compile
 			continue
 		}
 		seen[d] = true
-		if rel, err := filepath.Rel(s.PackageRoot, d); err == nil && (mentions(script, rel) || mentions(script, "-I"+rel) || mentions(script, "-I./"+rel)) {
+		if rel, err := filepath.Rel(s.PackageRoot, d); err == nil && (words.mentions(rel) || words.mentions("-I"+rel) || words.mentions("-I./"+rel)) {
 			c.Dirs = append(c.Dirs, d)
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -35,6 +36,7 @@ type nativeCache struct {
 	mu       sync.Mutex
 	m        map[digest.Key]*nativeEntry
 	versions map[digest.Key]*versionEntry
+	units    map[digest.Key]*unitsEntry
 	dirty    bool
 }
 
@@ -42,6 +44,15 @@ type nativeCache struct {
 type cacheFile struct {
 	Archives []*nativeEntry  `json:"archives"`
 	Versions []*versionEntry `json:"versions"`
+	Units    []*unitsEntry   `json:"units,omitempty"`
+}
+
+// unitsEntry is one executable's DWARF compile units, names only (dwarfTree's first pass): the name and
+// comp_dir of each, in .debug_info order.
+type unitsEntry struct {
+	Key   digest.Key  `json:"key"`
+	Units [][2]string `json:"units"`
+	used  bool
 }
 
 // versionEntry is one manifest's [package] version.
@@ -81,7 +92,7 @@ func openNativeCache(stateDir string) *nativeCache {
 	if stateDir == "" {
 		return nil
 	}
-	c := &nativeCache{path: filepath.Join(stateDir, NativeCacheFile), m: map[digest.Key]*nativeEntry{}, versions: map[digest.Key]*versionEntry{}}
+	c := &nativeCache{path: filepath.Join(stateDir, NativeCacheFile), m: map[digest.Key]*nativeEntry{}, versions: map[digest.Key]*versionEntry{}, units: map[digest.Key]*unitsEntry{}}
 	data, err := safeio.ReadFile(c.path, safeio.MaxRecord)
 	if err != nil {
 		return c
@@ -98,6 +109,11 @@ func openNativeCache(stateDir string) *nativeCache {
 	for _, e := range f.Versions {
 		if e != nil {
 			c.versions[e.Key] = e
+		}
+	}
+	for _, e := range f.Units {
+		if e != nil {
+			c.units[e.Key] = e
 		}
 	}
 	return c
@@ -174,6 +190,48 @@ func (c *nativeCache) evidence(path string) ([]memberInfo, []cuSources, error) {
 	return members, cus, nil
 }
 
+// unitNames is the name and comp_dir of every DWARF compile unit of the executable at bin (through the
+// cache; a 58 MB debug executable's .debug_info is most of what reading it costs), and f when bin had to
+// be mapped to answer (nil from the cache; the caller closes it).
+func (c *nativeCache) unitNames(bin string) (names [][2]string, f *binfmt.ELFFile, err error) {
+	var k digest.Key
+	cacheable := false
+	if c != nil {
+		var ok bool
+		if k, ok, err = digest.StatKey(bin); err == nil && ok {
+			cacheable = true
+			c.mu.Lock()
+			e := c.units[k]
+			if e != nil {
+				e.used = true
+			}
+			c.mu.Unlock()
+			if e != nil {
+				return e.Units, nil, nil
+			}
+		}
+	}
+	if f, err = binfmt.MapELF(bin); err != nil {
+		return nil, nil, err
+	}
+	cus, err := f.UnitSources(nil)
+	if err != nil {
+		return nil, f, err
+	}
+	names = make([][2]string, len(cus))
+	for i, cu := range cus {
+		names[i] = [2]string{cu.Name, cu.CompDir}
+	}
+	// Stored only when the file is the one stat'ed before it was mapped, and not racy.
+	if k2, ok2, err2 := digest.StatKey(bin); cacheable && err2 == nil && ok2 && k2 == k && settled(k) {
+		c.mu.Lock()
+		c.units[k] = &unitsEntry{Key: k, Units: names, used: true}
+		c.dirty = true
+		c.mu.Unlock()
+	}
+	return names, f, nil
+}
+
 func encodeNative(k digest.Key, members []memberInfo, cus []cuSources) *nativeEntry {
 	e := &nativeEntry{Key: k, Members: make([]cachedMember, len(members))}
 	for i, m := range members {
@@ -220,6 +278,7 @@ func (c *nativeCache) save() {
 	f := cacheFile{
 		Archives: keptEntries(c.m, func(e *nativeEntry) bool { return e.used }),
 		Versions: keptEntries(c.versions, func(e *versionEntry) bool { return e.used }),
+		Units:    keptEntries(c.units, func(e *unitsEntry) bool { return e.used }),
 	}
 	data, err := json.Marshal(f)
 	if err != nil {

@@ -215,32 +215,39 @@ func (r *reader) treeReported(pkg, tree string) bool {
 // units compiled there. Units of the standard library (/rustc/<commit>) and of packages outside the
 // workspace's copies never vote.
 func (r *reader) dwarfTree(bin string) (tree, ev string, files []string) {
-	f, err := binfmt.MapELF(bin)
-	if err != nil {
-		return "", "", nil
+	units, f, err := r.native.unitNames(bin)
+	if f != nil {
+		defer f.Close()
 	}
-	defer f.Close()
-	cus, err := f.UnitSources(nil)
-	if err != nil || len(cus) == 0 {
+	if err != nil || len(units) == 0 {
 		return "", "", nil
 	}
 	var srcs []string
-	for _, cu := range cus {
-		name, _, _ := strings.Cut(cu.Name, "/@/")
-		if cu.CompDir == "" || strings.HasPrefix(cu.CompDir, "/rustc/") || name == "" {
+	for _, u := range units {
+		name, _, _ := strings.Cut(u[0], "/@/")
+		compDir := u[1]
+		if compDir == "" || strings.HasPrefix(compDir, "/rustc/") || name == "" {
 			continue
 		}
 		if !filepath.IsAbs(name) {
-			name = filepath.Join(cu.CompDir, name)
+			name = filepath.Join(compDir, name)
 		}
 		srcs = append(srcs, name)
 	}
 	if tree, ev = r.treeOf(srcs); tree == "" {
 		return "", "", nil
 	}
+	if f == nil {
+		// The names came from the cache; the line tables of the units built in the other tree are read
+		// from the file (a rare case: a copy of the workspace built elsewhere).
+		if f, err = binfmt.MapELF(bin); err != nil {
+			return tree, ev, nil
+		}
+		defer f.Close()
+	}
 	sep := string(filepath.Separator)
 	inTree := func(p string) bool { return p == tree || strings.HasPrefix(p, tree+sep) }
-	cus, err = f.UnitSources(func(cu binfmt.CompileUnit) bool { return inTree(cu.CompDir) })
+	cus, err := f.UnitSources(func(cu binfmt.CompileUnit) bool { return inTree(cu.CompDir) })
 	if err != nil {
 		return tree, ev, nil
 	}

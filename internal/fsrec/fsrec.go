@@ -21,18 +21,19 @@ package fsrec
 
 import (
 	"errors"
-	"github.com/stalecheck/stalecheck/internal/sysdirs"
+	"hash/maphash"
 	"io"
 	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sort"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 
 	"github.com/zeebo/blake3"
 )
@@ -102,12 +103,25 @@ type Recorder struct {
 	Start time.Time
 	cwd   string
 
-	mu          sync.Mutex
-	seen        map[key]seenVal
+	// seen is split by a hash of the path, each part under its own lock: the readers record from
+	// several goroutines, tens of thousands of look-ups per check.
+	seen    [seenShards]seenShard
+	exclude func(abs string) bool
+
+	mu          sync.Mutex // changed, uncacheable
 	changed     []string
 	uncacheable []string
-	exclude     func(abs string) bool
 }
+
+const seenShards = 16
+
+type seenShard struct {
+	mu sync.Mutex
+	m  map[key]seenVal
+	_  [40]byte // a shard per cache line: no false sharing between the goroutines that record
+}
+
+var seenSeed = maphash.MakeSeed()
 
 var cur atomic.Pointer[Recorder]
 
@@ -120,7 +134,10 @@ func Begin(exclude func(abs string) bool) *Recorder {
 	if err != nil {
 		return nil
 	}
-	r := &Recorder{Start: time.Now(), cwd: cwd, seen: make(map[key]seenVal, 4096), exclude: exclude}
+	r := &Recorder{Start: time.Now(), cwd: cwd, exclude: exclude}
+	for i := range r.seen {
+		r.seen[i].m = make(map[key]seenVal, 512)
+	}
 	if !cur.CompareAndSwap(nil, r) {
 		return nil
 	}
@@ -147,24 +164,28 @@ func Uncacheable(reason string) {
 	}
 }
 
-// Entries returns the recorded look-ups sorted by path and op.
+// Entries returns the recorded look-ups, in no set order.
 func (r *Recorder) Entries() []Entry {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	out := make([]Entry, 0, len(r.seen))
-	for k, v := range r.seen {
-		e := Entry{Path: k.path, Op: k.op, Sig: v.sig}
-		if k.op == OpContent {
-			e.Sum = v.sum
-		}
-		out = append(out, e)
+	n := 0
+	for i := range r.seen {
+		sh := &r.seen[i]
+		sh.mu.Lock()
+		n += len(sh.m)
+		sh.mu.Unlock()
 	}
-	sort.Slice(out, func(i, j int) bool {
-		if out[i].Path != out[j].Path {
-			return out[i].Path < out[j].Path
+	out := make([]Entry, 0, n)
+	for i := range r.seen {
+		sh := &r.seen[i]
+		sh.mu.Lock()
+		for k, v := range sh.m {
+			e := Entry{Path: k.path, Op: k.op, Sig: v.sig}
+			if k.op == OpContent {
+				e.Sum = v.sum
+			}
+			out = append(out, e)
 		}
-		return out[i].Op < out[j].Op
-	})
+		sh.mu.Unlock()
+	}
 	return out
 }
 
@@ -205,16 +226,19 @@ func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 		return
 	}
 	k := key{abs, op}
-	r.mu.Lock()
-	if old, ok := r.seen[k]; ok {
-		// Two reads of the same bytes agree whatever their signatures.
-		if op == OpContent && *old.sum != *v.sum || op != OpContent && old.sig != v.sig {
-			r.changed = append(r.changed, abs)
-		}
-	} else {
-		r.seen[k] = v
+	sh := &r.seen[maphash.String(seenSeed, abs)%seenShards]
+	sh.mu.Lock()
+	old, ok := sh.m[k]
+	if !ok {
+		sh.m[k] = v
 	}
-	r.mu.Unlock()
+	sh.mu.Unlock()
+	// Two reads of the same bytes agree whatever their signatures.
+	if ok && (op == OpContent && *old.sum != *v.sum || op != OpContent && old.sig != v.sig) {
+		r.mu.Lock()
+		r.changed = append(r.changed, abs)
+		r.mu.Unlock()
+	}
 }
 
 // NoteContent records the whole content data of the regular file at path, opened with the

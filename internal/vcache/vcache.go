@@ -30,12 +30,15 @@
 // Not stored (Store's reason):
 //   - a recording that declared itself uncacheable (a child process whose reads are not enumerable:
 //     make -n, ninja -n, go list);
-//   - a path whose signature at the end of the check differs from the one first seen (modified during
-//     the check), or that was seen with two signatures;
+//   - a path that was seen with two signatures during the check;
 //   - a path (outside the state folder) whose ctime is not older than the check's start minus the file
 //     system's timestamp granularity (50 ms; 2 s where the times carry no nanoseconds): a change made
 //     during the check in the same clock tick as the state the check saw would keep every field. ctime
 //     cannot be set by a user (mtime can: touch -d), so every change after the consult moves it.
+//
+// Each entry keeps the signature the check saw when it consulted the path: a path changed later in the
+// check has, at the next look-up, a ctime past the check's start and so another signature, which is a
+// miss. No path is looked at a second time when the check ends.
 //
 // Stalecheck's own files in the state folder (content baselines, digest, read, evidence and run caches)
 // are recorded like any input, since a baseline decides later verdicts, but with the signature they
@@ -57,6 +60,7 @@ package vcache
 
 import (
 	"bytes"
+	"cmp"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -66,6 +70,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"syscall"
@@ -367,20 +372,31 @@ func splitPath(p string) (dir, base string, ok bool) {
 // sortByFolder orders entries by folder, then name and op, so that a folder's entries are contiguous
 // (firstChanged stats them through one descriptor of the folder).
 func sortByFolder(ents []fsrec.Entry) {
-	sort.SliceStable(ents, func(i, j int) bool {
-		di, bi, _ := splitPath(ents[i].Path)
-		dj, bj, _ := splitPath(ents[j].Path)
-		if di != dj {
-			return di < dj
+	// The folder and name of each entry are found once, not at each comparison.
+	type item struct {
+		dir, base string
+		e         fsrec.Entry
+	}
+	items := make([]item, len(ents))
+	for i, e := range ents {
+		items[i].dir, items[i].base, _ = splitPath(e.Path)
+		items[i].e = e
+	}
+	slices.SortFunc(items, func(a, b item) int {
+		if c := strings.Compare(a.dir, b.dir); c != 0 {
+			return c
 		}
-		if bi != bj {
-			return bi < bj
+		if c := strings.Compare(a.base, b.base); c != 0 {
+			return c
 		}
-		if ents[i].Path != ents[j].Path {
-			return ents[i].Path < ents[j].Path
+		if c := strings.Compare(a.e.Path, b.e.Path); c != 0 {
+			return c
 		}
-		return ents[i].Op < ents[j].Op
+		return cmp.Compare(a.e.Op, b.e.Op)
 	})
+	for i := range items {
+		ents[i] = items[i].e
+	}
 }
 
 // same reports whether the look-up e answers alike now that the path has the signature now: the same
@@ -418,6 +434,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		return c.notStored("another check in this process was being recorded")
 	}
 	rec.End()
+	t0 := time.Now()
 	if r := rec.UncacheableReasons(); len(r) > 0 {
 		return c.notStored("the check " + r[0] + " (what it read is not known)")
 	}
@@ -427,24 +444,24 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 			return c.notStored(p + " changed during the check")
 		}
 	}
-	ents := rec.Entries()
+	ents := dropCoveredMisses(dropFollowedTwins(rec.Entries()))
 	start := rec.Start.UnixNano()
 	for i := range ents {
 		e := &ents[i]
-		now := fsrec.Now(e.Path, e.Op)
 		if strings.HasPrefix(e.Path, statePrefix) {
 			// Stalecheck's own state file, which this check may have written (a content baseline
 			// recorded at a step's first sight, a cache filled): the next check reads it as it is now,
 			// and gives the same verdict (what a check records never changes the verdict of the build
 			// state it was recorded in), so the entry is kept with its signature at the end.
-			if !same(e, now) {
+			if now := fsrec.Now(e.Path, e.Op); !same(e, now) {
 				resign(e, now)
 			}
 			continue
 		}
-		if !same(e, now) {
-			return c.notStored(e.Path + " changed during the check")
-		}
+		// Every other entry keeps the signature the check saw, not the one it has now: a path changed
+		// after the check consulted it has another signature at the next look-up (its ctime moved past
+		// the start), which misses; one changed within the racy window before is kept out below. A
+		// second look at every path here would only spare storing an entry that will miss.
 		if e.Sig.Err != fsrec.ErrNone {
 			continue
 		}
@@ -461,14 +478,13 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 			return c.notStored(fmt.Sprintf("%s changed %s before the check started (or later): too close to tell a later change apart", e.Path, time.Duration(start-e.Sig.CtimeNS)))
 		}
 	}
-	ents = dropCoveredMisses(dropFollowedTwins(ents))
 	sortByFolder(ents)
 	data := encode(k, res, ents)
 	if err := safeio.WriteBytesAtomic(c.path(k), safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data); err != nil {
 		return c.notStored(err.Error())
 	}
 	c.prune()
-	c.say("stored: %d paths, %d bytes", len(ents), len(data))
+	c.say("stored: %d paths, %d bytes (%.1f ms)", len(ents), len(data), float64(time.Since(t0).Microseconds())/1000)
 	return true, ""
 }
 

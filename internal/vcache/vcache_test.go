@@ -85,12 +85,23 @@ func TestNotStored(t *testing.T) {
 		t.Fatalf("a file written just now: stored %v (%s)", ok, why)
 	}
 	time.Sleep(racyWindow + 20*time.Millisecond)
-	// Changed during the check.
-	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+	// Changed during the check, after it was consulted: the entry keeps what the check saw, so the
+	// next look-up misses (whether or not it was stored).
+	record(t, c, Key{1}, &Result{}, func() {
 		fsrec.Stat(src)
 		write(t, src, "xy")
+	})
+	if _, ok := c.Lookup(Key{1}); ok {
+		t.Fatal("a file changed during the check after it was consulted: a hit")
+	}
+	// Seen with two signatures during the check.
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if ok, why := record(t, c, Key{1}, &Result{}, func() {
+		fsrec.Stat(src)
+		write(t, src, "xyz")
+		fsrec.Stat(src)
 	}); ok || !strings.Contains(why, "changed during the check") {
-		t.Fatalf("a file changed during the check: stored %v (%s)", ok, why)
+		t.Fatalf("a file seen with two signatures: stored %v (%s)", ok, why)
 	}
 	// Uncacheable: a child process's reads.
 	time.Sleep(racyWindow + 20*time.Millisecond)
