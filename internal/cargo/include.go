@@ -43,7 +43,9 @@ type compileCmd struct {
 // and safe for the runs cargo.Parallel scans at once).
 type includeScanner struct{ files *cinclude.Cache }
 
-func newIncludeScanner() *includeScanner { return &includeScanner{files: cinclude.NewCache()} }
+func newIncludeScanner(store *cinclude.Store) *includeScanner {
+	return &includeScanner{files: cinclude.NewCacheIn(store)}
+}
 
 // includeHit is one header an include scan reached and how.
 type includeHit struct {

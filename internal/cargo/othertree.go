@@ -86,10 +86,10 @@ func (r *reader) treeOf(paths []string) (string, string) {
 			if under(ws, tree) {
 				break // an ancestor of this workspace is not another copy of it
 			}
-			if _, err := fsrec.Stat(filepath.Join(ws, parts[k])); err != nil {
+			if r.probe(filepath.Join(ws, parts[k])) != nil {
 				continue
 			}
-			if _, err := fsrec.Stat(filepath.Dir(filepath.Join(ws, rel))); err != nil {
+			if r.probe(filepath.Dir(filepath.Join(ws, rel))) != nil {
 				continue
 			}
 			if !sameBytes(filepath.Join(tree, "Cargo.toml"), filepath.Join(ws, "Cargo.toml")) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/fsrec"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -14,6 +12,10 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+
+	"github.com/stalecheck/stalecheck/internal/cinclude"
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
@@ -140,10 +142,15 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g.ProfileDirs = profiles
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
-		pkgScan: map[string]*pkgScan{}, inc: newIncludeScanner(), fps: map[*graph.Step]*Fingerprint{}}
+		pkgScan: map[string]*pkgScan{}, fps: map[*graph.Step]*Fingerprint{}}
 	if !opt.LivenessOnly {
 		r.native = openNativeCache(opt.StateDir)
 		defer r.native.save()
+		includes := cinclude.OpenStore(opt.StateDir)
+		defer includes.Save()
+		r.inc = newIncludeScanner(includes)
+	} else {
+		r.inc = newIncludeScanner(nil)
 	}
 	for _, p := range profiles {
 		if err := r.readFingerprints(p); err != nil {
@@ -250,6 +257,20 @@ type reader struct {
 	native     *nativeCache // archiveEvidence answers by archive stat key (nil: none)
 	host       string       // the host triple (.rustc_info.json), "" when unknown
 	manifests  manifestCache
+	probes     sync.Map // path -> error of fsrec.Stat: probe's answers, asked again per source
+}
+
+// probe is fsrec.Stat(path)'s error, looked up once per read: the search for another copy of the
+// workspace asks whether the same few names exist under it for every source of every binary (a
+// read takes one snapshot of the file system; the first look-up is the one recorded).
+func (r *reader) probe(path string) error {
+	if v, ok := r.probes.Load(path); ok {
+		err, _ := v.(error)
+		return err
+	}
+	_, err := fsrec.Stat(path)
+	r.probes.Store(path, err)
+	return err
 }
 
 func (r *reader) problem(path string, err error) {

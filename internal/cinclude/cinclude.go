@@ -18,7 +18,6 @@ import (
 	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Include is one #include or #import directive of a file.
@@ -266,6 +265,7 @@ type Cache struct {
 	mu    sync.Mutex
 	files map[string]*parsed
 	stats map[string]bool // IsFile's answers
+	store *Store          // parses kept between checks (nil: none)
 }
 
 // NewCache returns an empty cache.
@@ -300,9 +300,10 @@ func (c *Cache) file(path string) *parsed {
 	if ok {
 		return p
 	}
-	p = &parsed{}
-	if data, err := safeio.ReadFile(path, safeio.MaxRecord); err == nil {
-		*p = parseAll(data, true)
+	if c.store != nil {
+		p = c.store.parse(path)
+	} else {
+		p = readParse(path)
 	}
 	c.mu.Lock()
 	c.files[path] = p

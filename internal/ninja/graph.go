@@ -16,7 +16,8 @@ const System = "ninja"
 
 // GraphOptions tune ReadGraph (the same two fields as systems.Options).
 type GraphOptions struct {
-	// StateDir is stalecheck's state folder; the Ninja adapter keeps nothing there.
+	// StateDir is stalecheck's state folder: the include scan keeps its parses there
+	// (cinclude.StoreFile).
 	StateDir string
 	// NoNative is accepted for symmetry: the Ninja reader opens no archive or object.
 	NoNative bool
@@ -134,7 +135,7 @@ func (o *Origin) Verdict() (verdict string, ok bool) {
 // (Kind "lib" for .a/.so, "object" for .o, else "bin"). Errors: Read's (no or a bad build.ninja);
 // the logs' and the dry run's errors are graph problems.
 func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph, error) {
-	b, err := Read(ctx, dir, Options{})
+	b, err := Read(ctx, dir, Options{StateDir: opt.StateDir})
 	if err != nil {
 		return nil, err
 	}

@@ -156,6 +156,8 @@ type Options struct {
 	// AskNinja runs `ninja -n` even where Read's own evaluation of ninja's rules (SelfCheck) finds no
 	// work; by default ninja is asked only when that evaluation finds work or cannot be made.
 	AskNinja bool
+	// StateDir, when not "", keeps the include scan's parses between reads (cinclude.StoreFile).
+	StateDir string
 }
 
 // Read reads the Ninja build folder dir: build.ninja (ParseManifest), .ninja_log, .ninja_deps, the
@@ -229,7 +231,9 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	for _, f := range m.Files {
 		rels[f] = relTo(abs, f)
 	}
-	parsed := cinclude.NewCache()
+	store := cinclude.OpenStore(opts.StateDir)
+	defer store.Save()
+	parsed := cinclude.NewCacheIn(store)
 	for w := 0; w < workers; w++ {
 		lo, hi := w*len(b.Edges)/workers, (w+1)*len(b.Edges)/workers
 		wg.Add(1)
