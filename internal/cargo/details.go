@@ -129,13 +129,20 @@ func (r *reader) readDetails() {
 	}
 	Parallel(len(compile), func(i int) { r.compileDetails(compile[i]) })
 	// Package scans are shared by runs of one package: do them once, before the runs fan out.
+	var roots []string
 	for _, s := range runs {
 		r.inheritFromCompile(s)
 		if s.Live() && s.PackageRoot != "" && !r.opt.LinksOnly {
 			if _, ok := r.pkgScan[s.PackageRoot]; !ok {
-				r.pkgScan[s.PackageRoot] = r.scanPackage(s.PackageRoot)
+				r.pkgScan[s.PackageRoot] = nil
+				roots = append(roots, s.PackageRoot)
 			}
 		}
+	}
+	scans := make([]*pkgScan, len(roots))
+	Parallel(len(roots), func(i int) { scans[i] = r.scanPackage(roots[i]) })
+	for i, root := range roots {
+		r.pkgScan[root] = scans[i]
 	}
 	r.host = hostTriple(r.l)
 	Parallel(len(runs), func(i int) { r.runDetails(runs[i]) })

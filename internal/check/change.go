@@ -1,10 +1,10 @@
 package check
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -38,13 +38,20 @@ func setChange(g *graph.Graph, fs []Finding) {
 		}
 		return false
 	}
+	known := map[string]bool{}
 	source := func(p string) bool {
 		if p == "" || !filepath.IsAbs(p) || generated(p) {
 			return false
 		}
-		st, err := os.Stat(p)
-		return err == nil && (st.Mode().IsRegular() || st.IsDir()) // a declared source folder too
+		if ok, seen := known[p]; seen {
+			return ok
+		}
+		st, err := fsrec.Stat(p)
+		ok := err == nil && (st.Mode().IsRegular() || st.IsDir()) // a declared source folder too
+		known[p] = ok
+		return ok
 	}
+	owners := newOwnerIndex(g)
 	for i := range fs {
 		f := &fs[i]
 		if f.Change != "" {
@@ -62,7 +69,7 @@ func setChange(g *graph.Graph, fs []Finding) {
 			}
 		}
 		if f.Change == "" && len(f.Subjects) > 0 {
-			if s := ownerStep(g, f.Subjects[0]); s != nil {
+			if s := owners.owner(f.Subjects[0]); s != nil {
 				for _, c := range []string{manifestOf(s), s.CommandFrom, s.Script.ScriptSource} {
 					if source(c) {
 						f.Change = c
@@ -84,23 +91,51 @@ func manifestOf(s *graph.Step) string {
 	return filepath.Join(s.PackageRoot, "Cargo.toml")
 }
 
-// ownerStep is the step that made p: one whose output it is, or whose run, output or record folder
-// holds it.
-func ownerStep(g *graph.Graph, p string) *graph.Step {
-	in := func(dir string) bool {
-		return dir != "" && (p == dir || strings.HasPrefix(p, dir+string(filepath.Separator)))
-	}
-	for _, s := range g.Steps {
+// ownerIndex finds the step that made a path: one whose output it is, else one whose run, output or
+// record folder holds it; the first such step in graph order. Built once per check: a tree of 28,000
+// units has thousands of findings about build outputs.
+type ownerIndex struct {
+	outputs map[string]*graph.Step
+	dirs    map[string]int // folder -> index of the first step with it as a run, output or record folder
+	steps   []*graph.Step
+}
+
+func newOwnerIndex(g *graph.Graph) *ownerIndex {
+	x := &ownerIndex{outputs: map[string]*graph.Step{}, dirs: map[string]int{}, steps: g.Steps}
+	for i, s := range g.Steps {
 		for _, o := range s.Outputs {
-			if o.Path == p {
-				return s
+			if _, ok := x.outputs[o.Path]; !ok {
+				x.outputs[o.Path] = s
+			}
+		}
+		for _, d := range []string{s.Script.RunDir, s.Script.OutDir, s.RecordDir} {
+			if _, ok := x.dirs[d]; d != "" && !ok {
+				x.dirs[d] = i
 			}
 		}
 	}
-	for _, s := range g.Steps {
-		if in(s.Script.RunDir) || in(s.Script.OutDir) || in(s.RecordDir) {
-			return s
-		}
+	return x
+}
+
+// owner is the step that made p, or nil.
+func (x *ownerIndex) owner(p string) *graph.Step {
+	if s := x.outputs[p]; s != nil {
+		return s
 	}
-	return nil
+	// Every folder that holds p (p itself included): the first step in graph order among their owners.
+	best := -1
+	for d := p; ; {
+		if i, ok := x.dirs[d]; ok && (best < 0 || i < best) {
+			best = i
+		}
+		parent := filepath.Dir(d)
+		if parent == d {
+			break
+		}
+		d = parent
+	}
+	if best < 0 {
+		return nil
+	}
+	return x.steps[best]
 }
