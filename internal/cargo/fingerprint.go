@@ -85,6 +85,15 @@ func ReadHashFile(path string) (string, error) {
 // ParseFingerprint decodes a fingerprint JSON document. Numbers are read as exact u64s (they overflow
 // float64). Errors say which field is wrong; the caller adds the file name.
 func ParseFingerprint(data []byte) (*Fingerprint, error) {
+	if fp, err := parseFingerprintFast(data); err == nil {
+		return fp, nil
+	}
+	return parseFingerprintSlow(data)
+}
+
+// parseFingerprintSlow is ParseFingerprint through encoding/json: the reference parseFingerprintFast
+// is tested against, and the decoder of what it does not take.
+func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 	var raw struct {
 		Rustc            json.Number       `json:"rustc"`
 		Features         string            `json:"features"`

@@ -77,6 +77,9 @@ func ReadContent(path string, max int64) ([]byte, error) {
 }
 
 func readFile(path string, max int64, noteOpen bool) ([]byte, os.FileInfo, error) {
+	if data, fi, handled, err := readFileDirect(path, max, noteOpen); handled {
+		return data, fi, err
+	}
 	f, err := open(path, noteOpen)
 	if err != nil {
 		return nil, nil, err

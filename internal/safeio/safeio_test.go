@@ -2,11 +2,15 @@ package safeio
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 func TestRejectsWhatIsNotARegularFile(t *testing.T) {
@@ -39,5 +43,38 @@ func TestReadFileLimit(t *testing.T) {
 	}
 	if data, err := ReadFile(p, 100); err != nil || len(data) != 100 {
 		t.Fatalf("%v %d", err, len(data))
+	}
+}
+
+// ReadFile's file information is what os.Stat says of the file, down to the signature the verdict cache
+// keeps.
+func TestReadFileInfoMatchesStat(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "a.json")
+	if err := os.WriteFile(p, []byte(`{"x":1}`), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	data, fi, err := readFile(p, MaxRecord, true)
+	if err != nil || string(data) != `{"x":1}` {
+		t.Fatalf("readFile: %q, %v", data, err)
+	}
+	st, err := os.Stat(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fi.Name() != st.Name() || fi.Size() != st.Size() || fi.Mode() != st.Mode() || !fi.ModTime().Equal(st.ModTime()) || fi.IsDir() {
+		t.Errorf("info %s %d %v %v, os.Stat %s %d %v %v", fi.Name(), fi.Size(), fi.Mode(), fi.ModTime(), st.Name(), st.Size(), st.Mode(), st.ModTime())
+	}
+	if a, b := fsrec.SigOf(fi, nil), fsrec.SigOf(st, nil); a != b || a.Err != fsrec.ErrNone {
+		t.Errorf("signature %+v, os.Stat's %+v", a, b)
+	}
+	// An empty file and a missing one.
+	empty := filepath.Join(dir, "empty")
+	os.WriteFile(empty, nil, 0o644)
+	if data, err := ReadFile(empty, 10); err != nil || len(data) != 0 {
+		t.Errorf("empty file: %q, %v", data, err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing"), 10); !errors.Is(err, fs.ErrNotExist) || !strings.Contains(err.Error(), "missing") {
+		t.Errorf("missing file: %v", err)
 	}
 }

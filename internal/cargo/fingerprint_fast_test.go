@@ -1,0 +1,100 @@
+package cargo
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// fingerprintSeeds are fingerprints as Cargo 1.95 writes them (a build-script run with
+// rerun-if-changed and rerun-if-env-changed, a lib with dep-info, a precalculated registry unit),
+// and shapes only encoding/json takes.
+var fingerprintSeeds = []string{
+	`{"rustc":7458672600737419911,"features":"[]","declared_features":"[\"fast\"]","target":2855758143759929317,"profile":2040997289075261528,"path":9459538316620963577,"deps":[[12036576295364117220,"build_script_build",false,15843501654783581607],[16491225453377939081,"libc",false,2694124695421129770]],"local":[{"CheckDepInfo":{"dep_info":"release/.fingerprint/kit-sys-66b404fa956a1de0/dep-lib-kit_sys","checksum":false}}],"rustflags":[],"config":8247474407144887393,"compile_kind":0}`,
+	`{"rustc":1,"features":"","declared_features":"","target":0,"profile":0,"path":0,"deps":[[1,"kit_sys",false,2]],"local":[{"RerunIfChanged":{"output":"release/build/kit-sys-1/output","paths":["native/kit.c","native/kit.h"]}},{"RerunIfEnvChanged":{"var":"KIT_FAST","val":null}},{"RerunIfEnvChanged":{"var":"CC","val":"gcc"}}],"rustflags":["-C","target-cpu=native"],"config":0,"compile_kind":0}`,
+	`{"rustc":18446744073709551615,"features":"[\"std\"]","declared_features":"[]","target":3,"profile":4,"path":5,"deps":[],"local":[{"Precalculated":"1.0.197"}],"rustflags":[],"config":6,"compile_kind":7}`,
+	` { "rustc" : 1 , "deps" : [ [ 1 , "a\u00e9\n\"b\\" , true , 2 ] ] , "local" : [ { "Future" : { "x" : [1.5e3, -0, null, {"y": "z"}] } } ] , "extra" : {"a":[true,false]} } `,
+	`{"RUSTC":1,"deps":[],"local":[]}`,
+	`{"rustc":1,"deps":[],"local":[{"CheckDepInfo":{"DEP_INFO":"x"}}]}`,
+	`{"rustc":1,"deps":[],"local":[{"CheckDepInfo":{"dep_info":"x"},"Precalculated":"y"}]}`,
+	`{"rustc":1,"deps":[],"local":[{"Precalculated":"a"},{"Precalculated":"b"}]}{"trailing":1}`,
+	`{"rustc":"12","deps":null,"local":null,"rustflags":null,"features":null}`,
+	`{"rustc":1.0,"deps":[[1,"a",false]],"local":[]}`,
+	`{"rustc":-1}`,
+	`{"rustc":01}`,
+	`{"features":"x"}`,
+	`{"rustc":1,"deps":[[1,"\ud83d\ude00",false,2]],"local":[{"RerunIfEnvChanged":{"var":"A","val":"1","val":null}}]}`,
+	`{"rustc":1,"deps":[[1,"\ud83d",false,2]]}`,
+	`[1,2]`,
+	``,
+	`{"rustc":1,"deps":[],"local":[],"rustflags":["a"],"rustflags":[]}`,
+}
+
+// ParseFingerprint (the fast decoder, or encoding/json where it declines) gives exactly what
+// encoding/json gives: every seed, and 20,000 mutations of them.
+func TestParseFingerprintFastMatchesSlow(t *testing.T) {
+	fastTaken := 0
+	check := func(doc string) {
+		t.Helper()
+		want, wantErr := parseFingerprintSlow([]byte(doc))
+		got, gotErr := ParseFingerprint([]byte(doc))
+		if (wantErr == nil) != (gotErr == nil) || wantErr != nil && wantErr.Error() != gotErr.Error() {
+			t.Fatalf("%q: error %v, encoding/json's %v", doc, gotErr, wantErr)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("%q: differs from encoding/json's decode (-json +fast):\n%s", doc, d)
+		}
+		if _, err := parseFingerprintFast([]byte(doc)); err == nil {
+			fastTaken++
+		}
+	}
+	for _, s := range fingerprintSeeds {
+		check(s)
+	}
+	// The premise: the fast decoder takes what Cargo writes.
+	for _, s := range fingerprintSeeds[:4] {
+		if _, err := parseFingerprintFast([]byte(s)); err != nil {
+			t.Fatalf("the fast decoder declines %q", s)
+		}
+	}
+	rnd := rand.New(rand.NewPCG(7, 11))
+	pieces := []string{" ", "\n", "null", "0", "-1", "1e2", "\"x\"", "\\u0041", "\\", "\"", ",", ":", "[", "]", "{", "}", "true", "RUSTC", "Val", "99999999999999999999"}
+	for i := 0; i < 20000; i++ {
+		doc := []byte(fingerprintSeeds[rnd.IntN(len(fingerprintSeeds))])
+		for k := rnd.IntN(3); k >= 0 && len(doc) > 0; k-- {
+			at := rnd.IntN(len(doc))
+			switch rnd.IntN(3) {
+			case 0: // delete a byte
+				doc = append(doc[:at:at], doc[at+1:]...)
+			case 1: // insert a piece
+				doc = append(doc[:at:at], append([]byte(pieces[rnd.IntN(len(pieces))]), doc[at:]...)...)
+			default: // replace a byte
+				doc[at] = "{}[]\",:0a \\"[rnd.IntN(11)]
+			}
+		}
+		check(string(doc))
+	}
+	if fastTaken < 1000 {
+		t.Fatalf("the fast decoder took only %d documents: the mutations say little about it", fastTaken)
+	}
+}
+
+func FuzzParseFingerprintFast(f *testing.F) {
+	for _, s := range fingerprintSeeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, doc string) {
+		fast, err := parseFingerprintFast([]byte(doc))
+		if err != nil {
+			return
+		}
+		slow, err := parseFingerprintSlow([]byte(doc))
+		if err != nil {
+			t.Fatalf("%q: the fast decoder takes it, encoding/json says %v", doc, err)
+		}
+		if d := cmp.Diff(slow, fast); d != "" {
+			t.Fatalf("%q (-json +fast):\n%s", doc, d)
+		}
+	})
+}

@@ -1,0 +1,128 @@
+package safeio
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+)
+
+// readFileDirect is readFile through the system calls themselves: open (non-blocking, so a FIFO never
+// blocks), fstat, read until end of file, close. An os.File costs three to four calls more per file
+// (the poller's registration, the flag calls of SetNonblock, a second fstat), and a check reads
+// tens of thousands of small records (a fingerprint's hash file and JSON per unit). handled is false
+// when the caller should take the portable path instead (never on Linux).
+func readFileDirect(path string, max int64, noteOpen bool) (data []byte, fi os.FileInfo, handled bool, err error) {
+	var fd int
+	for {
+		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		err = &fs.PathError{Op: "open", Path: path, Err: err}
+		fsrec.NoteOpen(path, nil, err)
+		return nil, nil, true, err
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	for {
+		err = syscall.Fstat(fd, &st)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return nil, nil, true, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	info := &statInfo{name: baseName(path), st: st}
+	regular := st.Mode&syscall.S_IFMT == syscall.S_IFREG
+	if fsrec.Active() && (noteOpen || !regular) {
+		fsrec.NoteInfo(path, info)
+	}
+	if !regular {
+		return nil, nil, true, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(info.Mode()))}
+	}
+	if st.Size > max {
+		return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than the %d this kind of file may hold", ErrTooLarge, st.Size, max)}
+	}
+	// One buffer of the size fstat gave plus a byte, to see a file that grew since.
+	buf := make([]byte, st.Size+1)
+	n := 0
+	for {
+		if n == len(buf) {
+			if int64(n) > max {
+				return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+			}
+			buf = append(buf, make([]byte, len(buf))...)
+		}
+		m, rerr := syscall.Read(fd, buf[n:])
+		if rerr == syscall.EINTR || rerr == syscall.EAGAIN {
+			continue
+		}
+		if rerr != nil {
+			return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: rerr}
+		}
+		if m == 0 {
+			break
+		}
+		n += m
+	}
+	if int64(n) > max {
+		return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+	}
+	return buf[:n], info, true, nil
+}
+
+func baseName(path string) string {
+	for i := len(path) - 1; i >= 0; i-- {
+		if path[i] == '/' {
+			return path[i+1:]
+		}
+	}
+	return path
+}
+
+// statInfo is an fs.FileInfo of an fstat, with the mode bits as package os gives them, and Sys the
+// *syscall.Stat_t (fsrec's signature reads it).
+type statInfo struct {
+	name string
+	st   syscall.Stat_t
+}
+
+func (s *statInfo) Name() string       { return s.name }
+func (s *statInfo) Size() int64        { return s.st.Size }
+func (s *statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
+func (s *statInfo) Sys() any           { return &s.st }
+func (s *statInfo) Mode() fs.FileMode {
+	m := fs.FileMode(s.st.Mode & 0o777)
+	switch s.st.Mode & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if s.st.Mode&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if s.st.Mode&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if s.st.Mode&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
+}
