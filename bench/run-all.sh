@@ -12,12 +12,14 @@
 #                                                        # build whose `runs` takes minutes there)
 #
 # Rows (target in brackets): check vs the stat floor find -printf [<= 3x]; check vs Cargo's no-op
-# `cargo build --release --workspace` [<= 0.5x]; `run -q -- true` vs `true` [<= +30 ms]; which on the
+# `cargo build --release --workspace` [<= 0.5x]; `run -q -- true` vs `true` [<= +30 ms]; after a
+# one-line edit and rebuild of the app crate (NO_EDIT=1 skips these), the first check vs the floor
+# [<= 2x], the second [a cache hit; <= 2x], run vs true [<= +100 ms]; which on the
 # workspace's debug binary (target/debug/app, ~58 MB) vs cat [<= 3x cat + 10 ms]; which on BIG and
 # BIG.stripped vs cat [<= 2x]; check on TREE vs its floor [<= 1.5x]; the ledger: bytes per record of
 # 10,000 runs of 20 builds and `runs` over them [<= 4 KB, <= 100 ms]. Warm page cache and warm state
 # folder (XDG_STATE_HOME=bench/out/state-all, kept apart from the user's). Results also in
-# bench/out/run-all.txt. Nothing is built in REAL_DIR: cargo's no-op build there must find nothing to do.
+# bench/out/run-all.txt. Nothing else is built in REAL_DIR: cargo's no-op build there must find nothing to do.
 set -euo pipefail
 [ $# -eq 1 ] || { sed -n '2,18p' "$0"; exit 2; }
 REAL=$(cd "$1" && pwd)
@@ -45,6 +47,7 @@ med() { sort -n | awk '{a[NR] = $1} END {print (NR % 2) ? a[(NR + 1) / 2] : (a[N
 # pair LABEL TARGET_KIND LIMIT :: A... :: B... : interleaved pairs; a row of the table.
 # TARGET_KIND: ratio (B/A <= LIMIT), plus (B - A <= LIMIT ms), catplus (B <= 3 A + LIMIT ms).
 rows=()
+prep=""
 pair() {
 	local label=$1 kind=$2 limit=$3
 	shift 4
@@ -56,6 +59,7 @@ pair() {
 	local i wa=() wb=() ca=() cb=() w c
 	for ((i = 0; i < RUNS; i++)); do
 		read -r w c < <(one "${a[@]}"); wa+=("$w"); ca+=("$c")
+		[ -z "$prep" ] || "$prep" # untimed: what the row measures B after (an edit and a rebuild)
 		read -r w c < <(one "${b[@]}"); wb+=("$w"); cb+=("$c")
 	done
 	local ma mb mca mcb
@@ -81,6 +85,27 @@ pair "check --format json vs cargo no-op build" ratio 0.5 :: cargo build --relea
 truebin=$(type -P true)
 "$sc" run -q -- "$truebin" >/dev/null 2>&1 || true
 pair "run -q -- true vs true" plus 30 :: "$truebin" :: "$sc" run -q -- "$truebin"
+# After a one-line edit of the app crate and `cargo build --release --workspace` (each pair's B runs
+# after its own edit and rebuild, untimed; the file is put back and rebuilt at the end): the first
+# check (it reads what changed), the second (a cache hit), and run's pre-run check. Skipped with NO_EDIT=1.
+main_rs=crates/app/src/main.rs
+if [ "${NO_EDIT:-0}" != 1 ] && [ -f "$main_rs" ]; then
+	cp "$main_rs" "$out/main.rs.orig"
+	trap 'cp "$out/main.rs.orig" "$REAL/$main_rs"; (cd "$REAL" && cargo build --release --workspace -q 2>/dev/null) || true' EXIT
+	edit_rebuild() {
+		echo "// bench edit $(date +%s%N)" >>"$main_rs"
+		cargo build --release --workspace -q 2>/dev/null
+		sleep 0.2 # past the verdict cache's racy window, as a person's next command is
+	}
+	edit_rebuild_check() { edit_rebuild; "$sc" check --format json . >/dev/null 2>&1 || true; }
+	prep=edit_rebuild
+	pair "first check after edit+rebuild vs stat floor" ratio 2 :: find target -printf '%s %T@\n' :: "$sc" check --format json .
+	prep=edit_rebuild_check
+	pair "second check after edit+rebuild vs stat floor" ratio 2 :: find target -printf '%s %T@\n' :: "$sc" check --format json .
+	prep=edit_rebuild
+	pair "run -q -- true after edit+rebuild vs true" plus 100 :: "$truebin" :: "$sc" run -q -- "$truebin"
+	prep=""
+fi
 if [ -f target/debug/app ]; then
 	pair "which target/debug/app ($(($(stat -c %s target/debug/app) >> 20)) MiB) vs cat" catplus 10 :: cat target/debug/app :: "$sc" which target/debug/app
 fi
@@ -107,7 +132,7 @@ rows+=("$(printf '%-44s %9s %9d %7s %7s %7s %7.2f  %-14s %s' "ledger bytes per r
 fi
 
 {
-	echo "stalecheck $("$sc" --version 2>/dev/null | head -1 || true); $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $RUNS interleaved pairs per row; $REAL"
+	echo "$("$sc" --version 2>/dev/null | head -1 || true); $(nproc) cores, load $(cut -d' ' -f1-3 /proc/loadavg); $RUNS interleaved pairs per row; $REAL"
 	printf '%-44s %9s %9s %7s %7s %7s %7s  %-14s %s\n' "pairing (A vs B)" "A ms" "B ms" "B/A" "A cpu" "B cpu" "cpu B/A" "target" "verdict"
 	printf '%s\n' "${rows[@]}"
 } | tee "$out/run-all.txt"
