@@ -106,3 +106,66 @@ func TestReadCacheNeverHidesAChange(t *testing.T) {
 		t.Errorf("inherited version = %q, %v; cached entries %d -> %d", v, err, n, len(c.versions))
 	}
 }
+
+// An executable's DWARF unit names come from the cache as a fresh read gives them, after a save and a
+// reload; a rebuilt executable (new key) is read again; one written within the racy window is not kept.
+func TestReadCacheUnitNames(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) to build a real executable")
+	}
+	dir := t.TempDir()
+	state := filepath.Join(dir, "state")
+	src, bin := filepath.Join(dir, "main.c"), filepath.Join(dir, "app")
+	build := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(src, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if out, err := exec.Command("cc", "-g", src, "-o", bin).CombinedOutput(); err != nil {
+			t.Fatalf("cc: %v\n%s", err, out)
+		}
+	}
+	build("int main(void) { return 0; }\n")
+	defer func(c func() time.Time) { nativeClock = c }(nativeClock)
+
+	c := openNativeCache(state)
+	names, f, err := c.unitNames(bin)
+	if f != nil {
+		f.Close()
+	}
+	if err != nil || len(names) == 0 || names[0][0] == "" {
+		t.Fatalf("unitNames of a fresh executable = %v, %v; want its compile units", names, err)
+	}
+	if len(c.units) != 0 {
+		t.Fatal("an executable written just now was cached")
+	}
+	nativeClock = func() time.Time { return time.Now().Add(3 * time.Second) }
+	fresh, f, err := c.unitNames(bin)
+	if f == nil || err != nil {
+		t.Fatalf("the second read: file %v, error %v (want a read of the file, kept)", f, err)
+	}
+	f.Close()
+	c.save()
+	c2 := openNativeCache(state)
+	cached, f, err := c2.unitNames(bin)
+	if f != nil || err != nil {
+		t.Fatalf("after a reload: file %v, error %v (want the cache's answer)", f, err)
+	}
+	if d := cmp.Diff(fresh, cached); d != "" {
+		t.Fatalf("the cache's unit names differ from a read's (-read +cache):\n%s", d)
+	}
+	// Rebuilt from another source: read again, the new names.
+	if err := os.Rename(src, filepath.Join(dir, "other.c")); err != nil {
+		t.Fatal(err)
+	}
+	src = filepath.Join(dir, "other.c")
+	build("int main(void) { return 1; }\n")
+	again, f, err := c2.unitNames(bin)
+	if f == nil || err != nil {
+		t.Fatalf("a rebuilt executable was answered from the cache (error %v)", err)
+	}
+	f.Close()
+	if len(again) == 0 || filepath.Base(again[0][0]) != "other.c" {
+		t.Errorf("after the rebuild: %v, want other.c", again)
+	}
+}
