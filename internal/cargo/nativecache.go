@@ -121,7 +121,7 @@ func openNativeCache(stateDir string) *nativeCache {
 
 // settled says whether a file with key k may be cached: not changed within digest.RacyWindow.
 func settled(k digest.Key) bool {
-	return nativeClock().Sub(time.Unix(0, max(k.MtimeNS, k.CtimeNS))) > digest.RacyWindow
+	return digest.Settled(k, nativeClock())
 }
 
 // manifestVersion is ReadManifestVersion(root, workspace) through the cache.

@@ -91,8 +91,7 @@ func (s *Store) parse(path string) *parsed {
 	}
 	p := readParse(path)
 	// Kept only when the file is the one stat'ed before the read, and not racy.
-	if k2, ok2, err2 := digest.StatKey(path); err2 == nil && ok2 && k2 == k &&
-		storeClock().Sub(time.Unix(0, max(k.MtimeNS, k.CtimeNS))) > digest.RacyWindow {
+	if k2, ok2, err2 := digest.StatKey(path); err2 == nil && ok2 && k2 == k && digest.Settled(k, storeClock()) {
 		s.mu.Lock()
 		s.m[k] = &storedParse{Key: k, Includes: p.includes, Computed: p.computed, Defines: p.defines, used: true}
 		s.dirty = true

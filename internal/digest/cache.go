@@ -29,6 +29,14 @@ const lockFileName = "digests.lock"
 // than RacyWindow before it was hashed (or with an mtime in the future) is hashed on every call.
 const RacyWindow = 2 * time.Second
 
+// Settled says whether a file whose stat key is k may stand for its bytes in a cache at time now: its
+// mtime and ctime are more than RacyWindow before now (a second write within the same timestamp tick
+// could keep every field of the key). The read caches of parses (archives, DWARF units, #include
+// lines) keep an answer only for a settled file whose key did not change across the read.
+func Settled(k Key, now time.Time) bool {
+	return now.Sub(time.Unix(0, max(k.MtimeNS, k.CtimeNS))) > RacyWindow
+}
+
 // MaxEntries bounds the number of entries the cache file keeps (72 bytes each, so 72 MiB at most). When a
 // Save would exceed it, entries used or added by this process are kept first.
 const MaxEntries = 1 << 20
