@@ -180,9 +180,15 @@ var errFast = errors.New("not in the fast decoder's subset")
 
 // fastJSON is a cursor over a JSON document.
 type fastJSON struct {
-	b []byte
-	i int
+	b     []byte
+	i     int
+	depth int // objects and arrays open at the cursor
 }
+
+// maxFastDepth is the deepest nesting the fast decoder follows: Cargo's fingerprints nest 4 deep. A
+// deeper document goes to encoding/json, which has its own limit (10,000) and its own error; the fast
+// decoder's recursion never grows the stack with the input.
+const maxFastDepth = 256
 
 func (p *fastJSON) space() {
 	for p.i < len(p.b) {
@@ -225,9 +231,11 @@ func (p *fastJSON) literal(w string) bool {
 
 // object calls member for each key, the cursor at the value, which member consumes.
 func (p *fastJSON) object(member func(key string) error) error {
-	if !p.expect('{') {
+	if !p.expect('{') || p.depth >= maxFastDepth {
 		return errFast
 	}
+	p.depth++
+	defer func() { p.depth-- }()
 	if p.expect('}') {
 		return nil
 	}
@@ -251,9 +259,11 @@ func (p *fastJSON) object(member func(key string) error) error {
 
 // array calls elem for each element, the cursor at it.
 func (p *fastJSON) array(elem func() error) error {
-	if !p.expect('[') {
+	if !p.expect('[') || p.depth >= maxFastDepth {
 		return errFast
 	}
+	p.depth++
+	defer func() { p.depth-- }()
 	if p.expect(']') {
 		return nil
 	}

@@ -2,6 +2,7 @@ package cargo
 
 import (
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -74,6 +75,16 @@ func TestParseFingerprintFastMatchesSlow(t *testing.T) {
 			}
 		}
 		check(string(doc))
+	}
+	// Nesting: within the fast decoder's depth, the same answer; past it and past encoding/json's own
+	// limit (10,000), the slow decoder's error, and no stack growing with the input (a 10 MB file of
+	// '[' is within the 64 MiB a record may hold).
+	for _, n := range []int{maxFastDepth - 3, maxFastDepth, 10001, 2_000_000} {
+		check(`{"rustc":1,"deps":[],"local":[],"u":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`)
+		check(`{"rustc":1,"deps":[],"local":[{"Future":` + strings.Repeat(`{"a":`, n) + "1" + strings.Repeat("}", n) + `}]}`)
+	}
+	if _, err := parseFingerprintFast([]byte(`{"rustc":1,"u":` + strings.Repeat("[", 10_000_000))); err == nil {
+		t.Fatal("ten million open arrays: taken")
 	}
 	if fastTaken < 1000 {
 		t.Fatalf("the fast decoder took only %d documents: the mutations say little about it", fastTaken)

@@ -53,13 +53,29 @@ const (
 	OpContent Op = 3
 )
 
-// Error classes of a failed look-up.
+// Error classes of a failed look-up. Any other error number e is its own class, errnoBase+e (EACCES,
+// ELOOP, ENXIO, ENAMETOOLONG… differ: a report quotes the error, so a path whose look-up fails another
+// way must not keep a verdict); ErrOther is an error with no number, or one too large to be a class.
 const (
 	ErrNone     = 0
 	ErrNotExist = 1 // ENOENT
 	ErrNotDir   = 2 // ENOTDIR: a component is not a folder
-	ErrOther    = 3 // EACCES, ELOOP, ENAMETOOLONG, …
+	ErrOther    = 3
+	errnoBase   = 4
 )
+
+// errnoClass is the class of a failed look-up's error number.
+func errnoClass(e syscall.Errno) uint8 {
+	switch {
+	case e == syscall.ENOENT:
+		return ErrNotExist
+	case e == syscall.ENOTDIR:
+		return ErrNotDir
+	case e > 0 && uintptr(e) <= 255-errnoBase:
+		return uint8(errnoBase + uintptr(e))
+	}
+	return ErrOther
+}
 
 // Sig is a path's signature: what a look-up saw. Times are nanoseconds since the epoch; Mode is the
 // raw st_mode. For a failed look-up only Err is set.
@@ -272,8 +288,8 @@ func errClass(err error) uint8 {
 	switch {
 	case err == nil:
 		return ErrOther
-	case errors.As(err, &errno) && errno == syscall.ENOTDIR:
-		return ErrNotDir
+	case errors.As(err, &errno):
+		return errnoClass(errno)
 	case errors.Is(err, fs.ErrNotExist):
 		return ErrNotExist
 	}

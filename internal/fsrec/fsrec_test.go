@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -229,5 +230,39 @@ func TestLookPathRecordsEarlierFolders(t *testing.T) {
 	}
 	if e, ok := entryOf(r, tool, OpStat); !ok || e.Sig.Err != ErrNone {
 		t.Errorf("the tool: %+v (recorded %v)", e, ok)
+	}
+}
+
+// A failed look-up keeps its error number: a symbolic-link loop, a name too long and a missing file are
+// three signatures, the same through Now (os.Stat) and StatZ, so a verdict that quotes one error is
+// not kept when the path fails another way.
+func TestFailedLookupsKeepTheirError(t *testing.T) {
+	dir := t.TempDir()
+	loop := filepath.Join(dir, "loop")
+	if err := os.Symlink("loop", loop); err != nil {
+		t.Fatal(err)
+	}
+	long := filepath.Join(dir, strings.Repeat("x", 300))
+	missing := filepath.Join(dir, "missing")
+	sigs := map[Sig]string{}
+	for _, p := range []string{loop, long, missing} {
+		now := Now(p, OpStat)
+		if now.Err == ErrNone || now.Err == ErrOther {
+			t.Errorf("%s: class %d, want an error of its own", filepath.Base(p), now.Err)
+		}
+		if z := StatZ(append([]byte(p), 0), OpStat); z != now {
+			t.Errorf("%s: StatZ %+v, Now %+v", filepath.Base(p), z, now)
+		}
+		_, err := os.Stat(p)
+		if s := SigOf(nil, err); s != now {
+			t.Errorf("%s: SigOf(os.Stat's error) %+v, Now %+v", filepath.Base(p), s, now)
+		}
+		sigs[now] = p
+	}
+	if len(sigs) != 3 {
+		t.Errorf("the three failures give %d signatures, want 3", len(sigs))
+	}
+	if Now(missing, OpStat).Err != ErrNotExist {
+		t.Error("a missing file is not ErrNotExist")
 	}
 }

@@ -23,10 +23,13 @@ func sigOfInfo(fi fs.FileInfo) Sig {
 
 // StatZ is Now for a path given as its bytes followed by a NUL, without allocating: the verdict
 // cache looks up tens of thousands of recorded paths per hit. A path with a NUL inside it gets
-// ErrOther, as os.Stat's EINVAL does.
+// EINVAL's class, as os.Stat's EINVAL does.
 func StatZ(pathz []byte, op Op) Sig {
-	if len(pathz) == 0 || pathz[len(pathz)-1] != 0 || bytes.IndexByte(pathz[:len(pathz)-1], 0) >= 0 {
+	if len(pathz) == 0 || pathz[len(pathz)-1] != 0 {
 		return Sig{Err: ErrOther}
+	}
+	if bytes.IndexByte(pathz[:len(pathz)-1], 0) >= 0 {
+		return Sig{Err: errnoClass(syscall.EINVAL)}
 	}
 	flags := 0
 	if op == OpLstat {
@@ -40,13 +43,11 @@ func StatZ(pathz []byte, op Op) Sig {
 			break
 		}
 	}
-	switch err {
-	case nil:
+	if err == nil {
 		return Sig{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Mode: st.Mode}
-	case unix.ENOENT:
-		return Sig{Err: ErrNotExist}
-	case unix.ENOTDIR:
-		return Sig{Err: ErrNotDir}
+	}
+	if e, ok := err.(unix.Errno); ok {
+		return Sig{Err: errnoClass(syscall.Errno(e))}
 	}
 	return Sig{Err: ErrOther}
 }
