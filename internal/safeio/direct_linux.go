@@ -24,6 +24,12 @@ func readFileDirect(path string, max int64, noteOpen bool) (data []byte, fi os.F
 		}
 	}
 	if err != nil {
+		if err == syscall.ENXIO {
+			// A socket cannot be opened at all: say what it is, as for a FIFO or a folder.
+			if st, serr := os.Stat(path); serr == nil && st.Mode()&fs.ModeSocket != 0 {
+				err = fmt.Errorf("%w (%s)", ErrNotRegular, kind(st.Mode()))
+			}
+		}
 		err = &fs.PathError{Op: "open", Path: path, Err: err}
 		fsrec.NoteOpen(path, nil, err)
 		return nil, nil, true, err

@@ -3,6 +3,7 @@ package safeio
 import (
 	"errors"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,7 +22,13 @@ func TestRejectsWhatIsNotARegularFile(t *testing.T) {
 	}
 	link := filepath.Join(dir, "zero")
 	os.Symlink("/dev/zero", link)
-	for _, p := range []string{fifo, link, dir} {
+	sock := filepath.Join(dir, "sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	for _, p := range []string{fifo, link, dir, sock} {
 		done := make(chan error, 1)
 		go func() { _, err := ReadFile(p, 1<<20); done <- err }()
 		select {
