@@ -751,11 +751,11 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		}
 	}
 	var script []byte
+	var words *textWords
 	if s.Script.ScriptSource != "" {
-		script, _ = safeio.ReadFile(s.Script.ScriptSource, safeio.MaxRecord)
+		script, words = r.text(s.Script.ScriptSource)
 		unit.Of(s).SourceNames = envNames(script)
 	}
-	words := newTextWords(script)
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
 			unit.Of(s).PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
@@ -777,11 +777,10 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		// that reads version.txt with file(STRINGS)): the tool it runs reads it at configure time, and
 		// neither Cargo nor that tool's own regeneration rules watch it.
 		for _, d := range declaredDescriptions(order, ins) {
-			text, err := safeio.ReadFile(d, safeio.MaxRecord)
-			if err != nil {
+			text, dw := r.text(d)
+			if text == nil {
 				continue
 			}
-			dw := newTextWords(text)
 			for _, p := range scan.data {
 				if p != d && strings.HasPrefix(p, filepath.Dir(d)+string(filepath.Separator)) && dw.mentions(filepath.Base(p)) {
 					add(p, unit.ScriptSource, d)
@@ -822,9 +821,14 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	for _, c := range compiles {
 		scanned[c.source] = true
 	}
+	var scriptDirs []string // the same for every such source of the run: found once
+	dirsFound := false
 	for _, p := range order {
 		if in := ins[p]; IsNativeSource(p) && !isHeader(p) && !scanned[p] && (in.Has(graph.ArchiveMember) || in.Has(unit.ScriptSource)) {
-			compiles = append(compiles, r.scriptCompile(s, p, script, words))
+			if !dirsFound {
+				scriptDirs, dirsFound = r.scriptSearchDirs(s, script, words), true
+			}
+			compiles = append(compiles, scriptSourceCompile(s, p, scriptDirs))
 		}
 	}
 	var scan []compileCmd

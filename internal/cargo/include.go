@@ -416,20 +416,27 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 	}
 }
 
-// scriptCompile is the compile of a source that no command line records (cc-rs ≥ 1.0.80 logs none):
+// scriptSourceCompile is the compile of a source that no command line records (cc-rs ≥ 1.0.80 logs none):
 // run in the package root, searching the package folders the build script names as a whole word
 // (`.include("native/include")`, or a hand-written `"-Inative/include"` argument), in the order the
 // script names them (as an -I argument or an include call first, else as any word): the order its
 // compiler searches them in, for the scripts that name each folder once.
-func (r *reader) scriptCompile(s *graph.Step, src string, script []byte, words *textWords) compileCmd {
+func scriptSourceCompile(s *graph.Step, src string, dirs []string) compileCmd {
 	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.Script.ScriptSource, inferred: true}
+	c.Dirs = append([]string(nil), dirs...)
+	return c
+}
+
+// scriptSearchDirs are the package folders a run's build script names, in scriptSourceCompile's order.
+func (r *reader) scriptSearchDirs(s *graph.Step, script []byte, words *textWords) []string {
 	if script == nil || s.PackageRoot == "" {
-		return c
+		return nil
 	}
 	scan := r.pkgScan[s.PackageRoot]
 	if scan == nil {
-		return c
+		return nil
 	}
+	var dirs []string
 	seen := map[string]bool{}
 	for _, f := range scan.native {
 		d := filepath.Dir(f)
@@ -438,7 +445,7 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte, words *
 		}
 		seen[d] = true
 		if rel, err := filepath.Rel(s.PackageRoot, d); err == nil && (words.mentions(rel) || words.mentions("-I"+rel) || words.mentions("-I./"+rel)) {
-			c.Dirs = append(c.Dirs, d)
+			dirs = append(dirs, d)
 		}
 	}
 	at := func(d string) int {
@@ -457,8 +464,13 @@ func (r *reader) scriptCompile(s *graph.Step, src string, script []byte, words *
 		}
 		return 2 * len(text)
 	}
-	sort.SliceStable(c.Dirs, func(i, j int) bool { return at(c.Dirs[i]) < at(c.Dirs[j]) })
-	return c
+	// Each folder's place is found once, not at every comparison (a scan of the script each).
+	pos := make(map[string]int, len(dirs))
+	for _, d := range dirs {
+		pos[d] = at(d)
+	}
+	sort.SliceStable(dirs, func(i, j int) bool { return pos[dirs[i]] < pos[dirs[j]] })
+	return dirs
 }
 
 // movedCompiles maps the paths of compiles recorded before the tree was copied or moved (s.MovedFrom)

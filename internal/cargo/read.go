@@ -258,6 +258,27 @@ type reader struct {
 	host       string       // the host triple (.rustc_info.json), "" when unknown
 	manifests  manifestCache
 	probes     sync.Map // path -> error of fsrec.Stat: probe's answers, asked again per source
+	texts      sync.Map // path -> *textWords (nil: unreadable): build scripts and descriptions
+}
+
+// text is the bytes of a build script or build description and its word set (nil, nil when it cannot
+// be read), read once per read: every run of a package (one per profile and configuration) searches
+// the same script.
+func (r *reader) text(path string) ([]byte, *textWords) {
+	if v, ok := r.texts.Load(path); ok {
+		t := v.(*textWords)
+		if t == nil {
+			return nil, nil
+		}
+		return []byte(t.text), t
+	}
+	data, err := safeio.ReadFile(path, safeio.MaxRecord)
+	if err != nil {
+		data = nil
+	}
+	t := newTextWords(data)
+	r.texts.Store(path, t)
+	return data, t
 }
 
 // probe is fsrec.Stat(path)'s error, looked up once per read: the search for another copy of the
