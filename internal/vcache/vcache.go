@@ -373,31 +373,38 @@ func splitPath(p string) (dir, base string, ok bool) {
 // sortByFolder orders entries by folder, then name and op, so that a folder's entries are contiguous
 // (firstChanged stats them through one descriptor of the folder).
 func sortByFolder(ents []fsrec.Entry) {
-	// The folder and name of each entry are found once, not at each comparison.
-	type item struct {
-		dir, base string
-		e         fsrec.Entry
-	}
-	items := make([]item, len(ents))
+	// Entries are bucketed by folder, the folders sorted (a few thousand, against tens of thousands of
+	// entries that share long prefixes), then each folder's few entries.
+	groups := map[string][]int{}
+	var dirs []string
 	for i, e := range ents {
-		items[i].dir, items[i].base, _ = splitPath(e.Path)
-		items[i].e = e
+		d, _, _ := splitPath(e.Path)
+		g, ok := groups[d]
+		if !ok {
+			dirs = append(dirs, d)
+		}
+		groups[d] = append(g, i)
 	}
-	slices.SortFunc(items, func(a, b item) int {
-		if c := strings.Compare(a.dir, b.dir); c != 0 {
-			return c
+	slices.Sort(dirs)
+	out := make([]fsrec.Entry, 0, len(ents))
+	for _, d := range dirs {
+		idx := groups[d]
+		slices.SortFunc(idx, func(a, b int) int {
+			_, ba, _ := splitPath(ents[a].Path)
+			_, bb, _ := splitPath(ents[b].Path)
+			if c := strings.Compare(ba, bb); c != 0 {
+				return c
+			}
+			if c := strings.Compare(ents[a].Path, ents[b].Path); c != 0 {
+				return c
+			}
+			return cmp.Compare(ents[a].Op, ents[b].Op)
+		})
+		for _, i := range idx {
+			out = append(out, ents[i])
 		}
-		if c := strings.Compare(a.base, b.base); c != 0 {
-			return c
-		}
-		if c := strings.Compare(a.e.Path, b.e.Path); c != 0 {
-			return c
-		}
-		return cmp.Compare(a.e.Op, b.e.Op)
-	})
-	for i := range items {
-		ents[i] = items[i].e
 	}
+	copy(ents, out)
 }
 
 // same reports whether the look-up e answers alike now that the path has the signature now: the same
