@@ -34,7 +34,6 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/sysdirs"
-
 	"github.com/zeebo/blake3"
 )
 
