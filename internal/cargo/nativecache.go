@@ -276,9 +276,9 @@ func (c *nativeCache) save() {
 		return
 	}
 	f := cacheFile{
-		Archives: keptEntries(c.m, func(e *nativeEntry) bool { return e.used }),
-		Versions: keptEntries(c.versions, func(e *versionEntry) bool { return e.used }),
-		Units:    keptEntries(c.units, func(e *unitsEntry) bool { return e.used }),
+		Archives: digest.KeptEntries(c.m, func(e *nativeEntry) bool { return e.used }, nativeCacheMax),
+		Versions: digest.KeptEntries(c.versions, func(e *versionEntry) bool { return e.used }, nativeCacheMax),
+		Units:    digest.KeptEntries(c.units, func(e *unitsEntry) bool { return e.used }, nativeCacheMax),
 	}
 	data, err := json.Marshal(f)
 	if err != nil {
@@ -288,21 +288,4 @@ func (c *nativeCache) save() {
 		return
 	}
 	c.dirty = false
-}
-
-// keptEntries returns what save keeps of one table: every entry this call used, then unused ones while
-// the total stays under nativeCacheMax.
-func keptEntries[E any](m map[digest.Key]E, used func(E) bool) []E {
-	var out []E
-	for _, e := range m {
-		if used(e) {
-			out = append(out, e)
-		}
-	}
-	for _, e := range m {
-		if !used(e) && len(out) < nativeCacheMax {
-			out = append(out, e)
-		}
-	}
-	return out
 }

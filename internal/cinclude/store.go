@@ -121,18 +121,7 @@ func (s *Store) Save() {
 	if !s.dirty {
 		return
 	}
-	var out []*storedParse
-	for _, e := range s.m {
-		if e.used {
-			out = append(out, e)
-		}
-	}
-	for _, e := range s.m {
-		if !e.used && len(out) < storeMax {
-			out = append(out, e)
-		}
-	}
-	data, err := json.Marshal(out)
+	data, err := json.Marshal(digest.KeptEntries(s.m, func(e *storedParse) bool { return e.used }, storeMax))
 	if err != nil {
 		return
 	}

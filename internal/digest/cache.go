@@ -29,6 +29,24 @@ const lockFileName = "digests.lock"
 // than RacyWindow before it was hashed (or with an mtime in the future) is hashed on every call.
 const RacyWindow = 2 * time.Second
 
+// KeptEntries is what a cache file of answers keyed by stat key keeps of its table m when it is saved:
+// every entry this process used, then unused ones while the total stays under max (the state folder is
+// shared by every build; what this check did not use goes first).
+func KeptEntries[E any](m map[Key]E, used func(E) bool, max int) []E {
+	var out []E
+	for _, e := range m {
+		if used(e) {
+			out = append(out, e)
+		}
+	}
+	for _, e := range m {
+		if !used(e) && len(out) < max {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Settled says whether a file whose stat key is k may stand for its bytes in a cache at time now: its
 // mtime and ctime are more than RacyWindow before now (a second write within the same timestamp tick
 // could keep every field of the key). The read caches of parses (archives, DWARF units, #include
