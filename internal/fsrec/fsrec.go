@@ -5,8 +5,8 @@
 // While a Recorder is active (Begin … End), every call records the path (made absolute against the
 // working folder at Begin, never cleaned: "a/../b" is stat'ed again as given) with the kind of look-up
 // (Stat follows symbolic links, Lstat does not) and the signature it saw: device, inode, size, mtime and
-// ctime in nanoseconds and mode, or the error class (missing, not a folder, other) for a failed
-// look-up, since a file or tool that appears later changes verdicts too. A folder listed or walked is
+// ctime in nanoseconds and mode, or the error class (missing, not a folder, else the error number) for
+// a failed look-up, since a file or tool that appears later changes verdicts too. A folder listed or walked is
 // recorded by its own signature (entries added, removed or renamed change its mtime and ctime), each
 // entry whose Info is asked by its lstat. A path seen twice with different signatures during one
 // recording marks the recording changed. A process whose inputs are not enumerable (make -n, ninja -n,
