@@ -22,7 +22,13 @@ func TestRejectsWhatIsNotARegularFile(t *testing.T) {
 	}
 	link := filepath.Join(dir, "zero")
 	os.Symlink("/dev/zero", link)
-	sock := filepath.Join(dir, "sock")
+	// A socket's path must fit sun_path (108 bytes): a short folder of its own, not the test's.
+	sdir, err := os.MkdirTemp("", "sc")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(sdir)
+	sock := filepath.Join(sdir, "s")
 	l, err := net.Listen("unix", sock)
 	if err != nil {
 		t.Fatal(err)
