@@ -418,8 +418,20 @@ func (r *reader) readFingerprints(prof string) error {
 			r.problem(dir, fmt.Errorf("the unit's fingerprint folder is empty: its hash file and fingerprint are missing"))
 			return
 		}
+		hasJSON := map[string]bool{}
+		for _, f := range files {
+			if t, ok := strings.CutSuffix(f.Name(), ".json"); ok {
+				hasJSON[t] = true
+			}
+		}
 		for _, f := range files {
 			n := f.Name()
+			if f.IsDir() && hasJSON[n] {
+				// A folder where Cargo keeps the unit's hash file (beside its fingerprint JSON): a record
+				// that cannot be read, not a unit that is gone.
+				r.problem(filepath.Join(dir, n), fmt.Errorf("not a regular file (a folder): Cargo keeps the unit's hash file here"))
+				continue
+			}
 			if f.IsDir() || strings.HasPrefix(n, "dep-") || strings.HasPrefix(n, "output-") ||
 				strings.HasSuffix(n, ".json") || n == "invoked.timestamp" {
 				continue

@@ -59,3 +59,37 @@ func TestUnreadableProfileFolderIsAnError(t *testing.T) {
 		t.Fatalf("%v: %v\n%s", args, err, out)
 	}
 }
+
+// A folder in place of a unit's hash file (beside its fingerprint JSON) is a record that cannot be
+// read, named as such, and its profile is not judged: not a unit whose records are gone.
+func TestHashFileFolderIsAProblem(t *testing.T) {
+	ws := t.TempDir()
+	fp := filepath.Join(ws, "target", "debug", ".fingerprint", "app-0123456789abcdef")
+	hash := filepath.Join(fp, "bin-app")
+	if err := os.MkdirAll(hash, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "Cargo.toml"), []byte("[package]\nname = \"app\"\nversion = \"0.1.0\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hash+".json", []byte(`{"rustc":1,"features":"[]","deps":[],"local":[]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	l := &Layout{Workspace: ws, TargetDir: filepath.Join(ws, "target"), BuildDir: filepath.Join(ws, "target")}
+	g, err := Read(l, ReadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, p := range g.Problems {
+		if p.Path == hash && strings.Contains(p.Err, "a folder") {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatalf("no problem names %s: %+v", hash, g.Problems)
+	}
+	if _, ok := g.Unjudged["debug"]; !ok {
+		t.Errorf("the profile is judged: %v", g.Unjudged)
+	}
+}
