@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 
 	"github.com/stalecheck/stalecheck/internal/cinclude"
@@ -1010,27 +1011,26 @@ func unhashedUnit(steps map[string][]*graph.Step, all []*graph.Step, prof, name 
 	return found
 }
 
-// Parallel runs f(0..n-1) on a few goroutines: the work it is used for is file-system calls.
+// Parallel runs f(0..n-1) on a few goroutines: the work it is used for is file-system calls. Each
+// worker takes the next index from a shared counter: the items are small (one unit's records), and
+// handing each over a channel cost more in goroutine wake-ups than the item itself.
 func Parallel(n int, f func(i int)) {
-	workers := 8
-	if n < workers {
-		workers = n
-	}
+	workers := min(8, n)
+	var next atomic.Int64
 	var wg sync.WaitGroup
-	next := make(chan int)
 	for w := 0; w < workers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
 				f(i)
 			}
 		}()
 	}
-	for i := 0; i < n; i++ {
-		next <- i
-	}
-	close(next)
 	wg.Wait()
 }
 
