@@ -8,8 +8,9 @@
 // ctime in nanoseconds and mode, or the error class (missing, not a folder, else the error number) for
 // a failed look-up, since a file or tool that appears later changes verdicts too. A folder listed or walked is
 // recorded by its own signature (entries added, removed or renamed change its mtime and ctime), each
-// entry whose Info is asked by its lstat. A path seen twice with different signatures during one
-// recording marks the recording changed. A process whose inputs are not enumerable (make -n, ninja -n,
+// entry whose Info is asked by its lstat. A path looked up again the same way gets the first answer
+// (see Begin); one seen twice with different signatures (an open's fstat after a stat) marks the
+// recording changed. A process whose inputs are not enumerable (make -n, ninja -n,
 // go list) is declared with Uncacheable. With no Recorder active every function is the os or filepath
 // call it wraps, plus one atomic load.
 //
@@ -27,6 +28,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -104,6 +106,10 @@ type Entry struct {
 type seenVal struct {
 	sig Sig
 	sum *[32]byte
+	// fi is the answer of the Stat or Lstat call (or listing) that recorded the entry, given again to
+	// the same look-up later in the recording; nil for entries recorded otherwise (an open's fstat, a
+	// failed open, content), which are looked up afresh.
+	fi fs.FileInfo
 }
 
 type key struct {
@@ -122,6 +128,11 @@ type Recorder struct {
 	// several goroutines, tens of thousands of look-ups per check.
 	seen    [seenShards]seenShard
 	exclude func(abs string) bool
+	fresh   func(abs string) bool
+
+	// lists keeps each folder's listing (a []fs.DirEntry, its entries wrapped) by absolute path:
+	// ReadDir of a folder listed before gives a copy of it.
+	lists sync.Map
 
 	mu          sync.Mutex // changed, uncacheable
 	changed     []string
@@ -140,16 +151,31 @@ var seenSeed = maphash.MakeSeed()
 
 var cur atomic.Pointer[Recorder]
 
-// Begin starts a recording; exclude (may be nil) names absolute paths not to record (stalecheck's own
-// pure caches, keyed by stat signatures, whose content never changes a verdict). It returns nil when
-// another recording is active or the working folder cannot be found; then nothing is recorded for
-// this caller.
-func Begin(exclude func(abs string) bool) *Recorder {
+// Options say which paths a recording treats apart.
+type Options struct {
+	// Exclude names absolute paths not to record (stalecheck's own pure caches, keyed by stat
+	// signatures, whose content never changes a verdict).
+	Exclude func(abs string) bool
+	// Fresh names absolute paths looked up anew on every call, never answered from the recording:
+	// files the recorded invocation writes itself (its state folder).
+	Fresh func(abs string) bool
+}
+
+// Begin starts a recording. It returns nil when another recording is active or the working folder
+// cannot be found; then nothing is recorded for this caller.
+//
+// While it runs, Stat and Lstat (and the folder and entry look-ups of ReadDir and WalkDir) of a path
+// already looked up the same way give the first answer again instead of asking the kernel: one
+// invocation sees one state of each path, and the readers that meet a path several times (a package
+// folder walked for its edits and for its build script's inputs, a header every compile includes)
+// pay for one look-up. A path that changes during the recording is found by the next one, whose
+// look-up sees another signature (its ctime moved past Start).
+func Begin(opt Options) *Recorder {
 	cwd, err := os.Getwd()
 	if err != nil {
 		return nil
 	}
-	r := &Recorder{Start: time.Now(), cwd: cwd, exclude: exclude}
+	r := &Recorder{Start: time.Now(), cwd: cwd, exclude: opt.Exclude, fresh: opt.Fresh}
 	for i := range r.seen {
 		r.seen[i].m = make(map[key]seenVal, 512)
 	}
@@ -235,6 +261,82 @@ func (r *Recorder) note(path string, op Op, fi fs.FileInfo, err error) {
 	r.noteVal(path, op, seenVal{sig: SigOf(fi, err)})
 }
 
+// noteLookup records a Stat or Lstat of path with its result, kept to answer the same look-up again
+// (a failed one by its error class; an error with no number is not kept).
+func (r *Recorder) noteLookup(path string, op Op, fi fs.FileInfo, err error) {
+	v := seenVal{sig: SigOf(fi, err)}
+	if err == nil {
+		v.fi = fi
+	}
+	r.noteVal(path, op, v)
+}
+
+// answer returns the kept result of an earlier Stat (op OpStat) or Lstat of path in this recording.
+// notLink says the caller knows path is no symbolic link (a listing's entry type): then a Stat's
+// answer is an Lstat's too. A Stat is answered by an Lstat that found no link, and recorded as such.
+func (r *Recorder) answer(path string, op Op, notLink bool) (fs.FileInfo, error, bool) {
+	abs := r.abs(path)
+	if r.fresh != nil && r.fresh(abs) {
+		return nil, nil, false
+	}
+	sh := &r.seen[maphash.String(seenSeed, abs)%seenShards]
+	sh.mu.Lock()
+	v, ok := sh.m[key{abs, op}]
+	if !ok {
+		// The other look-up of a path that is no link gives the same answer.
+		other := OpLstat
+		if op == OpLstat {
+			other = OpStat
+		}
+		if o, found := sh.m[key{abs, other}]; found && o.fi != nil && o.fi.Mode()&fs.ModeSymlink == 0 && (op == OpStat || notLink) {
+			v, ok = o, true
+			sh.m[key{abs, op}] = o
+		}
+	}
+	sh.mu.Unlock()
+	switch {
+	case !ok:
+		return nil, nil, false
+	case v.fi != nil:
+		return v.fi, nil, true
+	case v.sig.Err == ErrNotExist || v.sig.Err == ErrNotDir:
+		// Only the classes that name their error number exactly: the error is made again for
+		// this spelling of the path, as os.Stat and os.Lstat would make it.
+		e := syscall.ENOENT
+		if v.sig.Err == ErrNotDir {
+			e = syscall.ENOTDIR
+		}
+		name := "stat"
+		if op == OpLstat {
+			name = "lstat"
+		}
+		return nil, &fs.PathError{Op: name, Path: path, Err: e}, true
+	}
+	return nil, nil, false
+}
+
+// lookup is os.Stat (op OpStat) or os.Lstat, answered from the active recording when it has seen the
+// same look-up, else asked and recorded.
+func lookup(path string, op Op) (fs.FileInfo, error) {
+	r := cur.Load()
+	if r != nil {
+		if fi, err, ok := r.answer(path, op, false); ok {
+			return fi, err
+		}
+	}
+	var fi fs.FileInfo
+	var err error
+	if op == OpLstat {
+		fi, err = os.Lstat(path)
+	} else {
+		fi, err = os.Stat(path)
+	}
+	if r != nil {
+		r.noteLookup(path, op, fi, err)
+	}
+	return fi, err
+}
+
 func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 	abs := r.abs(path)
 	if skipped(abs) || (r.exclude != nil && r.exclude(abs)) {
@@ -307,19 +409,11 @@ func Now(path string, op Op) Sig {
 	return SigOf(fi, err)
 }
 
-// Stat is os.Stat, recorded.
-func Stat(path string) (fs.FileInfo, error) {
-	fi, err := os.Stat(path)
-	record(path, OpStat, fi, err)
-	return fi, err
-}
+// Stat is os.Stat, recorded (see Begin for a path looked up twice).
+func Stat(path string) (fs.FileInfo, error) { return lookup(path, OpStat) }
 
-// Lstat is os.Lstat, recorded.
-func Lstat(path string) (fs.FileInfo, error) {
-	fi, err := os.Lstat(path)
-	record(path, OpLstat, fi, err)
-	return fi, err
-}
+// Lstat is os.Lstat, recorded (see Begin for a path looked up twice).
+func Lstat(path string) (fs.FileInfo, error) { return lookup(path, OpLstat) }
 
 // NoteOpen records a file opened for reading at path: f's fstat (nil f: the open failed with err).
 func NoteOpen(path string, f *os.File, err error) {
@@ -365,8 +459,15 @@ type entry struct {
 }
 
 func (e entry) Info() (fs.FileInfo, error) {
+	r := cur.Load()
+	if r == nil {
+		return e.DirEntry.Info()
+	}
+	if fi, err, ok := r.answer(e.path, OpLstat, e.Type()&fs.ModeSymlink == 0); ok {
+		return fi, err
+	}
 	fi, err := e.DirEntry.Info()
-	record(e.path, OpLstat, fi, err)
+	r.noteLookup(e.path, OpLstat, fi, err)
 	return fi, err
 }
 
@@ -377,13 +478,28 @@ func ReadDir(path string) ([]fs.DirEntry, error) {
 	if r == nil {
 		return os.ReadDir(path)
 	}
-	fi, err := os.Stat(path)
-	r.note(path, OpStat, fi, err)
-	if err != nil {
+	if _, err := lookup(path, OpStat); err != nil {
 		return nil, err
 	}
+	return r.list(path)
+}
+
+// list is os.ReadDir with the entries wrapped, answered from the recording when the folder was
+// listed in it before (a copy: callers may reorder what they get).
+func (r *Recorder) list(path string) ([]fs.DirEntry, error) {
+	abs := r.abs(path)
+	keep := r.fresh == nil || !r.fresh(abs)
+	if keep {
+		if l, ok := r.lists.Load(abs); ok {
+			return slices.Clone(l.([]fs.DirEntry)), nil
+		}
+	}
 	ents, err := os.ReadDir(path)
-	return wrapEntries(path, ents), err
+	ents = wrapEntries(path, ents)
+	if err == nil && keep {
+		r.lists.Store(abs, slices.Clone(ents))
+	}
+	return ents, err
 }
 
 // ListOpened records the folder f (opened at path with Open) as listed and wraps the entries its
@@ -403,24 +519,55 @@ func wrapEntries(dir string, ents []fs.DirEntry) []fs.DirEntry {
 }
 
 // WalkDir is filepath.WalkDir, recorded: the root and every folder it lists by their lstat (taken
-// before the listing), every entry whose Info fn asks for by its lstat.
+// before the listing), every entry whose Info fn asks for by its lstat. While recording it walks the
+// same way itself (lexical order, fs.SkipDir and fs.SkipAll, a listing's error given to fn), so that
+// a folder listed before in the recording is not listed again.
 func WalkDir(root string, fn fs.WalkDirFunc) error {
 	r := cur.Load()
 	if r == nil {
 		return filepath.WalkDir(root, fn)
 	}
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case d == nil: // the root's lstat failed
-			r.note(p, OpLstat, nil, err)
-		case d.IsDir():
-			fi, lerr := os.Lstat(p)
-			r.note(p, OpLstat, fi, lerr)
-		default:
-			d = entry{d, p}
+	fi, err := lookup(root, OpLstat)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = r.walkDir(root, fs.FileInfoToDirEntry(fi), fn)
+	}
+	if err == fs.SkipDir || err == fs.SkipAll {
+		return nil
+	}
+	return err
+}
+
+func (r *Recorder) walkDir(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == fs.SkipDir && d.IsDir() {
+			err = nil
 		}
-		return fn(p, d, err)
-	})
+		return err
+	}
+	ents, err := r.list(path)
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == fs.SkipDir {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, e := range ents {
+		p := e.(entry).path
+		if e.IsDir() {
+			lookup(p, OpLstat)
+		}
+		if err := r.walkDir(p, e, fn); err != nil {
+			if err == fs.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Glob is filepath.Glob, recorded: the folder of the pattern as listed (a pattern with meta

@@ -1,6 +1,8 @@
 package fsrec
 
 import (
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,7 +15,7 @@ import (
 // one per process, so these tests never run in parallel.
 func begin(t *testing.T, exclude func(string) bool) *Recorder {
 	t.Helper()
-	r := Begin(exclude)
+	r := Begin(Options{Exclude: exclude})
 	if r == nil {
 		t.Fatal("Begin: another recording is active")
 	}
@@ -102,9 +104,12 @@ func TestChangedDuringTheRecording(t *testing.T) {
 	NoteContent(d, fi, []byte("app: main.c\n"))
 	write(t, f, "#define A 2\n", time.Unix(1_700_000_100, 0))
 	write(t, d, "app: main.c\n", time.Unix(1_700_000_100, 0)) // rewritten with the same bytes
-	if _, err := Stat(f); err != nil {
+	// A second Stat gives the first answer (TestOneAnswerPerLookup); opening the file looks anew.
+	h, err := Open(f)
+	if err != nil {
 		t.Fatal(err)
 	}
+	h.Close()
 	fi, _ = os.Stat(d)
 	NoteContent(d, fi, []byte("app: main.c\n"))
 	if got := r.Changed(); !slices.Equal(got, []string{f}) {
@@ -120,11 +125,11 @@ func TestChangedDuringTheRecording(t *testing.T) {
 // recorded, and a new recording can begin.
 func TestOneRecordingAtATime(t *testing.T) {
 	dir := t.TempDir()
-	r := Begin(nil)
+	r := Begin(Options{})
 	if r == nil {
 		t.Fatal("Begin: another recording is active")
 	}
-	if Begin(nil) != nil {
+	if Begin(Options{}) != nil {
 		t.Error("a second Begin succeeded while the first is active")
 	}
 	if !Active() {
@@ -264,5 +269,136 @@ func TestFailedLookupsKeepTheirError(t *testing.T) {
 	}
 	if Now(missing, OpStat).Err != ErrNotExist {
 		t.Error("a missing file is not ErrNotExist")
+	}
+}
+
+// TestOneAnswerPerLookup: during a recording a path looked up again the same way gets the first
+// answer, found or missing, whatever happened to it since (one state of each path per check); a
+// Stat is answered by an Lstat that found no link, never an Lstat by the Stat of a link; paths
+// named Fresh and look-ups after End go to the kernel.
+func TestOneAnswerPerLookup(t *testing.T) {
+	dir, state := t.TempDir(), t.TempDir()
+	f, missing, own := filepath.Join(dir, "a.c"), filepath.Join(dir, "b.c"), filepath.Join(state, "baselines.json")
+	link := filepath.Join(dir, "link.c")
+	write(t, f, "int a;\n", time.Unix(1_700_000_000, 0))
+	write(t, own, "{}", time.Unix(1_700_000_000, 0))
+	if err := os.Symlink(f, link); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	r := Begin(Options{Fresh: func(abs string) bool { return strings.HasPrefix(abs, state+"/") }})
+	if r == nil {
+		t.Fatal("Begin: another recording is active")
+	}
+	defer r.End()
+	first, err := Stat(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Stat(missing); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: %v", err)
+	}
+	if fi, err := Stat(link); err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("Stat of the link: %v %v", fi, err)
+	}
+	Stat(own)
+	write(t, f, "int a = 2;\n", time.Unix(1_700_000_100, 0))
+	write(t, missing, "int b;\n", time.Unix(1_700_000_100, 0))
+	write(t, own, "{\"a\":1}", time.Unix(1_700_000_100, 0))
+	if fi, err := os.Stat(f); err != nil || fi.Size() == first.Size() {
+		t.Fatalf("premise: the file did not change (%v, %v)", fi, err)
+	}
+
+	if fi, err := Stat(f); err != nil || fi.Size() != first.Size() || !fi.ModTime().Equal(first.ModTime()) {
+		t.Errorf("second Stat: %v %v, want the first answer (size %d)", fi, err, first.Size())
+	}
+	rel := "b.c" // the same path, relative to the working folder
+	var pe *fs.PathError
+	if _, err := Stat(rel); !errors.As(err, &pe) || pe.Op != "stat" || pe.Path != rel || !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("second Stat of the missing file, spelt %s: %v, want the first answer in that spelling", rel, err)
+	}
+	if fi, err := Lstat(link); err != nil || fi.Mode()&fs.ModeSymlink == 0 {
+		t.Errorf("Lstat of a link after its Stat: %v %v, want the link", fi, err)
+	}
+	if fi, err := Stat(own); err != nil || fi.Size() != 7 {
+		t.Errorf("a Fresh path: %v %v, want the file as it is now", fi, err)
+	}
+	if slices.Contains(r.Changed(), f) || slices.Contains(r.Changed(), missing) {
+		t.Errorf("changed = %v: an answer given again is no second look-up", r.Changed())
+	}
+
+	g := filepath.Join(dir, "g.c")
+	write(t, g, "1", time.Unix(1_700_000_000, 0))
+	if _, err := Lstat(g); err != nil {
+		t.Fatal(err)
+	}
+	write(t, g, "22", time.Unix(1_700_000_100, 0))
+	if fi, err := Stat(g); err != nil || fi.Size() != 1 {
+		t.Errorf("Stat after an Lstat that found no link: %v %v, want the Lstat's answer", fi, err)
+	}
+
+	r.End()
+	if fi, err := Stat(f); err != nil || fi.Size() == first.Size() {
+		t.Errorf("Stat after End: %v %v, want the file as it is now", fi, err)
+	}
+}
+
+// TestListedOnce: a folder listed again in one recording gives its first listing (a copy the caller
+// may reorder), and WalkDir visits what filepath.WalkDir visits, in the same order, with fs.SkipDir
+// and fs.SkipAll honoured.
+func TestListedOnce(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []string{"a", "a/x", "b", "c"} {
+		if err := os.Mkdir(filepath.Join(dir, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{"a/1.c", "a/x/2.c", "b/3.c", "c/4.c", "top.c"} {
+		write(t, filepath.Join(dir, f), f, time.Unix(1_700_000_000, 0))
+	}
+	visit := func(walk func(string, fs.WalkDirFunc) error, skipDir, stopAt string) []string {
+		var seen []string
+		err := walk(dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			rel, _ := filepath.Rel(dir, p)
+			seen = append(seen, rel+map[bool]string{true: "/", false: ""}[d.IsDir()])
+			switch rel {
+			case skipDir:
+				return fs.SkipDir
+			case stopAt:
+				return fs.SkipAll
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return seen
+	}
+	cases := [][2]string{{"", ""}, {"a", ""}, {"a/1.c", ""}, {"", "b/3.c"}}
+	var want [][]string
+	for _, c := range cases {
+		want = append(want, visit(filepath.WalkDir, c[0], c[1]))
+	}
+	r := begin(t, nil)
+	ents, err := ReadDir(filepath.Join(dir, "a"))
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("ReadDir: %v %v", ents, err)
+	}
+	slices.Reverse(ents) // the caller's copy
+	write(t, filepath.Join(dir, "a", "0.c"), "new", time.Unix(1_700_000_100, 0))
+	if again, err := ReadDir(filepath.Join(dir, "a")); err != nil || len(again) != 2 || again[0].Name() != "1.c" {
+		t.Errorf("second listing: %v %v, want the first one (1.c, x)", again, err)
+	}
+	os.Remove(filepath.Join(dir, "a", "0.c"))
+	for i, c := range cases {
+		if got := visit(WalkDir, c[0], c[1]); !slices.Equal(got, want[i]) {
+			t.Errorf("walk skipping %q, stopping at %q: %v, want %v", c[0], c[1], got, want[i])
+		}
+	}
+	if _, ok := entryOf(r, filepath.Join(dir, "a", "x"), OpLstat); !ok {
+		t.Error("a walked folder is not recorded")
 	}
 }

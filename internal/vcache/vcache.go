@@ -287,7 +287,10 @@ func (c *Cache) Begin() *fsrec.Recorder {
 	if c == nil {
 		return nil
 	}
-	return fsrec.Begin(c.Exclude())
+	state := c.stateDir + string(filepath.Separator)
+	return fsrec.Begin(fsrec.Options{Exclude: c.Exclude(),
+		// What a check writes is in the state folder: looked up anew each time.
+		Fresh: func(abs string) bool { return strings.HasPrefix(abs, state) }})
 }
 
 func (c *Cache) path(k Key) string { return filepath.Join(c.dir, k.String()) }
