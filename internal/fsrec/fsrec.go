@@ -28,7 +28,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,10 +105,14 @@ type Entry struct {
 type seenVal struct {
 	sig Sig
 	sum *[32]byte
-	// fi is the answer of the Stat or Lstat call (or listing) that recorded the entry, given again to
-	// the same look-up later in the recording; nil for entries recorded otherwise (an open's fstat, a
-	// failed open, content), which are looked up afresh.
-	fi fs.FileInfo
+	// kept says the entry was recorded by a Stat or Lstat (or a folder look-up of a listing or walk)
+	// whose answer is given again to the same look-up later in the recording: found (sig, with mode
+	// and nlink, rebuilds the FileInfo, no copy of it is held: a large tree records 400,000 paths) or
+	// missing. Entries recorded otherwise (an open's fstat, a failed open, content) are looked up
+	// afresh.
+	kept  bool
+	mode  fs.FileMode
+	nlink uint64
 }
 
 type key struct {
@@ -129,10 +132,6 @@ type Recorder struct {
 	seen    [seenShards]seenShard
 	exclude func(abs string) bool
 	fresh   func(abs string) bool
-
-	// lists keeps each folder's listing (a []fs.DirEntry, its entries wrapped) by absolute path:
-	// ReadDir of a folder listed before gives a copy of it.
-	lists sync.Map
 
 	mu          sync.Mutex // changed, uncacheable
 	changed     []string
@@ -166,9 +165,10 @@ type Options struct {
 //
 // While it runs, Stat and Lstat (and the folder and entry look-ups of ReadDir and WalkDir) of a path
 // already looked up the same way give the first answer again instead of asking the kernel: one
-// invocation sees one state of each path, and the readers that meet a path several times (a package
-// folder walked for its edits and for its build script's inputs, a header every compile includes)
-// pay for one look-up. A path that changes during the recording is found by the next one, whose
+// invocation sees one state of each path, and the readers that meet a path several times (a package's
+// files stat'ed for its edits and for its build script's inputs, a header every compile includes)
+// pay for one look-up. Listings are not kept: a large tree's would cost more memory than the
+// second listing of a few folders costs time. A path that changes during the recording is found by the next one, whose
 // look-up sees another signature (its ctime moved past Start).
 func Begin(opt Options) *Recorder {
 	cwd, err := os.Getwd()
@@ -265,8 +265,11 @@ func (r *Recorder) note(path string, op Op, fi fs.FileInfo, err error) {
 // (a failed one by its error class; an error with no number is not kept).
 func (r *Recorder) noteLookup(path string, op Op, fi fs.FileInfo, err error) {
 	v := seenVal{sig: SigOf(fi, err)}
-	if err == nil {
-		v.fi = fi
+	if err == nil && v.sig.Err == ErrNone {
+		v.mode = fi.Mode()
+		v.nlink, v.kept = keepable(fi)
+	} else {
+		v.kept = v.sig.Err == ErrNotExist || v.sig.Err == ErrNotDir
 	}
 	r.noteVal(path, op, v)
 }
@@ -288,17 +291,17 @@ func (r *Recorder) answer(path string, op Op, notLink bool) (fs.FileInfo, error,
 		if op == OpLstat {
 			other = OpStat
 		}
-		if o, found := sh.m[key{abs, other}]; found && o.fi != nil && o.fi.Mode()&fs.ModeSymlink == 0 && (op == OpStat || notLink) {
+		if o, found := sh.m[key{abs, other}]; found && o.kept && o.sig.Err == ErrNone && o.mode&fs.ModeSymlink == 0 && (op == OpStat || notLink) {
 			v, ok = o, true
 			sh.m[key{abs, op}] = o
 		}
 	}
 	sh.mu.Unlock()
 	switch {
-	case !ok:
+	case !ok || !v.kept:
 		return nil, nil, false
-	case v.fi != nil:
-		return v.fi, nil, true
+	case v.sig.Err == ErrNone:
+		return &keptInfo{name: filepath.Base(path), v: v}, nil, true
 	case v.sig.Err == ErrNotExist || v.sig.Err == ErrNotDir:
 		// Only the classes that name their error number exactly: the error is made again for
 		// this spelling of the path, as os.Stat and os.Lstat would make it.
@@ -481,25 +484,8 @@ func ReadDir(path string) ([]fs.DirEntry, error) {
 	if _, err := lookup(path, OpStat); err != nil {
 		return nil, err
 	}
-	return r.list(path)
-}
-
-// list is os.ReadDir with the entries wrapped, answered from the recording when the folder was
-// listed in it before (a copy: callers may reorder what they get).
-func (r *Recorder) list(path string) ([]fs.DirEntry, error) {
-	abs := r.abs(path)
-	keep := r.fresh == nil || !r.fresh(abs)
-	if keep {
-		if l, ok := r.lists.Load(abs); ok {
-			return slices.Clone(l.([]fs.DirEntry)), nil
-		}
-	}
 	ents, err := os.ReadDir(path)
-	ents = wrapEntries(path, ents)
-	if err == nil && keep {
-		r.lists.Store(abs, slices.Clone(ents))
-	}
-	return ents, err
+	return wrapEntries(path, ents), err
 }
 
 // ListOpened records the folder f (opened at path with Open) as listed and wraps the entries its
@@ -519,55 +505,23 @@ func wrapEntries(dir string, ents []fs.DirEntry) []fs.DirEntry {
 }
 
 // WalkDir is filepath.WalkDir, recorded: the root and every folder it lists by their lstat (taken
-// before the listing), every entry whose Info fn asks for by its lstat. While recording it walks the
-// same way itself (lexical order, fs.SkipDir and fs.SkipAll, a listing's error given to fn), so that
-// a folder listed before in the recording is not listed again.
+// before the listing), every entry whose Info fn asks for by its lstat.
 func WalkDir(root string, fn fs.WalkDirFunc) error {
 	r := cur.Load()
 	if r == nil {
 		return filepath.WalkDir(root, fn)
 	}
-	fi, err := lookup(root, OpLstat)
-	if err != nil {
-		err = fn(root, nil, err)
-	} else {
-		err = r.walkDir(root, fs.FileInfoToDirEntry(fi), fn)
-	}
-	if err == fs.SkipDir || err == fs.SkipAll {
-		return nil
-	}
-	return err
-}
-
-func (r *Recorder) walkDir(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
-	if err := fn(path, d, nil); err != nil || !d.IsDir() {
-		if err == fs.SkipDir && d.IsDir() {
-			err = nil
-		}
-		return err
-	}
-	ents, err := r.list(path)
-	if err != nil {
-		if err = fn(path, d, err); err != nil {
-			if err == fs.SkipDir {
-				err = nil
-			}
-			return err
-		}
-	}
-	for _, e := range ents {
-		p := e.(entry).path
-		if e.IsDir() {
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case d == nil: // the root's lstat failed
+			r.note(p, OpLstat, nil, err)
+		case d.IsDir():
 			lookup(p, OpLstat)
+		default:
+			d = entry{d, p}
 		}
-		if err := r.walkDir(p, e, fn); err != nil {
-			if err == fs.SkipDir {
-				break
-			}
-			return err
-		}
-	}
-	return nil
+		return fn(p, d, err)
+	})
 }
 
 // Glob is filepath.Glob, recorded: the folder of the pattern as listed (a pattern with meta

@@ -6,12 +6,47 @@ import (
 	"bytes"
 	"io/fs"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // Supported reports whether signatures can be taken here (device, inode and ctime from stat(2)).
 const Supported = true
+
+// keepable returns the link count of a found look-up's answer, which a Recorder keeps beside its
+// signature to give the answer again (ok false: not a stat(2) answer, not kept).
+func keepable(fi fs.FileInfo) (nlink uint64, ok bool) {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0, false
+	}
+	return uint64(st.Nlink), true //nolint:unconvert // uint32 on some architectures
+}
+
+// keptInfo is a found look-up given again: what os.Stat's FileInfo tells, rebuilt from the kept
+// signature, mode and link count (Sys gives a *syscall.Stat_t with the fields signatures hold).
+type keptInfo struct {
+	name string
+	v    seenVal
+}
+
+func (k *keptInfo) Name() string       { return k.name }
+func (k *keptInfo) Size() int64        { return k.v.sig.Size }
+func (k *keptInfo) Mode() fs.FileMode  { return k.v.mode }
+func (k *keptInfo) ModTime() time.Time { return time.Unix(0, k.v.sig.MtimeNS) }
+func (k *keptInfo) IsDir() bool        { return k.v.mode.IsDir() }
+func (k *keptInfo) Sys() any {
+	s := k.v.sig
+	st := &syscall.Stat_t{Ino: s.Ino, Size: s.Size, Mode: s.Mode,
+		Mtim: syscall.NsecToTimespec(s.MtimeNS), Ctim: syscall.NsecToTimespec(s.CtimeNS)}
+	setUint(&st.Dev, s.Dev)
+	setUint(&st.Nlink, k.v.nlink)
+	return st
+}
+
+// setUint stores v in a field whose width differs between architectures (Nlink, Dev).
+func setUint[T ~uint32 | ~uint64](p *T, v uint64) { *p = T(v) }
 
 func sigOfInfo(fi fs.FileInfo) Sig {
 	st, ok := fi.Sys().(*syscall.Stat_t)
