@@ -1,7 +1,6 @@
 package evidence
 
 import (
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -57,7 +56,7 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 			return r
 		}
 		if err == nil {
-			if rs, err2 := fsrec.Stat(r.File.Path); err2 == nil && os.SameFile(st, rs) {
+			if rs, err2 := fsrec.Stat(r.File.Path); err2 == nil && fsrec.SameFile(st, rs) {
 				return r
 			}
 		}

@@ -69,7 +69,7 @@ func LinkedArchives(g *graph.Graph, root *graph.Root, only string) []Library {
 			// Cargo hard-links the uplifted staticlib to its deps/ file: one file under two names is
 			// one copy, named as the link line names it.
 			for i, o := range infos {
-				if !os.SameFile(o, st) {
+				if !fsrec.SameFile(o, st) {
 					continue
 				}
 				if c := &lib.Copies[i]; !linkedPath[c.Path] && len(p) < len(c.Path) {

@@ -5,6 +5,7 @@ package fsrec
 import (
 	"bytes"
 	"io/fs"
+	"os"
 	"syscall"
 	"time"
 
@@ -85,4 +86,15 @@ func StatZ(pathz []byte, op Op) Sig {
 		return Sig{Err: errnoClass(syscall.Errno(e))}
 	}
 	return Sig{Err: ErrOther}
+}
+
+// SameFile is os.SameFile for answers fsrec gives (a kept answer is no *os.fileStat, which
+// os.SameFile needs): the same device and inode.
+func SameFile(a, b fs.FileInfo) bool {
+	sa, ok1 := a.Sys().(*syscall.Stat_t)
+	sb, ok2 := b.Sys().(*syscall.Stat_t)
+	if !ok1 || !ok2 {
+		return os.SameFile(a, b)
+	}
+	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }

@@ -4,6 +4,7 @@ package fsrec
 
 import (
 	"io/fs"
+	"os"
 	"time"
 )
 
@@ -35,3 +36,6 @@ func StatZ(pathz []byte, op Op) Sig {
 	}
 	return Now(string(pathz[:len(pathz)-1]), op)
 }
+
+// SameFile is os.SameFile (no answer is kept here).
+func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

@@ -159,7 +159,7 @@ func (p *Plan) folderSources(dir string, add func(string)) {
 // isMatterFile reports whether fi is one of the binaries that matter (the same file).
 func (p *Plan) isMatterFile(fi os.FileInfo) bool {
 	for _, m := range p.Matter {
-		if mi, err := fsrec.Stat(m); err == nil && os.SameFile(fi, mi) {
+		if mi, err := fsrec.Stat(m); err == nil && fsrec.SameFile(fi, mi) {
 			return true
 		}
 	}

@@ -28,8 +28,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/analyze"
-	"github.com/stalecheck/stalecheck/internal/systems"
 	"io"
 	"io/fs"
 	"os"
@@ -37,6 +35,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/analyze"
+	"github.com/stalecheck/stalecheck/internal/systems"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/check"
@@ -354,7 +355,7 @@ func (p *Plan) chooseMatter(given []string, cands []candidate, vars []string) {
 			return "", false
 		}
 		for _, rs := range roots {
-			if os.SameFile(fi, rs.fi) {
+			if fsrec.SameFile(fi, rs.fi) {
 				return rs.r.File.Path, true
 			}
 		}
