@@ -1037,6 +1037,23 @@ func Parallel(n int, f func(i int)) {
 // parseRustcDepfile reads a rustc `.d` file and returns its inputs made absolute against the
 // workspace root (rustc runs there for path packages).
 func (r *reader) parseRustcDepfile(path string) ([]string, error) {
+	name := "cargo.rustc-d\x00" + path + "\x00" + r.l.Workspace
+	if b, ok := fsrec.Reuse(name); ok {
+		if ss, rest, err := fsrec.Strings(b); err == nil && len(rest) == 0 {
+			if len(ss) == 0 {
+				ss = nil // as the parse gives none
+			}
+			return ss, nil
+		}
+	}
+	out, err := r.readRustcDepfile(path)
+	if err == nil {
+		fsrec.Keep(name, path, fsrec.AppendStrings(nil, out...))
+	}
+	return out, err
+}
+
+func (r *reader) readRustcDepfile(path string) ([]string, error) {
 	f, err := depfile.ParseFile(path)
 	if err != nil {
 		return nil, err

@@ -3,16 +3,18 @@ package cargo
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/fsrec"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 
 	"github.com/BurntSushi/toml"
 
@@ -184,6 +186,18 @@ func (r *reader) rustcPackageRoot(s *graph.Step) string {
 // firstDepfileInput returns the first input of a rustc `.d` file (the crate root file), reading only
 // its first rule; relative paths are made absolute against the workspace root (rustc runs there).
 func firstDepfileInput(path, workspace string) string {
+	name := "cargo.d-first\x00" + path + "\x00" + workspace
+	if b, ok := fsrec.Reuse(name); ok {
+		if ss, rest, err := fsrec.Strings(b); err == nil && len(ss) == 1 && len(rest) == 0 {
+			return ss[0]
+		}
+	}
+	in := readFirstDepfileInput(path, workspace)
+	fsrec.Keep(name, path, fsrec.AppendStrings(nil, in))
+	return in
+}
+
+func readFirstDepfileInput(path, workspace string) string {
 	f, err := safeio.Open(path)
 	if err != nil {
 		return ""
@@ -439,6 +453,69 @@ var unbuiltFolders = map[string]bool{"tests": true, "benches": true, "examples":
 // followed. Leaving out what no build reads keeps an edit there from being reported as a lost edit,
 // and spares a warm check and run their stats (a fifth of a Debian registry copy's files).
 func editedFiles(root string, ns int64, skip []string, noExtraTargets bool) ([]graph.FileInfo, int) {
+	// A walk of the whole package: the verdict cache's memos (internal/fsrec's memo.go) give the last
+	// check's answer again when no path under root changed since.
+	name := fmt.Sprintf("cargo.edited\x00%s\x00%d\x00%t\x00%s", root, ns, noExtraTargets, strings.Join(skip, "\x00"))
+	if b, ok := fsrec.Reuse(name); ok {
+		if out, n, err := decodeEdited(b); err == nil {
+			return out, n
+		}
+	}
+	out, n := walkEdited(root, ns, skip, noExtraTargets)
+	fsrec.Keep(name, root, encodeEdited(out, n))
+	return out, n
+}
+
+// encodeEdited is editedFiles' answer as a memo value: the count, then each file's path, size and
+// mtime.
+func encodeEdited(out []graph.FileInfo, n int) []byte {
+	b := binary.AppendUvarint(nil, uint64(n))
+	b = binary.AppendUvarint(b, uint64(len(out)))
+	for _, f := range out {
+		b = fsrec.AppendStrings(b, f.Path)
+		b = binary.AppendVarint(b, f.Size)
+		b = binary.AppendVarint(b, f.MTimeNS)
+	}
+	return b
+}
+
+func decodeEdited(b []byte) ([]graph.FileInfo, int, error) {
+	bad := errors.New("damaged memo of edited files")
+	n, k := binary.Uvarint(b)
+	if k <= 0 {
+		return nil, 0, bad
+	}
+	b = b[k:]
+	cnt, k := binary.Uvarint(b)
+	if k <= 0 || cnt > uint64(len(b)) {
+		return nil, 0, bad
+	}
+	b = b[k:]
+	var out []graph.FileInfo
+	for i := uint64(0); i < cnt; i++ {
+		ss, rest, err := fsrec.Strings(b)
+		if err != nil || len(ss) != 1 {
+			return nil, 0, bad
+		}
+		size, k1 := binary.Varint(rest)
+		if k1 <= 0 {
+			return nil, 0, bad
+		}
+		mt, k2 := binary.Varint(rest[k1:])
+		if k2 <= 0 {
+			return nil, 0, bad
+		}
+		b = rest[k1+k2:]
+		out = append(out, graph.FileInfo{Path: ss[0], Size: size, MTimeNS: mt, Exists: true})
+	}
+	if len(b) != 0 {
+		return nil, 0, bad
+	}
+	return out, int(n), nil
+}
+
+// walkEdited is editedFiles' walk.
+func walkEdited(root string, ns int64, skip []string, noExtraTargets bool) ([]graph.FileInfo, int) {
 	var out []graph.FileInfo
 	// A folder is read once: its listing says whether it holds a Cargo.toml (a nested package, skipped)
 	// before any of its entries is looked at, so no folder costs a stat of its Cargo.toml.

@@ -15,8 +15,9 @@ const exitVerifyDiffers = 3
 
 // cachedCheck answers a check from the verdict cache (internal/vcache) when its key (invocation: the
 // parsed command line, color decision; plus the working folder, environment and executable) has a
-// valid entry, else runs full (recorded through internal/fsrec) and stores its result. Under verify
-// mode a hit runs full as well and fails (exit 3) when the two differ. output is check's --output.
+// valid entry, else runs full (recorded through internal/fsrec, reusing the memos of the last check
+// that still hold) and stores its result. Under verify mode a hit, and a check that reused memos, run
+// full as well (without memos) and fail (exit 3) when the two differ. output is check's --output.
 func cachedCheck(st Streams, stateDir, invocation string, noCache bool, output string, full func() (*vcache.Result, error)) error {
 	mode := vcache.ModeFromEnv(noCache)
 	var vc *vcache.Cache
@@ -48,6 +49,18 @@ func cachedCheck(st Streams, stateDir, invocation string, noCache bool, output s
 		if err != nil {
 			rec.End()
 			return err
+		}
+		if mode == vcache.Verify && rec.Reused() > 0 {
+			// The check reused memos of the last one (internal/vcache's memo.go): the same check with
+			// none must say the same.
+			rec.End()
+			fresh, err := full()
+			if err != nil {
+				return &ExitError{exitVerifyDiffers, fmt.Errorf("verdict cache (verify): the check with memos gave exit status %d, the full check failed: %v", res.Exit, err)}
+			}
+			if d := resultDiff(res, fresh); d != "" {
+				return &ExitError{exitVerifyDiffers, fmt.Errorf("verdict cache (verify): the check with memos differs from the full check: %s", d)}
+			}
 		}
 		if vc != nil {
 			vc.Store(key, rec, res)

@@ -136,6 +136,8 @@ type Recorder struct {
 	mu          sync.Mutex // changed, uncacheable
 	changed     []string
 	uncacheable []string
+
+	memo memos // memo.go
 }
 
 const seenShards = 16
@@ -158,6 +160,9 @@ type Options struct {
 	// Fresh names absolute paths looked up anew on every call, never answered from the recording:
 	// files the recorded invocation writes itself (its state folder).
 	Fresh func(abs string) bool
+	// Since, when not zero and earlier than Begin, is the recording's Start: its look-ups began then
+	// (the signatures a Prior brings were taken before Begin).
+	Since time.Time
 }
 
 // Begin starts a recording. It returns nil when another recording is active or the working folder
@@ -176,6 +181,9 @@ func Begin(opt Options) *Recorder {
 		return nil
 	}
 	r := &Recorder{Start: time.Now(), cwd: cwd, exclude: opt.Exclude, fresh: opt.Fresh}
+	if !opt.Since.IsZero() && opt.Since.Before(r.Start) {
+		r.Start = opt.Since
+	}
 	for i := range r.seen {
 		r.seen[i].m = make(map[key]seenVal, 512)
 	}
@@ -349,7 +357,9 @@ func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 	sh := &r.seen[maphash.String(seenSeed, abs)%seenShards]
 	sh.mu.Lock()
 	old, ok := sh.m[k]
-	if !ok {
+	if !ok || !old.kept && v.kept && old.sig == v.sig {
+		// An entry adopted from the last recording (memo.go) becomes an answer to give again once a
+		// look-up of this one has seen it alike.
 		sh.m[k] = v
 	}
 	sh.mu.Unlock()

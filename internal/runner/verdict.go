@@ -80,6 +80,18 @@ func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
 	}
 	rec := vc.Begin()
 	p, err := prepareFull(ctx, cfg)
+	if err == nil && cfg.VerdictCache == vcache.Verify && rec.Reused() > 0 {
+		// The check reused memos of the last one (internal/vcache's memo.go): the same check with
+		// none must plan the same.
+		rec.End()
+		full, ferr := prepareFull(ctx, cfg)
+		if ferr != nil {
+			return nil, &VerifyError{fmt.Sprintf("the check with memos planned, the full check failed: %v", ferr)}
+		}
+		if full.Stale() != p.Stale() || string(summaryOf(full)) != string(summaryOf(p)) {
+			return nil, &VerifyError{fmt.Sprintf("with memos %s (stale %v), without %s (stale %v)", clip(summaryOf(p)), p.Stale(), clip(summaryOf(full)), full.Stale())}
+		}
+	}
 	if err != nil || p.Stale() || vc == nil {
 		rec.End()
 		return p, err

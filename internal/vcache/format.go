@@ -12,13 +12,14 @@ import (
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
-// The verdict file (v3):
+// The verdict file (v4):
 //
 //	magic, key (32 bytes),
 //	exit (uvarint), out, err, extra (each a uvarint length + bytes),
 //	entry count (uvarint), chunk count (uvarint), per chunk: byte offset in the group area and
 //	entry count (uvarints),
 //	group area length (uvarint), the group area,
+//	memo count (uvarint), per memo its name, scope and value (each a uvarint length + bytes),
 //	CRC-32 (IEEE, little-endian) of everything before it.
 //
 // The group area holds the entries folder by folder (Store sorts them so): per group the folder
@@ -28,7 +29,7 @@ import (
 // and a recheck byte. Writing each folder once makes the file about half as large as full paths (a
 // 615-unit workspace's 10,652 paths: 1.1 MB before); the chunks, cut at group boundaries, let the
 // look-up stat them on several cores without decoding the file first.
-const magic = "stalecheck verdict v3\n"
+const magic = "stalecheck verdict v4\n"
 
 // chunkEntries is about how many entries a chunk holds (the last one of a folder ends it).
 const chunkEntries = 1024
@@ -48,7 +49,7 @@ func prefixName(p string) (dir, name string) {
 	return p[:len(d)+1], p[len(d)+1:]
 }
 
-func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
+func encode(k Key, res *Result, ents []fsrec.Entry, memos []fsrec.Memo) []byte {
 	var n [binary.MaxVarintLen64]byte
 	var area bytes.Buffer
 	type chunk struct{ off, ents int }
@@ -116,6 +117,12 @@ func encode(k Key, res *Result, ents []fsrec.Entry) []byte {
 		uv(uint64(c.ents))
 	}
 	bs(area.Bytes())
+	uv(uint64(len(memos)))
+	for _, m := range memos {
+		bs([]byte(m.Name))
+		bs([]byte(m.Scope))
+		bs(m.Value)
+	}
 	var crc [4]byte
 	binary.LittleEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b.Bytes()))
 	b.Write(crc[:])
@@ -129,6 +136,34 @@ type file struct {
 	n      int // entries
 	chunks []fileChunk
 	area   []byte
+	// memoArea is the memo count and the memos, as encoded.
+	memoArea []byte
+}
+
+// memos decodes the memos of f (errDamaged when they do not decode).
+func (f *file) memos() ([]fsrec.Memo, error) {
+	r := &reader{p: f.memoArea}
+	nm := r.uv()
+	if r.bad || nm > uint64(len(r.p)) {
+		return nil, errDamaged
+	}
+	out := make([]fsrec.Memo, 0, nm)
+	for i := uint64(0); i < nm; i++ {
+		name, scope, value := r.bs(), r.bs(), r.bs()
+		if r.bad {
+			return nil, errDamaged
+		}
+		out = append(out, fsrec.Memo{Name: string(name), Scope: string(scope), Value: value})
+	}
+	if len(r.p) != 0 {
+		return nil, errDamaged
+	}
+	return out, nil
+}
+
+// hasMemos reports whether f holds any memo.
+func (f *file) hasMemos() bool {
+	return len(f.memoArea) > 1 || len(f.memoArea) == 1 && f.memoArea[0] != 0
 }
 
 type fileChunk struct{ off, ents int }
@@ -211,7 +246,13 @@ func parse(data []byte, k Key) (*file, error) {
 		f.chunks = append(f.chunks, c)
 	}
 	f.area = r.bs()
-	if r.bad || len(r.p) != 0 || total != f.n {
+	// The memos stay encoded: only a miss decodes them (memos).
+	f.memoArea = r.p
+	if _, k := binary.Uvarint(r.p); k <= 0 {
+		return nil, errDamaged
+	}
+	r.p = nil
+	if r.bad || total != f.n {
 		return nil, errDamaged
 	}
 	for i, c := range f.chunks {

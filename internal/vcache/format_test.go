@@ -45,7 +45,7 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 	ents := formatEntries(t)
 	k := Key{9}
 	res := &Result{Exit: 2, Out: []byte("o"), Err: []byte("e"), Extra: []byte(`{"x":1}`)}
-	data := encode(k, res, ents)
+	data := encode(k, res, ents, nil)
 	f, err := parse(data, k)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +70,7 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 	// of its own each time: a removal changes the folder's entry too).
 	for _, at := range []int{0, len(ents) / 2, len(ents) - 5} {
 		ents := formatEntries(t)
-		f, err := parse(encode(k, res, ents), k)
+		f, err := parse(encode(k, res, ents, nil), k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,7 +98,7 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 func TestFormatDamageUnderAValidCRC(t *testing.T) {
 	ents := formatEntries(t)
 	k := Key{3}
-	data := encode(k, &Result{Extra: []byte("{}")}, ents)
+	data := encode(k, &Result{Extra: []byte("{}")}, ents, nil)
 	body := len(data) - 4
 	stride := 61
 	if testing.Short() {
@@ -115,6 +115,7 @@ func TestFormatDamageUnderAValidCRC(t *testing.T) {
 			}
 			f.entries()
 			f.changed(nil)
+			f.memos()
 		}
 	}
 	for _, n := range []int{len(magic) + 33, body / 2, body - 1} {

@@ -200,6 +200,11 @@ type Result struct {
 // Cache is the cache in one state folder. A nil *Cache caches nothing.
 type Cache struct {
 	stateDir, dir string
+	// last is the verdict file the last Lookup or Peek found but did not answer from (a changed path):
+	// Begin starts the next recording from its memos (memo.go).
+	last        *file
+	lastChanged []string // the paths of last that changed
+	lastSince   time.Time
 	// Trace, when not nil, gets one line per decision.
 	Trace func(format string, args ...any)
 }
@@ -246,7 +251,7 @@ func ReadEntry(path string) (Key, *Result, []fsrec.Entry, error) {
 
 // WriteEntry encodes a verdict file (for tests: a tampered verdict that verify mode must catch).
 func WriteEntry(path string, k Key, res *Result, ents []fsrec.Entry) error {
-	return os.WriteFile(path, encode(k, res, ents), 0o600)
+	return os.WriteFile(path, encode(k, res, ents, nil), 0o600)
 }
 
 func (c *Cache) say(format string, args ...any) {
@@ -288,9 +293,20 @@ func (c *Cache) Begin() *fsrec.Recorder {
 		return nil
 	}
 	state := c.stateDir + string(filepath.Separator)
-	return fsrec.Begin(fsrec.Options{Exclude: c.Exclude(),
+	opt := fsrec.Options{Exclude: c.Exclude(),
 		// What a check writes is in the state folder: looked up anew each time.
-		Fresh: func(abs string) bool { return strings.HasPrefix(abs, state) }})
+		Fresh: func(abs string) bool { return strings.HasPrefix(abs, state) }}
+	if c.last != nil {
+		// The recording starts when the look-ups of the last file's entries began: the racy rule
+		// covers the signatures adopted from it.
+		opt.Since = c.lastSince
+	}
+	rec := fsrec.Begin(opt)
+	if rec != nil && c.last != nil {
+		rec.Adopt(c.prior(c.last, c.lastChanged))
+	}
+	c.last, c.lastChanged = nil, nil
+	return rec
 }
 
 func (c *Cache) path(k Key) string { return filepath.Join(c.dir, k.String()) }
@@ -332,13 +348,31 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 		return nil, nil
 	}
 	return f.res, func() bool {
-		changed, err := f.changed(nil)
+		var changed string
+		var err error
+		if f.hasMemos() {
+			// A miss will want every changed path (the memos still valid): one pass finds them all.
+			var all []string
+			if all, err = f.allChanged(); err == nil && len(all) > 0 {
+				slices.Sort(all)
+				changed = all[0]
+				for _, p := range all {
+					if !strings.HasPrefix(p, c.stateDir+string(filepath.Separator)) {
+						changed = p
+						break
+					}
+				}
+				c.last, c.lastChanged, c.lastSince = f, all, t0
+			}
+		} else {
+			changed, err = f.changed(nil)
+		}
 		if err != nil {
 			c.say("miss: %s: %v", c.path(k), err)
 			return false
 		}
 		if changed != "" {
-			if c.Trace != nil && strings.HasPrefix(changed, c.stateDir+string(filepath.Separator)) {
+			if c.Trace != nil && c.last == nil && strings.HasPrefix(changed, c.stateDir+string(filepath.Separator)) {
 				// A cache of the state folder that another check rewrote is a reason, but rarely the one a
 				// person looks for: name a change outside the state folder when there is one too (the
 				// workers stop at the first change they meet, in no set order).
@@ -490,7 +524,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		}
 	}
 	sortByFolder(ents)
-	data := encode(k, res, ents)
+	data := encode(k, res, ents, keptMemos(rec.Memos(), ents))
 	if err := safeio.WriteBytesAtomic(c.path(k), safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data); err != nil {
 		return c.notStored(err.Error())
 	}

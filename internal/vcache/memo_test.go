@@ -1,0 +1,120 @@
+package vcache
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
+)
+
+// countUnder is a memoized computation over a folder: how many regular files it holds (one level).
+func countUnder(dir string) (n int, reused bool) {
+	name := "test.count\x00" + dir
+	if b, ok := fsrec.Reuse(name); ok {
+		n, _ := strconv.Atoi(string(b))
+		return n, true
+	}
+	ents, _ := fsrec.ReadDir(dir)
+	for _, e := range ents {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			n++
+		}
+	}
+	fsrec.Keep(name, dir, []byte(strconv.Itoa(n)))
+	return n, false
+}
+
+// TestMemosReusedUntilTheirScopeChanges: a check after a change outside a memo's scope reuses the
+// memo (and records its scope's paths, so the next verdict covers them); a change under the scope, or
+// a file added there, makes the computation run again.
+func TestMemosReusedUntilTheirScopeChanges(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	pkgA, pkgB, other := filepath.Join(dir, "a"), filepath.Join(dir, "b"), filepath.Join(dir, "other.txt")
+	for _, d := range []string{pkgA, pkgB} {
+		os.Mkdir(d, 0o755)
+		write(t, filepath.Join(d, "x.c"), "int x;\n")
+	}
+	write(t, other, "1\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	k := Key{7}
+	// check looks up the cache the way `check` does and runs the memoized computations on a miss.
+	check := func() (hit bool, a, b int, reusedA, reusedB bool) {
+		t.Helper()
+		if _, ok := c.Lookup(k); ok {
+			return true, 0, 0, false, false
+		}
+		rec := c.Begin()
+		if rec == nil {
+			t.Fatal("another recording is active")
+		}
+		safeio.ReadFile(other, 1<<20)
+		a, reusedA = countUnder(pkgA)
+		b, reusedB = countUnder(pkgB)
+		if ok, why := c.Store(k, rec, &Result{Out: []byte(strconv.Itoa(a) + " " + strconv.Itoa(b))}); !ok {
+			t.Fatalf("not stored: %s", why)
+		}
+		return false, a, b, reusedA, reusedB
+	}
+	if hit, a, b, ra, rb := check(); hit || a != 1 || b != 1 || ra || rb {
+		t.Fatalf("first check: hit %v, counts %d %d, reused %v %v", hit, a, b, ra, rb)
+	}
+	if hit, _, _, _, _ := check(); !hit {
+		t.Fatal("second check missed")
+	}
+
+	// A change outside both scopes: both memos reused, and the verdict stored after it still covers
+	// what they read (an edit under a/ misses).
+	write(t, other, "2\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if hit, a, b, ra, rb := check(); hit || a != 1 || b != 1 || !ra || !rb {
+		t.Fatalf("after an edit outside: hit %v, counts %d %d, reused %v %v", hit, a, b, ra, rb)
+	}
+	write(t, filepath.Join(pkgA, "x.c"), "int y;\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if hit, a, b, ra, rb := check(); hit || a != 1 || b != 1 || ra || !rb {
+		t.Fatalf("after an edit under a/: hit %v, counts %d %d, reused %v %v (want a computed again, b reused)", hit, a, b, ra, rb)
+	}
+	// A file added under b/: its folder's signature moves, b's memo is stale.
+	write(t, filepath.Join(pkgB, "y.c"), "int y;\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if hit, a, b, ra, rb := check(); hit || a != 1 || b != 2 || !ra || rb {
+		t.Fatalf("after a file added under b/: hit %v, counts %d %d, reused %v %v", hit, a, b, ra, rb)
+	}
+	if hit, _, _, _, _ := check(); !hit {
+		t.Fatal("the check after that missed")
+	}
+}
+
+// TestMemosNeedTheirRecording: with no recording active, Reuse finds nothing and Keep keeps nothing.
+func TestMemosNeedTheirRecording(t *testing.T) {
+	fsrec.Keep("x", "/", []byte("1"))
+	if _, ok := fsrec.Reuse("x"); ok {
+		t.Fatal("reused without a recording")
+	}
+}
+
+// TestMemoSectionDamage: a verdict file whose memos do not decode is still a verdict (a hit), and its
+// memos are not used.
+func TestMemoSectionDamage(t *testing.T) {
+	ents := formatEntries(t)
+	k := Key{9}
+	ms := []fsrec.Memo{{Name: "n", Scope: ents[0].Path, Value: []byte("v")}}
+	data := encode(k, &Result{}, ents, ms)
+	f, err := parse(data, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := f.memos()
+	if err != nil || len(got) != 1 || got[0].Name != "n" || got[0].Scope != ents[0].Path || string(got[0].Value) != "v" {
+		t.Fatalf("memos: %v %+v", err, got)
+	}
+	f.memoArea = f.memoArea[:len(f.memoArea)-1]
+	if _, err := f.memos(); err == nil {
+		t.Fatal("a cut memo section decoded")
+	}
+}
