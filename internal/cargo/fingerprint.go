@@ -65,7 +65,7 @@ func HashHex(v uint64) string {
 // ReadHashFile returns the 16 hex digits of a unit's hash file. An empty file (Cargo truncates it
 // when a unit starts rebuilding and rewrites it on success) gives "" and no error.
 func ReadHashFile(path string) (string, error) {
-	data, err := safeio.ReadFile(path, safeio.MaxRecord)
+	data, err := safeio.ReadFileKept(path, safeio.MaxRecord)
 	if err != nil {
 		return "", err
 	}

@@ -410,7 +410,7 @@ func (r *reader) readFingerprints(prof string) error {
 			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.mode)))
 			return
 		}
-		files, err := fsrec.ReadDir(dir)
+		files, err := fsrec.ReadDirKept(dir)
 		if err != nil {
 			r.problem(dir, err)
 			return
@@ -453,7 +453,7 @@ func (r *reader) readFingerprints(prof string) error {
 			unit.Of(s).FingerprintHash, s.Key = h, h
 			var fp *Fingerprint
 			jf := hf + ".json"
-			if data, err := safeio.ReadFile(jf, safeio.MaxRecord); err != nil {
+			if data, err := safeio.ReadFileKept(jf, safeio.MaxRecord); err != nil {
 				r.problem(jf, err)
 			} else if fp, err = ParseFingerprint(data); err != nil {
 				r.problem(jf, err)

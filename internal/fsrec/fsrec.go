@@ -113,6 +113,9 @@ type seenVal struct {
 	kept  bool
 	mode  fs.FileMode
 	nlink uint64
+	// prior says the entry came from the last recording (Adopt) and no look-up of this one has met it
+	// yet: it is no entry of this recording until one does.
+	prior bool
 }
 
 type key struct {
@@ -227,6 +230,9 @@ func (r *Recorder) Entries() []Entry {
 		sh := &r.seen[i]
 		sh.mu.Lock()
 		for k, v := range sh.m {
+			if v.prior {
+				continue
+			}
 			e := Entry{Path: k.path, Op: k.op, Sig: v.sig}
 			if k.op == OpContent {
 				e.Sum = v.sum
@@ -300,9 +306,16 @@ func (r *Recorder) answer(path string, op Op, notLink bool) (fs.FileInfo, error,
 			other = OpStat
 		}
 		if o, found := sh.m[key{abs, other}]; found && o.kept && o.sig.Err == ErrNone && o.mode&fs.ModeSymlink == 0 && (op == OpStat || notLink) {
+			if o.prior {
+				o.prior = false
+				sh.m[key{abs, other}] = o
+			}
 			v, ok = o, true
 			sh.m[key{abs, op}] = o
 		}
+	} else if v.prior && v.kept {
+		v.prior = false
+		sh.m[key{abs, op}] = v
 	}
 	sh.mu.Unlock()
 	switch {
@@ -357,10 +370,16 @@ func (r *Recorder) noteVal(path string, op Op, v seenVal) {
 	sh := &r.seen[maphash.String(seenSeed, abs)%seenShards]
 	sh.mu.Lock()
 	old, ok := sh.m[k]
-	if !ok || !old.kept && v.kept && old.sig == v.sig {
+	switch {
+	case !ok || !old.kept && v.kept && old.sig == v.sig:
 		// An entry adopted from the last recording (memo.go) becomes an answer to give again once a
 		// look-up of this one has seen it alike.
 		sh.m[k] = v
+	case old.prior:
+		// An adopted entry met by a look-up that is not answered from the recording (an open's fstat,
+		// content): it is this recording's entry now, compared below like any other.
+		old.prior = false
+		sh.m[k] = old
 	}
 	sh.mu.Unlock()
 	// Two reads of the same bytes agree whatever their signatures.

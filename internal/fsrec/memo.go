@@ -3,6 +3,10 @@ package fsrec
 import (
 	"encoding/binary"
 	"errors"
+	"hash/maphash"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sync"
 )
 
@@ -31,11 +35,21 @@ type Memo struct {
 	Value []byte
 }
 
-// Prior is what a recording takes over from the last one of the same invocation: the memos still valid
-// and the entries at or under their scopes.
+// Prior is what a recording takes over from the last one of the same invocation: the memos still valid,
+// and the entries of the last recording that still answer alike.
 type Prior struct {
 	Memos   map[string]Memo
-	Entries []Entry
+	Entries []PriorEntry
+}
+
+// PriorEntry is an entry of the last recording whose look-up answered alike at Since (the verdict
+// cache looked every one up again). One at or under a valid memo's scope (Memo) is recorded at once:
+// the memo stands for the look-ups that found it. Any other found or missing one answers this
+// recording's Stat or Lstat of its path, as a first look-up would have, and is recorded when it does.
+type PriorEntry struct {
+	Entry
+	Nlink uint64 // the link count the look-up saw (0: not known, not given as an answer)
+	Memo  bool
 }
 
 type memos struct {
@@ -45,18 +59,32 @@ type memos struct {
 	reused int
 }
 
-// Adopt takes p over: its entries are recorded (not as answers to give again: later look-ups ask the
-// kernel and are compared with them) and its memos answer Reuse. A nil p or Recorder does nothing.
+// Adopt takes p over: its entries are recorded or held as answers (PriorEntry), and its memos answer
+// Reuse. A nil p or Recorder does nothing.
 func (r *Recorder) Adopt(p *Prior) {
 	if r == nil || p == nil {
 		return
 	}
 	for _, e := range p.Entries {
-		v := seenVal{sig: e.Sig, sum: e.Sum}
-		if e.Op == OpContent && e.Sum == nil {
+		if e.Op == OpContent && (e.Sum == nil || !e.Memo) || skipped(e.Path) || r.fresh != nil && r.fresh(e.Path) ||
+			r.exclude != nil && r.exclude(e.Path) {
 			continue
 		}
-		r.noteVal(e.Path, e.Op, v)
+		v := seenVal{sig: e.Sig, sum: e.Sum, prior: !e.Memo}
+		switch {
+		case e.Op == OpContent:
+		case e.Sig.Err == ErrNone && e.Nlink > 0:
+			v.kept, v.mode, v.nlink = true, modeOf(e.Sig.Mode), e.Nlink
+		case e.Sig.Err == ErrNotExist || e.Sig.Err == ErrNotDir:
+			v.kept = true
+		}
+		k := key{e.Path, e.Op}
+		sh := &r.seen[maphash.String(seenSeed, e.Path)%seenShards]
+		sh.mu.Lock()
+		if _, ok := sh.m[k]; !ok {
+			sh.m[k] = v
+		}
+		sh.mu.Unlock()
 	}
 	r.memo.mu.Lock()
 	r.memo.prior = p.Memos
@@ -154,3 +182,72 @@ func Strings(b []byte) ([]string, []byte, error) {
 	}
 	return out, b, nil
 }
+
+// ReadDirKept is ReadDir for a folder whose listing (names and types) the next recording may take from
+// its memo while nothing at or under the folder changed: the readers list thousands of small record
+// folders (Cargo's fingerprint folder of each unit) that a rebuild of a few units leaves alone.
+func ReadDirKept(dir string) ([]fs.DirEntry, error) {
+	if cur.Load() == nil {
+		return os.ReadDir(dir)
+	}
+	name := "fsrec.list\x00" + dir
+	if b, ok := Reuse(name); ok {
+		if ents, err := decodeListing(dir, b); err == nil {
+			return ents, nil
+		}
+	}
+	ents, err := ReadDir(dir)
+	if err == nil {
+		Keep(name, dir, encodeListing(ents))
+	}
+	return ents, err
+}
+
+func encodeListing(ents []fs.DirEntry) []byte {
+	b := binary.AppendUvarint(nil, uint64(len(ents)))
+	for _, e := range ents {
+		b = binary.AppendUvarint(b, uint64(len(e.Name())))
+		b = append(b, e.Name()...)
+		b = binary.AppendUvarint(b, uint64(e.Type()))
+	}
+	return b
+}
+
+func decodeListing(dir string, b []byte) ([]fs.DirEntry, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errMemo
+	}
+	b = b[k:]
+	out := make([]fs.DirEntry, 0, n)
+	for i := uint64(0); i < n; i++ {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return nil, errMemo
+		}
+		name := string(b[k : k+int(l)])
+		b = b[k+int(l):]
+		t, k2 := binary.Uvarint(b)
+		if k2 <= 0 || t > uint64(^uint32(0)) {
+			return nil, errMemo
+		}
+		b = b[k2:]
+		out = append(out, keptEntry{name: name, typ: fs.FileMode(t), path: filepath.Join(dir, name)})
+	}
+	if len(b) != 0 {
+		return nil, errMemo
+	}
+	return out, nil
+}
+
+// keptEntry is a listed entry given again from a memo; its Info is a recorded lstat.
+type keptEntry struct {
+	name string
+	typ  fs.FileMode
+	path string
+}
+
+func (e keptEntry) Name() string               { return e.name }
+func (e keptEntry) IsDir() bool                { return e.typ.IsDir() }
+func (e keptEntry) Type() fs.FileMode          { return e.typ }
+func (e keptEntry) Info() (fs.FileInfo, error) { return lookup(e.path, OpLstat) }

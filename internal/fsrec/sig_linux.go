@@ -61,11 +61,17 @@ func sigOfInfo(fi fs.FileInfo) Sig {
 // cache looks up tens of thousands of recorded paths per hit. A path with a NUL inside it gets
 // EINVAL's class, as os.Stat's EINVAL does.
 func StatZ(pathz []byte, op Op) Sig {
+	sig, _ := StatZN(pathz, op)
+	return sig
+}
+
+// StatZN is StatZ that also returns the link count of a found path (0 otherwise).
+func StatZN(pathz []byte, op Op) (Sig, uint64) {
 	if len(pathz) == 0 || pathz[len(pathz)-1] != 0 {
-		return Sig{Err: ErrOther}
+		return Sig{Err: ErrOther}, 0
 	}
 	if bytes.IndexByte(pathz[:len(pathz)-1], 0) >= 0 {
-		return Sig{Err: errnoClass(syscall.EINVAL)}
+		return Sig{Err: errnoClass(syscall.EINVAL)}, 0
 	}
 	flags := 0
 	if op == OpLstat {
@@ -80,12 +86,12 @@ func StatZ(pathz []byte, op Op) Sig {
 		}
 	}
 	if err == nil {
-		return Sig{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Mode: st.Mode}
+		return Sig{Dev: uint64(st.Dev), Ino: st.Ino, Size: st.Size, MtimeNS: st.Mtim.Nano(), CtimeNS: st.Ctim.Nano(), Mode: st.Mode}, uint64(st.Nlink) //nolint:unconvert // uint32 on some architectures
 	}
 	if e, ok := err.(unix.Errno); ok {
-		return Sig{Err: errnoClass(syscall.Errno(e))}
+		return Sig{Err: errnoClass(syscall.Errno(e))}, 0
 	}
-	return Sig{Err: ErrOther}
+	return Sig{Err: ErrOther}, 0
 }
 
 // SameFile is os.SameFile for answers fsrec gives (a kept answer is no *os.fileStat, which
@@ -97,4 +103,33 @@ func SameFile(a, b fs.FileInfo) bool {
 		return os.SameFile(a, b)
 	}
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
+}
+
+// modeOf is the fs.FileMode of a raw st_mode, as os.Stat gives it.
+func modeOf(raw uint32) fs.FileMode {
+	m := fs.FileMode(raw & 0o777)
+	switch raw & syscall.S_IFMT {
+	case syscall.S_IFBLK:
+		m |= fs.ModeDevice
+	case syscall.S_IFCHR:
+		m |= fs.ModeDevice | fs.ModeCharDevice
+	case syscall.S_IFDIR:
+		m |= fs.ModeDir
+	case syscall.S_IFIFO:
+		m |= fs.ModeNamedPipe
+	case syscall.S_IFLNK:
+		m |= fs.ModeSymlink
+	case syscall.S_IFSOCK:
+		m |= fs.ModeSocket
+	}
+	if raw&syscall.S_ISGID != 0 {
+		m |= fs.ModeSetgid
+	}
+	if raw&syscall.S_ISUID != 0 {
+		m |= fs.ModeSetuid
+	}
+	if raw&syscall.S_ISVTX != 0 {
+		m |= fs.ModeSticky
+	}
+	return m
 }

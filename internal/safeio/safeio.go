@@ -6,11 +6,13 @@
 package safeio
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"strconv"
 	"syscall"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -59,6 +61,24 @@ func open(path string, noteOK bool) (*os.File, error) {
 // ReadFile reads a whole regular file of at most max bytes.
 func ReadFile(path string, max int64) ([]byte, error) {
 	data, _, err := readFile(path, max, true)
+	return data, err
+}
+
+// ReadFileKept is ReadFile for a small record file whose bytes the next recording may take from its
+// memo (internal/fsrec's memo.go) while the file has not changed: Cargo's fingerprint JSON and hash
+// file of each unit, which a rebuild of a few units leaves alone.
+func ReadFileKept(path string, max int64) ([]byte, error) {
+	if !fsrec.Active() {
+		return ReadFile(path, max)
+	}
+	name := "safeio.read\x00" + path + "\x00" + strconv.FormatInt(max, 10)
+	if b, ok := fsrec.Reuse(name); ok {
+		return bytes.Clone(b), nil
+	}
+	data, err := ReadFile(path, max)
+	if err == nil {
+		fsrec.Keep(name, path, data)
+	}
 	return data, err
 }
 

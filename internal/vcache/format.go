@@ -19,7 +19,7 @@ import (
 //	entry count (uvarint), chunk count (uvarint), per chunk: byte offset in the group area and
 //	entry count (uvarints),
 //	group area length (uvarint), the group area,
-//	memo count (uvarint), per memo its name, scope and value (each a uvarint length + bytes),
+//	memo generation (a uvarint length + bytes: empty when the check kept no memo),
 //	CRC-32 (IEEE, little-endian) of everything before it.
 //
 // The group area holds the entries folder by folder (Store sorts them so): per group the folder
@@ -30,6 +30,14 @@ import (
 // 615-unit workspace's 10,652 paths: 1.1 MB before); the chunks, cut at group boundaries, let the
 // look-up stat them on several cores without decoding the file first.
 const magic = "stalecheck verdict v4\n"
+
+// The memo file `<key hex>.memos` beside it (read only after a miss, so that a hit does not pay for
+// it):
+//
+//	memoMagic, key (32 bytes), generation (16 bytes: the verdict file's, written with it),
+//	memo count (uvarint), per memo its name, scope and value (each a uvarint length + bytes),
+//	CRC-32 (IEEE, little-endian) of everything before it.
+const memoMagic = "stalecheck memos v1\n"
 
 // chunkEntries is about how many entries a chunk holds (the last one of a folder ends it).
 const chunkEntries = 1024
@@ -49,9 +57,10 @@ func prefixName(p string) (dir, name string) {
 	return p[:len(d)+1], p[len(d)+1:]
 }
 
-func encode(k Key, res *Result, ents []fsrec.Entry, memos []fsrec.Memo) []byte {
+func encode(k Key, res *Result, ents []fsrec.Entry, gen []byte) []byte {
 	var n [binary.MaxVarintLen64]byte
 	var area bytes.Buffer
+	area.Grow(len(ents) * 48)
 	type chunk struct{ off, ents int }
 	var chunks []chunk
 	for lo := 0; lo < len(ents); {
@@ -102,6 +111,7 @@ func encode(k Key, res *Result, ents []fsrec.Entry, memos []fsrec.Memo) []byte {
 		lo = hi
 	}
 	var b bytes.Buffer
+	b.Grow(len(magic) + 32 + len(res.Out) + len(res.Err) + len(res.Extra) + len(chunks)*8 + area.Len() + 96)
 	uv := func(x uint64) { b.Write(n[:binary.PutUvarint(n[:], x)]) }
 	bs := func(x []byte) { uv(uint64(len(x))); b.Write(x) }
 	b.WriteString(magic)
@@ -117,32 +127,49 @@ func encode(k Key, res *Result, ents []fsrec.Entry, memos []fsrec.Memo) []byte {
 		uv(uint64(c.ents))
 	}
 	bs(area.Bytes())
-	uv(uint64(len(memos)))
-	for _, m := range memos {
-		bs([]byte(m.Name))
-		bs([]byte(m.Scope))
-		bs(m.Value)
-	}
+	bs(gen)
 	var crc [4]byte
 	binary.LittleEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b.Bytes()))
 	b.Write(crc[:])
 	return b.Bytes()
 }
 
-// file is a verdict file whose header was decoded and whose CRC and key matched; its entries stay
-// encoded in area until a scan.
-type file struct {
-	res    *Result
-	n      int // entries
-	chunks []fileChunk
-	area   []byte
-	// memoArea is the memo count and the memos, as encoded.
-	memoArea []byte
+// encodeMemos is the memo file of the verdict file of k with generation gen.
+func encodeMemos(k Key, gen []byte, memos []fsrec.Memo) []byte {
+	size := len(memoMagic) + 32 + len(gen) + 16
+	for _, m := range memos {
+		size += len(m.Name) + len(m.Scope) + len(m.Value) + 3*binary.MaxVarintLen64
+	}
+	b := make([]byte, 0, size)
+	b = append(b, memoMagic...)
+	b = append(b, k[:]...)
+	b = append(b, gen...)
+	b = binary.AppendUvarint(b, uint64(len(memos)))
+	for _, m := range memos {
+		b = binary.AppendUvarint(b, uint64(len(m.Name)))
+		b = append(b, m.Name...)
+		b = binary.AppendUvarint(b, uint64(len(m.Scope)))
+		b = append(b, m.Scope...)
+		b = binary.AppendUvarint(b, uint64(len(m.Value)))
+		b = append(b, m.Value...)
+	}
+	return binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
 }
 
-// memos decodes the memos of f (errDamaged when they do not decode).
-func (f *file) memos() ([]fsrec.Memo, error) {
-	r := &reader{p: f.memoArea}
+// parseMemos decodes a memo file written with the verdict file of k whose generation is gen.
+func parseMemos(data []byte, k Key, gen []byte) ([]fsrec.Memo, error) {
+	head := len(memoMagic) + 32 + len(gen)
+	if len(data) < head+4 || string(data[:len(memoMagic)]) != memoMagic {
+		return nil, errDamaged
+	}
+	body, sum := data[:len(data)-4], binary.LittleEndian.Uint32(data[len(data)-4:])
+	if crc32.ChecksumIEEE(body) != sum {
+		return nil, errDamaged
+	}
+	if !bytes.Equal(body[len(memoMagic):len(memoMagic)+32], k[:]) || !bytes.Equal(body[len(memoMagic)+32:head], gen) {
+		return nil, errors.New("the memos of another verdict")
+	}
+	r := &reader{p: body[head:]}
 	nm := r.uv()
 	if r.bad || nm > uint64(len(r.p)) {
 		return nil, errDamaged
@@ -161,9 +188,15 @@ func (f *file) memos() ([]fsrec.Memo, error) {
 	return out, nil
 }
 
-// hasMemos reports whether f holds any memo.
-func (f *file) hasMemos() bool {
-	return len(f.memoArea) > 1 || len(f.memoArea) == 1 && f.memoArea[0] != 0
+// file is a verdict file whose header was decoded and whose CRC and key matched; its entries stay
+// encoded in area until a scan.
+type file struct {
+	res    *Result
+	n      int // entries
+	chunks []fileChunk
+	area   []byte
+	// gen is the generation of the memo file written with it (empty: none).
+	gen []byte
 }
 
 type fileChunk struct{ off, ents int }
@@ -246,13 +279,8 @@ func parse(data []byte, k Key) (*file, error) {
 		f.chunks = append(f.chunks, c)
 	}
 	f.area = r.bs()
-	// The memos stay encoded: only a miss decodes them (memos).
-	f.memoArea = r.p
-	if _, k := binary.Uvarint(r.p); k <= 0 {
-		return nil, errDamaged
-	}
-	r.p = nil
-	if r.bad || total != f.n {
+	f.gen = r.bs()
+	if r.bad || len(r.p) != 0 || total != f.n {
 		return nil, errDamaged
 	}
 	for i, c := range f.chunks {
@@ -399,8 +427,10 @@ func (f *file) changed(skip func(path []byte) bool) (string, error) {
 }
 
 // sameZ is same for an entry decoded by scan, looked up again at pathz.
-func sameZ(e *fsrec.Entry, pathz []byte) bool {
-	now := fsrec.StatZ(pathz, e.Op)
+func sameZ(e *fsrec.Entry, pathz []byte) bool { return sameAs(e, pathz, fsrec.StatZ(pathz, e.Op)) }
+
+// sameAs is sameZ with the look-up's answer now given.
+func sameAs(e *fsrec.Entry, pathz []byte, now fsrec.Sig) bool {
 	if e.Op != fsrec.OpContent {
 		return now == e.Sig
 	}

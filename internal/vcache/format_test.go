@@ -115,7 +115,7 @@ func TestFormatDamageUnderAValidCRC(t *testing.T) {
 			}
 			f.entries()
 			f.changed(nil)
-			f.memos()
+
 		}
 	}
 	for _, n := range []int{len(magic) + 33, body / 2, body - 1} {

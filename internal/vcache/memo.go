@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Memos (fsrec's memo.go) make the first check after a change cheaper than a full one: the verdict
@@ -16,6 +17,9 @@ import (
 // folder). When a look-up misses, Begin looks up every entry of that file again (the cost of a hit),
 // and the next recording adopts each memo none of whose entries at or under its scope changed, with
 // those entries. The reader then reuses the memo instead of reading and parsing again.
+
+// memoSuffix names the memo file beside a verdict file.
+const memoSuffix = ".memos"
 
 // keptMemos returns the memos whose scope is among the stored entries: a scope that was not recorded
 // (or was dropped as a covered miss) cannot tell the next check whether it changed.
@@ -36,19 +40,64 @@ func keptMemos(ms []fsrec.Memo, ents []fsrec.Entry) []fsrec.Memo {
 	return out
 }
 
-// prior returns the memos of f that are still valid (no entry at or under the scope is among changed,
-// the paths whose look-up answers otherwise now), with the entries at or under their scopes.
-func (c *Cache) prior(f *file, changed []string) *fsrec.Prior {
-	t0 := time.Now()
-	memos, err := f.memos()
+// lastMiss is what a look-up that missed learnt for the next recording: the memos of the verdict file,
+// the paths that changed, and the entries at or under a memo's scope (candidates for adoption).
+type lastMiss struct {
+	memos   []fsrec.Memo
+	changed []string
+	cands   []fsrec.PriorEntry // every entry that answers alike, Memo set when under a memo's scope
+	since   time.Time          // when the look-ups began
+}
+
+// lastMiss reads the memo file of f, the verdict file of k, and looks up every entry of f again after
+// a miss (the look-up stopped at the first change) for the next recording; nil when the memos do not
+// read or decode, or nothing changed after all.
+func (c *Cache) lastMiss(k Key, f *file, since time.Time) *lastMiss {
+	data, err := safeio.ReadFile(c.path(k)+memoSuffix, safeio.MaxCache)
 	if err != nil {
 		c.say("prior: %v", err)
 		return nil
 	}
+	memos, err := parseMemos(data, k, f.gen)
+	if err != nil {
+		c.say("prior: %s%s: %v", c.path(k), memoSuffix, err)
+		return nil
+	}
+	if len(memos) == 0 {
+		return nil
+	}
+	scopes := make(map[string]bool, len(memos))
+	for _, m := range memos {
+		scopes[m.Scope] = true
+	}
+	changed, cands, err := f.missPass(scopes)
+	if err != nil || len(changed) == 0 {
+		return nil
+	}
+	return &lastMiss{memos: memos, changed: changed, cands: cands, since: since}
+}
 
+// covered reports whether the folder dir (no trailing "/") is one of scopes or lies in one.
+func covered(scopes map[string]bool, dir string) bool {
+	for {
+		if scopes[dir] {
+			return true
+		}
+		i := strings.LastIndexByte(dir, '/')
+		if i <= 0 {
+			return false
+		}
+		dir = dir[:i]
+	}
+}
+
+// prior returns the memos of m that are still valid (no entry at or under the scope changed), with the
+// entries at or under their scopes.
+func (c *Cache) prior(m *lastMiss) *fsrec.Prior {
+	t0 := time.Now()
 	// Every changed path and each of its folders: a memo whose scope is among them is stale.
-	touched := make(map[string]bool, len(changed)*4)
-	for _, p := range changed {
+	touched := make(map[string]bool, len(m.changed)*4)
+	for _, p := range m.changed {
 		for {
 			if touched[p] {
 				break
@@ -61,96 +110,84 @@ func (c *Cache) prior(f *file, changed []string) *fsrec.Prior {
 			p = p[:i]
 		}
 	}
-	p := &fsrec.Prior{Memos: make(map[string]fsrec.Memo, len(memos))}
-	scopes := make(map[string]bool, len(memos))
-	for _, m := range memos {
-		if !touched[m.Scope] {
-			p.Memos[m.Name] = m
-			scopes[m.Scope] = true
+	p := &fsrec.Prior{Memos: make(map[string]fsrec.Memo, len(m.memos))}
+	scopes := make(map[string]bool, len(m.memos))
+	for _, x := range m.memos {
+		if !touched[x.Scope] {
+			p.Memos[x.Name] = x
+			scopes[x.Scope] = true
 		}
 	}
-	if len(p.Memos) == 0 {
-		return nil
-	}
-	// covered reports whether the folder dir (no trailing "/") is a valid scope or lies in one.
-	coveredDir := func(dir string) bool {
-		for {
-			if scopes[dir] {
-				return true
-			}
-			i := strings.LastIndexByte(dir, '/')
-			if i <= 0 {
-				return false
-			}
-			dir = dir[:i]
+	p.Entries = m.cands
+	adopted := 0
+	for i := range p.Entries {
+		e := &p.Entries[i]
+		e.Memo = e.Memo && covered(scopes, e.Path)
+		if e.Memo {
+			adopted++
 		}
 	}
-	var buf []byte
-	var lastDir []byte
-	lastCovered := false
-	for ci := range f.chunks {
-		err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
-			path := pathz[:len(pathz)-1]
-			dir := path
-			if i := bytes.LastIndexByte(path, '/'); i > 0 {
-				dir = path[:i]
-			}
-			if lastDir == nil || !bytes.Equal(dir, lastDir) {
-				lastDir = append(lastDir[:0], dir...)
-				lastCovered = coveredDir(string(dir))
-			}
-			if !lastCovered && !scopes[string(path)] {
-				return true
-			}
-			x := *e
-			x.Path = string(path)
-			if x.Sum != nil {
-				s := *x.Sum
-				x.Sum = &s
-				// Same bytes, perhaps another signature now: compare the bytes at the next look-up.
-				x.Recheck = true
-			}
-			p.Entries = append(p.Entries, x)
-			return true
-		})
-		if err != nil {
-			return nil
-		}
-	}
-	c.say("prior: %d of %d memos still valid, %d of %d paths changed, %d adopted (%.1f ms)",
-		len(p.Memos), len(memos), len(changed), f.n, len(p.Entries), float64(time.Since(t0).Microseconds())/1000)
+	c.say("prior: %d of %d memos still valid, %d paths changed, %d adopted, %d answers (%.1f ms)",
+		len(p.Memos), len(m.memos), len(m.changed), adopted, len(p.Entries)-adopted, float64(time.Since(t0).Microseconds())/1000)
 	return p
 }
 
-// allChanged looks up every entry of f again (on several cores) and returns the paths whose look-up
-// answers otherwise now.
-func (f *file) allChanged() ([]string, error) {
+// missPass looks up every entry of f again (on several cores) and returns the paths whose look-up
+// answers otherwise now, and every other entry, with Memo set when it lies at or under one of scopes.
+func (f *file) missPass(scopes map[string]bool) (changed []string, cands []fsrec.PriorEntry, err error) {
 	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
 	if f.n < 512 {
 		workers = 1
 	}
 	var next atomic.Int64
 	var mu sync.Mutex
-	var changed []string
-	var ferr error
 	work := func() {
-		var buf []byte
+		var buf, lastDir []byte
+		lastCovered := false
+		var mine []fsrec.PriorEntry
+		var gone []string
+		defer func() {
+			mu.Lock()
+			cands = append(cands, mine...)
+			changed = append(changed, gone...)
+			mu.Unlock()
+		}()
 		for {
 			ci := int(next.Add(1) - 1)
 			if ci >= len(f.chunks) {
 				return
 			}
-			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
-				if !sameZ(e, pathz) {
-					mu.Lock()
-					changed = append(changed, string(pathz[:len(pathz)-1]))
-					mu.Unlock()
+			serr := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
+				path := pathz[:len(pathz)-1]
+				now, nlink := fsrec.StatZN(pathz, e.Op)
+				if !sameAs(e, pathz, now) {
+					gone = append(gone, string(path))
+					return true
 				}
+				dir := path
+				if i := bytes.LastIndexByte(path, '/'); i > 0 {
+					dir = path[:i]
+				}
+				if lastDir == nil || !bytes.Equal(dir, lastDir) {
+					lastDir = append(lastDir[:0], dir...)
+					lastCovered = covered(scopes, string(dir))
+				}
+				x := fsrec.PriorEntry{Entry: *e, Memo: lastCovered || scopes[string(path)]}
+				x.Path = string(path)
+				if x.Sum != nil {
+					s := *x.Sum
+					x.Sum = &s
+					// Same bytes, perhaps another signature now: compare the bytes at the next look-up.
+					x.Recheck = true
+				} else if now == e.Sig {
+					x.Nlink = nlink
+				}
+				mine = append(mine, x)
 				return true
 			})
-			if err != nil {
+			if serr != nil {
 				mu.Lock()
-				ferr = err
+				err = serr
 				mu.Unlock()
 				return
 			}
@@ -163,5 +200,5 @@ func (f *file) allChanged() ([]string, error) {
 	}
 	work()
 	wg.Wait()
-	return changed, ferr
+	return changed, cands, err
 }

@@ -1,6 +1,8 @@
 package vcache
 
 import (
+	"encoding/binary"
+	"hash/crc32"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -98,23 +100,32 @@ func TestMemosNeedTheirRecording(t *testing.T) {
 	}
 }
 
-// TestMemoSectionDamage: a verdict file whose memos do not decode is still a verdict (a hit), and its
-// memos are not used.
-func TestMemoSectionDamage(t *testing.T) {
-	ents := formatEntries(t)
-	k := Key{9}
-	ms := []fsrec.Memo{{Name: "n", Scope: ents[0].Path, Value: []byte("v")}}
-	data := encode(k, &Result{}, ents, ms)
-	f, err := parse(data, k)
-	if err != nil {
-		t.Fatal(err)
-	}
-	got, err := f.memos()
-	if err != nil || len(got) != 1 || got[0].Name != "n" || got[0].Scope != ents[0].Path || string(got[0].Value) != "v" {
+// TestMemoFileDamage: a memo file that does not decode, or belongs to another verdict, gives no memo;
+// a damaged byte anywhere under a valid CRC is an error or a decode, never a panic.
+func TestMemoFileDamage(t *testing.T) {
+	k, gen := Key{9}, []byte("0123456789abcdef")
+	ms := []fsrec.Memo{{Name: "n", Scope: "/a/b", Value: []byte("v")}, {Name: "m", Scope: "/a", Value: nil}}
+	data := encodeMemos(k, gen, ms)
+	got, err := parseMemos(data, k, gen)
+	if err != nil || len(got) != 2 || got[0].Name != "n" || got[0].Scope != "/a/b" || string(got[0].Value) != "v" || got[1].Name != "m" {
 		t.Fatalf("memos: %v %+v", err, got)
 	}
-	f.memoArea = f.memoArea[:len(f.memoArea)-1]
-	if _, err := f.memos(); err == nil {
-		t.Fatal("a cut memo section decoded")
+	if _, err := parseMemos(data, k, []byte("fedcba9876543210")); err == nil {
+		t.Fatal("the memos of another generation decoded")
+	}
+	if _, err := parseMemos(data, Key{8}, gen); err == nil {
+		t.Fatal("the memos of another key decoded")
+	}
+	if _, err := parseMemos(data[:len(data)-1], k, gen); err == nil {
+		t.Fatal("a cut memo file decoded")
+	}
+	body := len(data) - 4
+	for i := len(memoMagic) + 32 + len(gen); i < body; i++ {
+		for _, b := range []byte{0, 0xff, data[i] ^ 0x80} {
+			bad := append([]byte{}, data...)
+			bad[i] = b
+			binary.LittleEndian.PutUint32(bad[body:], crc32.ChecksumIEEE(bad[:body]))
+			parseMemos(bad, k, gen)
+		}
 	}
 }

@@ -61,6 +61,7 @@ package vcache
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -200,11 +201,9 @@ type Result struct {
 // Cache is the cache in one state folder. A nil *Cache caches nothing.
 type Cache struct {
 	stateDir, dir string
-	// last is the verdict file the last Lookup or Peek found but did not answer from (a changed path):
-	// Begin starts the next recording from its memos (memo.go).
-	last        *file
-	lastChanged []string // the paths of last that changed
-	lastSince   time.Time
+	// last is what the last Lookup or Peek that missed (a changed path) learnt of the verdict file's
+	// memos: Begin starts the next recording from them (memo.go).
+	last *lastMiss
 	// Trace, when not nil, gets one line per decision.
 	Trace func(format string, args ...any)
 }
@@ -299,13 +298,13 @@ func (c *Cache) Begin() *fsrec.Recorder {
 	if c.last != nil {
 		// The recording starts when the look-ups of the last file's entries began: the racy rule
 		// covers the signatures adopted from it.
-		opt.Since = c.lastSince
+		opt.Since = c.last.since
 	}
 	rec := fsrec.Begin(opt)
 	if rec != nil && c.last != nil {
-		rec.Adopt(c.prior(c.last, c.lastChanged))
+		rec.Adopt(c.prior(c.last))
 	}
-	c.last, c.lastChanged = nil, nil
+	c.last = nil
 	return rec
 }
 
@@ -348,31 +347,16 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 		return nil, nil
 	}
 	return f.res, func() bool {
-		var changed string
-		var err error
-		if f.hasMemos() {
-			// A miss will want every changed path (the memos still valid): one pass finds them all.
-			var all []string
-			if all, err = f.allChanged(); err == nil && len(all) > 0 {
-				slices.Sort(all)
-				changed = all[0]
-				for _, p := range all {
-					if !strings.HasPrefix(p, c.stateDir+string(filepath.Separator)) {
-						changed = p
-						break
-					}
-				}
-				c.last, c.lastChanged, c.lastSince = f, all, t0
-			}
-		} else {
-			changed, err = f.changed(nil)
+		changed, err := f.changed(nil)
+		if err == nil && changed != "" && len(f.gen) > 0 {
+			c.last = c.lastMiss(k, f, t0)
 		}
 		if err != nil {
 			c.say("miss: %s: %v", c.path(k), err)
 			return false
 		}
 		if changed != "" {
-			if c.Trace != nil && c.last == nil && strings.HasPrefix(changed, c.stateDir+string(filepath.Separator)) {
+			if c.Trace != nil && strings.HasPrefix(changed, c.stateDir+string(filepath.Separator)) {
 				// A cache of the state folder that another check rewrote is a reason, but rarely the one a
 				// person looks for: name a change outside the state folder when there is one too (the
 				// workers stop at the first change they meet, in no set order).
@@ -524,8 +508,21 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		}
 	}
 	sortByFolder(ents)
-	data := encode(k, res, ents, keptMemos(rec.Memos(), ents))
-	if err := safeio.WriteBytesAtomic(c.path(k), safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data); err != nil {
+	wo := safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}
+	var gen []byte
+	if memos := keptMemos(rec.Memos(), ents); len(memos) > 0 {
+		// The memo file first: a verdict file never names a generation that was not written.
+		gen = make([]byte, 16)
+		if _, err := rand.Read(gen); err == nil {
+			if err := safeio.WriteBytesAtomic(c.path(k)+memoSuffix, wo, encodeMemos(k, gen, memos)); err != nil {
+				gen = nil
+			}
+		} else {
+			gen = nil
+		}
+	}
+	data := encode(k, res, ents, gen)
+	if err := safeio.WriteBytesAtomic(c.path(k), wo, data); err != nil {
 		return c.notStored(err.Error())
 	}
 	c.prune()
@@ -600,7 +597,8 @@ func (c *Cache) notStored(reason string) (bool, string) {
 	return false, reason
 }
 
-// prune removes the oldest files beyond MaxEntries (and temporary files older than a minute).
+// prune removes the oldest verdict files beyond MaxEntries, each with its memo file, memo files
+// whose verdict file is gone, and temporary files older than a minute.
 func (c *Cache) prune() {
 	ents, err := os.ReadDir(c.dir)
 	if err != nil || len(ents) <= MaxEntries {
@@ -611,16 +609,28 @@ func (c *Cache) prune() {
 		mt   int64
 	}
 	var fs []f
+	names := make(map[string]bool, len(ents))
 	for _, e := range ents {
+		names[e.Name()] = true
+	}
+	for _, e := range ents {
+		n := e.Name()
+		if v, ok := strings.CutSuffix(n, memoSuffix); ok && !strings.HasPrefix(n, ".") {
+			if !names[v] {
+				os.Remove(filepath.Join(c.dir, n))
+			}
+			continue
+		}
 		if info, err := e.Info(); err == nil {
-			if strings.HasPrefix(e.Name(), ".") && strings.HasSuffix(e.Name(), ".tmp") && time.Since(info.ModTime()) < time.Minute {
+			if strings.HasPrefix(n, ".") && strings.HasSuffix(n, ".tmp") && time.Since(info.ModTime()) < time.Minute {
 				continue
 			}
-			fs = append(fs, f{e.Name(), info.ModTime().UnixNano()})
+			fs = append(fs, f{n, info.ModTime().UnixNano()})
 		}
 	}
 	sort.Slice(fs, func(i, j int) bool { return fs[i].mt > fs[j].mt })
 	for _, x := range fs[min(len(fs), MaxEntries):] {
 		os.Remove(filepath.Join(c.dir, x.name))
+		os.Remove(filepath.Join(c.dir, x.name+memoSuffix))
 	}
 }
