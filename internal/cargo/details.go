@@ -56,7 +56,7 @@ func (r *reader) readBuildDirs() {
 		d := dirs[i]
 		outDir := filepath.Join(d.Path, "out")
 		linked := map[[2]uint64]bool{} // hard-linked files (build-script-build) count once
-		err := fsrec.WalkDir(d.Path, func(p string, e fs.DirEntry, err error) error {
+		err := fsrec.WalkDirKept(d.Path, func(p string, e fs.DirEntry, err error) error {
 			if err != nil {
 				r.problem(p, err)
 				if e != nil && e.IsDir() {
@@ -184,7 +184,7 @@ func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
 		}
 		return nil
 	}
-	data, err := safeio.ReadFile(p, safeio.MaxRecord)
+	data, err := safeio.ReadFileKept(p, safeio.MaxRecord)
 	if err != nil {
 		r.problem(p, err)
 		return nil
@@ -397,12 +397,12 @@ func (r *reader) runDetails(s *graph.Step) {
 	if !s.Reference.Exists {
 		return
 	}
-	data, err := safeio.ReadFile(outFile, safeio.MaxRecord)
+	data, err := safeio.ReadFileKept(outFile, safeio.MaxRecord)
 	if err != nil {
 		r.problem(outFile, err)
 		return
 	}
-	rootOut, _ := safeio.ReadFile(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
+	rootOut, _ := safeio.ReadFileKept(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script.OutDir)
 	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.Script.OutDir)
 
@@ -1024,7 +1024,7 @@ func statTree(p string) graph.FileInfo {
 	if !fi.Exists || !isDir(p) {
 		return fi
 	}
-	_ = fsrec.WalkDir(p, func(q string, e fs.DirEntry, err error) error {
+	_ = fsrec.WalkDirKept(p, func(q string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}
@@ -1053,7 +1053,7 @@ var skipDirs = map[string]bool{"target": true, ".git": true, "vendor": true, "th
 func (r *reader) scanPackage(root string) *pkgScan {
 	ps := &pkgScan{}
 	var files []string
-	_ = fsrec.WalkDir(root, func(p string, e fs.DirEntry, err error) error {
+	_ = fsrec.WalkDirKept(root, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
 			return nil
 		}

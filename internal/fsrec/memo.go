@@ -251,3 +251,70 @@ func (e keptEntry) Name() string               { return e.name }
 func (e keptEntry) IsDir() bool                { return e.typ.IsDir() }
 func (e keptEntry) Type() fs.FileMode          { return e.typ }
 func (e keptEntry) Info() (fs.FileInfo, error) { return lookup(e.path, OpLstat) }
+
+// WalkDirKept is WalkDir whose folder listings are ReadDirKept's: a folder that nothing at or under
+// changed is listed from its memo. The root and every folder are looked up by their lstat first, as
+// WalkDir does; fn sees the same paths in the same order.
+func WalkDirKept(root string, fn fs.WalkDirFunc) error {
+	if cur.Load() == nil {
+		return filepath.WalkDir(root, fn)
+	}
+	info, err := lookup(root, OpLstat)
+	if err != nil {
+		err = fn(root, nil, err)
+	} else {
+		err = walkKept(root, fs.FileInfoToDirEntry(info), fn)
+	}
+	if err == filepath.SkipDir || err == filepath.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkKept is filepath.WalkDir's walk of path (whose entry is d, a folder's lstat already recorded).
+func walkKept(path string, d fs.DirEntry, fn fs.WalkDirFunc) error {
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == filepath.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	ents, err := listKept(path)
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == filepath.SkipDir && d.IsDir() {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, e := range ents {
+		p := filepath.Join(path, e.Name())
+		if e.IsDir() {
+			lookup(p, OpLstat)
+		}
+		if err := walkKept(p, e, fn); err != nil {
+			if err == filepath.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
+}
+
+// listKept lists dir (its look-up already recorded) through its memo when it still holds.
+func listKept(dir string) ([]fs.DirEntry, error) {
+	name := "fsrec.list\x00" + dir
+	if b, ok := Reuse(name); ok {
+		if ents, err := decodeListing(dir, b); err == nil {
+			return ents, nil
+		}
+	}
+	ents, err := os.ReadDir(dir)
+	ents = wrapEntries(dir, ents)
+	if err == nil {
+		Keep(name, dir, encodeListing(ents))
+	}
+	return ents, err
+}
