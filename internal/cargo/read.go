@@ -1037,6 +1037,9 @@ func Parallel(n int, f func(i int)) {
 // parseRustcDepfile reads a rustc `.d` file and returns its inputs made absolute against the
 // workspace root (rustc runs there for path packages).
 func (r *reader) parseRustcDepfile(path string) ([]string, error) {
+	if !fsrec.Memoizing() {
+		return r.readRustcDepfile(path)
+	}
 	name := "cargo.rustc-d\x00" + path + "\x00" + r.l.Workspace
 	if b, ok := fsrec.Reuse(name); ok {
 		if ss, rest, err := fsrec.Strings(b); err == nil && len(rest) == 0 {

@@ -186,6 +186,9 @@ func (r *reader) rustcPackageRoot(s *graph.Step) string {
 // firstDepfileInput returns the first input of a rustc `.d` file (the crate root file), reading only
 // its first rule; relative paths are made absolute against the workspace root (rustc runs there).
 func firstDepfileInput(path, workspace string) string {
+	if !fsrec.Memoizing() {
+		return readFirstDepfileInput(path, workspace)
+	}
 	name := "cargo.d-first\x00" + path + "\x00" + workspace
 	if b, ok := fsrec.Reuse(name); ok {
 		if ss, rest, err := fsrec.Strings(b); err == nil && len(ss) == 1 && len(rest) == 0 {
@@ -455,6 +458,9 @@ var unbuiltFolders = map[string]bool{"tests": true, "benches": true, "examples":
 func editedFiles(root string, ns int64, skip []string, noExtraTargets bool) ([]graph.FileInfo, int) {
 	// A walk of the whole package: the verdict cache's memos (internal/fsrec's memo.go) give the last
 	// check's answer again when no path under root changed since.
+	if !fsrec.Memoizing() {
+		return walkEdited(root, ns, skip, noExtraTargets)
+	}
 	name := fmt.Sprintf("cargo.edited\x00%s\x00%d\x00%t\x00%s", root, ns, noExtraTargets, strings.Join(skip, "\x00"))
 	if b, ok := fsrec.Reuse(name); ok {
 		if out, n, err := decodeEdited(b); err == nil {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 )
 
 // Memos carry a reader's work from one recording to the next one of the same invocation.
@@ -56,7 +57,34 @@ type memos struct {
 	mu     sync.Mutex
 	prior  map[string]Memo
 	kept   map[string]Memo
-	reused int
+	bytes    int         // of the kept memos' names, scopes and values
+	full     atomic.Bool // a memo did not fit in MemoBudget
+	hasPrior atomic.Bool // prior holds a memo
+	reused   int
+}
+
+// MemoBudget bounds the bytes of the memos one recording keeps (names, scopes and values): a tree of
+// tens of thousands of units would otherwise keep tens of megabytes, held in memory and written at
+// the end. Past it, further memos are not kept (any subset is as sound as all of them); a 615-unit
+// workspace keeps about 1.2 MB.
+const MemoBudget = 2 << 20
+
+// keep adds m to the kept memos when the budget allows; the caller holds mu.
+func (ms *memos) keep(m Memo) {
+	if old, ok := ms.kept[m.Name]; ok {
+		ms.bytes -= len(old.Name) + len(old.Scope) + len(old.Value)
+	}
+	n := len(m.Name) + len(m.Scope) + len(m.Value)
+	if ms.bytes+n > MemoBudget {
+		delete(ms.kept, m.Name)
+		ms.full.Store(true)
+		return
+	}
+	if ms.kept == nil {
+		ms.kept = map[string]Memo{}
+	}
+	ms.kept[m.Name] = m
+	ms.bytes += n
 }
 
 // Adopt takes p over: its entries are recorded or held as answers (PriorEntry), and its memos answer
@@ -88,7 +116,19 @@ func (r *Recorder) Adopt(p *Prior) {
 	}
 	r.memo.mu.Lock()
 	r.memo.prior = p.Memos
+	r.memo.hasPrior.Store(len(p.Memos) > 0)
 	r.memo.mu.Unlock()
+}
+
+// Memoizing reports whether a memo could be reused or kept now: a recording is active, and it either
+// has memos of the last one or room left for more (MemoBudget). A reader that must build a memo's name
+// or value asks first, so that a large tree past the budget pays nothing for them.
+func Memoizing() bool {
+	r := cur.Load()
+	if r == nil {
+		return false
+	}
+	return r.memo.hasPrior.Load() || !r.memo.full.Load()
 }
 
 // Reuse returns the value of the memo named name that the last recording kept and that is still valid;
@@ -105,10 +145,7 @@ func Reuse(name string) (value []byte, ok bool) {
 	if !ok {
 		return nil, false
 	}
-	if r.memo.kept == nil {
-		r.memo.kept = map[string]Memo{}
-	}
-	r.memo.kept[name] = m
+	r.memo.keep(m)
 	r.memo.reused++
 	return m.Value, true
 }
@@ -123,10 +160,7 @@ func Keep(name, scope string, value []byte) {
 	}
 	m := Memo{Name: name, Scope: r.abs(scope), Value: value}
 	r.memo.mu.Lock()
-	if r.memo.kept == nil {
-		r.memo.kept = map[string]Memo{}
-	}
-	r.memo.kept[name] = m
+	r.memo.keep(m)
 	r.memo.mu.Unlock()
 }
 
@@ -187,8 +221,8 @@ func Strings(b []byte) ([]string, []byte, error) {
 // its memo while nothing at or under the folder changed: the readers list thousands of small record
 // folders (Cargo's fingerprint folder of each unit) that a rebuild of a few units leaves alone.
 func ReadDirKept(dir string) ([]fs.DirEntry, error) {
-	if cur.Load() == nil {
-		return os.ReadDir(dir)
+	if !Memoizing() {
+		return ReadDir(dir)
 	}
 	name := "fsrec.list\x00" + dir
 	if b, ok := Reuse(name); ok {
@@ -256,8 +290,8 @@ func (e keptEntry) Info() (fs.FileInfo, error) { return lookup(e.path, OpLstat) 
 // changed is listed from its memo. The root and every folder are looked up by their lstat first, as
 // WalkDir does; fn sees the same paths in the same order.
 func WalkDirKept(root string, fn fs.WalkDirFunc) error {
-	if cur.Load() == nil {
-		return filepath.WalkDir(root, fn)
+	if !Memoizing() {
+		return WalkDir(root, fn)
 	}
 	info, err := lookup(root, OpLstat)
 	if err != nil {

@@ -68,7 +68,7 @@ func ReadFile(path string, max int64) ([]byte, error) {
 // memo (internal/fsrec's memo.go) while the file has not changed: Cargo's fingerprint JSON and hash
 // file of each unit, which a rebuild of a few units leaves alone.
 func ReadFileKept(path string, max int64) ([]byte, error) {
-	if !fsrec.Active() {
+	if !fsrec.Memoizing() {
 		return ReadFile(path, max)
 	}
 	name := "safeio.read\x00" + path + "\x00" + strconv.FormatInt(max, 10)

@@ -348,7 +348,7 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 	}
 	return f.res, func() bool {
 		changed, err := f.changed(nil)
-		if err == nil && changed != "" && len(f.gen) > 0 {
+		if err == nil && changed != "" && len(f.gen) > 0 && f.n <= maxPriorEntries {
 			c.last = c.lastMiss(k, f, t0)
 		}
 		if err != nil {
@@ -510,7 +510,9 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	sortByFolder(ents)
 	wo := safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}
 	var gen []byte
-	if memos := keptMemos(rec.Memos(), ents); len(memos) > 0 {
+	if len(ents) > maxPriorEntries {
+		// too large for memos (maxPriorEntries)
+	} else if memos := keptMemos(rec.Memos(), ents); len(memos) > 0 {
 		// The memo file first: a verdict file never names a generation that was not written.
 		gen = make([]byte, 16)
 		if _, err := rand.Read(gen); err == nil {
