@@ -54,9 +54,9 @@ type PriorEntry struct {
 }
 
 type memos struct {
-	mu     sync.Mutex
-	prior  map[string]Memo
-	kept   map[string]Memo
+	mu       sync.Mutex
+	prior    map[string]Memo
+	kept     map[string]Memo
 	bytes    int         // of the kept memos' names, scopes and values
 	full     atomic.Bool // a memo did not fit in MemoBudget
 	hasPrior atomic.Bool // prior holds a memo
