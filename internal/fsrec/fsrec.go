@@ -14,6 +14,10 @@
 // go list) is declared with Uncacheable. With no Recorder active every function is the os or filepath
 // call it wraps, plus one atomic load.
 //
+// A recording can also carry a reader's work to the next one (memo.go): a computation over one file
+// or folder keeps its result, and the next recording of the same invocation reuses it while nothing
+// under that scope changed, adopting the last recording's entries there (Adopt, Reuse, Keep).
+//
 // Only one Recorder is active at a time in a process (Begin returns nil while another is): calls made
 // by a concurrent, unrecorded invocation land in the active recording, which only makes it larger.
 // Paths on kernel file systems (/proc, /sys, /dev but not /dev/shm: sysdirs.Volatile) are not recorded

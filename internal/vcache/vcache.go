@@ -56,6 +56,13 @@
 // The exit status and the bytes the full check wrote (stdout, stderr) and an opaque Extra (run's plan),
 // written to `<state>/verdicts/<key hex>` (a temporary file renamed into place; at most MaxEntries files
 // kept, the oldest removed), with a CRC-32: a damaged file is a miss.
+//
+// # Memos
+//
+// Beside it, `<key hex>.memos` holds the memos the check kept (internal/fsrec's memo.go: what a
+// reader computed over one file or folder). After a miss every entry is looked up again, and Begin hands
+// the next recording the memos none of whose entries at or under their scope changed, with the
+// entries that still answer alike (memo.go).
 package vcache
 
 import (
