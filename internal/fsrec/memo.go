@@ -102,7 +102,7 @@ func (r *Recorder) Adopt(p *Prior) {
 		switch {
 		case e.Op == OpContent:
 		case e.Sig.Err == ErrNone && e.Nlink > 0:
-			v.kept, v.mode, v.nlink = true, modeOf(e.Sig.Mode), e.Nlink
+			v.kept, v.mode, v.nlink = true, ModeOf(e.Sig.Mode), e.Nlink
 		case e.Sig.Err == ErrNotExist || e.Sig.Err == ErrNotDir:
 			v.kept = true
 		}

@@ -105,8 +105,8 @@ func SameFile(a, b fs.FileInfo) bool {
 	return sa.Dev == sb.Dev && sa.Ino == sb.Ino
 }
 
-// modeOf is the fs.FileMode of a raw st_mode, as os.Stat gives it.
-func modeOf(raw uint32) fs.FileMode {
+// ModeOf is the fs.FileMode of a raw st_mode, as os.Stat gives it.
+func ModeOf(raw uint32) fs.FileMode {
 	m := fs.FileMode(raw & 0o777)
 	switch raw & syscall.S_IFMT {
 	case syscall.S_IFBLK:

@@ -40,8 +40,8 @@ func StatZ(pathz []byte, op Op) Sig {
 // StatZN is StatZ with a link count (0: not known here).
 func StatZN(pathz []byte, op Op) (Sig, uint64) { return StatZ(pathz, op), 0 }
 
-// modeOf: no answer is given again here.
-func modeOf(uint32) fs.FileMode { return 0 }
+// ModeOf: no answer is given again here.
+func ModeOf(uint32) fs.FileMode { return 0 }
 
 // SameFile is os.SameFile (no answer is kept here).
 func SameFile(a, b fs.FileInfo) bool { return os.SameFile(a, b) }

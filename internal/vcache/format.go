@@ -413,13 +413,7 @@ func (f *file) changed(skip func(path []byte) bool) (string, error) {
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); work() }()
-	}
-	work()
-	wg.Wait()
+	onWorkers(workers, work)
 	if ferr != nil {
 		return "", ferr
 	}
@@ -437,4 +431,15 @@ func sameAs(e *fsrec.Entry, pathz []byte, now fsrec.Sig) bool {
 	x := *e
 	x.Path = string(pathz[:len(pathz)-1])
 	return same(&x, now)
+}
+
+// onWorkers runs work on n goroutines (this one among them) and waits for all.
+func onWorkers(n int, work func()) {
+	var wg sync.WaitGroup
+	for w := 1; w < n; w++ {
+		wg.Add(1)
+		go func() { defer wg.Done(); work() }()
+	}
+	work()
+	wg.Wait()
 }

@@ -204,12 +204,6 @@ func (f *file) missPass(scopes map[string]bool) (changed []string, cands []fsrec
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() { defer wg.Done(); work() }()
-	}
-	work()
-	wg.Wait()
+	onWorkers(workers, work)
 	return changed, cands, err
 }
