@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -119,7 +120,7 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 	// folder before -I native/include. It is recorded as the failed look-up, or covered by the
 	// signature of that folder, recorded as a folder (an entry added to it moves its mtime and ctime).
 	shadow := p.Path("fastmath-sys/native/x.h")
-	verdicts, _ := filepath.Glob(filepath.Join(state, "stalecheck", vcache.Folder, "*"))
+	verdicts := verdictFiles(state)
 	found := false
 	for _, v := range verdicts {
 		_, _, ents, err := vcache.ReadEntry(v)
@@ -203,6 +204,11 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 	if !strings.HasPrefix(dec, "miss:") || !strings.Contains(dec, "stored:") {
 		t.Fatalf("the first check after a rebuild: want a miss that is stored, decisions:\n%s", dec)
 	}
+	// It reused the memos of the units the rebuild left alone (and, under verify, agreed with the same
+	// check without them).
+	if m := regexp.MustCompile(`prior: (\d+) of (\d+) memos still valid`).FindStringSubmatch(dec); m == nil || m[1] == "0" || m[1] == m[2] {
+		t.Fatalf("the first check after a rebuild: want some memos still valid and some not, decisions:\n%s", dec)
+	}
 	second, dec, _ := vcCheck(t, p.Dir)
 	if !strings.HasPrefix(dec, "hit:") || second != first {
 		t.Fatalf("the second check after a rebuild: want a hit printing the first's output, decisions:\n%s", dec)
@@ -212,7 +218,7 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 	}
 
 	// Verify mode catches a verdict that does not match the full check (a tampered file).
-	verdicts, _ = filepath.Glob(filepath.Join(state, "stalecheck", vcache.Folder, "*"))
+	verdicts = verdictFiles(state)
 	tampered := 0
 	for _, v := range verdicts {
 		k, res, ents, err := vcache.ReadEntry(v)
@@ -232,6 +238,18 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 	if code != exitVerifyDiffers || !strings.Contains(stderr, "differs from the full check") || !strings.Contains(stderr, "tampered") {
 		t.Fatalf("verify on a tampered verdict: exit %d (want %d), stderr:\n%s", code, exitVerifyDiffers, stderr)
 	}
+}
+
+// verdictFiles returns the verdict files in the state folder (not their memo files).
+func verdictFiles(state string) []string {
+	all, _ := filepath.Glob(filepath.Join(state, "stalecheck", vcache.Folder, "*"))
+	var out []string
+	for _, f := range all {
+		if !strings.HasSuffix(f, vcache.MemoSuffix) {
+			out = append(out, f)
+		}
+	}
+	return out
 }
 
 // TestVerdictCacheRun: run's pre-run check of an unchanged build is a hit whose record has the same

@@ -18,8 +18,8 @@ import (
 // and the next recording adopts each memo none of whose entries at or under its scope changed, with
 // those entries. The reader then reuses the memo instead of reading and parsing again.
 
-// memoSuffix names the memo file beside a verdict file.
-const memoSuffix = ".memos"
+// MemoSuffix ends the name of the memo file beside a verdict file.
+const MemoSuffix = ".memos"
 
 // maxPriorEntries bounds the verdicts whose memos are kept: after a miss every entry is looked up
 // again and held, which pays on a workspace of hundreds of units (10,653 entries: the first check
@@ -64,14 +64,14 @@ type lastMiss struct {
 // a miss (the look-up stopped at the first change) for the next recording; nil when the memos do not
 // read or decode, or nothing changed after all.
 func (c *Cache) lastMiss(k Key, f *file, since time.Time) *lastMiss {
-	data, err := safeio.ReadFile(c.path(k)+memoSuffix, safeio.MaxCache)
+	data, err := safeio.ReadFile(c.path(k)+MemoSuffix, safeio.MaxCache)
 	if err != nil {
 		c.say("prior: %v", err)
 		return nil
 	}
 	memos, err := parseMemos(data, k, f.gen)
 	if err != nil {
-		c.say("prior: %s%s: %v", c.path(k), memoSuffix, err)
+		c.say("prior: %s%s: %v", c.path(k), MemoSuffix, err)
 		return nil
 	}
 	if len(memos) == 0 {

@@ -523,7 +523,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		// The memo file first: a verdict file never names a generation that was not written.
 		gen = make([]byte, 16)
 		if _, err := rand.Read(gen); err == nil {
-			if err := safeio.WriteBytesAtomic(c.path(k)+memoSuffix, wo, encodeMemos(k, gen, memos)); err != nil {
+			if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos)); err != nil {
 				gen = nil
 			}
 		} else {
@@ -624,7 +624,7 @@ func (c *Cache) prune() {
 	}
 	for _, e := range ents {
 		n := e.Name()
-		if v, ok := strings.CutSuffix(n, memoSuffix); ok && !strings.HasPrefix(n, ".") {
+		if v, ok := strings.CutSuffix(n, MemoSuffix); ok && !strings.HasPrefix(n, ".") {
 			if !names[v] {
 				os.Remove(filepath.Join(c.dir, n))
 			}
@@ -640,6 +640,6 @@ func (c *Cache) prune() {
 	sort.Slice(fs, func(i, j int) bool { return fs[i].mt > fs[j].mt })
 	for _, x := range fs[min(len(fs), MaxEntries):] {
 		os.Remove(filepath.Join(c.dir, x.name))
-		os.Remove(filepath.Join(c.dir, x.name+memoSuffix))
+		os.Remove(filepath.Join(c.dir, x.name+MemoSuffix))
 	}
 }
