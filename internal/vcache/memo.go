@@ -2,6 +2,8 @@ package vcache
 
 import (
 	"bytes"
+	"crypto/rand"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -100,6 +102,26 @@ func covered(scopes map[string]bool, dir string) bool {
 		}
 		dir = dir[:i]
 	}
+}
+
+// storeMemos writes the memo file of the verdict of k that Store is writing (the memo file first: a
+// verdict file never names a generation that was not written) and returns its generation; nil when
+// there is none to write (a stale memo file of k is removed then).
+func (c *Cache) storeMemos(k Key, rec *fsrec.Recorder, ents []fsrec.Entry, wo safeio.WriteOptions) []byte {
+	var memos []fsrec.Memo
+	if len(ents) <= maxPriorEntries {
+		memos = keptMemos(rec.Memos(), ents)
+	}
+	gen := make([]byte, 16)
+	if len(memos) > 0 {
+		if _, err := rand.Read(gen); err == nil {
+			if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos)); err == nil {
+				return gen
+			}
+		}
+	}
+	os.Remove(c.path(k) + MemoSuffix)
+	return nil
 }
 
 // prior returns the memos of m that are still valid (no entry at or under the scope changed), with the

@@ -68,7 +68,6 @@ package vcache
 import (
 	"bytes"
 	"cmp"
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -516,20 +515,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	}
 	sortByFolder(ents)
 	wo := safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}
-	var gen []byte
-	if len(ents) > maxPriorEntries {
-		// too large for memos (maxPriorEntries)
-	} else if memos := keptMemos(rec.Memos(), ents); len(memos) > 0 {
-		// The memo file first: a verdict file never names a generation that was not written.
-		gen = make([]byte, 16)
-		if _, err := rand.Read(gen); err == nil {
-			if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos)); err != nil {
-				gen = nil
-			}
-		} else {
-			gen = nil
-		}
-	}
+	gen := c.storeMemos(k, rec, ents, wo)
 	data := encode(k, res, ents, gen)
 	if err := safeio.WriteBytesAtomic(c.path(k), wo, data); err != nil {
 		return c.notStored(err.Error())
