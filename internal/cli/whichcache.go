@@ -87,6 +87,18 @@ func (wc *whichCache) search() ([]evidence.Library, []string, error) {
 		rec.End()
 		return libs, notes, err
 	}
+	if rec.Reused() > 0 && vcache.ModeFromEnv(wc.fl.noCache) == vcache.Verify {
+		// The search reused memos of the last one (internal/vcache's memo.go): the same search with
+		// none must find the same copies.
+		rec.End()
+		again, againNotes, err := which.Find(wc.binary, wc.fl.options())
+		if err != nil {
+			return nil, nil, &ExitError{exitVerifyDiffers, fmt.Errorf("verdict cache (verify): the search with memos found the copies, the search without failed: %v", err)}
+		}
+		if a, b := planOf(libs, notes), planOf(again, againNotes); string(a) != string(b) {
+			return nil, nil, &ExitError{exitVerifyDiffers, fmt.Errorf("verdict cache (verify): the search with memos differs from the search without: %s, now %s", a, b)}
+		}
+	}
 	wc.vc.Store(wc.key, rec, &vcache.Result{Extra: planOf(libs, notes)})
 	return libs, notes, nil
 }
