@@ -314,6 +314,10 @@ func (c *Cache) Begin() *fsrec.Recorder {
 	return rec
 }
 
+// HasPrior reports whether the next Begin starts from the memos of the verdict the last Lookup or
+// Peek missed.
+func (c *Cache) HasPrior() bool { return c != nil && c.last != nil }
+
 func (c *Cache) path(k Key) string { return filepath.Join(c.dir, k.String()) }
 
 // Lookup returns the stored result of k when every recorded path still has its signature; false on a
