@@ -343,6 +343,27 @@ func (r *Recorder) answer(path string, op Op, notLink bool) (fs.FileInfo, error,
 	return nil, nil, false
 }
 
+// keptInfo is a found look-up given again: what os.Stat's FileInfo tells, rebuilt from the kept
+// signature, mode and link count (Sys, per platform).
+type keptInfo struct {
+	name string
+	v    seenVal
+}
+
+func (k *keptInfo) Name() string       { return k.name }
+func (k *keptInfo) Size() int64        { return k.v.sig.Size }
+func (k *keptInfo) Mode() fs.FileMode  { return k.v.mode }
+func (k *keptInfo) ModTime() time.Time { return time.Unix(0, k.v.sig.MtimeNS) }
+func (k *keptInfo) IsDir() bool        { return k.v.mode.IsDir() }
+
+// statOp is os.Lstat for OpLstat, else os.Stat.
+func statOp(path string, op Op) (fs.FileInfo, error) {
+	if op == OpLstat {
+		return os.Lstat(path)
+	}
+	return os.Stat(path)
+}
+
 // lookup is os.Stat (op OpStat) or os.Lstat, answered from the active recording when it has seen the
 // same look-up, else asked and recorded.
 func lookup(path string, op Op) (fs.FileInfo, error) {
@@ -352,13 +373,7 @@ func lookup(path string, op Op) (fs.FileInfo, error) {
 			return fi, err
 		}
 	}
-	var fi fs.FileInfo
-	var err error
-	if op == OpLstat {
-		fi, err = os.Lstat(path)
-	} else {
-		fi, err = os.Stat(path)
-	}
+	fi, err := statOp(path, op)
 	if r != nil {
 		r.noteLookup(path, op, fi, err)
 	}
@@ -435,14 +450,7 @@ func errClass(err error) uint8 {
 
 // Now looks path up again the way op does and returns its signature.
 func Now(path string, op Op) Sig {
-	var fi fs.FileInfo
-	var err error
-	if op == OpLstat {
-		fi, err = os.Lstat(path)
-	} else {
-		fi, err = os.Stat(path)
-	}
-	return SigOf(fi, err)
+	return SigOf(statOp(path, op))
 }
 
 // Stat is os.Stat, recorded (see Begin for a path looked up twice).

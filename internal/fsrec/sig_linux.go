@@ -7,7 +7,6 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,18 +24,7 @@ func keepable(fi fs.FileInfo) (nlink uint64, ok bool) {
 	return uint64(st.Nlink), true //nolint:unconvert // uint32 on some architectures
 }
 
-// keptInfo is a found look-up given again: what os.Stat's FileInfo tells, rebuilt from the kept
-// signature, mode and link count (Sys gives a *syscall.Stat_t with the fields signatures hold).
-type keptInfo struct {
-	name string
-	v    seenVal
-}
-
-func (k *keptInfo) Name() string       { return k.name }
-func (k *keptInfo) Size() int64        { return k.v.sig.Size }
-func (k *keptInfo) Mode() fs.FileMode  { return k.v.mode }
-func (k *keptInfo) ModTime() time.Time { return time.Unix(0, k.v.sig.MtimeNS) }
-func (k *keptInfo) IsDir() bool        { return k.v.mode.IsDir() }
+// Sys gives a *syscall.Stat_t with the fields signatures hold (and the kept link count).
 func (k *keptInfo) Sys() any {
 	s := k.v.sig
 	st := &syscall.Stat_t{Ino: s.Ino, Size: s.Size, Mode: s.Mode,

@@ -5,7 +5,6 @@ package fsrec
 import (
 	"io/fs"
 	"os"
-	"time"
 )
 
 // Supported reports whether signatures can be taken here: not outside Linux (no ctime through
@@ -17,17 +16,7 @@ func sigOfInfo(fi fs.FileInfo) Sig { return Sig{Err: ErrOther} }
 // keepable: no answer is kept here (a signature holds too little to give one again).
 func keepable(fs.FileInfo) (uint64, bool) { return 0, false }
 
-type keptInfo struct {
-	name string
-	v    seenVal
-}
-
-func (k *keptInfo) Name() string       { return k.name }
-func (k *keptInfo) Size() int64        { return k.v.sig.Size }
-func (k *keptInfo) Mode() fs.FileMode  { return k.v.mode }
-func (k *keptInfo) ModTime() time.Time { return time.Unix(0, k.v.sig.MtimeNS) }
-func (k *keptInfo) IsDir() bool        { return k.v.mode.IsDir() }
-func (k *keptInfo) Sys() any           { return nil }
+func (k *keptInfo) Sys() any { return nil }
 
 // StatZ is Now for a path given as its bytes followed by a NUL.
 func StatZ(pathz []byte, op Op) Sig {
