@@ -1,9 +1,12 @@
 package vcache
 
 import (
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
 // BenchmarkLookupStored re-validates a verdict file taken from a real state folder
@@ -26,5 +29,29 @@ func BenchmarkLookupStored(b *testing.B) {
 		if res == nil || !valid() {
 			b.Fatal("a miss")
 		}
+	}
+}
+
+// BenchmarkStorePrepare is Store's work on the entries of a verdict file taken from a real state
+// folder (STALECHECK_BENCH_VERDICT), given in the recorder's order (shuffled): the drops, the sort by
+// folder and the encoding, without the writes.
+func BenchmarkStorePrepare(b *testing.B) {
+	path := os.Getenv("STALECHECK_BENCH_VERDICT")
+	if path == "" {
+		b.Skip("STALECHECK_BENCH_VERDICT not set")
+	}
+	k, res, ents, err := ReadEntry(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rand.New(rand.NewPCG(1, 2)).Shuffle(len(ents), func(i, j int) { ents[i], ents[j] = ents[j], ents[i] })
+	b.ReportMetric(float64(len(ents)), "paths")
+	work := make([]fsrec.Entry, len(ents))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		copy(work, ents)
+		e := dropCoveredMisses(dropFollowedTwins(work))
+		sortByFolder(e)
+		encode(k, res, e, nil)
 	}
 }

@@ -404,36 +404,65 @@ func splitPath(p string) (dir, base string, ok bool) {
 // sortByFolder orders entries by folder, then name and op, so that a folder's entries are contiguous
 // (firstChanged stats them through one descriptor of the folder).
 func sortByFolder(ents []fsrec.Entry) {
-	// Entries are bucketed by folder, the folders sorted (a few thousand, against tens of thousands of
-	// entries that share long prefixes), then each folder's few entries.
-	groups := map[string][]int{}
+	// The folders are numbered and sorted (a few thousand names, against tens of thousands of entries
+	// that share long prefixes), the entries placed by their folder's rank (a counting sort), then each
+	// folder's few entries ordered by name and op. Each path is cut into folder and name once.
+	type member struct {
+		base string
+		op   fsrec.Op
+		i    int
+	}
+	ids := make(map[string]int, len(ents)/4)
 	var dirs []string
-	for i, e := range ents {
-		d, _, _ := splitPath(e.Path)
-		g, ok := groups[d]
+	of := make([]int, len(ents))
+	bases := make([]string, len(ents))
+	for i := range ents {
+		d, b, _ := splitPath(ents[i].Path)
+		id, ok := ids[d]
 		if !ok {
+			id = len(dirs)
+			ids[d] = id
 			dirs = append(dirs, d)
 		}
-		groups[d] = append(g, i)
+		of[i], bases[i] = id, b
 	}
-	slices.Sort(dirs)
-	out := make([]fsrec.Entry, 0, len(ents))
-	for _, d := range dirs {
-		idx := groups[d]
-		slices.SortFunc(idx, func(a, b int) int {
-			_, ba, _ := splitPath(ents[a].Path)
-			_, bb, _ := splitPath(ents[b].Path)
-			if c := strings.Compare(ba, bb); c != 0 {
+	order := make([]int, len(dirs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortFunc(order, func(a, b int) int { return strings.Compare(dirs[a], dirs[b]) })
+	rank := make([]int, len(dirs))
+	for r, id := range order {
+		rank[id] = r
+	}
+	start := make([]int, len(dirs)+1)
+	for _, id := range of {
+		start[rank[id]+1]++
+	}
+	for r := 1; r < len(start); r++ {
+		start[r] += start[r-1]
+	}
+	members := make([]member, len(ents))
+	fill := slices.Clone(start[:len(dirs)])
+	for i, id := range of {
+		r := rank[id]
+		members[fill[r]] = member{base: bases[i], op: ents[i].Op, i: i}
+		fill[r]++
+	}
+	for r := range dirs {
+		slices.SortFunc(members[start[r]:start[r+1]], func(a, b member) int {
+			if c := strings.Compare(a.base, b.base); c != 0 {
 				return c
 			}
-			if c := strings.Compare(ents[a].Path, ents[b].Path); c != 0 {
+			if c := strings.Compare(ents[a.i].Path, ents[b.i].Path); c != 0 {
 				return c
 			}
-			return cmp.Compare(ents[a].Op, ents[b].Op)
+			return cmp.Compare(a.op, b.op)
 		})
-		for _, i := range idx {
-			out = append(out, ents[i])
-		}
+	}
+	out := make([]fsrec.Entry, len(ents))
+	for j, m := range members {
+		out[j] = ents[m.i]
 	}
 	copy(ents, out)
 }
