@@ -79,17 +79,24 @@ func (r *reader) treeOf(paths []string) (string, string) {
 		if !filepath.IsAbs(p) || under(p, ws) || under(p, r.l.TargetDir) || under(p, r.l.BuildDir) || under(p, r.opt.CargoHome) {
 			continue
 		}
-		parts := strings.Split(p, sep)
-		for k := len(parts) - 1; k >= 2; k-- {
-			tree := sep + filepath.Join(parts[1:k]...)
-			rel := filepath.Join(parts[k:]...)
+		// Each "/" of p (but the first) splits it into tree and rel, the last split first; the cut is
+		// made on p's bytes (p is clean), since most splits end at the first probe.
+		for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
+			tree, rel := p[:i], p[i+1:]
 			if under(ws, tree) {
 				break // an ancestor of this workspace is not another copy of it
 			}
-			if r.probe(filepath.Join(ws, parts[k])) != nil {
+			first, relDir := rel, ""
+			if j := strings.IndexByte(rel, '/'); j >= 0 {
+				first = rel[:j]
+			}
+			if j := strings.LastIndexByte(rel, '/'); j >= 0 {
+				relDir = rel[:j]
+			}
+			if r.probe(joinClean(ws, first)) != nil {
 				continue
 			}
-			if r.probe(filepath.Dir(filepath.Join(ws, rel))) != nil {
+			if r.probe(joinClean(ws, relDir)) != nil {
 				continue
 			}
 			if !sameBytes(filepath.Join(tree, "Cargo.toml"), filepath.Join(ws, "Cargo.toml")) {
@@ -263,6 +270,18 @@ func (r *reader) dwarfTree(bin string) (tree, ev string, files []string) {
 
 // sameBytes reports whether two files hold the same bytes: false when either is unreadable or they
 // differ in kind or size; true for two folders (an input folder's files are inputs of their own).
+// joinClean is filepath.Join(dir, rel) for a clean absolute dir and a clean relative rel ("" for dir
+// itself), without cleaning again.
+func joinClean(dir, rel string) string {
+	switch {
+	case rel == "":
+		return dir
+	case strings.HasSuffix(dir, "/"):
+		return dir + rel
+	}
+	return dir + "/" + rel
+}
+
 func sameBytes(a, b string) bool {
 	sa, errA := fsrec.Stat(a)
 	sb, errB := fsrec.Stat(b)
