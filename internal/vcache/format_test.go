@@ -1,11 +1,15 @@
 package vcache
 
 import (
+	stdcmp "cmp"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -125,6 +129,31 @@ func TestFormatDamageUnderAValidCRC(t *testing.T) {
 			if _, err := f.entries(); err == nil {
 				t.Errorf("cut at %d of %d bytes: decoded", n, body)
 			}
+		}
+	}
+}
+
+// TestSortByFolderOrder: entries end ordered by folder, then name, path and op, as one comparison
+// of the whole key would order them, whatever order they came in.
+func TestSortByFolderOrder(t *testing.T) {
+	var ents []fsrec.Entry
+	for _, p := range []string{"/w/b/x", "/w/a", "/w/b", "/w/a/z", "/w/a/y", "/w/ab/c", "/w/a/y", "/w/.", "/x", "/w/b/x"} {
+		for _, op := range []fsrec.Op{fsrec.OpLstat, fsrec.OpStat} {
+			ents = append(ents, fsrec.Entry{Path: p, Op: op})
+		}
+	}
+	want := slices.Clone(ents)
+	slices.SortFunc(want, func(a, b fsrec.Entry) int {
+		da, ba, _ := splitPath(a.Path)
+		db, bb, _ := splitPath(b.Path)
+		return stdcmp.Or(strings.Compare(da, db), strings.Compare(ba, bb), strings.Compare(a.Path, b.Path), stdcmp.Compare(a.Op, b.Op))
+	})
+	for seed := range uint64(20) {
+		got := slices.Clone(ents)
+		rand.New(rand.NewPCG(seed, 1)).Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
+		sortByFolder(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("seed %d: got %v, want %v", seed, got, want)
 		}
 	}
 }
