@@ -54,14 +54,24 @@ type PriorEntry struct {
 }
 
 type memos struct {
-	mu       sync.Mutex
-	prior    map[string]Memo
-	kept     map[string]Memo
-	bytes    int         // of the kept memos' names, scopes and values
-	full     atomic.Bool // a memo did not fit in MemoBudget
-	hasPrior atomic.Bool // prior holds a memo
-	reused   int
+	// prior is set once, by Adopt before the reading starts, and only read after: looked up without
+	// a lock (the readers' workers ask for a memo of every unit at once).
+	prior    atomic.Pointer[map[string]Memo]
+	kept     [memoShards]memoShard
+	bytes    atomic.Int64 // of the kept memos' names, scopes and values
+	full     atomic.Bool  // a memo did not fit in MemoBudget
+	hasPrior atomic.Bool  // prior holds a memo
+	reused   atomic.Int64
 }
+
+// memoShard is one of the locked parts of the kept memos, by a hash of the name, as seenShard is of
+// the entries: one lock for all was the most waited-for lock of a check after a rebuild.
+type memoShard struct {
+	mu sync.Mutex
+	m  map[string]Memo
+}
+
+const memoShards = 16
 
 // MemoBudget bounds the bytes of the memos one recording keeps (names, scopes and values): a tree of
 // tens of thousands of units would otherwise keep tens of megabytes, held in memory and written at
@@ -69,22 +79,27 @@ type memos struct {
 // workspace keeps about 1.2 MB.
 const MemoBudget = 2 << 20
 
-// keep adds m to the kept memos when the budget allows; the caller holds mu.
+// keep adds m to the kept memos when the budget allows. Two memos kept at once near the budget may
+// both be refused where one would fit: any subset is as sound as all of them.
 func (ms *memos) keep(m Memo) {
-	if old, ok := ms.kept[m.Name]; ok {
-		ms.bytes -= len(old.Name) + len(old.Scope) + len(old.Value)
+	sh := &ms.kept[maphash.String(seenSeed, m.Name)%memoShards]
+	n := int64(len(m.Name) + len(m.Scope) + len(m.Value))
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	var was int64
+	if old, ok := sh.m[m.Name]; ok {
+		was = int64(len(old.Name) + len(old.Scope) + len(old.Value))
 	}
-	n := len(m.Name) + len(m.Scope) + len(m.Value)
-	if ms.bytes+n > MemoBudget {
-		delete(ms.kept, m.Name)
+	if ms.bytes.Add(n-was) > MemoBudget {
+		ms.bytes.Add(-n)
+		delete(sh.m, m.Name)
 		ms.full.Store(true)
 		return
 	}
-	if ms.kept == nil {
-		ms.kept = map[string]Memo{}
+	if sh.m == nil {
+		sh.m = map[string]Memo{}
 	}
-	ms.kept[m.Name] = m
-	ms.bytes += n
+	sh.m[m.Name] = m
 }
 
 // Adopt takes p over: its entries are recorded or held as answers (PriorEntry), and its memos answer
@@ -114,10 +129,8 @@ func (r *Recorder) Adopt(p *Prior) {
 		}
 		sh.mu.Unlock()
 	}
-	r.memo.mu.Lock()
-	r.memo.prior = p.Memos
+	r.memo.prior.Store(&p.Memos)
 	r.memo.hasPrior.Store(len(p.Memos) > 0)
-	r.memo.mu.Unlock()
 }
 
 // Memoizing reports whether a memo could be reused or kept now: a recording is active, and it either
@@ -139,14 +152,16 @@ func Reuse(name string) (value []byte, ok bool) {
 	if r == nil {
 		return nil, false
 	}
-	r.memo.mu.Lock()
-	defer r.memo.mu.Unlock()
-	m, ok := r.memo.prior[name]
+	prior := r.memo.prior.Load()
+	if prior == nil {
+		return nil, false
+	}
+	m, ok := (*prior)[name]
 	if !ok {
 		return nil, false
 	}
 	r.memo.keep(m)
-	r.memo.reused++
+	r.memo.reused.Add(1)
 	return m.Value, true
 }
 
@@ -158,19 +173,19 @@ func Keep(name, scope string, value []byte) {
 	if r == nil {
 		return
 	}
-	m := Memo{Name: name, Scope: r.abs(scope), Value: value}
-	r.memo.mu.Lock()
-	r.memo.keep(m)
-	r.memo.mu.Unlock()
+	r.memo.keep(Memo{Name: name, Scope: r.abs(scope), Value: value})
 }
 
 // Memos returns the memos kept in this recording (reused or computed), in no set order.
 func (r *Recorder) Memos() []Memo {
-	r.memo.mu.Lock()
-	defer r.memo.mu.Unlock()
-	out := make([]Memo, 0, len(r.memo.kept))
-	for _, m := range r.memo.kept {
-		out = append(out, m)
+	var out []Memo
+	for i := range r.memo.kept {
+		sh := &r.memo.kept[i]
+		sh.mu.Lock()
+		for _, m := range sh.m {
+			out = append(out, m)
+		}
+		sh.mu.Unlock()
 	}
 	return out
 }
@@ -180,9 +195,7 @@ func (r *Recorder) Reused() int {
 	if r == nil {
 		return 0
 	}
-	r.memo.mu.Lock()
-	defer r.memo.mu.Unlock()
-	return r.memo.reused
+	return int(r.memo.reused.Load())
 }
 
 // AppendStrings appends ss to b in the form Strings reads (a count, then each string's length and
