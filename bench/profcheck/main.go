@@ -2,6 +2,7 @@
 // allocation profilers, so the cost of a real `check` can be read with `go tool pprof`:
 //
 //	go run ./bench/profcheck -n 20 -cpu cpu.out -mem mem.out -- check --format json /path/ws
+//	go run ./bench/profcheck -n 1 -trace trace.out -- check --format json /path/ws
 //
 // The command's output is discarded; its exit status is printed to stderr.
 package main
@@ -13,6 +14,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"runtime/trace"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/cli"
@@ -22,6 +24,7 @@ func main() {
 	n := flag.Int("n", 10, "how many times to run the command")
 	cpu := flag.String("cpu", "", "write a CPU profile here")
 	mem := flag.String("mem", "", "write an allocation profile (alloc_space) here")
+	tr := flag.String("trace", "", "write an execution trace here (go tool trace; -pprof=sync or =sched for where goroutines waited)")
 	flag.Parse()
 	args := append([]string{"stalecheck"}, flag.Args()...)
 	if *mem != "" {
@@ -38,6 +41,18 @@ func main() {
 			os.Exit(2)
 		}
 		defer pprof.StopCPUProfile()
+	}
+	if *tr != "" {
+		f, err := os.Create(*tr)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		if err := trace.Start(f); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		defer trace.Stop()
 	}
 	var rc int
 	t0 := time.Now()
