@@ -2,7 +2,6 @@ package vcache
 
 import (
 	"bytes"
-	"crypto/rand"
 	"os"
 	"runtime"
 	"strings"
@@ -104,24 +103,26 @@ func covered(scopes map[string]bool, dir string) bool {
 	}
 }
 
-// storeMemos writes the memo file of the verdict of k that Store is writing (the memo file first: a
-// verdict file never names a generation that was not written) and returns its generation; nil when
-// there is none to write (a stale memo file of k is removed then).
-func (c *Cache) storeMemos(k Key, rec *fsrec.Recorder, ents []fsrec.Entry, wo safeio.WriteOptions) []byte {
-	var memos []fsrec.Memo
-	if len(ents) <= maxPriorEntries {
-		memos = keptMemos(rec.Memos(), ents)
+// memosToStore returns the memos of rec to store with the verdict of entries ents: none for a verdict
+// too large to be looked up again entry by entry after a miss (maxPriorEntries).
+func (c *Cache) memosToStore(rec *fsrec.Recorder, ents []fsrec.Entry) []fsrec.Memo {
+	if len(ents) > maxPriorEntries {
+		return nil
 	}
-	gen := make([]byte, 16)
-	if len(memos) > 0 {
-		if _, err := rand.Read(gen); err == nil {
-			if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos)); err == nil {
-				return gen
-			}
+	return keptMemos(rec.Memos(), ents)
+}
+
+// storeMemos writes memos as the memo file of the verdict of k that Store is writing, with the
+// generation gen that verdict names, and reports whether it did; when there are none (or gen is nil,
+// or the write failed) a stale memo file of k is removed, and the verdict must name no generation.
+func (c *Cache) storeMemos(k Key, memos []fsrec.Memo, gen []byte, wo safeio.WriteOptions) bool {
+	if len(memos) > 0 && gen != nil {
+		if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos)); err == nil {
+			return true
 		}
 	}
 	os.Remove(c.path(k) + MemoSuffix)
-	return nil
+	return false
 }
 
 // prior returns the memos of m that are still valid (no entry at or under the scope changed), with the

@@ -68,6 +68,7 @@ package vcache
 import (
 	"bytes"
 	"cmp"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
@@ -548,8 +549,23 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	}
 	sortByFolder(ents)
 	wo := safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}
-	gen := c.storeMemos(k, rec, ents, wo)
+	// The memo file is written while the verdict is encoded with its generation; the verdict file is
+	// written after it (a verdict never names a generation that was not written), and encoded again
+	// without one in the rare case the memo file could not be written.
+	var gen []byte
+	memos := c.memosToStore(rec, ents)
+	if len(memos) > 0 {
+		gen = make([]byte, 16)
+		if _, err := rand.Read(gen); err != nil {
+			gen = nil
+		}
+	}
+	memoDone := make(chan bool, 1)
+	go func() { memoDone <- c.storeMemos(k, memos, gen, wo) }()
 	data := encode(k, res, ents, gen)
+	if !<-memoDone && gen != nil {
+		data = encode(k, res, ents, nil)
+	}
 	if err := safeio.WriteBytesAtomic(c.path(k), wo, data); err != nil {
 		return c.notStored(err.Error())
 	}
