@@ -598,6 +598,13 @@ func (r *reader) resolveDeps() {
 		// tell several apart.
 		x.s.KeepsLive = append(x.s.KeepsLive, r.reused(x.s, x.d, pkgID)...)
 	}
+	// The dependency lists are the graph's edges now; the rest of the read asks the fingerprints for
+	// their local entries only, so the lists (most of a parsed fingerprint) are dropped.
+	for _, fp := range r.fps {
+		if fp != nil {
+			fp.Deps = nil
+		}
+	}
 }
 
 // anyOfPackage reports whether a unit of s's profile folder (or its host one) has the package id id,
@@ -779,8 +786,9 @@ func (r *reader) depsListing(prof string) *depsDir {
 				continue
 			}
 			if h := nameHash(e.Name()); h != "" {
-				d.byHash[h] = append(d.byHash[h], filepath.Join(dir, e.Name()))
-				d.hashOf[filepath.Join(dir, e.Name())] = h
+				p := filepath.Join(dir, e.Name()) // one string for both maps: deps/ holds thousands
+				d.byHash[h] = append(d.byHash[h], p)
+				d.hashOf[p] = h
 			}
 		}
 	}
