@@ -176,6 +176,9 @@ func Keep(name, scope string, value []byte) {
 	r.memo.keep(Memo{Name: name, Scope: r.abs(scope), Value: value})
 }
 
+// KeptMemos reports whether this recording kept a memo (reused or computed).
+func (r *Recorder) KeptMemos() bool { return r.memo.bytes.Load() > 0 }
+
 // Memos returns the memos kept in this recording (reused or computed), in no set order.
 func (r *Recorder) Memos() []Memo {
 	var out []Memo

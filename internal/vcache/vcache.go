@@ -551,17 +551,17 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	wo := safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}
 	// The memo file is written while the verdict is encoded with its generation; the verdict file is
 	// written after it (a verdict never names a generation that was not written), and encoded again
-	// without one in the rare case the memo file could not be written.
+	// without one when the memo file was not written (none of the memos kept was still in scope, or
+	// the write failed: both rare).
 	var gen []byte
-	memos := c.memosToStore(rec, ents)
-	if len(memos) > 0 {
+	if len(ents) <= maxPriorEntries && rec.KeptMemos() {
 		gen = make([]byte, 16)
 		if _, err := rand.Read(gen); err != nil {
 			gen = nil
 		}
 	}
 	memoDone := make(chan bool, 1)
-	go func() { memoDone <- c.storeMemos(k, memos, gen, wo) }()
+	go func() { memoDone <- c.storeMemos(k, c.memosToStore(rec, ents), gen, wo) }()
 	data := encode(k, res, ents, gen)
 	if !<-memoDone && gen != nil {
 		data = encode(k, res, ents, nil)
