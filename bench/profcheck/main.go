@@ -31,27 +31,11 @@ func main() {
 		runtime.MemProfileRate = 4096
 	}
 	if *cpu != "" {
-		f, err := os.Create(*cpu)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		if err := pprof.StartCPUProfile(f); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+		start(*cpu, pprof.StartCPUProfile)
 		defer pprof.StopCPUProfile()
 	}
 	if *tr != "" {
-		f, err := os.Create(*tr)
-		if err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
-		if err := trace.Start(f); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(2)
-		}
+		start(*tr, trace.Start)
 		defer trace.Stop()
 	}
 	var rc int
@@ -67,5 +51,17 @@ func main() {
 			pprof.Lookup("allocs").WriteTo(f, 0)
 			f.Close()
 		}
+	}
+}
+
+// start creates path and starts a profiler or tracer writing to it; it exits on failure.
+func start(path string, begin func(io.Writer) error) {
+	f, err := os.Create(path)
+	if err == nil {
+		err = begin(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 }

@@ -13,14 +13,7 @@ import (
 // (STALECHECK_BENCH_VERDICT=<state>/stalecheck/verdicts/<key>): the cost of a warm hit's read, decode
 // and stats (Peek and valid).
 func BenchmarkLookupStored(b *testing.B) {
-	path := os.Getenv("STALECHECK_BENCH_VERDICT")
-	if path == "" {
-		b.Skip("STALECHECK_BENCH_VERDICT not set")
-	}
-	k, _, ents, err := ReadEntry(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	path, k, _, ents := benchVerdict(b)
 	b.ReportMetric(float64(len(ents)), "paths")
 	c := &Cache{dir: filepath.Dir(path)}
 	b.ResetTimer()
@@ -36,14 +29,7 @@ func BenchmarkLookupStored(b *testing.B) {
 // folder (STALECHECK_BENCH_VERDICT), given in the recorder's order (shuffled): the drops, the sort by
 // folder and the encoding, without the writes.
 func BenchmarkStorePrepare(b *testing.B) {
-	path := os.Getenv("STALECHECK_BENCH_VERDICT")
-	if path == "" {
-		b.Skip("STALECHECK_BENCH_VERDICT not set")
-	}
-	k, res, ents, err := ReadEntry(path)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, k, res, ents := benchVerdict(b)
 	rand.New(rand.NewPCG(1, 2)).Shuffle(len(ents), func(i, j int) { ents[i], ents[j] = ents[j], ents[i] })
 	b.ReportMetric(float64(len(ents)), "paths")
 	work := make([]fsrec.Entry, len(ents))
@@ -54,4 +40,18 @@ func BenchmarkStorePrepare(b *testing.B) {
 		sortByFolder(e)
 		encode(k, res, e, nil)
 	}
+}
+
+// benchVerdict reads the verdict file STALECHECK_BENCH_VERDICT names (the benchmark is skipped when
+// it is not set).
+func benchVerdict(b *testing.B) (string, Key, *Result, []fsrec.Entry) {
+	path := os.Getenv("STALECHECK_BENCH_VERDICT")
+	if path == "" {
+		b.Skip("STALECHECK_BENCH_VERDICT not set")
+	}
+	k, res, ents, err := ReadEntry(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return path, k, res, ents
 }
