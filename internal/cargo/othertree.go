@@ -268,8 +268,6 @@ func (r *reader) dwarfTree(bin string) (tree, ev string, files []string) {
 	return tree, ev, files
 }
 
-// sameBytes reports whether two files hold the same bytes: false when either is unreadable or they
-// differ in kind or size; true for two folders (an input folder's files are inputs of their own).
 // joinClean is filepath.Join(dir, rel) for a clean absolute dir and a clean relative rel ("" for dir
 // itself), without cleaning again.
 func joinClean(dir, rel string) string {
@@ -282,6 +280,8 @@ func joinClean(dir, rel string) string {
 	return dir + "/" + rel
 }
 
+// sameBytes reports whether two files hold the same bytes: false when either is unreadable or they
+// differ in kind or size; true for two folders (an input folder's files are inputs of their own).
 func sameBytes(a, b string) bool {
 	sa, errA := fsrec.Stat(a)
 	sb, errB := fsrec.Stat(b)

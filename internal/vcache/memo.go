@@ -103,15 +103,6 @@ func covered(scopes map[string]bool, dir string) bool {
 	}
 }
 
-// memosToStore returns the memos of rec to store with the verdict of entries ents: none for a verdict
-// too large to be looked up again entry by entry after a miss (maxPriorEntries).
-func (c *Cache) memosToStore(rec *fsrec.Recorder, ents []fsrec.Entry) []fsrec.Memo {
-	if len(ents) > maxPriorEntries {
-		return nil
-	}
-	return keptMemos(rec.Memos(), ents)
-}
-
 // storeMemos writes memos as the memo file of the verdict of k that Store is writing, with the
 // generation gen that verdict names, and reports whether it did; when there are none (or gen is nil,
 // or the write failed) a stale memo file of k is removed, and the verdict must name no generation.

@@ -553,6 +553,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	// written after it (a verdict never names a generation that was not written), and encoded again
 	// without one when the memo file was not written (none of the memos kept was still in scope, or
 	// the write failed: both rare).
+	// None are stored for a verdict too large to be looked up again entry by entry after a miss.
 	var gen []byte
 	if len(ents) <= maxPriorEntries && rec.KeptMemos() {
 		gen = make([]byte, 16)
@@ -561,7 +562,13 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		}
 	}
 	memoDone := make(chan bool, 1)
-	go func() { memoDone <- c.storeMemos(k, c.memosToStore(rec, ents), gen, wo) }()
+	go func() {
+		var memos []fsrec.Memo
+		if gen != nil {
+			memos = keptMemos(rec.Memos(), ents)
+		}
+		memoDone <- c.storeMemos(k, memos, gen, wo)
+	}()
 	data := encode(k, res, ents, gen)
 	if !<-memoDone && gen != nil {
 		data = encode(k, res, ents, nil)
