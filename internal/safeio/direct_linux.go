@@ -77,6 +77,11 @@ func readFileDirect(path string, max int64, noteOpen bool) (data []byte, fi os.F
 			break
 		}
 		n += m
+		if n == int(st.Size) && m < len(buf)-(n-m) {
+			// A read of a regular file that returns less than asked has met its end: the file held
+			// no more than fstat said, so a second read to see 0 bytes would only cost a system call.
+			break
+		}
 	}
 	if int64(n) > max {
 		return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
