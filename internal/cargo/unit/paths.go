@@ -39,6 +39,21 @@ type Paths struct {
 // e.g. "debug" or "x86_64-unknown-linux-gnu/release") in the layout newLayout names.
 func LayoutPaths(buildDir, prof, pkg, hash string, newLayout bool) Paths {
 	base := filepath.Join(buildDir, prof)
+	if plainName(pkg) && plainName(hash) && base != "" && base != "." && base[len(base)-1] != filepath.Separator {
+		// Joined by hand: base is clean and neither name holds a separator or is a dot name, so
+		// filepath.Join would give the same strings, at a cost a large tree pays tens of thousands
+		// of times per read.
+		const sep = string(filepath.Separator)
+		if newLayout {
+			u := base + sep + "build" + sep + pkg + sep + hash
+			out, run := u+sep+"out", u+sep+"run"
+			return Paths{New: true, Fingerprint: u + sep + "fingerprint", Unit: u, Folder: u, Run: run, Out: out,
+				Stdout: run + sep + "stdout", Artifacts: out, ScriptArtifacts: out}
+		}
+		d := base + sep + "build" + sep + pkg + "-" + hash
+		return Paths{Fingerprint: base + sep + ".fingerprint" + sep + pkg + "-" + hash, Folder: d, Run: d,
+			Out: d + sep + "out", Stdout: d + sep + "output", Artifacts: base + sep + "deps", ScriptArtifacts: d}
+	}
 	if newLayout {
 		u := filepath.Join(base, "build", pkg, hash)
 		return Paths{New: true, Fingerprint: filepath.Join(u, "fingerprint"), Unit: u, Folder: u,
@@ -49,6 +64,12 @@ func LayoutPaths(buildDir, prof, pkg, hash string, newLayout bool) Paths {
 	return Paths{Fingerprint: filepath.Join(base, ".fingerprint", pkg+"-"+hash), Folder: d, Run: d,
 		Out: filepath.Join(d, "out"), Stdout: filepath.Join(d, "output"), Artifacts: filepath.Join(base, "deps"),
 		ScriptArtifacts: d}
+}
+
+// plainName reports whether name is one path element that filepath.Join keeps as it is: not empty,
+// not a dot name, without a separator.
+func plainName(name string) bool {
+	return name != "" && name != "." && name != ".." && strings.IndexByte(name, filepath.Separator) < 0
 }
 
 // IsNewLayoutRecord reports whether a unit's fingerprint folder (Unit.FingerprintDir) is in the new
