@@ -523,13 +523,28 @@ func (r *reader) resolveDeps() {
 	// dependency's package-id hash: learn every unit's package id from the edges that name it without a
 	// tie, and from a unit's edge to its own build script (same package), then break ties with it.
 	pkgID := map[*graph.Step]uint64{}
-	for _, s := range r.g.Steps {
+	// Every deps entry's candidates, found once on every core (both passes below ask for them; the
+	// index and the fingerprints are only read here).
+	candsOf := make([][][]*graph.Step, len(r.g.Steps))
+	Parallel(len(r.g.Steps), func(i int) {
+		s := r.g.Steps[i]
+		fp := r.fps[s]
+		if fp == nil {
+			return
+		}
+		c := make([][]*graph.Step, len(fp.Deps))
+		for j, d := range fp.Deps {
+			c[j] = r.depCandidates(s, d)
+		}
+		candsOf[i] = c
+	})
+	for i, s := range r.g.Steps {
 		fp := r.fps[s]
 		if fp == nil {
 			continue
 		}
-		for _, d := range fp.Deps {
-			cands := r.depCandidates(s, d)
+		for j, d := range fp.Deps {
+			cands := candsOf[i][j]
 			if len(cands) == 1 {
 				pkgID[cands[0]] = d.PkgID
 			}
@@ -543,16 +558,16 @@ func (r *reader) resolveDeps() {
 		d DepFingerprint
 	}
 	var dangling []danglingDep
-	for _, s := range r.g.Steps {
+	for i, s := range r.g.Steps {
 		fp := r.fps[s]
 		if fp == nil {
 			continue
 		}
-		for _, d := range fp.Deps {
-			hx := HashHex(d.Hash)
-			named := r.depCandidates(s, d)
+		for j, d := range fp.Deps {
+			named := candsOf[i][j]
 			switch {
 			case len(named) == 0:
+				hx := HashHex(d.Hash)
 				unit.Of(s).GoneDeps = append(unit.Of(s).GoneDeps, d.Name+" "+hx)
 				dangling = append(dangling, danglingDep{s, d})
 				if own, ok := pkgID[s]; ok && strings.HasPrefix(d.Name, "build_script_") && d.PkgID != own && !r.anyOfPackage(s, d.PkgID, pkgID) {
@@ -579,7 +594,7 @@ func (r *reader) resolveDeps() {
 					}
 				}
 				if best.Package != s.Package {
-					r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s: dependency %s hash %s matches %d units; took %s", s.ID, d.Name, hx, len(named), best.ID))
+					r.g.Notes = append(r.g.Notes, fmt.Sprintf("%s: dependency %s hash %s matches %d units; took %s", s.ID, d.Name, HashHex(d.Hash), len(named), best.ID))
 				}
 				named = []*graph.Step{best}
 			}
@@ -739,9 +754,18 @@ func scriptCompile(run *graph.Step) *graph.Step {
 // entry's name (all of them when none matches: a renamed dependency's extern name differs).
 func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 	hx := HashHex(d.Hash)
-	cands := append([]*graph.Step(nil), r.index[s.ProfileDir][hx]...)
+	cands := r.index[s.ProfileDir][hx]
 	if hp := hostProfile(s.ProfileDir); hp != "" {
-		cands = append(cands, r.index[hp][hx]...)
+		if more := r.index[hp][hx]; len(more) > 0 {
+			cands = append(cands[:len(cands):len(cands)], more...)
+		}
+	}
+	all := true
+	for _, c := range cands {
+		all = all && depNameMatches(d.Name, c)
+	}
+	if all {
+		return sameLayout(s, cands)
 	}
 	var named []*graph.Step
 	for _, c := range cands {
@@ -759,7 +783,8 @@ func depNameMatches(name string, c *graph.Step) bool {
 	if strings.HasPrefix(name, "build_script_") {
 		return c.Kind == graph.ScriptRun || c.Kind == graph.ScriptCompile
 	}
-	return c.Kind == graph.Compile && strings.HasSuffix(unit.Of(c).Target, "-"+name)
+	t := unit.Of(c).Target // ends with "-" + name
+	return c.Kind == graph.Compile && len(t) > len(name) && t[len(t)-len(name)-1] == '-' && strings.HasSuffix(t, name)
 }
 
 // depsDir is one profile's deps/ (and examples/) listing, by unit hash; in the new layout, the files
@@ -840,9 +865,30 @@ func (r *reader) findRoots(prof string) {
 		}
 	}
 	dl := r.depsListing(prof)
-	// Inode index of the deps files, built lazily.
+	// The deps file a root is a hard link of. Cargo uplifts `deps/<crate>-<hash>[.ext]` under the
+	// target's own name, so the files of the root's name are stat'ed first; the inode index of every
+	// deps file (tens of thousands of stats in a large tree) is built only for a root none of them is
+	// linked to.
 	var inodes map[[2]uint64]string
-	byInode := func(st os.FileInfo) string {
+	byInode := func(st os.FileInfo, name string) string {
+		sys, ok := st.Sys().(*syscall.Stat_t)
+		if !ok {
+			return ""
+		}
+		id := [2]uint64{uint64(sys.Dev), sys.Ino}
+		linkOf := func(p string) bool {
+			fi, err := fsrec.Stat(p)
+			if err != nil {
+				return false
+			}
+			s, ok := fi.Sys().(*syscall.Stat_t)
+			return ok && s.Nlink > 1 && [2]uint64{uint64(s.Dev), s.Ino} == id
+		}
+		for _, c := range dl.named(name) {
+			if !strings.HasSuffix(c, ".d") && linkOf(c) {
+				return c
+			}
+		}
 		if inodes == nil {
 			inodes = map[[2]uint64]string{}
 			for _, paths := range dl.byHash {
@@ -858,10 +904,7 @@ func (r *reader) findRoots(prof string) {
 				}
 			}
 		}
-		if sys, ok := st.Sys().(*syscall.Stat_t); ok {
-			return inodes[[2]uint64{uint64(sys.Dev), sys.Ino}]
-		}
-		return ""
+		return inodes[id]
 	}
 	for _, sub := range []string{"", "examples"} {
 		dir := filepath.Join(r.l.TargetDir, prof, sub)
@@ -886,7 +929,7 @@ func (r *reader) findRoots(prof string) {
 				kind = "lib"
 			}
 			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
-			if src := byInode(st); src != "" {
+			if src := byInode(st, n); src != "" {
 				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "inode"
 			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
 				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "content"
@@ -974,31 +1017,61 @@ func pickUnit(cands []*graph.Step, kind string) *graph.Step {
 // sameContent finds a deps/ file with the same bytes as an uplifted copy (macOS, or a copy across
 // file systems): candidates share the crate-name prefix and the size.
 func sameContent(p string, size int64, dl *depsDir, name string) string {
-	stem := strings.ReplaceAll(strings.TrimSuffix(name, filepath.Ext(name)), "-", "_")
 	var want []byte
-	for _, paths := range dl.byHash {
-		for _, c := range paths {
-			cb := filepath.Base(c)
-			// Legacy deps/ names carry the hash (`<crate>-<hash>`); new-layout bins, dylibs and
-			// cdylibs keep the uplifted name in their unit's out/ folder.
-			if cb != name && !strings.HasPrefix(strings.ReplaceAll(cb, "-", "_"), stem+"_") || filepath.Ext(cb) != filepath.Ext(name) {
-				continue
+	for _, c := range dl.named(name) {
+		if filepath.Ext(c) != filepath.Ext(name) {
+			continue
+		}
+		st, err := fsrec.Stat(c)
+		if err != nil || st.Size() != size {
+			continue
+		}
+		if want == nil {
+			if want, err = safeio.ReadFile(p, 1<<40); err != nil {
+				return ""
 			}
-			st, err := fsrec.Stat(c)
-			if err != nil || st.Size() != size {
-				continue
-			}
-			if want == nil {
-				if want, err = safeio.ReadFile(p, 1<<40); err != nil {
-					return ""
-				}
-			}
-			if got, err := safeio.ReadFile(c, 1<<40); err == nil && bytes.Equal(got, want) {
-				return c
-			}
+		}
+		if got, err := safeio.ReadFile(c, 1<<40); err == nil && bytes.Equal(got, want) {
+			return c
 		}
 	}
 	return ""
+}
+
+// named returns the files of the listing that may be an uplifted file name's source, in path order:
+// legacy deps/ names carry the crate name and the hash (`<crate>-<hash>[.ext]`, the crate name with
+// `_` for `-`); new-layout bins, dylibs and cdylibs keep the uplifted name in their unit's out/
+// folder. The stem is compared with `-` and `_` alike.
+func (d *depsDir) named(name string) []string {
+	stem := strings.TrimSuffix(name, filepath.Ext(name))
+	var out []string
+	for _, paths := range d.byHash {
+		for _, c := range paths {
+			cb := filepath.Base(c)
+			if cb == name || len(cb) > len(stem) && (cb[len(stem)] == '_' || cb[len(stem)] == '-') && sameStem(cb[:len(stem)], stem) {
+				out = append(out, c)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// sameStem compares two names of one length with `-` and `_` alike.
+func sameStem(a, b string) bool {
+	for i := 0; i < len(a); i++ {
+		x, y := a[i], b[i]
+		if x == '-' {
+			x = '_'
+		}
+		if y == '-' {
+			y = '_'
+		}
+		if x != y {
+			return false
+		}
+	}
+	return true
 }
 
 // unhashedUnit ties a cdylib/dylib root (no hash in its deps/ name) to the single lib unit of that crate.
