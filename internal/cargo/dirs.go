@@ -145,10 +145,10 @@ func (r *reader) newLayoutArtifacts(prof string, d *depsDir) {
 		if s.ProfileDir != prof || s.Kind != graph.Compile {
 			continue
 		}
-		p := unit.PathsOf(r.l.BuildDir, s)
-		if !p.New {
+		if !unit.IsNew(s) {
 			continue
 		}
+		p := unit.PathsOf(r.l.BuildDir, s)
 		h := unitKey(s)
 		if _, done := d.byHash[h]; done {
 			continue
@@ -179,10 +179,8 @@ func (r *reader) newLayoutBuildDirs(prof string, byKey map[string][]*graph.Step)
 	var out []*graph.BuildDir
 	compiled := map[string]bool{}
 	for _, s := range r.g.Steps {
-		if s.ProfileDir == prof && s.Kind == graph.Compile {
-			if p := unit.PathsOf(r.l.BuildDir, s); p.New {
-				compiled[p.Folder] = true
-			}
+		if s.ProfileDir == prof && s.Kind == graph.Compile && unit.IsNew(s) {
+			compiled[unit.PathsOf(r.l.BuildDir, s).Folder] = true
 		}
 	}
 	for _, u := range newLayoutUnits(filepath.Join(r.l.BuildDir, prof), 0) {

@@ -161,6 +161,11 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		}
 	}
 	r.resolveDeps()
+	deps := make([]*depsDir, len(profiles))
+	Parallel(len(profiles), func(i int) { deps[i] = r.listDeps(profiles[i]) })
+	for i, p := range profiles {
+		r.deps[p] = deps[i]
+	}
 	for _, p := range profiles {
 		r.findRoots(p)
 	}
@@ -798,14 +803,25 @@ func (r *reader) depsListing(prof string) *depsDir {
 	if d := r.deps[prof]; d != nil {
 		return d
 	}
-	d := &depsDir{byHash: map[string][]string{}, hashOf: map[string]string{}}
+	d := r.listDeps(prof)
+	r.deps[prof] = d
+	return d
+}
+
+// listDeps reads prof's depsDir; it only reads the graph, so the profiles' listings (tens of thousands
+// of names each in a large tree) can be read at once.
+func (r *reader) listDeps(prof string) *depsDir {
+	var lists [2][]fs.DirEntry
+	n := 0
+	for i, sub := range []string{"deps", "examples"} {
+		lists[i], _ = fsrec.ReadDir(filepath.Join(r.l.BuildDir, prof, sub))
+		n += len(lists[i])
+	}
+	d := &depsDir{byHash: make(map[string][]string, n), hashOf: make(map[string]string, n)}
 	r.newLayoutArtifacts(prof, d)
-	for _, sub := range []string{"deps", "examples"} {
+	for i, sub := range []string{"deps", "examples"} {
 		dir := filepath.Join(r.l.BuildDir, prof, sub)
-		ents, err := fsrec.ReadDir(dir)
-		if err != nil {
-			continue
-		}
+		ents := lists[i]
 		for _, e := range ents {
 			if e.IsDir() {
 				continue
@@ -817,7 +833,6 @@ func (r *reader) depsListing(prof string) *depsDir {
 			}
 		}
 	}
-	r.deps[prof] = d
 	return d
 }
 

@@ -65,7 +65,7 @@ func FindRoot(g *graph.Graph, path string) *graph.Root {
 	// there carries no hash in its name).
 	if dir := filepath.Dir(abs); filepath.Base(dir) == "out" {
 		for _, s := range g.Steps {
-			if s.Kind == graph.Compile && unit.Is(s) && unit.PathsOf(g.BuildDir, s).New && unit.PathsOf(g.BuildDir, s).Artifacts == dir {
+			if s.Kind == graph.Compile && unit.Is(s) && unit.IsNew(s) && unit.PathsOf(g.BuildDir, s).Artifacts == dir {
 				return &graph.Root{File: graph.FileInfo{Path: abs, Exists: err == nil}, Kind: "bin", Step: s, TiedBy: "unit folder"}
 			}
 		}

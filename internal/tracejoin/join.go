@@ -215,7 +215,7 @@ func (j *joiner) join() {
 		for _, s := range units[u.Hash] {
 			// The same hash names a unit in each layout of a profile folder that holds both: the
 			// process is the one whose --out-dir is in the step's layout.
-			if under(filepath.Clean(u.OutDir), filepath.Join(j.g.BuildDir, s.ProfileDir)) && unit.PathsOf(j.g.BuildDir, s).New == u.NewLayout {
+			if under(filepath.Clean(u.OutDir), filepath.Join(j.g.BuildDir, s.ProfileDir)) && unit.IsNew(s) == u.NewLayout {
 				j.joinStep(s, u.Proc, false)
 			}
 		}

@@ -80,6 +80,13 @@ func IsNewLayoutRecord(fingerprintDir string) bool {
 		filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(fingerprintDir)))) == "build"
 }
 
+// IsNew reports whether s is a Cargo step whose unit's records are in the new layout: PathsOf(…, s).New,
+// without building the paths.
+func IsNew(s *graph.Step) bool {
+	u := Of(s)
+	return s != nil && u.Hash != "" && IsNewLayoutRecord(u.FingerprintDir)
+}
+
 // PathsOf returns the paths of a Cargo step's unit in the layout its records were found in (an empty
 // Paths for a step of another system).
 func PathsOf(buildDir string, s *graph.Step) Paths {

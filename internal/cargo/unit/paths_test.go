@@ -39,6 +39,12 @@ func TestLayoutPaths(t *testing.T) {
 	if d := cmp.Diff(fresh, PathsOf(b, s)); d != "" {
 		t.Errorf("PathsOf (-want +got):\n%s", d)
 	}
+	old := &graph.Step{ProfileDir: "debug", Package: "fastmath-sys", Origin: &Unit{Hash: "594afa23a9542f99", FingerprintDir: legacy.Fingerprint}}
+	for _, s := range []*graph.Step{s, old, {}, nil} {
+		if IsNew(s) != PathsOf(b, s).New {
+			t.Errorf("IsNew(%+v) = %v, PathsOf's New %v", s, IsNew(s), PathsOf(b, s).New)
+		}
+	}
 	if p := PathsOf(b, &graph.Step{}); p != (Paths{}) {
 		t.Errorf("PathsOf a step of another system = %+v", p)
 	}
