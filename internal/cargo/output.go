@@ -1,10 +1,7 @@
 package cargo
 
 import (
-	"bufio"
-	"bytes"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -62,10 +59,17 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 		}
 		return v
 	}
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	sc.Buffer(nil, 16<<20)
-	for sc.Scan() {
-		line := strings.TrimRight(sc.Text(), "\r")
+	// One string for the whole output, lines as its slices (what they keep, a directive's value, holds
+	// it alive: a few kilobytes a run), instead of a string per line.
+	text := string(data)
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
+		line = strings.TrimRight(line, "\r")
 		if rest, ok := strings.CutPrefix(line, "running: "); ok {
 			if words := shellWords(rest); len(words) > 0 {
 				for _, w := range words {
@@ -79,14 +83,13 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 			}
 			continue
 		}
-		if m := envReadRE.FindStringSubmatch(line); m != nil {
-			er := graph.EnvRead{Name: m[1]}
-			if m[2] != "None" {
-				er.Set = true
-				if v, err := strconv.Unquote(m[3]); err == nil {
+		if name, quoted, set, ok := envRead(line); ok {
+			er := graph.EnvRead{Name: name, Set: set}
+			if set {
+				if v, err := strconv.Unquote(quoted); err == nil {
 					er.Value = v
 				} else {
-					er.Value = m[3][1 : len(m[3])-1]
+					er.Value = quoted[1 : len(quoted)-1]
 				}
 			}
 			bo.EnvReads = append(bo.EnvReads, er)
@@ -135,9 +138,30 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 	return bo
 }
 
-// envReadRE matches cc-rs's log of one environment lookup (cc-rs src/lib.rs, `getenv`: it prints
-// `{v} = {r:?}` of an Option<String>; observed with cc 1.0.73).
-var envReadRE = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*) = (None|Some\((".*")\))$`)
+// envRead reads cc-rs's log of one environment lookup (cc-rs src/lib.rs, `getenv`: it prints
+// `{v} = {r:?}` of an Option<String>; observed with cc 1.0.73): `NAME = None` or `NAME = Some("…")`,
+// the name `[A-Za-z_][A-Za-z0-9_-]*`. quoted is the Debug-quoted value (set: Some). Matched by hand:
+// every line of every build script's output is asked.
+func envRead(line string) (name, quoted string, set, ok bool) {
+	i := strings.Index(line, " = ")
+	if i <= 0 {
+		return "", "", false, false
+	}
+	name, rest := line[:i], line[i+3:]
+	for j := 0; j < len(name); j++ {
+		c := name[j]
+		if !(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || j > 0 && (c >= '0' && c <= '9' || c == '-')) {
+			return "", "", false, false
+		}
+	}
+	if rest == "None" {
+		return name, "", false, true
+	}
+	if len(rest) >= len(`Some("")`) && strings.HasPrefix(rest, `Some("`) && strings.HasSuffix(rest, `")`) && !strings.Contains(rest, "\n") {
+		return name, rest[len("Some(") : len(rest)-1], true, true
+	}
+	return "", "", false, false
+}
 
 func parseLinkLib(v string) LinkLib {
 	var l LinkLib

@@ -1,0 +1,57 @@
+package cargo
+
+import (
+	"math/rand/v2"
+	"regexp"
+	"testing"
+)
+
+// TestEnvReadMatchesPattern: envRead accepts exactly the lines the pattern of cc-rs's lookup log
+// accepts, with the same parts, for logged lines and mutations of them.
+func TestEnvReadMatchesPattern(t *testing.T) {
+	re := regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_-]*) = (None|Some\((".*")\))$`)
+	lines := []string{
+		`CC_x86_64-unknown-linux-gnu = None`, `CFLAGS = Some("-O2 -g")`, `HOST_CC = Some("")`, `_X = None`,
+		`TARGET = Some("a\"b")`, `X = Some(")`, `X = Some("")x`, `X = Some(""`, `1X = None`, `X-1 = None`,
+		` X = None`, `X  = None`, `X = None `, `X = Some("a") = Some("b")`, `a = b = None`, `X = Some("\xff")`,
+		`X = Some("a\nb")`, `= None`, `X=None`, `cargo:rustc-link-lib=foo`, `running: "cc" "-c"`, ``,
+		`X = Some(None)`, `X = Some("")`, `é = None`, `X = Some("é")`,
+	}
+	alphabet := []byte("AZaz09_- =NoneSome()\"\\\né\xffx")
+	rng := rand.New(rand.NewPCG(1, 2))
+	base := len(lines)
+	for i := 0; i < 20000; i++ {
+		b := []byte(lines[rng.IntN(base)])
+		for k := rng.IntN(3); k > 0; k-- {
+			switch op := rng.IntN(3); {
+			case op == 0 && len(b) > 0:
+				j := rng.IntN(len(b))
+				b = append(b[:j], b[j+1:]...)
+			case op == 1:
+				j := rng.IntN(len(b) + 1)
+				b = append(b[:j], append([]byte{alphabet[rng.IntN(len(alphabet))]}, b[j:]...)...)
+			case len(b) > 0:
+				b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		lines = append(lines, string(b))
+	}
+	matched := 0
+	for _, line := range lines {
+		m := re.FindStringSubmatch(line)
+		name, quoted, set, ok := envRead(line)
+		if ok != (m != nil) {
+			t.Fatalf("envRead(%q) ok = %v, pattern %v", line, ok, m != nil)
+		}
+		if !ok {
+			continue
+		}
+		matched++
+		if name != m[1] || set != (m[2] != "None") || quoted != m[3] {
+			t.Fatalf("envRead(%q) = %q %q %v, pattern %q", line, name, quoted, set, m[1:])
+		}
+	}
+	if matched < 1000 {
+		t.Fatalf("only %d of %d lines were lookups: the mutations test too little", matched, len(lines))
+	}
+}
