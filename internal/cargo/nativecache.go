@@ -3,6 +3,8 @@ package cargo
 import (
 	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -52,6 +54,9 @@ type cacheFile struct {
 type unitsEntry struct {
 	Key   digest.Key  `json:"key"`
 	Units [][2]string `json:"units"`
+	// Trees are dwarfTree's second pass: for a tree the executable was built in, the files there that
+	// the line tables of the units compiled there name, in unit order.
+	Trees map[string][]string `json:"trees,omitempty"`
 	used  bool
 }
 
@@ -230,6 +235,64 @@ func (c *nativeCache) unitNames(bin string) (names [][2]string, f *binfmt.ELFFil
 		c.mu.Unlock()
 	}
 	return names, f, nil
+}
+
+// treeFiles is the files under tree that the line tables of bin's units compiled there name, in unit
+// order (nil when none or bin cannot be read), through the cache: by bin's stat key, as unitNames
+// (whose entry holds it). f is bin mapped when the caller has it, else nil.
+func (c *nativeCache) treeFiles(bin, tree string, f *binfmt.ELFFile) []string {
+	var k digest.Key
+	cacheable := false
+	if c != nil {
+		if key, ok, err := digest.StatKey(bin); err == nil && ok {
+			k, cacheable = key, true
+			c.mu.Lock()
+			e := c.units[k]
+			var files []string
+			found := false
+			if e != nil && e.Trees != nil {
+				files, found = e.Trees[tree]
+			}
+			c.mu.Unlock()
+			if found {
+				return slices.Clone(files)
+			}
+		}
+	}
+	if f == nil {
+		var err error
+		if f, err = binfmt.MapELF(bin); err != nil {
+			return nil
+		}
+		defer f.Close()
+	}
+	sep := string(filepath.Separator)
+	inTree := func(p string) bool { return p == tree || strings.HasPrefix(p, tree+sep) }
+	cus, err := f.UnitSources(func(cu binfmt.CompileUnit) bool { return inTree(cu.CompDir) })
+	if err != nil {
+		return nil
+	}
+	var files []string
+	for _, cu := range cus {
+		for _, p := range cu.Files {
+			if inTree(p) {
+				files = append(files, p)
+			}
+		}
+	}
+	// Stored as unitNames stores: the file is the one stat'ed before, and not racy.
+	if k2, ok2, err2 := digest.StatKey(bin); cacheable && err2 == nil && ok2 && k2 == k && settled(k) {
+		c.mu.Lock()
+		if e := c.units[k]; e != nil {
+			if e.Trees == nil {
+				e.Trees = map[string][]string{}
+			}
+			e.Trees[tree] = slices.Clone(files)
+			c.dirty = true
+		}
+		c.mu.Unlock()
+	}
+	return files
 }
 
 func encodeNative(k digest.Key, members []memberInfo, cus []cuSources) *nativeEntry {

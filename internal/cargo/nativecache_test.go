@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -167,5 +168,60 @@ func TestReadCacheUnitNames(t *testing.T) {
 	f.Close()
 	if len(again) == 0 || filepath.Base(again[0][0]) != "other.c" {
 		t.Errorf("after the rebuild: %v, want other.c", again)
+	}
+}
+
+// The files an executable's line tables name under the tree it was built in come from the cache as a
+// read of the file gives them, after a save and a reload, and from the file again once it is rebuilt.
+func TestReadCacheTreeFiles(t *testing.T) {
+	if _, err := exec.LookPath("cc"); err != nil {
+		t.Skip("no C compiler (cc) to build a real executable")
+	}
+	dir := t.TempDir()
+	tree := filepath.Join(dir, "tree")
+	if err := os.Mkdir(tree, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	state, bin := filepath.Join(dir, "state"), filepath.Join(dir, "app")
+	build := func(body string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(tree, "main.c"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command("cc", "-g", "main.c", "-o", bin)
+		cmd.Dir = tree // the unit's comp_dir
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("cc: %v\n%s", err, out)
+		}
+	}
+	build("int main(void) { return 0; }\n")
+	defer func(c func() time.Time) { nativeClock = c }(nativeClock)
+	nativeClock = func() time.Time { return time.Now().Add(3 * time.Second) }
+
+	c := openNativeCache(state)
+	if _, f, err := c.unitNames(bin); err != nil || f == nil {
+		t.Fatalf("unitNames: file %v, error %v", f, err)
+	} else {
+		f.Close()
+	}
+	read := c.treeFiles(bin, tree, nil)
+	if !slices.Contains(read, filepath.Join(tree, "main.c")) {
+		t.Fatalf("treeFiles = %v, want %s among them", read, filepath.Join(tree, "main.c"))
+	}
+	c.save()
+	c2 := openNativeCache(state)
+	if d := cmp.Diff(read, c2.treeFiles(bin, tree, nil)); d != "" {
+		t.Fatalf("after a reload (-read +cache):\n%s", d)
+	}
+	// The answer is the cache's: a marker put in its entry comes back.
+	for _, e := range c2.units {
+		e.Trees[tree] = []string{"marker"}
+	}
+	if got := c2.treeFiles(bin, tree, nil); !slices.Equal(got, []string{"marker"}) {
+		t.Fatalf("treeFiles after the marker = %v: not answered from the cache", got)
+	}
+	build("int main(void) { return 1; }\n")
+	if got := c2.treeFiles(bin, tree, nil); !slices.Contains(got, filepath.Join(tree, "main.c")) {
+		t.Errorf("after a rebuild: %v, want a read of the file", got)
 	}
 }

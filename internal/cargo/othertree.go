@@ -7,7 +7,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -244,28 +243,9 @@ func (r *reader) dwarfTree(bin string) (tree, ev string, files []string) {
 	if tree, ev = r.treeOf(srcs); tree == "" {
 		return "", "", nil
 	}
-	if f == nil {
-		// The names came from the cache; the line tables of the units built in the other tree are read
-		// from the file (a rare case: a copy of the workspace built elsewhere).
-		if f, err = binfmt.MapELF(bin); err != nil {
-			return tree, ev, nil
-		}
-		defer f.Close()
-	}
-	sep := string(filepath.Separator)
-	inTree := func(p string) bool { return p == tree || strings.HasPrefix(p, tree+sep) }
-	cus, err := f.UnitSources(func(cu binfmt.CompileUnit) bool { return inTree(cu.CompDir) })
-	if err != nil {
-		return tree, ev, nil
-	}
-	for _, cu := range cus {
-		for _, p := range cu.Files {
-			if inTree(p) {
-				files = append(files, p)
-			}
-		}
-	}
-	return tree, ev, files
+	// The line tables of the units built in the other tree (a rare case: a copy of the workspace
+	// built elsewhere), through the cache.
+	return tree, ev, r.native.treeFiles(bin, tree, f)
 }
 
 // joinClean is filepath.Join(dir, rel) for a clean absolute dir and a clean relative rel ("" for dir
