@@ -2,6 +2,7 @@ package cargo
 
 import (
 	"errors"
+	"math"
 	"strconv"
 	"strings"
 	"unicode/utf16"
@@ -19,8 +20,8 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 	p := &fastJSON{b: data}
 	fp := &Fingerprint{}
 	var sawRustc, sawDeps, sawLocal bool
-	err := p.object(func(key string) error {
-		switch key {
+	err := p.object(func(key []byte) error {
+		switch string(key) {
 		case "rustc":
 			sawRustc = true
 			return p.u64(&fp.Rustc)
@@ -44,27 +45,9 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 			sawDeps = true
 			fp.Deps = nil
 			return p.array(func() error {
-				var d DepFingerprint
-				i := 0
-				err := p.array(func() error {
-					var err error
-					switch i {
-					case 0:
-						err = p.u64(&d.PkgID)
-					case 1:
-						err = p.str(&d.Name)
-					case 2:
-						err = p.boolean(&d.Public)
-					case 3:
-						err = p.u64(&d.Hash)
-					default:
-						err = errFast
-					}
-					i++
+				d, err := p.dep()
+				if err != nil {
 					return err
-				})
-				if err != nil || i != 4 {
-					return errFast
 				}
 				fp.Deps = append(fp.Deps, d)
 				return nil
@@ -78,7 +61,7 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 				return err
 			})
 		}
-		if foldsToKnown(key, "rustc", "target", "profile", "path", "config", "compile_kind", "features",
+		if foldsToKnown(string(key), "rustc", "target", "profile", "path", "config", "compile_kind", "features",
 			"declared_features", "rustflags", "deps", "local") {
 			return errFast // encoding/json would take it for the field
 		}
@@ -98,50 +81,63 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 func (p *fastJSON) local() (LocalFingerprint, error) {
 	var lf LocalFingerprint
 	n := 0
-	err := p.object(func(k string) error {
+	err := p.object(func(k []byte) error {
 		if n++; n > 1 {
 			return errFast
 		}
-		switch k {
+		switch string(k) {
 		case "CheckDepInfo":
 			v := &struct{ DepInfo string }{}
 			lf.CheckDepInfo = v
-			return p.fields(map[string]func() error{"dep_info": func() error { return p.str(&v.DepInfo) }})
+			return p.fields(func(f []byte) (bool, error) {
+				if string(f) == "dep_info" {
+					return true, p.str(&v.DepInfo)
+				}
+				return false, nil
+			}, "dep_info")
 		case "RerunIfChanged":
 			v := &struct {
 				Output string
 				Paths  []string
 			}{}
 			lf.RerunIfChanged = v
-			return p.fields(map[string]func() error{
-				"output": func() error { return p.str(&v.Output) },
-				"paths":  func() error { return p.strings(&v.Paths) },
-			})
+			return p.fields(func(f []byte) (bool, error) {
+				switch string(f) {
+				case "output":
+					return true, p.str(&v.Output)
+				case "paths":
+					return true, p.strings(&v.Paths)
+				}
+				return false, nil
+			}, "output", "paths")
 		case "RerunIfEnvChanged":
 			v := &struct {
 				Var string
 				Val *string
 			}{}
 			lf.RerunIfEnvChanged = v
-			return p.fields(map[string]func() error{
-				"var": func() error { return p.str(&v.Var) },
-				"val": func() error {
+			return p.fields(func(f []byte) (bool, error) {
+				switch string(f) {
+				case "var":
+					return true, p.str(&v.Var)
+				case "val":
 					if p.literal("null") {
 						v.Val = nil
-						return nil
+						return true, nil
 					}
 					var s string
 					err := p.str(&s)
 					v.Val = &s
-					return err
-				},
-			})
+					return true, err
+				}
+				return false, nil
+			}, "var", "val")
 		case "Precalculated":
 			var s string
 			lf.Precalculated = &s
 			return p.str(&s)
 		}
-		lf.Unknown = k
+		lf.Unknown = string(k)
 		return p.skip()
 	})
 	if err != nil || n != 1 {
@@ -150,20 +146,31 @@ func (p *fastJSON) local() (LocalFingerprint, error) {
 	return lf, nil
 }
 
-// fields decodes an object whose known keys have decoders; other keys are skipped unless encoding/json
-// would match them to a known one by case.
-func (p *fastJSON) fields(known map[string]func() error) error {
-	return p.object(func(k string) error {
-		if f := known[k]; f != nil {
-			return f()
+// fields decodes an object whose known keys (names) member decodes (reporting true); other keys are
+// skipped unless encoding/json would match them to a known one by case.
+func (p *fastJSON) fields(member func(key []byte) (bool, error), names ...string) error {
+	return p.object(func(k []byte) error {
+		if known, err := member(k); known {
+			return err
 		}
-		for name := range known {
-			if strings.EqualFold(k, name) {
-				return errFast
-			}
+		if foldsToKnown(string(k), names...) {
+			return errFast
 		}
 		return p.skip()
 	})
+}
+
+// dep decodes one `deps` entry: [pkg_id, "name", public, hash], exactly four elements.
+func (p *fastJSON) dep() (DepFingerprint, error) {
+	var d DepFingerprint
+	if !p.expect('[') || p.depth >= maxFastDepth {
+		return d, errFast
+	}
+	if p.u64(&d.PkgID) != nil || !p.expect(',') || p.str(&d.Name) != nil || !p.expect(',') ||
+		p.boolean(&d.Public) != nil || !p.expect(',') || p.u64(&d.Hash) != nil || !p.expect(']') {
+		return d, errFast
+	}
+	return d, nil
 }
 
 func foldsToKnown(key string, names ...string) bool {
@@ -229,8 +236,9 @@ func (p *fastJSON) literal(w string) bool {
 	return false
 }
 
-// object calls member for each key, the cursor at the value, which member consumes.
-func (p *fastJSON) object(member func(key string) error) error {
+// object calls member for each key, the cursor at the value, which member consumes. The key's bytes
+// are only valid during the call.
+func (p *fastJSON) object(member func(key []byte) error) error {
 	if !p.expect('{') || p.depth >= maxFastDepth {
 		return errFast
 	}
@@ -240,8 +248,8 @@ func (p *fastJSON) object(member func(key string) error) error {
 		return nil
 	}
 	for {
-		var k string
-		if err := p.str(&k); err != nil || !p.expect(':') {
+		k, err := p.key()
+		if err != nil || !p.expect(':') {
 			return errFast
 		}
 		if err := member(k); err != nil {
@@ -294,18 +302,20 @@ func (p *fastJSON) strings(out *[]string) error {
 	return err
 }
 
-// u64 decodes a number that is a plain unsigned integer.
+// u64 decodes a number that is a plain unsigned integer that fits 64 bits.
 func (p *fastJSON) u64(out *uint64) error {
 	p.space()
 	j := p.i
+	var v uint64
 	for j < len(p.b) && p.b[j] >= '0' && p.b[j] <= '9' {
+		d := uint64(p.b[j] - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return errFast // past 64 bits
+		}
+		v = v*10 + d
 		j++
 	}
 	if j == p.i || j < len(p.b) && (p.b[j] == '.' || p.b[j] == 'e' || p.b[j] == 'E') || j-p.i > 1 && p.b[p.i] == '0' {
-		return errFast
-	}
-	v, err := strconv.ParseUint(string(p.b[p.i:j]), 10, 64)
-	if err != nil {
 		return errFast
 	}
 	*out, p.i = v, j
@@ -322,6 +332,36 @@ func (p *fastJSON) boolean(out *bool) error {
 		return errFast
 	}
 	return nil
+}
+
+// key reads an object's key: its bytes in the document when it holds no escape, else decoded as str
+// decodes.
+func (p *fastJSON) key() ([]byte, error) {
+	if !p.expect('"') {
+		return nil, errFast
+	}
+	start := p.i
+	for p.i < len(p.b) {
+		switch c := p.b[p.i]; {
+		case c == '"':
+			k := p.b[start:p.i]
+			p.i++
+			if !utf8.Valid(k) {
+				return nil, errFast
+			}
+			return k, nil
+		case c == '\\':
+			var s string
+			if err := p.escaped(start, &s); err != nil {
+				return nil, err
+			}
+			return []byte(s), nil
+		case c < 0x20:
+			return nil, errFast
+		}
+		p.i++
+	}
+	return nil, errFast
 }
 
 // str decodes a string, escapes included; invalid UTF-8 and lone surrogates are left to the slow
@@ -432,7 +472,7 @@ func (p *fastJSON) hex4() (rune, bool) {
 func (p *fastJSON) skip() error {
 	switch c := p.peek(); {
 	case c == '{':
-		return p.object(func(string) error { return p.skip() })
+		return p.object(func([]byte) error { return p.skip() })
 	case c == '[':
 		return p.array(p.skip)
 	case c == '"':

@@ -109,3 +109,20 @@ func FuzzParseFingerprintFast(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParseFingerprintFast decodes the seeds Cargo writes (the first three), as a check does for
+// every unit.
+func BenchmarkParseFingerprintFast(b *testing.B) {
+	docs := make([][]byte, 3)
+	for i := range docs {
+		docs[i] = []byte(fingerprintSeeds[i])
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		for _, d := range docs {
+			if _, err := parseFingerprintFast(d); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
