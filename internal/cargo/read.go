@@ -180,9 +180,10 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.readSources()
 		r.rootsOtherTree()
 	}
-	for _, s := range g.Steps {
+	Parallel(len(g.Steps), func(i int) {
+		s := g.Steps[i]
 		s.Config = unit.Config(unit.Of(s), s.ProfileDir)
-	}
+	})
 	sort.Slice(g.Problems, func(i, j int) bool {
 		a, b := g.Problems[i], g.Problems[j]
 		return a.Path < b.Path || a.Path == b.Path && a.Err < b.Err
@@ -876,7 +877,8 @@ func (r *reader) findRoots(prof string) {
 	steps := map[string][]*graph.Step{} // hash -> rustc units of this profile
 	for _, s := range r.g.Steps {
 		if s.ProfileDir == prof && s.Kind == graph.Compile {
-			steps[unitKey(s)] = append(steps[unitKey(s)], s)
+			k := unitKey(s)
+			steps[k] = append(steps[k], s)
 		}
 	}
 	dl := r.depsListing(prof)
@@ -1062,7 +1064,7 @@ func (d *depsDir) named(name string) []string {
 	var out []string
 	for _, paths := range d.byHash {
 		for _, c := range paths {
-			cb := filepath.Base(c)
+			cb := c[strings.LastIndexByte(c, filepath.Separator)+1:] // a file's path: never ends in a separator
 			if cb == name || len(cb) > len(stem) && (cb[len(stem)] == '_' || cb[len(stem)] == '-') && sameStem(cb[:len(stem)], stem) {
 				out = append(out, c)
 			}

@@ -76,6 +76,10 @@ func plainName(name string) bool {
 // layout: `…/build/<pkg>/<hash>/fingerprint` rather than `…/.fingerprint/<pkg>-<hash>`. It reads the
 // path the reader found the records at, never guesses.
 func IsNewLayoutRecord(fingerprintDir string) bool {
+	if n := len(fingerprintDir); n > 0 && fingerprintDir[n-1] != filepath.Separator &&
+		fingerprintDir[strings.LastIndexByte(fingerprintDir, filepath.Separator)+1:] != "fingerprint" {
+		return false // filepath.Base's answer, without its work: asked for every unit, many times
+	}
 	return filepath.Base(fingerprintDir) == "fingerprint" &&
 		filepath.Base(filepath.Dir(filepath.Dir(filepath.Dir(fingerprintDir)))) == "build"
 }

@@ -30,6 +30,10 @@ func TestLayoutPaths(t *testing.T) {
 		legacy.Fingerprint: false, fresh.Fingerprint: true,
 		b + "/debug/.fingerprint/fingerprint-0123456789abcdef": false, // a package named "fingerprint"
 		b + "/debug/build/fingerprint":                         false,
+		u + "/fingerprint/":                                    false, // as filepath.Dir counts folders
+		u + "//fingerprint":                                    true,
+		"fingerprint":                                          false,
+		"":                                                     false,
 	} {
 		if got := IsNewLayoutRecord(dir); got != want {
 			t.Errorf("IsNewLayoutRecord(%s) = %v, want %v", dir, got, want)

@@ -12,8 +12,8 @@
 package unit
 
 import (
-	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -118,16 +118,22 @@ func Is(s *graph.Step) bool {
 // it: "profile <prof>", "features [\"a\", \"b\"]", then "rustflags <flags>" when any are set and
 // "compile kind <hash>" when the unit is not built for the host.
 func Config(u *Unit, prof string) graph.Config {
-	q := make([]string, len(u.Features))
+	b := make([]byte, 0, 64)
+	b = append(b, '[')
 	for i, x := range u.Features {
-		q[i] = fmt.Sprintf("%q", x)
+		if i > 0 {
+			b = append(b, ", "...)
+		}
+		b = strconv.AppendQuote(b, x) // fmt's %q
 	}
-	c := graph.Config{{Key: "profile", Value: prof}, {Key: "features", Value: "[" + strings.Join(q, ", ") + "]"}}
+	b = append(b, ']')
+	c := make(graph.Config, 2, 4)
+	c[0], c[1] = graph.KV{Key: "profile", Value: prof}, graph.KV{Key: "features", Value: string(b)}
 	if len(u.Rustflags) > 0 {
 		c = append(c, graph.KV{Key: "rustflags", Value: strings.Join(u.Rustflags, " ")})
 	}
 	if u.CompileKind != 0 {
-		c = append(c, graph.KV{Key: "compile kind", Value: fmt.Sprintf("%d", u.CompileKind)})
+		c = append(c, graph.KV{Key: "compile kind", Value: strconv.FormatUint(u.CompileKind, 10)})
 	}
 	return c
 }
