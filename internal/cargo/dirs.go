@@ -164,7 +164,6 @@ func (r *reader) newLayoutArtifacts(prof string, d *depsDir) {
 			}
 			f := filepath.Join(p.Artifacts, e.Name())
 			d.byHash[h] = append(d.byHash[h], f)
-			d.hashOf[f] = h
 		}
 	}
 }

@@ -620,10 +620,11 @@ func (r *reader) resolveDeps() {
 		x.s.KeepsLive = append(x.s.KeepsLive, r.reused(x.s, x.d, pkgID)...)
 	}
 	// The dependency lists are the graph's edges now; the rest of the read asks the fingerprints for
-	// their local entries only, so the lists (most of a parsed fingerprint) are dropped.
+	// their local entries only, so the lists (most of a parsed fingerprint) and the feature lists (the
+	// units hold theirs) are dropped.
 	for _, fp := range r.fps {
 		if fp != nil {
-			fp.Deps = nil
+			fp.Deps, fp.Features, fp.DeclaredFeatures, fp.Rustflags = nil, "", "", nil
 		}
 	}
 }
@@ -797,7 +798,6 @@ func depNameMatches(name string, c *graph.Step) bool {
 // in each compile unit's out/ folder.
 type depsDir struct {
 	byHash map[string][]string // hash -> absolute paths of files carrying it
-	hashOf map[string]string   // absolute path -> its unit hash
 }
 
 func (r *reader) depsListing(prof string) *depsDir {
@@ -818,7 +818,7 @@ func (r *reader) listDeps(prof string) *depsDir {
 		lists[i], _ = fsrec.ReadDir(filepath.Join(r.l.BuildDir, prof, sub))
 		n += len(lists[i])
 	}
-	d := &depsDir{byHash: make(map[string][]string, n), hashOf: make(map[string]string, n)}
+	d := &depsDir{byHash: make(map[string][]string, n)}
 	r.newLayoutArtifacts(prof, d)
 	for i, sub := range []string{"deps", "examples"} {
 		dir := filepath.Join(r.l.BuildDir, prof, sub)
@@ -828,9 +828,8 @@ func (r *reader) listDeps(prof string) *depsDir {
 				continue
 			}
 			if h := nameHash(e.Name()); h != "" {
-				p := filepath.Join(dir, e.Name()) // one string for both maps: deps/ holds thousands
+				p := filepath.Join(dir, e.Name())
 				d.byHash[h] = append(d.byHash[h], p)
-				d.hashOf[p] = h
 			}
 		}
 	}
@@ -886,11 +885,11 @@ func (r *reader) findRoots(prof string) {
 	// target's own name, so the files of the root's name are stat'ed first; the inode index of every
 	// deps file (tens of thousands of stats in a large tree) is built only for a root none of them is
 	// linked to.
-	var inodes map[[2]uint64]string
-	byInode := func(st os.FileInfo, name string) string {
+	var inodes map[[2]uint64]depsFile
+	byInode := func(st os.FileInfo, name string) depsFile {
 		sys, ok := st.Sys().(*syscall.Stat_t)
 		if !ok {
-			return ""
+			return depsFile{}
 		}
 		id := [2]uint64{uint64(sys.Dev), sys.Ino}
 		linkOf := func(p string) bool {
@@ -902,20 +901,20 @@ func (r *reader) findRoots(prof string) {
 			return ok && s.Nlink > 1 && [2]uint64{uint64(s.Dev), s.Ino} == id
 		}
 		for _, c := range dl.named(name) {
-			if !strings.HasSuffix(c, ".d") && linkOf(c) {
+			if !strings.HasSuffix(c.path, ".d") && linkOf(c.path) {
 				return c
 			}
 		}
 		if inodes == nil {
-			inodes = map[[2]uint64]string{}
-			for _, paths := range dl.byHash {
+			inodes = map[[2]uint64]depsFile{}
+			for h, paths := range dl.byHash {
 				for _, p := range paths {
 					if strings.HasSuffix(p, ".d") {
 						continue
 					}
 					if fi, err := fsrec.Stat(p); err == nil {
 						if sys, ok := fi.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
-							inodes[[2]uint64{uint64(sys.Dev), sys.Ino}] = p
+							inodes[[2]uint64{uint64(sys.Dev), sys.Ino}] = depsFile{p, h}
 						}
 					}
 				}
@@ -946,10 +945,10 @@ func (r *reader) findRoots(prof string) {
 				kind = "lib"
 			}
 			root := &graph.Root{File: graph.FileInfo{Path: p, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, Kind: kind}
-			if src := byInode(st, n); src != "" {
-				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "inode"
-			} else if src := sameContent(p, st.Size(), dl, n); src != "" {
-				root.Step, root.TiedBy = pickUnit(steps[dl.hashOf[src]], kind), "content"
+			if src := byInode(st, n); src.path != "" {
+				root.Step, root.TiedBy = pickUnit(steps[src.hash], kind), "inode"
+			} else if src := sameContent(p, st.Size(), dl, n); src.path != "" {
+				root.Step, root.TiedBy = pickUnit(steps[src.hash], kind), "content"
 			} else if u := unhashedUnit(steps, r.g.Steps, prof, n); u != nil {
 				root.Step, root.TiedBy = u, "name"
 			} else if u := r.unitWithoutOutput(prof, kind, n); u != nil {
@@ -1033,44 +1032,47 @@ func pickUnit(cands []*graph.Step, kind string) *graph.Step {
 
 // sameContent finds a deps/ file with the same bytes as an uplifted copy (macOS, or a copy across
 // file systems): candidates share the crate-name prefix and the size.
-func sameContent(p string, size int64, dl *depsDir, name string) string {
+func sameContent(p string, size int64, dl *depsDir, name string) depsFile {
 	var want []byte
 	for _, c := range dl.named(name) {
-		if filepath.Ext(c) != filepath.Ext(name) {
+		if filepath.Ext(c.path) != filepath.Ext(name) {
 			continue
 		}
-		st, err := fsrec.Stat(c)
+		st, err := fsrec.Stat(c.path)
 		if err != nil || st.Size() != size {
 			continue
 		}
 		if want == nil {
 			if want, err = safeio.ReadFile(p, 1<<40); err != nil {
-				return ""
+				return depsFile{}
 			}
 		}
-		if got, err := safeio.ReadFile(c, 1<<40); err == nil && bytes.Equal(got, want) {
+		if got, err := safeio.ReadFile(c.path, 1<<40); err == nil && bytes.Equal(got, want) {
 			return c
 		}
 	}
-	return ""
+	return depsFile{}
 }
+
+// depsFile is a file of a depsDir and the unit hash it carries.
+type depsFile struct{ path, hash string }
 
 // named returns the files of the listing that may be an uplifted file name's source, in path order:
 // legacy deps/ names carry the crate name and the hash (`<crate>-<hash>[.ext]`, the crate name with
 // `_` for `-`); new-layout bins, dylibs and cdylibs keep the uplifted name in their unit's out/
 // folder. The stem is compared with `-` and `_` alike.
-func (d *depsDir) named(name string) []string {
+func (d *depsDir) named(name string) []depsFile {
 	stem := strings.TrimSuffix(name, filepath.Ext(name))
-	var out []string
-	for _, paths := range d.byHash {
+	var out []depsFile
+	for h, paths := range d.byHash {
 		for _, c := range paths {
 			cb := c[strings.LastIndexByte(c, filepath.Separator)+1:] // a file's path: never ends in a separator
 			if cb == name || len(cb) > len(stem) && (cb[len(stem)] == '_' || cb[len(stem)] == '-') && sameStem(cb[:len(stem)], stem) {
-				out = append(out, c)
+				out = append(out, depsFile{c, h})
 			}
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
 	return out
 }
 
