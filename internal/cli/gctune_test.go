@@ -14,7 +14,8 @@ func TestLimitFor(t *testing.T) {
 	}{
 		{0, gcLimit},
 		{30 << 20, gcLimit},
-		{170 << 20, gcLimit},
+		{120 << 20, gcLimit},
+		{170 << 20, 255 << 20},
 		{200 << 20, 300 << 20},
 		{450 << 20, 675 << 20},
 		{math.MaxUint64, math.MaxInt64},
