@@ -7,12 +7,11 @@
 package depfile
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Rule is one `targets: prerequisites` line of a dependency file.
@@ -49,7 +48,7 @@ func ParseFile(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	f, err := Parse(bytes.NewReader(data))
+	f, err := parse(string(data))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
@@ -59,14 +58,20 @@ func ParseFile(path string) (*File, error) {
 // Parse parses a dependency file. It returns an error for a line with names but no ':' separator,
 // naming the line number.
 func Parse(r io.Reader) (*File, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
+	return parse(string(data))
+}
+
+// parse parses the text of a dependency file: names are slices of it where no escape or continuation
+// made a copy necessary.
+func parse(text string) (*File, error) {
 	f := &File{Env: map[string]string{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 64<<20)
-	var logical strings.Builder
+	var logical strings.Builder // a logical line continued over physical ones
 	lineNo, startLine := 0, 0
-	flush := func() error {
-		s := logical.String()
-		logical.Reset()
+	flush := func(s string) error {
 		if strings.TrimSpace(s) == "" {
 			return nil
 		}
@@ -77,9 +82,16 @@ func Parse(r io.Reader) (*File, error) {
 		f.Rules = append(f.Rules, rule)
 		return nil
 	}
-	for sc.Scan() {
+	for len(text) > 0 {
+		line := text
+		if i := strings.IndexByte(text, '\n'); i >= 0 {
+			line, text = text[:i], text[i+1:]
+		} else {
+			text = ""
+		}
 		lineNo++
-		line := strings.TrimSuffix(sc.Text(), "\r")
+		// CRLF line ends, and a second CR as a line scanner's split and a trim of one left it.
+		line = strings.TrimSuffix(strings.TrimSuffix(line, "\r"), "\r")
 		if logical.Len() == 0 {
 			startLine = lineNo
 			if strings.HasPrefix(line, "#") {
@@ -96,15 +108,16 @@ func Parse(r io.Reader) (*File, error) {
 			logical.WriteByte(' ')
 			continue
 		}
-		logical.WriteString(line)
-		if err := flush(); err != nil {
+		if logical.Len() > 0 {
+			logical.WriteString(line)
+			line = logical.String()
+			logical.Reset()
+		}
+		if err := flush(line); err != nil {
 			return nil, err
 		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if err := flush(); err != nil {
+	if err := flush(logical.String()); err != nil {
 		return nil, err
 	}
 	return f, nil

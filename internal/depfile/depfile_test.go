@@ -1,6 +1,9 @@
 package depfile
 
 import (
+	"bufio"
+	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -80,5 +83,111 @@ func TestSplitWordsFastPathSame(t *testing.T) {
 		if got, want := splitWords(s), splitEscaped(s); !reflect.DeepEqual(got, want) && (len(got) != 0 || len(want) != 0) {
 			t.Fatalf("%q: fast %v, escape-aware %v", s, got, want)
 		}
+	}
+}
+
+// parseLines is Parse as it read lines before (bufio.Scanner, each logical line copied): the
+// reference the one-string parse must match.
+func parseLines(r io.Reader) (*File, error) {
+	f := &File{Env: map[string]string{}}
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 64<<20)
+	var logical strings.Builder
+	lineNo, startLine := 0, 0
+	flush := func() error {
+		s := logical.String()
+		logical.Reset()
+		if strings.TrimSpace(s) == "" {
+			return nil
+		}
+		rule, ok := parseRule(s)
+		if !ok {
+			return fmt.Errorf("line %d: no ':' after target names", startLine)
+		}
+		f.Rules = append(f.Rules, rule)
+		return nil
+	}
+	for sc.Scan() {
+		lineNo++
+		line := strings.TrimSuffix(sc.Text(), "\r")
+		if logical.Len() == 0 {
+			startLine = lineNo
+			if strings.HasPrefix(line, "#") {
+				if rest, ok := strings.CutPrefix(line, "# env-dep:"); ok {
+					k, v, _ := strings.Cut(rest, "=")
+					f.Env[k] = v
+				}
+				continue
+			}
+		}
+		if n := trailingBackslashes(line); n%2 == 1 {
+			logical.WriteString(line[:len(line)-1])
+			logical.WriteByte(' ')
+			continue
+		}
+		logical.WriteString(line)
+		if err := flush(); err != nil {
+			return nil, err
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if err := flush(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// Parse gives what the line-scanner parse gave, errors included, for gcc's, nvcc's and rustc's shapes
+// and 20,000 mutations of them (continuations, escapes, CRs, comments).
+func TestParseMatchesLineScanner(t *testing.T) {
+	seeds := []string{
+		"obj/a.o: src/a.c include/a.h \\\n  include/b.h\n\ninclude/a.h:\n\ninclude/b.h:\n",
+		"/t/release/deps/app-1.d: crates/app/src/main.rs crates/app/src/x.rs\r\n\r\n# env-dep:CARGO_PKG_NAME=app\r\n# env-dep:OUT_DIR\r\ncrates/app/src/main.rs:\r\n",
+		"a\\ b.o: c\\#d.c $$x.h \\\\ e.h\n",
+		"C:\\x\\a.o: C:\\x\\a.c\n",
+		"no colon here\n",
+		"a.o: b.c \\\r\n c.h\\\r\r\n d.h",
+		"x.o:\\\n\\\n  y.c\n#c\n z\n",
+		"",
+		"\n\n",
+	}
+	alphabet := []byte(" :\\\r\n#$abc.\t=")
+	rng := rand.New(rand.NewSource(34))
+	inputs := append([]string(nil), seeds...)
+	for i := 0; i < 20000; i++ {
+		b := []byte(seeds[rng.Intn(len(seeds))])
+		for k := rng.Intn(4); k > 0; k-- {
+			switch op := rng.Intn(3); {
+			case op == 0 && len(b) > 0:
+				j := rng.Intn(len(b))
+				b = append(b[:j], b[j+1:]...)
+			case op == 1:
+				j := rng.Intn(len(b) + 1)
+				b = append(b[:j], append([]byte{alphabet[rng.Intn(len(alphabet))]}, b[j:]...)...)
+			case len(b) > 0:
+				b[rng.Intn(len(b))] = alphabet[rng.Intn(len(alphabet))]
+			}
+		}
+		inputs = append(inputs, string(b))
+	}
+	parsed := 0
+	for _, in := range inputs {
+		want, werr := parseLines(strings.NewReader(in))
+		got, err := Parse(strings.NewReader(in))
+		if (werr == nil) != (err == nil) || werr != nil && werr.Error() != err.Error() {
+			t.Fatalf("Parse(%q) error %v, the line scanner's %v", in, err, werr)
+		}
+		if werr != nil {
+			continue
+		}
+		parsed++
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("Parse(%q) (-line scanner +Parse):\n%s", in, d)
+		}
+	}
+	if parsed < 5000 {
+		t.Fatalf("only %d of %d inputs parsed: the mutations test too little", parsed, len(inputs))
 	}
 }
