@@ -1,9 +1,10 @@
 package cargo
 
 import (
-	"math/rand/v2"
 	"regexp"
 	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/testutil/mutate"
 )
 
 // TestEnvReadMatchesPattern: envRead accepts exactly the lines the pattern of cc-rs's lookup log
@@ -17,25 +18,7 @@ func TestEnvReadMatchesPattern(t *testing.T) {
 		`X = Some("a\nb")`, `= None`, `X=None`, `cargo:rustc-link-lib=foo`, `running: "cc" "-c"`, ``,
 		`X = Some(None)`, `X = Some("")`, `é = None`, `X = Some("é")`,
 	}
-	alphabet := []byte("AZaz09_- =NoneSome()\"\\\né\xffx")
-	rng := rand.New(rand.NewPCG(1, 2))
-	base := len(lines)
-	for i := 0; i < 20000; i++ {
-		b := []byte(lines[rng.IntN(base)])
-		for k := rng.IntN(3); k > 0; k-- {
-			switch op := rng.IntN(3); {
-			case op == 0 && len(b) > 0:
-				j := rng.IntN(len(b))
-				b = append(b[:j], b[j+1:]...)
-			case op == 1:
-				j := rng.IntN(len(b) + 1)
-				b = append(b[:j], append([]byte{alphabet[rng.IntN(len(alphabet))]}, b[j:]...)...)
-			case len(b) > 0:
-				b[rng.IntN(len(b))] = alphabet[rng.IntN(len(alphabet))]
-			}
-		}
-		lines = append(lines, string(b))
-	}
+	lines = append(lines, mutate.Strings(1, lines, 20000, 2, []string{"A", "z", "0", "_", "-", " ", "=", "None", "Some(", ")", "\"", "\\", "\n", "é", "\xff"}, "Az0_- =()\"")...)
 	matched := 0
 	for _, line := range lines {
 		m := re.FindStringSubmatch(line)

@@ -1,11 +1,11 @@
 package cargo
 
 import (
-	"math/rand/v2"
 	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stalecheck/stalecheck/internal/testutil/mutate"
 )
 
 // fingerprintSeeds are fingerprints as Cargo 1.95 writes them (a build-script run with
@@ -59,22 +59,9 @@ func TestParseFingerprintFastMatchesSlow(t *testing.T) {
 			t.Fatalf("the fast decoder declines %q", s)
 		}
 	}
-	rnd := rand.New(rand.NewPCG(7, 11))
 	pieces := []string{" ", "\n", "null", "0", "-1", "1e2", "\"x\"", "\\u0041", "\\", "\"", ",", ":", "[", "]", "{", "}", "true", "RUSTC", "Val", "99999999999999999999"}
-	for i := 0; i < 20000; i++ {
-		doc := []byte(fingerprintSeeds[rnd.IntN(len(fingerprintSeeds))])
-		for k := rnd.IntN(3); k >= 0 && len(doc) > 0; k-- {
-			at := rnd.IntN(len(doc))
-			switch rnd.IntN(3) {
-			case 0: // delete a byte
-				doc = append(doc[:at:at], doc[at+1:]...)
-			case 1: // insert a piece
-				doc = append(doc[:at:at], append([]byte(pieces[rnd.IntN(len(pieces))]), doc[at:]...)...)
-			default: // replace a byte
-				doc[at] = "{}[]\",:0a \\"[rnd.IntN(11)]
-			}
-		}
-		check(string(doc))
+	for _, doc := range mutate.Strings(7, fingerprintSeeds, 20000, 3, pieces, "{}[]\",:0a \\") {
+		check(doc)
 	}
 	// Nesting: within the fast decoder's depth, the same answer; past it and past encoding/json's own
 	// limit (10,000), the slow decoder's error, and no stack growing with the input (a 10 MB file of

@@ -61,15 +61,8 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 	}
 	// One string for the whole output, lines as its slices (what they keep, a directive's value, holds
 	// it alive: a few kilobytes a run), instead of a string per line.
-	text := string(data)
-	for len(text) > 0 {
-		line := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = ""
-		}
-		line = strings.TrimRight(line, "\r")
+	for line := range strings.Lines(string(data)) {
+		line = strings.TrimRight(strings.TrimSuffix(line, "\n"), "\r")
 		if rest, ok := strings.CutPrefix(line, "running: "); ok {
 			if words := shellWords(rest); len(words) > 0 {
 				for _, w := range words {

@@ -82,16 +82,10 @@ func parse(text string) (*File, error) {
 		f.Rules = append(f.Rules, rule)
 		return nil
 	}
-	for len(text) > 0 {
-		line := text
-		if i := strings.IndexByte(text, '\n'); i >= 0 {
-			line, text = text[:i], text[i+1:]
-		} else {
-			text = ""
-		}
+	for line := range strings.Lines(text) {
 		lineNo++
 		// CRLF line ends, and a second CR as a line scanner's split and a trim of one left it.
-		line = strings.TrimSuffix(strings.TrimSuffix(line, "\r"), "\r")
+		line = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), "\r")
 		if logical.Len() == 0 {
 			startLine = lineNo
 			if strings.HasPrefix(line, "#") {

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stalecheck/stalecheck/internal/testutil/mutate"
 )
 
 func TestParseEscapes(t *testing.T) {
@@ -153,25 +154,7 @@ func TestParseMatchesLineScanner(t *testing.T) {
 		"",
 		"\n\n",
 	}
-	alphabet := []byte(" :\\\r\n#$abc.\t=")
-	rng := rand.New(rand.NewSource(34))
-	inputs := append([]string(nil), seeds...)
-	for i := 0; i < 20000; i++ {
-		b := []byte(seeds[rng.Intn(len(seeds))])
-		for k := rng.Intn(4); k > 0; k-- {
-			switch op := rng.Intn(3); {
-			case op == 0 && len(b) > 0:
-				j := rng.Intn(len(b))
-				b = append(b[:j], b[j+1:]...)
-			case op == 1:
-				j := rng.Intn(len(b) + 1)
-				b = append(b[:j], append([]byte{alphabet[rng.Intn(len(alphabet))]}, b[j:]...)...)
-			case len(b) > 0:
-				b[rng.Intn(len(b))] = alphabet[rng.Intn(len(alphabet))]
-			}
-		}
-		inputs = append(inputs, string(b))
-	}
+	inputs := append(seeds, mutate.Strings(2, seeds, 20000, 3, []string{" ", ":", "\\", "\r", "\n", "#", "$", "a", ".", "\t", "="}, " :\\\r\n#$a.\t=")...)
 	parsed := 0
 	for _, in := range inputs {
 		want, werr := parseLines(strings.NewReader(in))

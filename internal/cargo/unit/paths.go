@@ -54,6 +54,12 @@ func LayoutPaths(buildDir, prof, pkg, hash string, newLayout bool) Paths {
 		return Paths{Fingerprint: base + sep + ".fingerprint" + sep + pkg + "-" + hash, Folder: d, Run: d,
 			Out: d + sep + "out", Stdout: d + sep + "output", Artifacts: base + sep + "deps", ScriptArtifacts: d}
 	}
+	return joinedPaths(base, pkg, hash, newLayout)
+}
+
+// joinedPaths is LayoutPaths through filepath.Join, for any names: what the paths joined by hand must
+// equal.
+func joinedPaths(base, pkg, hash string, newLayout bool) Paths {
 	if newLayout {
 		u := filepath.Join(base, "build", pkg, hash)
 		return Paths{New: true, Fingerprint: filepath.Join(u, "fingerprint"), Unit: u, Folder: u,

@@ -62,25 +62,12 @@ func TestLayoutPaths(t *testing.T) {
 // TestLayoutPathsJoined: the paths joined by hand are filepath.Join's, for odd folders and names too
 // (which take Join's way).
 func TestLayoutPathsJoined(t *testing.T) {
-	joined := func(buildDir, prof, pkg, hash string, newLayout bool) Paths {
-		base := filepath.Join(buildDir, prof)
-		if newLayout {
-			u := filepath.Join(base, "build", pkg, hash)
-			return Paths{New: true, Fingerprint: filepath.Join(u, "fingerprint"), Unit: u, Folder: u,
-				Run: filepath.Join(u, "run"), Out: filepath.Join(u, "out"), Stdout: filepath.Join(u, "run", "stdout"),
-				Artifacts: filepath.Join(u, "out"), ScriptArtifacts: filepath.Join(u, "out")}
-		}
-		d := filepath.Join(base, "build", pkg+"-"+hash)
-		return Paths{Fingerprint: filepath.Join(base, ".fingerprint", pkg+"-"+hash), Folder: d, Run: d,
-			Out: filepath.Join(d, "out"), Stdout: filepath.Join(d, "output"), Artifacts: filepath.Join(base, "deps"),
-			ScriptArtifacts: d}
-	}
 	for _, dir := range []string{"/w/target", "/w/target/", "/", "", "rel/t", "/w//t/../t", "."} {
 		for _, prof := range []string{"debug", "x86_64-unknown-linux-gnu/release", "", ".", "../up", "a/"} {
 			for _, pkg := range []string{"fastmath-sys", "", ".", "..", "a/b", "-"} {
 				for _, hash := range []string{"594afa23a9542f99", "", "."} {
 					for _, nl := range []bool{false, true} {
-						if d := cmp.Diff(joined(dir, prof, pkg, hash, nl), LayoutPaths(dir, prof, pkg, hash, nl)); d != "" {
+						if d := cmp.Diff(joinedPaths(filepath.Join(dir, prof), pkg, hash, nl), LayoutPaths(dir, prof, pkg, hash, nl)); d != "" {
 							t.Errorf("LayoutPaths(%q, %q, %q, %q, %v) (-Join +got):\n%s", dir, prof, pkg, hash, nl, d)
 						}
 					}
