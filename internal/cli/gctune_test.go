@@ -6,7 +6,8 @@ import (
 )
 
 // TestLimitFor: the soft limit is gcLimit while the live heap is small, then half as much again as
-// what is live, with no step between (a switch at a live size made the peak jump).
+// what is live and the runtime's margin, with no step between (a switch at a live size made the peak
+// jump).
 func TestLimitFor(t *testing.T) {
 	for _, c := range []struct {
 		live uint64
@@ -14,10 +15,9 @@ func TestLimitFor(t *testing.T) {
 	}{
 		{0, gcLimit},
 		{30 << 20, gcLimit},
-		{120 << 20, gcLimit},
-		{170 << 20, 255 << 20},
-		{200 << 20, 300 << 20},
-		{450 << 20, 675 << 20},
+		{96 << 20, gcLimit},
+		{120 << 20, 228 << 20},
+		{450 << 20, 723 << 20},
 		{math.MaxUint64, math.MaxInt64},
 	} {
 		if got := limitFor(c.live); got != c.want {
