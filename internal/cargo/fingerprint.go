@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/safeio"
+	"io"
 	"strconv"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Fingerprint is the JSON record Cargo writes next to each unit's hash file
@@ -111,6 +113,10 @@ func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
 		return nil, fmt.Errorf("invalid fingerprint JSON: %w", err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		// Cargo writes one object: anything after it is a damaged record, not a second thought.
+		return nil, errors.New("invalid fingerprint JSON: text after the object")
 	}
 	if raw.Rustc == "" && raw.Deps == nil && raw.Local == nil {
 		return nil, errors.New("not a Cargo fingerprint: no rustc, deps or local field")

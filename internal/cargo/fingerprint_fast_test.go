@@ -113,3 +113,15 @@ func BenchmarkParseFingerprintFast(b *testing.B) {
 		}
 	}
 }
+
+// A record with anything but white space after its object is damaged: an error, from either decoder.
+func TestParseFingerprintTextAfter(t *testing.T) {
+	for _, doc := range []string{`{"rustc":1} garbage {"rustc":1}`, `{"rustc":1}{"rustc":2}`, `{"rustc":1}]`} {
+		if fp, err := ParseFingerprint([]byte(doc)); err == nil {
+			t.Errorf("ParseFingerprint(%q) = %+v, want an error", doc, fp)
+		}
+	}
+	if _, err := ParseFingerprint([]byte("{\"rustc\":1}\n \t\r\n")); err != nil {
+		t.Errorf("a record ending in white space: %v", err)
+	}
+}
