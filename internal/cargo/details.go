@@ -847,13 +847,14 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		}
 	}
 	r.includeScan(s, scan, add)
+	watch := r.watching(s)
 	for _, p := range order {
 		in := ins[p]
 		if r.generated(p) {
 			continue // a file the build itself wrote (OUT_DIR): newer than the run by construction
 		}
 		in.File = statTree(p)
-		in.WatchedBy = r.watchedBy(s, p)
+		in.WatchedBy = watch.WatchedBy(s, p)
 		in.Watched = in.WatchedBy != ""
 		in.CompiledAs = compiledAs[p]
 		s.Inputs = append(s.Inputs, in)
@@ -870,24 +871,27 @@ func (r *reader) generated(p string) bool {
 	return false
 }
 
-// watchedBy says which declaration makes Cargo rerun the script when p changes ("" when none does):
-// unit.Unit.WatchedBy, without the rerun-if-changed paths under $CARGO_HOME/registry or /git, which
-// Cargo skips.
-func (r *reader) watchedBy(s *graph.Step, p string) string {
+// watching is the unit of run s as Cargo watches it: its WatchedBy says which declaration makes Cargo
+// rerun the script when a path changes ("" when none does), without the rerun-if-changed paths under
+// $CARGO_HOME/registry or /git, which Cargo skips. Made once per run: a script may declare thousands of
+// paths, each also an input.
+func (r *reader) watching(s *graph.Step) *unit.Unit {
 	u := *unit.Of(s)
 	if r.opt.CargoHome != "" {
+		registry, git := filepath.Join(r.opt.CargoHome, "registry"), filepath.Join(r.opt.CargoHome, "git")
 		u.DeclaredPaths = nil
 		for _, d := range unit.Of(s).DeclaredPaths {
-			if !under(d, filepath.Join(r.opt.CargoHome, "registry")) && !under(d, filepath.Join(r.opt.CargoHome, "git")) {
+			if !under(d, registry) && !under(d, git) {
 				u.DeclaredPaths = append(u.DeclaredPaths, d)
 			}
 		}
 	}
-	return u.WatchedBy(s, p)
+	return &u
 }
 
+// under reports whether p lies below the folder dir.
 func under(p, dir string) bool {
-	return dir != "" && strings.HasPrefix(p, dir+string(filepath.Separator))
+	return dir != "" && len(p) > len(dir) && p[len(dir)] == filepath.Separator && strings.HasPrefix(p, dir)
 }
 
 // mentions reports whether text names a path as a whole word (not as part of a longer name).

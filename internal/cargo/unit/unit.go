@@ -94,7 +94,7 @@ func (u *Unit) WatchedBy(s *graph.Step, p string) string {
 }
 
 func under(p, dir string) bool {
-	return dir != "" && strings.HasPrefix(p, dir+string(filepath.Separator))
+	return dir != "" && len(p) > len(dir) && p[len(dir)] == filepath.Separator && strings.HasPrefix(p, dir)
 }
 
 // Of returns the Cargo unit behind a step. A step of another system (or one built by hand in a test) has
