@@ -236,9 +236,14 @@ func (r *reader) compileDetails(s *graph.Step) {
 		if !os.IsNotExist(err) {
 			r.problem(d, err)
 		}
-		return
+		ins = nil
 	}
 	if len(ins) == 0 {
+		// No package root: the dep-info's absolute entries are still checked, and its package-relative
+		// ones named as not checked.
+		if s.Live() && di != nil {
+			s.Inputs = r.depInfoInputs(s, di, d)
+		}
 		return
 	}
 	s.Script.ScriptSource = ins[0]
@@ -252,7 +257,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 		}
 	}
 	if s.Live() && di != nil {
-		s.Inputs = r.depInfoInputs(s, di)
+		s.Inputs = r.depInfoInputs(s, di, d)
 	}
 }
 
@@ -271,13 +276,17 @@ func (r *reader) inheritFromCompile(s *graph.Step) {
 }
 
 // depInfoInputs turns a unit's fingerprint dep-info into watched inputs.
-func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo) []*graph.Input {
+// rustcD is the rustc .d file that gives the package root of package-relative entries: when it gave
+// none, those entries are a problem named by it (they cannot be checked), not left out in silence.
+func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo, rustcD string) []*graph.Input {
 	var out []*graph.Input
+	var unresolved []string
 	for _, f := range di.Files {
 		p := f.Path
 		switch {
 		case f.PackageRelative:
 			if s.PackageRoot == "" {
+				unresolved = append(unresolved, f.Path)
 				continue
 			}
 			p = filepath.Join(s.PackageRoot, p)
@@ -287,7 +296,23 @@ func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo) []*graph.Input {
 		out = append(out, &graph.Input{File: fileInfo(p), How: []graph.How{graph.Declared},
 			Detail: []string{"dep-info " + s.Reference.Path}, Watched: true, WatchedBy: "Cargo's dep-info " + s.Reference.Path})
 	}
+	if len(unresolved) > 0 {
+		r.problem(rustcD, fmt.Errorf("it is missing or names none of the package-relative files that Cargo's dep-info %s lists (%d, %s first), so the package root of %s is unknown and those files were not checked",
+			s.Reference.Path, len(unresolved), unresolved[0], s.ID))
+	}
 	return out
+}
+
+// rustcDepfile is the rustc .d file of a rustc unit: the one its deps/ listing holds, else the name rustc
+// gives it (for a message about its absence).
+func (r *reader) rustcDepfile(s *graph.Step) string {
+	for _, p := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
+		if strings.HasSuffix(p, ".d") {
+			return p
+		}
+	}
+	_, name, _ := strings.Cut(unit.Of(s).Target, "-")
+	return filepath.Join(unit.PathsOf(r.l.BuildDir, s).Artifacts, strings.ReplaceAll(name, "-", "_")+"-"+unit.Of(s).Hash+".d")
 }
 
 // rustcDetails reads a live rustc unit's dep-info (Cargo's CheckDepInfo rule) and outputs.
@@ -322,7 +347,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 			}
 		}
 	}
-	s.Inputs = r.depInfoInputs(s, di)
+	s.Inputs = r.depInfoInputs(s, di, r.rustcDepfile(s))
 	r.manifestEnv(s, di)
 }
 
