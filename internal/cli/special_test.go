@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -191,13 +192,38 @@ func TestWhichCorruptBuildFolderCopy(t *testing.T) {
 	}
 }
 
+// The live build-script run's output, which names the libraries the binary links, made a FIFO: which
+// cannot tell, and says so naming the record (it said "its build scripts link no native library" and
+// exited 0: a newcomer's attack).
+func TestWhichUnreadableRunOutputCannotTell(t *testing.T) {
+	ws := ccToggled(t)
+	out := testutil.StdoutFile(fastRun(t, ws))
+	runEnv(t)
+	if err := os.Remove(out); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(out, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runWithin(t, 30*time.Second, "which", filepath.Join(ws, "target/release/app"))
+	if code == 0 || !strings.Contains(stderr, "cannot tell which native libraries") || !strings.Contains(stderr, out) {
+		t.Fatalf("which with the run's output a FIFO: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 // fastArchive returns the release libx.a the fast configuration's build-script run made in ws.
 func fastArchive(t *testing.T, ws string) string {
+	t.Helper()
+	return filepath.Join(testutil.OutDirOf(fastRun(t, ws)), "libx.a")
+}
+
+// fastRun returns the run folder of the fast configuration's release build-script run in ws.
+func fastRun(t *testing.T, ws string) string {
 	t.Helper()
 	outputs := (&testutil.Project{T: t, Dir: ws}).RunDirs("release", "fastmath-sys") // either layout
 	for _, o := range outputs {
 		if data, err := os.ReadFile(testutil.StdoutFile(o)); err == nil && strings.Contains(string(data), "FASTMATH_FAST") {
-			return filepath.Join(testutil.OutDirOf(o), "libx.a")
+			return o
 		}
 	}
 	t.Fatalf("no run of the fast configuration among %v", outputs)
