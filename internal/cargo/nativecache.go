@@ -2,6 +2,7 @@ package cargo
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -52,12 +53,28 @@ type cacheFile struct {
 // unitsEntry is one executable's DWARF compile units, names only (dwarfTree's first pass): the name and
 // comp_dir of each, in .debug_info order.
 type unitsEntry struct {
-	Key   digest.Key  `json:"key"`
-	Units [][2]string `json:"units"`
+	Key   digest.Key `json:"key"`
+	Units []unitName `json:"units"`
 	// Trees are dwarfTree's second pass: for a tree the executable was built in, the files there that
 	// the line tables of the units compiled there name, in unit order.
 	Trees map[string][]string `json:"trees,omitempty"`
 	used  bool
+}
+
+// unitName is a compile unit's [name, comp_dir]: exactly two strings in the file (encoding/json pads a
+// shorter array and drops the rest of a longer one, which would answer for a unit that is not there).
+type unitName [2]string
+
+func (u *unitName) UnmarshalJSON(b []byte) error {
+	var s []string
+	if err := json.Unmarshal(b, &s); err != nil {
+		return err
+	}
+	if len(s) != 2 {
+		return fmt.Errorf("a compile unit is [name, comp_dir], not %d strings", len(s))
+	}
+	u[0], u[1] = s[0], s[1]
+	return nil
 }
 
 // versionEntry is one manifest's [package] version.
@@ -117,7 +134,8 @@ func openNativeCache(stateDir string) *nativeCache {
 		}
 	}
 	for _, e := range f.Units {
-		if e != nil {
+		// units is never null in what save writes (an executable without units has [])
+		if e != nil && e.Units != nil {
 			c.units[e.Key] = e
 		}
 	}
@@ -198,7 +216,7 @@ func (c *nativeCache) evidence(path string) ([]memberInfo, []cuSources, error) {
 // unitNames is the name and comp_dir of every DWARF compile unit of the executable at bin (through the
 // cache; a 58 MB debug executable's .debug_info is most of what reading it costs), and f when bin had to
 // be mapped to answer (nil from the cache; the caller closes it).
-func (c *nativeCache) unitNames(bin string) (names [][2]string, f *binfmt.ELFFile, err error) {
+func (c *nativeCache) unitNames(bin string) (names []unitName, f *binfmt.ELFFile, err error) {
 	var k digest.Key
 	cacheable := false
 	if c != nil {
@@ -223,9 +241,9 @@ func (c *nativeCache) unitNames(bin string) (names [][2]string, f *binfmt.ELFFil
 	if err != nil {
 		return nil, f, err
 	}
-	names = make([][2]string, len(cus))
+	names = make([]unitName, len(cus))
 	for i, cu := range cus {
-		names[i] = [2]string{cu.Name, cu.CompDir}
+		names[i] = unitName{cu.Name, cu.CompDir}
 	}
 	// Stored only when the file is the one stat'ed before it was mapped, and not racy.
 	if k2, ok2, err2 := digest.StatKey(bin); cacheable && err2 == nil && ok2 && k2 == k && settled(k) {

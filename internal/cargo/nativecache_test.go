@@ -5,10 +5,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/stalecheck/stalecheck/internal/digest"
 )
 
 // The read cache answers as a fresh read does, survives a save and a reload, and never hides a change:
@@ -223,5 +225,35 @@ func TestReadCacheTreeFiles(t *testing.T) {
 	build("int main(void) { return 1; }\n")
 	if got := c2.treeFiles(bin, tree, nil); !slices.Contains(got, filepath.Join(tree, "main.c")) {
 		t.Errorf("after a rebuild: %v, want a read of the file", got)
+	}
+}
+
+// A units entry of the wrong shape in the file ([name] alone, three strings, null) answers for no
+// executable: encoding/json would pad or cut it into a unit that is not there (a newcomer's attack).
+func TestReadCacheUnitNamesShape(t *testing.T) {
+	state := t.TempDir()
+	c := openNativeCache(state)
+	k := digest.Key{Size: 1}
+	c.units[k] = &unitsEntry{Key: k, Units: []unitName{{"src/main.rs", "/w"}}, used: true}
+	c.dirty = true
+	c.save()
+	data, err := os.ReadFile(c.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := `[["src/main.rs","/w"]]`
+	if !strings.Contains(string(data), good) {
+		t.Fatalf("the premise: the saved file holds %s\n%s", good, data)
+	}
+	if n := len(openNativeCache(state).units); n != 1 {
+		t.Fatalf("the premise: the saved entry is read back (%d entries)", n)
+	}
+	for _, bad := range []string{`[["src/main.rs"]]`, `[["src/main.rs","/w","x"]]`, `null`} {
+		if err := os.WriteFile(c.path, []byte(strings.Replace(string(data), good, bad, 1)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if e := openNativeCache(state).units[k]; e != nil {
+			t.Errorf("units %s: read as %v", bad, e.Units)
+		}
 	}
 }
