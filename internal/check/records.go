@@ -52,9 +52,11 @@ func unreadableRecord(g *graph.Graph) []Finding {
 		if sys != "" {
 			fix = "repair or remove " + display(g, p.Path) + ": the next " + sys + " run writes its records afresh (and may redo the steps they recorded)"
 		}
+		// A parser's error that begins with the path says it twice in the message.
+		why := strings.TrimPrefix(p.Err, p.Path+": ")
 		out = append(out, Finding{
 			Rule: "unreadable-record", Severity: Warning,
-			Message:  fmt.Sprintf("could not read %s: %s; the check went on without it", display(g, p.Path), p.Err),
+			Message:  fmt.Sprintf("could not read %s: %s; the check went on without it", display(g, p.Path), why),
 			Subjects: []string{p.Path},
 			Evidence: []Evidence{{Kind: "record", Path: p.Path, Detail: p.Err}},
 			Fix:      fix,
