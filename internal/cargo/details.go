@@ -180,18 +180,18 @@ func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
 	s.Reference = fileInfo(p)
 	if !s.Reference.Exists {
 		if s.Failed == "" && fp != nil {
-			r.problem(p, fmt.Errorf("dep-info file named by the fingerprint is missing"))
+			r.stepProblem(s, p, fmt.Errorf("dep-info file named by the fingerprint is missing"))
 		}
 		return nil
 	}
 	data, err := safeio.ReadFileKept(p, safeio.MaxRecord)
 	if err != nil {
-		r.problem(p, err)
+		r.stepProblem(s, p, err)
 		return nil
 	}
 	di, err := ParseDepInfo(data)
 	if err != nil {
-		r.problem(p, err)
+		r.stepProblem(s, p, err)
 		return nil
 	}
 	for _, f := range di.Files {
@@ -234,7 +234,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 	ins, err := r.parseRustcDepfile(d)
 	if err != nil {
 		if !os.IsNotExist(err) {
-			r.problem(d, err)
+			r.stepProblem(s, d, err)
 		}
 		ins = nil
 	}
@@ -297,7 +297,7 @@ func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo, rustcD string) []*gra
 			Detail: []string{"dep-info " + s.Reference.Path}, Watched: true, WatchedBy: "Cargo's dep-info " + s.Reference.Path})
 	}
 	if len(unresolved) > 0 {
-		r.problem(rustcD, fmt.Errorf("it is missing or names none of the package-relative files that Cargo's dep-info %s lists (%d, %s first), so the package root of %s is unknown and those files were not checked",
+		r.stepProblem(s, rustcD, fmt.Errorf("it is missing or names none of the package-relative files that Cargo's dep-info %s lists (%d, %s first), so the package root of %s is unknown and those files were not checked",
 			s.Reference.Path, len(unresolved), unresolved[0], s.ID))
 	}
 	return out
@@ -329,7 +329,7 @@ func (r *reader) rustcDetails(s *graph.Step) {
 		}
 		ins, err := r.parseRustcDepfile(p)
 		if err != nil {
-			r.problem(p, err)
+			r.stepProblem(s, p, err)
 			continue
 		}
 		for _, f := range di.Files {
@@ -412,7 +412,7 @@ func (r *reader) runDetails(s *graph.Step) {
 		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
 	case !s.Reference.Exists:
 		if isDir(s.Script.RunDir) {
-			r.problem(outFile, fmt.Errorf("the build-script run folder has no %s file", filepath.Base(outFile)))
+			r.stepProblem(s, outFile, fmt.Errorf("the build-script run folder has no %s file", filepath.Base(outFile)))
 		}
 		return
 	case inv.Exists && inv.MTimeNS > s.Reference.MTimeNS:
@@ -424,7 +424,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	}
 	data, err := safeio.ReadFileKept(outFile, safeio.MaxRecord)
 	if err != nil {
-		r.problem(outFile, err)
+		r.stepProblem(s, outFile, err)
 		return
 	}
 	rootOut, _ := safeio.ReadFileKept(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)

@@ -307,6 +307,13 @@ func (r *reader) problem(path string, err error) {
 	r.g.AddProblem(path, err)
 }
 
+// stepProblem is problem for a record of step s.
+func (r *reader) stepProblem(s *graph.Step, path string, err error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.g.AddStepProblem(s, path, err)
+}
+
 // FindProfiles returns the profile folders (relative to the build folder) that hold .fingerprint or
 // new-layout unit folders (ProfileLayouts):
 // `debug`, `release`, custom profiles, and `<triple>/<profile>`. Symlinked folders are not followed.

@@ -40,7 +40,21 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 // unreadableRecord: a record that could not be read or parsed; the rest of the check went on.
 func unreadableRecord(g *graph.Graph) []Finding {
 	var out []Finding
+	var owners *ownerIndex
 	for _, p := range g.Problems {
+		// The binaries the record is evidence for: those that reach the step it is a record of (as the
+		// reader knew it, else the step whose output or record folder holds it).
+		owner := p.Step
+		if owner == nil {
+			if owners == nil {
+				owners = newOwnerIndex(g)
+			}
+			owner = owners.owner(p.Path)
+		}
+		var roots []string
+		if owner != nil {
+			roots = rootPaths(owner)
+		}
 		// Cargo rewrites a record only when it rebuilds the unit, and a damaged record with an old
 		// mtime does not make it do so: removing the unit's folder (or touching its sources) does.
 		fix := "remove the folder that holds it (or touch the package's sources), then cargo build: Cargo rewrites a record only when it rebuilds the unit"
@@ -61,6 +75,7 @@ func unreadableRecord(g *graph.Graph) []Finding {
 			Evidence: []Evidence{{Kind: "record", Path: p.Path, Detail: p.Err}},
 			Fix:      fix,
 			System:   sys,
+			Roots:    roots,
 		})
 	}
 	return out

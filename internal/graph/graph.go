@@ -427,6 +427,9 @@ type BuildDir struct {
 type Problem struct {
 	Path string
 	Err  string
+	// Step is the step whose record Path is, when the reader knows it (nil otherwise): a finding about
+	// the problem then goes with the binaries that reach the step.
+	Step *Step
 }
 
 // ContentMatch is what a binary's own bytes say about the copies of one library (filled by
@@ -504,6 +507,11 @@ type Graph struct {
 // AddProblem records an unreadable record.
 func (g *Graph) AddProblem(path string, err error) {
 	g.Problems = append(g.Problems, Problem{Path: path, Err: err.Error()})
+}
+
+// AddStepProblem is AddProblem for a record of step s.
+func (g *Graph) AddStepProblem(s *Step, path string, err error) {
+	g.Problems = append(g.Problems, Problem{Path: path, Err: err.Error(), Step: s})
 }
 
 // MarkLive is stalecheck's one notion of live, which check's orphaned-build-dir rule and clean's plan
