@@ -37,3 +37,41 @@ func TestDamagedRunFingerprintNoFalseErrors(t *testing.T) {
 		t.Errorf("no unreadable-record naming %s", jf)
 	}
 }
+
+// A unit's rustc .d file gives the package root of the package-relative files Cargo's dep-info lists.
+// With it gone, an edited source cannot be judged: the check says so, naming the .d file and the
+// source, instead of "No findings" (a newcomer's attack found the silence).
+func TestMissingRustcDepfileSaysSourcesUnchecked(t *testing.T) {
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml":  "[package]\nname = \"nod\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"src/main.rs": "fn main() { println!(\"v1\"); }\n",
+	})
+	p.Cargo("build")
+	p.Edit("src/main.rs", "v1", "v2")
+	fs, g := p.Check()
+	var d string
+	for _, f := range fs {
+		if f.Rule == "pending-rebuild" && strings.Contains(f.Message, "main.rs") {
+			d = "found"
+		}
+	}
+	if d == "" {
+		t.Fatalf("the premise: an edited main.rs with every record in place is a pending rebuild; findings %v", fs)
+	}
+	for _, s := range g.Steps {
+		if s.Kind == graph.Compile && s.Live() && unit.Of(s).Target == "bin-nod" {
+			d = filepath.Join(filepath.Dir(s.Outputs[0].Path), "nod-"+unit.Of(s).Hash+".d")
+		}
+	}
+	if err := os.Remove(d); err != nil {
+		t.Fatal(err)
+	}
+	fs, _ = p.Check()
+	found := false
+	for _, f := range fs {
+		found = found || f.Rule == "unreadable-record" && strings.Contains(f.Message, filepath.Base(d)) && strings.Contains(f.Message, "src/main.rs")
+	}
+	if !found {
+		t.Errorf("no unreadable-record naming %s and src/main.rs; findings %v", filepath.Base(d), fs)
+	}
+}
