@@ -461,7 +461,10 @@ func TestNinjaDamagedLogs(t *testing.T) {
 	fs, _ := checkSystems(t, dir)
 	for _, p := range []string{logp, deps} {
 		u := find(fs, "unreadable-record", p)
-		if len(u) != 1 || u[0].System != "ninja" || !strings.Contains(u[0].Message, p) || !strings.Contains(u[0].Fix, "ninja run") {
+		// The message names the file once, as the report shows paths (relative to the workspace); the
+		// evidence has it whole.
+		if len(u) != 1 || u[0].System != "ninja" || !strings.Contains(u[0].Message, "could not read "+filepath.Base(p)+":") ||
+			len(u[0].Evidence) == 0 || u[0].Evidence[0].Path != p || !strings.Contains(u[0].Fix, "ninja run") {
 			t.Fatalf("unreadable-record for %s: %+v in %+v", p, u, fs)
 		}
 	}
