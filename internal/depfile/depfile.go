@@ -9,6 +9,7 @@ package depfile
 import (
 	"fmt"
 	"io"
+	"iter"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -68,6 +69,18 @@ func Parse(r io.Reader) (*File, error) {
 // parse parses the text of a dependency file: names are slices of it where no escape or continuation
 // made a copy necessary.
 func parse(text string) (*File, error) {
+	return parseLines(func(yield func(string) bool) {
+		for line := range strings.Lines(text) {
+			// A line without its end, and one CR dropped as a line scanner drops it (CRLF ends).
+			if !yield(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")) {
+				return
+			}
+		}
+	})
+}
+
+// parseLines parses the physical lines of a dependency file, each without its line end.
+func parseLines(lines iter.Seq[string]) (*File, error) {
 	f := &File{Env: map[string]string{}}
 	var logical strings.Builder // a logical line continued over physical ones
 	lineNo, startLine := 0, 0
@@ -82,10 +95,9 @@ func parse(text string) (*File, error) {
 		f.Rules = append(f.Rules, rule)
 		return nil
 	}
-	for line := range strings.Lines(text) {
+	for line := range lines {
 		lineNo++
-		// CRLF line ends, and a second CR as a line scanner's split and a trim of one left it.
-		line = strings.TrimSuffix(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r"), "\r")
+		line = strings.TrimSuffix(line, "\r") // a second CR too (the split dropped one), as Parse always has
 		if logical.Len() == 0 {
 			startLine = lineNo
 			if strings.HasPrefix(line, "#") {

@@ -2,8 +2,8 @@ package depfile
 
 import (
 	"bufio"
-	"fmt"
 	"io"
+	"iter"
 	"math/rand"
 	"os"
 	"os/exec"
@@ -87,57 +87,18 @@ func TestSplitWordsFastPathSame(t *testing.T) {
 	}
 }
 
-// parseLines is Parse as it read lines before (bufio.Scanner, each logical line copied): the
-// reference the one-string parse must match.
-func parseLines(r io.Reader) (*File, error) {
-	f := &File{Env: map[string]string{}}
-	sc := bufio.NewScanner(r)
-	sc.Buffer(nil, 64<<20)
-	var logical strings.Builder
-	lineNo, startLine := 0, 0
-	flush := func() error {
-		s := logical.String()
-		logical.Reset()
-		if strings.TrimSpace(s) == "" {
-			return nil
-		}
-		rule, ok := parseRule(s)
-		if !ok {
-			return fmt.Errorf("line %d: no ':' after target names", startLine)
-		}
-		f.Rules = append(f.Rules, rule)
-		return nil
-	}
-	for sc.Scan() {
-		lineNo++
-		line := strings.TrimSuffix(sc.Text(), "\r")
-		if logical.Len() == 0 {
-			startLine = lineNo
-			if strings.HasPrefix(line, "#") {
-				if rest, ok := strings.CutPrefix(line, "# env-dep:"); ok {
-					k, v, _ := strings.Cut(rest, "=")
-					f.Env[k] = v
-				}
-				continue
+// scannerLines are the lines bufio.Scanner splits r into, as Parse read them before it split one
+// string: the reference for the split.
+func scannerLines(r io.Reader) iter.Seq[string] {
+	return func(yield func(string) bool) {
+		sc := bufio.NewScanner(r)
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			if !yield(sc.Text()) {
+				return
 			}
 		}
-		if n := trailingBackslashes(line); n%2 == 1 {
-			logical.WriteString(line[:len(line)-1])
-			logical.WriteByte(' ')
-			continue
-		}
-		logical.WriteString(line)
-		if err := flush(); err != nil {
-			return nil, err
-		}
 	}
-	if err := sc.Err(); err != nil {
-		return nil, err
-	}
-	if err := flush(); err != nil {
-		return nil, err
-	}
-	return f, nil
 }
 
 // Parse gives what the line-scanner parse gave, errors included, for gcc's, nvcc's and rustc's shapes
@@ -157,7 +118,7 @@ func TestParseMatchesLineScanner(t *testing.T) {
 	inputs := append(seeds, mutate.Strings(2, seeds, 20000, 3, []string{" ", ":", "\\", "\r", "\n", "#", "$", "a", ".", "\t", "="}, " :\\\r\n#$a.\t=")...)
 	parsed := 0
 	for _, in := range inputs {
-		want, werr := parseLines(strings.NewReader(in))
+		want, werr := parseLines(scannerLines(strings.NewReader(in)))
 		got, err := Parse(strings.NewReader(in))
 		if (werr == nil) != (err == nil) || werr != nil && werr.Error() != err.Error() {
 			t.Fatalf("Parse(%q) error %v, the line scanner's %v", in, err, werr)
