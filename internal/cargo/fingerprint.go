@@ -97,7 +97,7 @@ func ParseFingerprint(data []byte) (*Fingerprint, error) {
 // is tested against, and the decoder of what it does not take.
 func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 	var raw struct {
-		Rustc            json.Number       `json:"rustc"`
+		Rustc            json.RawMessage   `json:"rustc"`
 		Features         string            `json:"features"`
 		DeclaredFeatures string            `json:"declared_features"`
 		Target           json.Number       `json:"target"`
@@ -112,14 +112,38 @@ func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			// Not the decoder's Go types: what the document has where Cargo writes what.
+			where := "the document"
+			if te.Field != "" {
+				where = "field " + te.Field
+			}
+			return nil, fmt.Errorf("invalid fingerprint JSON: %s is a JSON %s, not what Cargo writes there (offset %d)", where, te.Value, te.Offset)
+		}
 		return nil, fmt.Errorf("invalid fingerprint JSON: %w", err)
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		// Cargo writes one object: anything after it is a damaged record, not a second thought.
 		return nil, errors.New("invalid fingerprint JSON: text after the object")
 	}
-	if raw.Rustc == "" && raw.Deps == nil && raw.Local == nil {
-		return nil, errors.New("not a Cargo fingerprint: no rustc, deps or local field")
+	// Cargo's Fingerprint serializes every field: rustc a u64, deps and local arrays. Without them the
+	// document says nothing about the unit's inputs, so it is a damaged record, not an empty one (an
+	// empty one would make every build folder look orphaned).
+	var missing []string
+	rustc := json.Number(raw.Rustc)
+	if len(raw.Rustc) == 0 || raw.Rustc[0] < '0' || raw.Rustc[0] > '9' {
+		missing = append(missing, "rustc (a number)")
+		rustc = ""
+	}
+	if raw.Deps == nil {
+		missing = append(missing, "deps (an array)")
+	}
+	if raw.Local == nil {
+		missing = append(missing, "local (an array)")
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("not a Cargo fingerprint: no %s", strings.Join(missing, ", "))
 	}
 	fp := &Fingerprint{Features: raw.Features, DeclaredFeatures: raw.DeclaredFeatures, Rustflags: raw.Rustflags}
 	var err error
@@ -133,7 +157,7 @@ func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 		}
 		return v
 	}
-	fp.Rustc = num("rustc", raw.Rustc)
+	fp.Rustc = num("rustc", rustc)
 	fp.Target = num("target", raw.Target)
 	fp.Profile = num("profile", raw.Profile)
 	fp.Path = num("path", raw.Path)

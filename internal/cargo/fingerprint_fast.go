@@ -14,7 +14,8 @@ import (
 // decode of every deps and local entry: a check reads one fingerprint per unit, 29,000 of them in a
 // large tree. It accepts only what it can decode exactly as ParseFingerprint does and gives errFast
 // for anything else (a null, a key that differs from a known one only in case, a duplicate local
-// variant, a number that is not a plain u64, text after the object); ParseFingerprint then decodes
+// variant, a number that is not a plain u64, text after the object, a missing rustc, deps or local
+// field); ParseFingerprint then decodes
 // the document the slow way, which gives its answer or its error.
 func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 	p := &fastJSON{b: data}
@@ -67,8 +68,8 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 		}
 		return p.skip()
 	})
-	if err != nil || !sawRustc && !sawDeps && !sawLocal {
-		return nil, errFast
+	if err != nil || !sawRustc || !sawDeps || !sawLocal {
+		return nil, errFast // the slow decoder names what is missing
 	}
 	p.space()
 	if p.i != len(p.b) {

@@ -121,7 +121,31 @@ func TestParseFingerprintTextAfter(t *testing.T) {
 			t.Errorf("ParseFingerprint(%q) = %+v, want an error", doc, fp)
 		}
 	}
-	if _, err := ParseFingerprint([]byte("{\"rustc\":1}\n \t\r\n")); err != nil {
+	if _, err := ParseFingerprint([]byte("{\"rustc\":1,\"deps\":[],\"local\":[]}\n \t\r\n")); err != nil {
 		t.Errorf("a record ending in white space: %v", err)
+	}
+}
+
+// Cargo writes rustc as a u64 and deps and local as arrays, always: a record without one of them (or
+// with null, or a quoted number, which encoding/json would take) is damaged, and the error says which,
+// in the format's words rather than the decoder's Go types.
+func TestParseFingerprintRequiredFields(t *testing.T) {
+	for doc, want := range map[string]string{
+		`{"rustc":"123","deps":null,"local":null}`: "no rustc (a number), deps (an array), local (an array)",
+		`{"rustc":1,"deps":[]}`:                    "no local (an array)",
+		`{"rustc":1,"deps":null,"local":[]}`:       "no deps (an array)",
+		`{"deps":[],"local":[]}`:                   "no rustc (a number)",
+		`[1,2,3]`:                                  "the document is a JSON array, not what Cargo writes there (offset 1)",
+		`{"rustc":1,"deps":{},"local":[]}`:         "field deps is a JSON object",
+	} {
+		_, err := ParseFingerprint([]byte(doc))
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("ParseFingerprint(%s) = %v, want an error saying %q", doc, err, want)
+		} else if strings.Contains(err.Error(), "Go ") || strings.Contains(err.Error(), "struct") {
+			t.Errorf("ParseFingerprint(%s): the error names the decoder's types: %v", doc, err)
+		}
+	}
+	if _, err := ParseFingerprint([]byte(`{"rustc":1,"deps":[],"local":[]}`)); err != nil {
+		t.Errorf("the smallest complete record: %v", err)
 	}
 }
