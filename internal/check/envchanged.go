@@ -74,7 +74,7 @@ func envChanges(g *graph.Graph, reads []graph.EnvRead, flags []graph.FlagsSeen, 
 		}
 		seen[e.Name] = true
 		now, ok := g.Env[e.Name]
-		if !ok || (now.Set == e.Set && now.Value == e.Value) {
+		if !ok || now.Same(e) {
 			continue
 		}
 		changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", e.Name, envText(e), envText(now)))
@@ -105,12 +105,7 @@ func envChanges(g *graph.Graph, reads []graph.EnvRead, flags []graph.FlagsSeen, 
 	return changed, ev
 }
 
-func envText(e graph.EnvRead) string {
-	if !e.Set {
-		return "unset"
-	}
-	return fmt.Sprintf("%q", e.Value)
-}
+func envText(e graph.EnvRead) string { return e.Text() }
 
 func plural(n int, one, many string) string {
 	if n == 1 {

@@ -192,7 +192,10 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			recorded = true
 		}
 		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.Script.EnvReads) > 0 || len(s.Script.FlagsSeen) > 0) {
-			b.Env = append([]graph.EnvRead{}, s.Script.EnvReads...)
+			b.Env = make([]graph.EnvRead, len(s.Script.EnvReads))
+			for i, e := range s.Script.EnvReads {
+				b.Env[i] = e.Kept()
+			}
 			b.Flags = append([]graph.FlagsSeen{}, s.Script.FlagsSeen...)
 			b.Record = s.Reference.Path
 			for _, o := range s.Outputs {

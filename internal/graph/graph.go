@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/digest"
 )
 
 // How says how we know that a file is an input of a step. Findings quote it as evidence.
@@ -386,8 +388,62 @@ func (s *Step) Live() bool { return len(s.Roots) > 0 }
 // EnvRead is one environment variable as a step saw it (Set false: unset), or as it is now.
 type EnvRead struct {
 	Name  string
-	Value string
+	Value string // with Digest set: the value's first EnvValueKept bytes only
 	Set   bool
+	// Digest ("blake3:<hex>") and Len (bytes) stand for a value longer than EnvValueKept that was
+	// kept cut (Kept): the content-baseline store keeps several runs of every step, and a variable of
+	// megabytes would grow it by its size for each.
+	Digest string `json:",omitempty"`
+	Len    int    `json:",omitempty"`
+}
+
+// EnvValueKept is the longest environment value Kept keeps whole.
+const EnvValueKept = 4096
+
+// Kept returns e as a store keeps it: a value longer than EnvValueKept is cut to its first
+// EnvValueKept bytes, with the whole value's digest and length.
+func (e EnvRead) Kept() EnvRead {
+	if e.Digest != "" || len(e.Value) <= EnvValueKept {
+		return e
+	}
+	e.Digest, e.Len = digest.Bytes([]byte(e.Value)).String(), len(e.Value)
+	e.Value = strings.ToValidUTF8(e.Value[:EnvValueKept], "")
+	return e
+}
+
+// Same reports whether e and o are the same value (or both unset), by digest when either was kept cut.
+func (e EnvRead) Same(o EnvRead) bool {
+	if e.Set != o.Set {
+		return false
+	}
+	if e.Digest == "" && o.Digest == "" {
+		return e.Value == o.Value
+	}
+	return e.Kept().Digest == o.Kept().Digest
+}
+
+// envShown is the most of a value Text quotes.
+const envShown = 200
+
+// Text is the value as a message says it: "unset", or quoted, cut past envShown bytes with its length
+// and digest (a flags variable of a few hundred bytes stays whole in the report's evidence, a value
+// of megabytes does not fill it).
+func (e EnvRead) Text() string {
+	if !e.Set {
+		return "unset"
+	}
+	n, d := len(e.Value), e.Digest
+	if d != "" {
+		n = e.Len
+	}
+	if n <= envShown && d == "" {
+		return fmt.Sprintf("%q", e.Value)
+	}
+	if d == "" {
+		d = digest.Bytes([]byte(e.Value)).String()
+	}
+	cut := strings.ToValidUTF8(e.Value[:min(envShown, len(e.Value))], "")
+	return fmt.Sprintf("%q… (%d bytes, %s)", cut, n, d[:len(digest.Prefix)+16])
 }
 
 // FlagsSeen is one flags string a step's tool built from an environment variable and handed on without
