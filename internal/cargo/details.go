@@ -405,9 +405,25 @@ func (r *reader) runDetails(s *graph.Step) {
 		s.Script.RunDir, s.Script.OutDir = paths.Run, paths.Out
 	}
 	outFile := paths.Stdout
-	s.Reference = fileInfo(outFile)
+	s.Reference = graph.FileInfo{Path: outFile}
+	regular := false
+	if st, err := fsrec.Stat(outFile); err == nil {
+		s.Reference = graph.FileInfo{Path: outFile, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
+		regular = st.Mode().IsRegular()
+	}
 	inv := fileInfo(filepath.Join(s.Script.RunDir, "invoked.timestamp"))
 	switch {
+	case s.Reference.Exists && !regular:
+		// Not a file Cargo wrote (a symbolic link to a device, a FIFO, a folder): its mtime says
+		// nothing of the run, so the run is judged as one without its record (safeio's error names
+		// what the path is).
+		_, err := safeio.ReadFileKept(outFile, safeio.MaxRecord)
+		if err == nil {
+			err = safeio.ErrNotRegular
+		}
+		r.stepProblem(s, outFile, err)
+		s.Reference = graph.FileInfo{Path: outFile}
+		return
 	case !s.Reference.Exists && inv.Exists:
 		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
 	case !s.Reference.Exists:

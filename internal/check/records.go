@@ -66,8 +66,7 @@ func unreadableRecord(g *graph.Graph) []Finding {
 		if sys != "" {
 			fix = "repair or remove " + display(g, p.Path) + ": the next " + sys + " run writes its records afresh (and may redo the steps they recorded)"
 		}
-		// A parser's error that begins with the path says it twice in the message.
-		why := strings.TrimPrefix(p.Err, p.Path+": ")
+		why := withoutPath(p.Err, p.Path)
 		out = append(out, Finding{
 			Rule: "unreadable-record", Severity: Warning,
 			Message:  fmt.Sprintf("could not read %s: %s; the check went on without it", display(g, p.Path), why),
@@ -79,6 +78,16 @@ func unreadableRecord(g *graph.Graph) []Finding {
 		})
 	}
 	return out
+}
+
+// withoutPath is a reader's error without the path the message already names: a parser's error begins
+// with it ("<path>: …"), an *fs.PathError with its operation ("open <path>: …").
+func withoutPath(err, path string) string {
+	i := strings.Index(err, path+": ")
+	if i < 0 || i > 0 && (err[i-1] != ' ' || strings.ContainsAny(err[:i-1], " :")) {
+		return err
+	}
+	return err[i+len(path)+2:]
 }
 
 // orphanedBuildDir: a build/<pkg>-<hash> folder that no root reaches. It may still serve a

@@ -211,6 +211,49 @@ func TestWhichUnreadableRunOutputCannotTell(t *testing.T) {
 	}
 }
 
+// The live build-script run's output made a FIFO, a symbolic link to /dev/zero or a folder: check says
+// the record is unreadable, once, naming it, and nothing else about it: the special file's mtime is not
+// the run's (a link to /dev/zero gave last-build-failed with the device's mtime, a fresh FIFO
+// pending-rebuild).
+func TestCheckSpecialRunOutput(t *testing.T) {
+	ws := ccToggled(t)
+	out := testutil.StdoutFile(fastRun(t, ws))
+	saved, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runEnv(t)
+	for _, kind := range append(special.Kinds, "folder") {
+		if kind == "folder" {
+			if err := os.Mkdir(out, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		} else {
+			special.Plant(t, out, kind)
+		}
+		stdout, stderr, code := runWithin(t, 30*time.Second, "check", "--format", "json", "--fail-on", "warning", ws)
+		var doc struct{ Findings []map[string]any }
+		if code != 1 || json.Unmarshal([]byte(stdout), &doc) != nil {
+			t.Fatalf("check with the run's output a %s: exit %d, want 1 (a warning)\n%s%s", kind, code, stdout, stderr)
+		}
+		if rules := findingsAbout(doc.Findings, out); len(rules) != 1 || rules[0] != "unreadable-record" {
+			t.Errorf("check with the run's output a %s: findings about it %v, want one unreadable-record", kind, rules)
+		}
+		for _, f := range doc.Findings {
+			if sev := f["severity"]; sev == "error" || f["rule"] == "last-build-failed" {
+				t.Errorf("check with the run's output a %s: %v %v: %v", kind, sev, f["rule"], f["message"])
+			}
+			if f["rule"] == "unreadable-record" && strings.Count(f["message"].(string), filepath.Base(filepath.Dir(out))) != 1 {
+				t.Errorf("the message names the record more than once: %v", f["message"])
+			}
+		}
+		os.RemoveAll(out)
+	}
+	if err := os.WriteFile(out, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // fastArchive returns the release libx.a the fast configuration's build-script run made in ws.
 func fastArchive(t *testing.T, ws string) string {
 	t.Helper()
