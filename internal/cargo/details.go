@@ -172,12 +172,37 @@ func (r *reader) readDetails() {
 
 func (r *reader) fingerprint(s *graph.Step) *Fingerprint { return r.fps[s] }
 
+// reference sets s.Reference to the record at path (its mtime is when the unit was last built), and
+// reports false when that path is not a regular file (a symbolic link to a device, a FIFO, a folder):
+// then its mtime says nothing of the unit, which is judged as one without its record, and the record is
+// reported unreadable (safeio's error names what the path is).
+func (r *reader) reference(s *graph.Step, path string) bool {
+	st, err := fsrec.Stat(path)
+	if err != nil {
+		s.Reference = graph.FileInfo{Path: path}
+		return true
+	}
+	if !st.Mode().IsRegular() {
+		_, err := safeio.ReadFileKept(path, safeio.MaxRecord)
+		if err == nil {
+			err = safeio.ErrNotRegular
+		}
+		r.stepProblem(s, path, err)
+		s.Reference = graph.FileInfo{Path: path}
+		return false
+	}
+	s.Reference = graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
+	return true
+}
+
 // checkDepInfo fills a compile unit's Reference (its fingerprint dep-info file) and returns the decoded
 // dep-info, or nil.
 func (r *reader) checkDepInfo(s *graph.Step) *DepInfo {
 	fp := r.fingerprint(s)
 	p := DepInfoFile(r.l.BuildDir, s, fp)
-	s.Reference = fileInfo(p)
+	if !r.reference(s, p) {
+		return nil
+	}
 	if !s.Reference.Exists {
 		if s.Failed == "" && fp != nil {
 			r.stepProblem(s, p, fmt.Errorf("dep-info file named by the fingerprint is missing"))
@@ -405,25 +430,11 @@ func (r *reader) runDetails(s *graph.Step) {
 		s.Script.RunDir, s.Script.OutDir = paths.Run, paths.Out
 	}
 	outFile := paths.Stdout
-	s.Reference = graph.FileInfo{Path: outFile}
-	regular := false
-	if st, err := fsrec.Stat(outFile); err == nil {
-		s.Reference = graph.FileInfo{Path: outFile, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
-		regular = st.Mode().IsRegular()
+	if !r.reference(s, outFile) {
+		return
 	}
 	inv := fileInfo(filepath.Join(s.Script.RunDir, "invoked.timestamp"))
 	switch {
-	case s.Reference.Exists && !regular:
-		// Not a file Cargo wrote (a symbolic link to a device, a FIFO, a folder): its mtime says
-		// nothing of the run, so the run is judged as one without its record (safeio's error names
-		// what the path is).
-		_, err := safeio.ReadFileKept(outFile, safeio.MaxRecord)
-		if err == nil {
-			err = safeio.ErrNotRegular
-		}
-		r.stepProblem(s, outFile, err)
-		s.Reference = graph.FileInfo{Path: outFile}
-		return
 	case !s.Reference.Exists && inv.Exists:
 		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
 	case !s.Reference.Exists:

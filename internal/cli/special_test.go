@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -217,12 +218,39 @@ func TestWhichUnreadableRunOutputCannotTell(t *testing.T) {
 // pending-rebuild).
 func TestCheckSpecialRunOutput(t *testing.T) {
 	ws := ccToggled(t)
-	out := testutil.StdoutFile(fastRun(t, ws))
+	runEnv(t)
+	checkSpecialRecord(t, ws, testutil.StdoutFile(fastRun(t, ws)))
+	// The same for a compile unit's dep-info record (the reference of the lib unit's build time).
+	depInfo, _ := filepath.Glob(filepath.Join(ws, "target/release/.fingerprint/fastmath-sys-*/dep-lib-fastmath_sys"))
+	if len(depInfo) == 0 {
+		t.Fatal("the premise fails: no dep-info record of fastmath-sys's lib unit")
+	}
+	// The fast configuration's unit, built last, is the one target/release/app links: the other is not
+	// read (no root reaches it).
+	sort.Slice(depInfo, func(i, j int) bool { return mtimeOf(t, depInfo[i]).Before(mtimeOf(t, depInfo[j])) })
+	checkSpecialRecord(t, ws, depInfo[len(depInfo)-1])
+}
+
+func mtimeOf(t *testing.T, path string) time.Time {
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st.ModTime()
+}
+
+// checkSpecialRecord makes the record out a FIFO, a link to /dev/zero and a folder in turn: check names it
+// in one unreadable-record, and no error.
+func checkSpecialRecord(t *testing.T, ws, out string) {
+	t.Helper()
 	saved, err := os.ReadFile(out)
 	if err != nil {
 		t.Fatal(err)
 	}
-	runEnv(t)
+	st, err := os.Stat(out)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for _, kind := range append(special.Kinds, "folder") {
 		if kind == "folder" {
 			if err := os.Mkdir(out, 0o755); err != nil {
@@ -234,22 +262,26 @@ func TestCheckSpecialRunOutput(t *testing.T) {
 		stdout, stderr, code := runWithin(t, 30*time.Second, "check", "--format", "json", "--fail-on", "warning", ws)
 		var doc struct{ Findings []map[string]any }
 		if code != 1 || json.Unmarshal([]byte(stdout), &doc) != nil {
-			t.Fatalf("check with the run's output a %s: exit %d, want 1 (a warning)\n%s%s", kind, code, stdout, stderr)
+			t.Fatalf("check with %s a %s: exit %d, want 1 (a warning)\n%s%s", out, kind, code, stdout, stderr)
 		}
 		if rules := findingsAbout(doc.Findings, out); len(rules) != 1 || rules[0] != "unreadable-record" {
-			t.Errorf("check with the run's output a %s: findings about it %v, want one unreadable-record", kind, rules)
+			t.Errorf("check with %s a %s: findings about it %v, want one unreadable-record", out, kind, rules)
 		}
 		for _, f := range doc.Findings {
 			if sev := f["severity"]; sev == "error" || f["rule"] == "last-build-failed" {
-				t.Errorf("check with the run's output a %s: %v %v: %v", kind, sev, f["rule"], f["message"])
+				t.Errorf("check with %s a %s: %v %v: %v", out, kind, sev, f["rule"], f["message"])
 			}
-			if f["rule"] == "unreadable-record" && strings.Count(f["message"].(string), filepath.Base(filepath.Dir(out))) != 1 {
+			if f["rule"] == "unreadable-record" && strings.Count(f["message"].(string), filepath.Base(filepath.Dir(out))+"/") != 1 {
 				t.Errorf("the message names the record more than once: %v", f["message"])
 			}
 		}
 		os.RemoveAll(out)
 	}
+	// Back with its bytes and mtime: a newer record would be a rebuild to the next check.
 	if err := os.WriteFile(out, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(out, st.ModTime(), st.ModTime()); err != nil {
 		t.Fatal(err)
 	}
 }
