@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -450,6 +451,67 @@ func (a *Archive) Open(m Member) (*io.SectionReader, io.Closer, error) {
 		return nil, nil, formatErr(a.Path, m.Offset, io.ErrUnexpectedEOF, "member %q (%d bytes) runs past the end of the %d-byte file; the archive changed since it was read", m.Name, m.Size, st.Size())
 	}
 	return io.NewSectionReader(f, m.Offset, m.Size), f, nil
+}
+
+// wholeMember is the largest member EachMember reads into memory in one read; a larger one is parsed
+// through the file.
+const wholeMember = 64 << 20
+
+// EachMember calls fn with a reader over each member that want accepts (by index and header), in archive order, until fn
+// returns an error (which EachMember returns). The archive file is opened once, and each member of at
+// most wholeMember bytes is read whole in one read: a parser's many small reads (ELF header, section
+// headers, each section) then cost no system call each. A thin archive's members are opened as Open
+// does.
+func (a *Archive) EachMember(want func(i int, m Member) bool, fn func(Member, *io.SectionReader) error) error {
+	var f *os.File
+	var size int64
+	defer func() {
+		if f != nil {
+			f.Close()
+		}
+	}()
+	for i, m := range a.Members {
+		if !want(i, m) {
+			continue
+		}
+		if a.Thin || m.Path != "" || m.Size > wholeMember {
+			sr, closer, err := a.Open(m)
+			if err != nil {
+				return err
+			}
+			err = fn(m, sr)
+			closer.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if f == nil {
+			var err error
+			if f, err = safeio.Open(a.Path); err != nil {
+				return err
+			}
+			st, err := f.Stat()
+			if err != nil {
+				return fmt.Errorf("%s: %w", a.Path, err)
+			}
+			size = st.Size()
+		}
+		if m.Offset < arHeaderLen || m.Size < 0 {
+			return fmt.Errorf("%s: member %q has an invalid offset %d or size %d", a.Path, m.Name, m.Offset, m.Size)
+		}
+		if m.Offset+m.Size > size {
+			return formatErr(a.Path, m.Offset, io.ErrUnexpectedEOF, "member %q (%d bytes) runs past the end of the %d-byte file; the archive changed since it was read", m.Name, m.Size, size)
+		}
+		buf := make([]byte, m.Size)
+		if err := readFullAt(f, buf, m.Offset); err != nil {
+			return formatErr(a.Path, m.Offset, err, "member %q (%d bytes) could not be read whole; the archive changed since it was read", m.Name, m.Size)
+		}
+		if err := fn(m, io.NewSectionReader(bytes.NewReader(buf), 0, m.Size)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // MemberReader is Open for an archive whose bytes are already open as r (for

@@ -60,6 +60,57 @@ func checkMemberBytes(t *testing.T, a *Archive, dir string) {
 			t.Errorf("member %s: Size %d, read %d", m.Name, m.Size, len(got))
 		}
 	}
+	// EachMember gives the same bytes, in order, for the members asked for.
+	var names []string
+	err := a.EachMember(func(i int, m Member) bool { return i%2 == 0 }, func(m Member, sr *io.SectionReader) error {
+		names = append(names, m.Name)
+		got, err := io.ReadAll(sr)
+		if err != nil {
+			return err
+		}
+		if want := readFile(t, filepath.Join(dir, filepath.Base(m.Name))); !bytes.Equal(got, want) {
+			t.Errorf("EachMember: member %s: %d bytes differ from the %d-byte source object", m.Name, len(got), len(want))
+		}
+		return nil
+	})
+	var want []string
+	for i, m := range a.Members {
+		if i%2 == 0 {
+			want = append(want, m.Name)
+		}
+	}
+	if err != nil || fmt.Sprint(names) != fmt.Sprint(want) {
+		t.Errorf("EachMember over the even members: %q, %v; want %q", names, err, want)
+	}
+}
+
+// An archive cut short after it was opened: EachMember says which member runs past the end, at its
+// offset, and an error of fn ends the walk.
+func TestArchiveEachMemberChanged(t *testing.T) {
+	need(t, "ar")
+	dir := t.TempDir()
+	objs := buildCObjects(t, dir)
+	sh(t, dir, nil, "ar", "rcs", "libx.a", objs[0], objs[1], objs[2])
+	path := filepath.Join(dir, "libx.a")
+	a, err := OpenArchive(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	last := a.Members[len(a.Members)-1]
+	if err := os.Truncate(path, last.Offset+last.Size/2); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	err = a.EachMember(func(int, Member) bool { return true }, func(Member, *io.SectionReader) error { n++; return nil })
+	var fe *FormatError
+	if !errors.As(err, &fe) || !strings.Contains(err.Error(), last.Name) || !strings.Contains(err.Error(), path) || n != len(a.Members)-1 {
+		t.Errorf("EachMember over a cut archive: %v after %d members; want a format error naming %s in %s after %d", err, n, last.Name, path, len(a.Members)-1)
+	}
+	stop := errors.New("stop")
+	n = 0
+	if err := a.EachMember(func(int, Member) bool { return true }, func(Member, *io.SectionReader) error { n++; return stop }); err != stop || n != 1 {
+		t.Errorf("fn's error: %v after %d members, want stop after 1", err, n)
+	}
 }
 
 func TestArchiveGNULongNames(t *testing.T) {

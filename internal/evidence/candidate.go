@@ -131,23 +131,21 @@ func ReadCandidate(path string) (*Candidate, error) {
 			rlib = true
 		}
 	}
-	for _, m := range a.Members {
+	err = a.EachMember(func(_ int, m binfmt.Member) bool {
 		if rlib && isRustMember(m.Name) {
 			c.RustMembers++
-			continue // the Rust code of the rlib: only the bundled native objects are the library's copy
+			return false // the Rust code of the rlib: only the bundled native objects are the library's copy
 		}
-		sr, closer, err := a.Open(m)
-		if err != nil {
-			return nil, err
+		return true
+	}, func(m binfmt.Member, sr *io.SectionReader) error {
+		err := c.addObject(sr, m.Name, path+"("+m.Name+")")
+		if err != nil && strings.HasPrefix(m.Name, "__.SYMDEF") {
+			return nil
 		}
-		err = c.addObject(sr, m.Name, path+"("+m.Name+")")
-		closer.Close()
-		if err != nil {
-			if strings.HasPrefix(m.Name, "__.SYMDEF") {
-				continue
-			}
-			return nil, err
-		}
+		return err
+	})
+	if err != nil {
+		return nil, err
 	}
 	c.Native = len(c.Members) > 0
 	return c, nil

@@ -331,22 +331,12 @@ func placedSectionsOf(path string, only int) ([]placedSection, error) {
 		return nil, err
 	}
 	rlib := strings.HasSuffix(path, ".rlib")
-	for i, m := range a.Members {
-		if only >= 0 && i != only {
-			continue
-		}
-		if rlib && (m.Name == "lib.rmeta" || strings.HasSuffix(m.Name, ".rcgu.o")) || strings.HasPrefix(m.Name, "__.SYMDEF") {
-			continue
-		}
-		sr, closer, err := a.Open(m)
-		if err != nil {
-			return nil, err
-		}
-		err = add(sr, m.Name)
-		closer.Close()
-		if err != nil {
-			return nil, err
-		}
+	err = a.EachMember(func(i int, m binfmt.Member) bool {
+		return (only < 0 || i == only) &&
+			!(rlib && (m.Name == "lib.rmeta" || strings.HasSuffix(m.Name, ".rcgu.o")) || strings.HasPrefix(m.Name, "__.SYMDEF"))
+	}, func(m binfmt.Member, sr *io.SectionReader) error { return add(sr, m.Name) })
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
