@@ -306,6 +306,9 @@ func (f *ELFFile) MergedStrings(fn func(section string, off uint64, s []byte) er
 			w = 1
 		}
 		err := f.scanSection(sec, func(r *bufio.Reader) error {
+			if w == 1 {
+				return nulRuns(r, func(start uint64, s []byte, _ bool, _ runEnd) error { return fn(sec.Name, start, s) })
+			}
 			var cur []byte
 			var start, pos uint64
 			unit := make([]byte, w)
@@ -360,46 +363,89 @@ func (f *ELFFile) RodataStrings(fn func(section string, off uint64, s []byte) er
 			continue
 		}
 		err := f.scanSection(sec, func(r *bufio.Reader) error {
-			var cur []byte
-			var start, pos uint64
-			text := true // every byte of cur is text
-			for {
-				c, err := r.ReadByte()
-				if err != nil {
-					if errors.Is(err, io.EOF) {
-						return nil // a run the section's end cuts is not NUL-terminated
-					}
-					return err
+			return nulRuns(r, func(start uint64, s []byte, text bool, end runEnd) error {
+				// A run the section's end cuts is not NUL-terminated: not a literal.
+				if !text || end == endEOF || end == endNUL && !utf8.Valid(s) {
+					return nil
 				}
-				pos++
-				switch {
-				case c == 0:
-					if len(cur) > 0 && text && utf8.Valid(cur) {
-						if err := fn(sec.Name, start, cur); err != nil {
-							return err
-						}
-					}
-					cur, text, start = cur[:0], true, pos
-					continue
-				case c < 0x20 && c != '\t' && c != '\n', c == 0x7f:
-					text = false
-				}
-				cur = append(cur, c)
-				if len(cur) >= maxStringLen {
-					if text {
-						if err := fn(sec.Name, start, cur); err != nil {
-							return err
-						}
-					}
-					cur, text, start = cur[:0], true, pos
-				}
-			}
+				return fn(sec.Name, start, s)
+			})
 		})
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// runEnd is what ended a run of nulRuns.
+type runEnd int
+
+const (
+	endNUL runEnd = iota // a NUL byte
+	endMax               // maxStringLen bytes: the run goes on in the next one
+	endEOF               // the end of the data, without a NUL
+)
+
+// nulRuns calls run with each non-empty run of r's bytes between NULs (its offset, its bytes, whether
+// every byte is text: no control character but tab and newline), cut at maxStringLen bytes, and the
+// run the end of the data cuts. It reads up to each NUL at once (bufio's ReadSlice) and copies whole
+// pieces, not a byte per call: a section of megabytes is scanned at memory speed. s is only valid
+// during the call.
+func nulRuns(r *bufio.Reader, run func(start uint64, s []byte, text bool, end runEnd) error) error {
+	var cur []byte
+	var start, pos uint64
+	text := true
+	for {
+		chunk, err := r.ReadSlice(0)
+		nul := err == nil
+		if nul {
+			chunk = chunk[:len(chunk)-1]
+		}
+		for len(chunk) > 0 {
+			piece := chunk[:min(len(chunk), maxStringLen-len(cur))]
+			chunk = chunk[len(piece):]
+			if text && !isText(piece) {
+				text = false
+			}
+			cur = append(cur, piece...)
+			pos += uint64(len(piece))
+			if len(cur) >= maxStringLen {
+				if err := run(start, cur, text, endMax); err != nil {
+					return err
+				}
+				cur, text, start = cur[:0], true, pos
+			}
+		}
+		switch {
+		case nul:
+			pos++
+			if len(cur) > 0 {
+				if err := run(start, cur, text, endNUL); err != nil {
+					return err
+				}
+			}
+			cur, text, start = cur[:0], true, pos
+		case errors.Is(err, bufio.ErrBufferFull):
+		case errors.Is(err, io.EOF):
+			if len(cur) > 0 {
+				return run(start, cur, text, endEOF)
+			}
+			return nil
+		default:
+			return err
+		}
+	}
+}
+
+// isText reports whether b has no control character but tab and newline (nor DEL).
+func isText(b []byte) bool {
+	for _, c := range b {
+		if c < 0x20 && c != '\t' && c != '\n' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func allZero(b []byte) bool {
