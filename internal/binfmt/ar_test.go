@@ -87,11 +87,7 @@ func checkMemberBytes(t *testing.T, a *Archive, dir string) {
 // An archive cut short after it was opened: EachMember says which member runs past the end, at its
 // offset, and an error of fn ends the walk.
 func TestArchiveEachMemberChanged(t *testing.T) {
-	need(t, "ar")
-	dir := t.TempDir()
-	objs := buildCObjects(t, dir)
-	sh(t, dir, nil, "ar", "rcs", "libx.a", objs[0], objs[1], objs[2])
-	path := filepath.Join(dir, "libx.a")
+	_, path, _ := gnuArchive(t, "libx.a")
 	a, err := OpenArchive(path)
 	if err != nil {
 		t.Fatal(err)
@@ -113,12 +109,19 @@ func TestArchiveEachMemberChanged(t *testing.T) {
 	}
 }
 
-func TestArchiveGNULongNames(t *testing.T) {
+// gnuArchive builds the test C objects in a new folder and GNU ar's archive of the three of them, named
+// name there.
+func gnuArchive(t *testing.T, name string) (dir, path string, objs []string) {
+	t.Helper()
 	need(t, "ar")
-	dir := t.TempDir()
-	objs := buildCObjects(t, dir)
-	sh(t, dir, nil, "ar", "rcs", "libfoo.a", objs[0], objs[1], objs[2])
-	path := filepath.Join(dir, "libfoo.a")
+	dir = t.TempDir()
+	objs = buildCObjects(t, dir)
+	sh(t, dir, nil, "ar", "rcs", name, objs[0], objs[1], objs[2])
+	return dir, filepath.Join(dir, name), objs
+}
+
+func TestArchiveGNULongNames(t *testing.T) {
+	dir, path, objs := gnuArchive(t, "libfoo.a")
 
 	ok, err := IsArchive(path)
 	if err != nil || !ok {

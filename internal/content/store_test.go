@@ -4,7 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
 // The store keeps the keepRuns newest runs of a step, survives a save and reopen, does not bring back
@@ -49,4 +53,44 @@ func keys(m map[string]stepBaseline) []string {
 		out = append(out, k)
 	}
 	return out
+}
+
+// The store keeps a build-script run's environment reads, for after `cargo clean -p`; a value of
+// megabytes is kept as its digest (and first bytes), so the store does not grow by it for every run.
+func TestBaselineKeepsLongEnvValueAsDigest(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "output")
+	if err := os.WriteFile(out, []byte("cargo:rustc-link-lib=static=x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	st, _ := os.Stat(out)
+	big := strings.Repeat("v", 4<<20)
+	s := &graph.Step{ID: "release/x-1/run-build-script-build-script-build", Kind: graph.ScriptRun, Label: "build script run", PathPackage: true,
+		Reference: graph.FileInfo{Path: out, MTimeNS: st.ModTime().Add(-time.Hour).UnixNano(), Exists: true}}
+	s.Script.EnvReads = []graph.EnvRead{{Name: "BIG", Value: big, Set: true}, {Name: "CC", Value: "gcc", Set: true}}
+	s.Roots = []*graph.Root{{File: graph.FileInfo{Path: filepath.Join(dir, "app")}}}
+	state := filepath.Join(dir, "state")
+	if err := os.Mkdir(state, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	store := OpenStore(state)
+	Annotate(&graph.Graph{Workspace: dir, Steps: []*graph.Step{s}}, Options{Baselines: store})
+	store.Save()
+	fi, err := os.Stat(filepath.Join(state, BaselinesFile))
+	if err != nil {
+		t.Fatalf("the premise fails: no baseline was saved: %v", err)
+	}
+	if fi.Size() > 64<<10 {
+		t.Errorf("%s is %d bytes for one run with a 4 MiB variable, want the value kept as a digest", BaselinesFile, fi.Size())
+	}
+	b, ok := OpenStore(state).c.get(baselineKey(s))
+	if !ok || len(b.Env) != 2 {
+		t.Fatalf("the run's baseline after reload: %+v, %v", b.Env, ok)
+	}
+	if !b.Env[0].Same(s.Script.EnvReads[0]) || b.Env[0].Same(graph.EnvRead{Name: "BIG", Value: big + "!", Set: true}) {
+		t.Errorf("the kept value does not answer for the whole one")
+	}
+	if b.Env[1] != s.Script.EnvReads[1] {
+		t.Errorf("a short value is kept whole: %+v", b.Env[1])
+	}
 }
