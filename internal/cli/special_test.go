@@ -193,6 +193,82 @@ func TestWhichCorruptBuildFolderCopy(t *testing.T) {
 	}
 }
 
+// A copy of libx.a damaged after the link (truncated, or made a FIFO): verify --matches of it cannot tell
+// (it said "holds … certain" of the copy not inside, taking the first copy read for the one asked
+// about), and of the intact copy inside cannot prove "holds" either (the damaged one may share what
+// tells it apart); it still says "does not hold" of a copy whose content is absent. which answers among
+// the copies read, as likely, not certain.
+func TestVerifyDamagedCopy(t *testing.T) {
+	ws := ccToggled(t)
+	app := filepath.Join(ws, "target/release/app")
+	fast := fastArchive(t, ws)
+	var slow string
+	for _, o := range (&testutil.Project{T: t, Dir: ws}).RunDirs("release", "fastmath-sys") {
+		if a := filepath.Join(testutil.OutDirOf(o), "libx.a"); a != fast {
+			slow = a
+		}
+	}
+	runEnv(t)
+	if _, _, code := runWithin(t, 30*time.Second, "verify", app, "--matches", fast); code != 0 {
+		t.Fatalf("the premise fails: verify --matches of the fast copy, intact: exit %d, want 0", code)
+	}
+	if _, _, code := runWithin(t, 30*time.Second, "verify", app, "--matches", slow); code != 1 {
+		t.Fatalf("the premise fails: verify --matches of the other copy, intact: exit %d, want 1", code)
+	}
+	saved, err := os.ReadFile(slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, damage := range []string{"truncated", "fifo"} {
+		os.Remove(slow)
+		if damage == "fifo" {
+			if err := syscall.Mkfifo(slow, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		} else if err := os.WriteFile(slow, saved[:len(saved)/2], 0o644); err != nil {
+			t.Fatal(err)
+		}
+		stdout, stderr, code := runWithin(t, 30*time.Second, "verify", app, "--matches", slow)
+		if code != 2 || !strings.Contains(stderr, "cannot tell") || !strings.Contains(stderr, slow) {
+			t.Errorf("verify --matches of the %s copy not inside: exit %d, want 2 (cannot tell) naming it\n%s%s", damage, code, stdout, stderr)
+		}
+		stdout, stderr, code = runWithin(t, 30*time.Second, "verify", app, "--matches", fast)
+		if code != 2 || !strings.Contains(stderr, "may be the copy inside") {
+			t.Errorf("verify --matches of the intact copy inside, the other %s: exit %d, want 2 (cannot prove it)\n%s%s", damage, code, stdout, stderr)
+		}
+		stdout, stderr, code = runWithin(t, 30*time.Second, "which", app, "--format", "json")
+		var doc struct {
+			Libraries []struct {
+				Name, Outcome, Confidence string
+			}
+		}
+		if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+			t.Fatalf("which with the %s copy: exit %d\n%s%s", damage, code, stdout, stderr)
+		}
+		seen := false
+		for _, l := range doc.Libraries {
+			if l.Name == "x" {
+				seen = true
+				if l.Confidence == "certain" {
+					t.Errorf("which with the %s copy left out: %s %s, want it likely at most", damage, l.Outcome, l.Confidence)
+				}
+			}
+		}
+		if !seen {
+			t.Errorf("which with the %s copy: no answer for libx.a in %s", damage, stdout)
+		}
+	}
+	os.Remove(slow)
+	if err := os.WriteFile(slow, saved, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Truncate(fast, 3000)
+	stdout, stderr, code := runWithin(t, 30*time.Second, "verify", app, "--matches", fast)
+	if code != 2 || !strings.Contains(stderr, "cannot tell") {
+		t.Errorf("verify --matches of the copy inside, truncated: exit %d, want 2\n%s%s", code, stdout, stderr)
+	}
+}
+
 // The live build-script run's output, which names the libraries the binary links, made a FIFO: which
 // cannot tell, and says so naming the record (it said "its build scripts link no native library" and
 // exited 0: a newcomer's attack).

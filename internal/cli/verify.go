@@ -95,7 +95,38 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
-	own := wl.Result.Candidates[0]
+	// The copy asked about, among those read: one that could not be read was left out of the answer,
+	// which then says nothing of it.
+	var own evidence.CandidateResult
+	for _, c := range wl.Result.Candidates {
+		if c.Path == target {
+			own = c
+		}
+	}
+	if own.Path == "" {
+		why := "it could not be read"
+		for i, p := range wl.LeftOut {
+			if p == target {
+				why = wl.Notes[i]
+			}
+		}
+		return &ExitError{2, fmt.Errorf("cannot tell: %s", why)}
+	}
+	// A copy left out may hold what tells this one apart from those read: "holds" cannot be proved.
+	cannotHold := func() error {
+		if len(wl.LeftOut) == 0 {
+			return nil
+		}
+		return &ExitError{2, fmt.Errorf("cannot tell: %s may be the copy inside %s, and what tells %s apart from it is unknown (%s)",
+			strings.Join(wl.LeftOut, ", "), abs, target, strings.Join(wl.Notes[:len(wl.LeftOut)], "; "))}
+	}
+	plainHolds := holds
+	holds = func(ok bool, yes, no string) error {
+		if err := cannotHold(); ok && err != nil {
+			return err
+		}
+		return plainHolds(ok, yes, no)
+	}
 	others := len(copies) - 1
 	var inside string
 	for _, c := range wl.Result.Candidates {

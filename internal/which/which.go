@@ -52,6 +52,9 @@ type Library struct {
 	Candidates []Candidate      `json:"candidates"`
 	Result     *evidence.Result `json:"-"`
 	Copies     []evidence.Copy  `json:"-"`
+	// LeftOut are the copies found in the build folder that could not be read or parsed (a note says
+	// why for each): the answer is among the others.
+	LeftOut []string `json:"-"`
 }
 
 type Candidate struct {
@@ -275,6 +278,7 @@ func readLibrary(lib evidence.Library, read func(string) (*evidence.Candidate, e
 				what = "could not parse"
 			}
 			wl.Notes = append(wl.Notes, fmt.Sprintf("%s the candidate %s (%s): %v; it is left out of this answer", what, c.Path, CopyConfig(c), err))
+			wl.LeftOut = append(wl.LeftOut, c.Path)
 			continue
 		}
 		cands = append(cands, cd)
@@ -297,6 +301,12 @@ func matchLibrary(b *evidence.Binary, lib evidence.Library, lc libraryCopies) (L
 	wl.Result = res
 	wl.Outcome, wl.Confidence = res.Outcome, res.Confidence
 	wl.Notes = append(wl.Notes, res.Notes...)
+	if len(wl.LeftOut) > 0 && (res.Outcome == evidence.Matched || res.Outcome == evidence.Identical) && res.Confidence == "certain" {
+		// What tells the copies read apart was found without the copies left out, which may share it
+		// (two configurations' builds of one source mostly do): one of those may be the copy inside.
+		wl.Confidence = "likely"
+		wl.Notes = append(wl.Notes, fmt.Sprintf("likely, not certain: %d copy(ies) could not be read, and may hold what tells the others apart", len(wl.LeftOut)))
+	}
 	for i, c := range copies {
 		cr := res.Candidates[i]
 		wc := Candidate{Path: c.Path, Size: c.Size, MTimeNS: c.MTimeNS, MTime: time.Unix(0, c.MTimeNS).UTC().Format(time.RFC3339Nano),
