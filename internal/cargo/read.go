@@ -261,11 +261,14 @@ type reader struct {
 	inc     *includeScanner // #include lines read once per check, shared by every run
 	// neverBuilt are the rustc units whose first build failed: no hash file, only rustc's diagnostics.
 	neverBuilt map[*graph.Step]bool
-	native     *nativeCache // archiveEvidence answers by archive stat key (nil: none)
-	host       string       // the host triple (.rustc_info.json), "" when unknown
-	manifests  manifestCache
-	probes     sync.Map // path -> error of fsrec.Stat: probe's answers, asked again per source
-	texts      sync.Map // path -> *textWords (nil: unreadable): build scripts and descriptions
+	// damagedHash are, by profile folder, the units whose hash file could not be read: a deps entry
+	// that names no hash on disk may name one of them (depCandidates).
+	damagedHash map[string][]*graph.Step
+	native      *nativeCache // archiveEvidence answers by archive stat key (nil: none)
+	host        string       // the host triple (.rustc_info.json), "" when unknown
+	manifests   manifestCache
+	probes      sync.Map // path -> error of fsrec.Stat: probe's answers, asked again per source
+	texts       sync.Map // path -> *textWords (nil: unreadable): build scripts and descriptions
 }
 
 // text is the bytes of a build script or build description and its word set (nil, nil when it cannot
@@ -403,9 +406,10 @@ func (r *reader) readFingerprints(prof string) error {
 	}
 	legacy, _ := ProfileLayouts(r.l.BuildDir, prof)
 	type result struct {
-		steps []*graph.Step
-		fps   []*Fingerprint
-		never []int // indexes of steps whose first build failed
+		steps   []*graph.Step
+		fps     []*Fingerprint
+		never   []int         // indexes of steps whose first build failed
+		damaged []*graph.Step // steps whose hash file could not be read
 	}
 	results := make([]result, len(dirs))
 	Parallel(len(dirs), func(i int) {
@@ -460,6 +464,7 @@ func (r *reader) readFingerprints(prof string) error {
 			h, err := ReadHashFile(hf)
 			if err != nil {
 				r.problem(hf, err)
+				results[i].damaged = append(results[i].damaged, s)
 			} else if h == "" {
 				s.Failed = fmt.Sprintf("the hash file %s is empty: Cargo truncates it when the unit starts building and rewrites it only on success", hf)
 			}
@@ -503,6 +508,12 @@ func (r *reader) readFingerprints(prof string) error {
 	})
 	idx := map[string][]*graph.Step{}
 	for _, res := range results {
+		if len(res.damaged) > 0 {
+			if r.damagedHash == nil {
+				r.damagedHash = map[string][]*graph.Step{}
+			}
+			r.damagedHash[prof] = append(r.damagedHash[prof], res.damaged...)
+		}
 		for _, j := range res.never {
 			if r.neverBuilt == nil {
 				r.neverBuilt = map[*graph.Step]bool{}
@@ -578,6 +589,21 @@ func (r *reader) resolveDeps() {
 		}
 		for j, d := range fp.Deps {
 			named := candsOf[i][j]
+			if len(named) == 0 {
+				switch dc := r.damagedCandidates(s, d); {
+				case len(dc) == 1:
+					named = dc // the one unit it can name: its hash file says nothing either way
+				case len(dc) > 1:
+					// Not known to be gone (a pending rebuild), nor which of them it names: an edge the
+					// check cannot follow, said as such.
+					var ids []string
+					for _, c := range dc {
+						ids = append(ids, c.ID)
+					}
+					r.stepProblem(s, s.RecordDir, fmt.Errorf("its dependency %s (fingerprint %s) may be any of %s, whose hash files could not be read", d.Name, HashHex(d.Hash), strings.Join(ids, ", ")))
+					continue
+				}
+			}
 			switch {
 			case len(named) == 0:
 				hx := HashHex(d.Hash)
@@ -789,6 +815,21 @@ func (r *reader) depCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
 	}
 	if len(named) == 0 {
 		return sameLayout(s, cands)
+	}
+	return sameLayout(s, named)
+}
+
+// damagedCandidates are, for a deps entry that names no hash on disk, the units of its name whose hash
+// file could not be read, in the profile folders depCandidates looks in: the entry may name one of them
+// (it is not known to be gone), and when it is the only one, the edge is taken to it.
+func (r *reader) damagedCandidates(s *graph.Step, d DepFingerprint) []*graph.Step {
+	var named []*graph.Step
+	for _, prof := range []string{s.ProfileDir, hostProfile(s.ProfileDir)} {
+		for _, c := range r.damagedHash[prof] {
+			if prof != "" && depNameMatches(d.Name, c) {
+				named = append(named, c)
+			}
+		}
 	}
 	return sameLayout(s, named)
 }

@@ -75,3 +75,37 @@ func TestMissingRustcDepfileSaysSourcesUnchecked(t *testing.T) {
 		t.Errorf("no unreadable-record naming %s and src/main.rs; findings %v", filepath.Base(d), fs)
 	}
 }
+
+// The hash file of the live -sys lib unit damaged: the binary's deps entry names no hash on disk, but
+// the only unit of that name whose hash file could not be read may be it; the edge is taken to it (its
+// build-script run stays live, so errors its intact records support are kept) instead of calling the
+// dependency gone (a false pending-rebuild: "which no unit on disk has any more"), and which no longer
+// says the binary links no native library.
+func TestDamagedLibHashFileKeepsEdge(t *testing.T) {
+	p := testutil.NewProject(t, testutil.CCSys(t))
+	p.Cargo("build")
+	_, g := p.Check()
+	var hf, run string
+	for _, s := range g.Steps {
+		if s.Live() && s.Kind == graph.Compile && strings.HasSuffix(s.Package, "-sys") && strings.HasPrefix(unit.Of(s).Target, "lib-") {
+			hf = filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target)
+		}
+		if s.Live() && s.Kind == graph.ScriptRun {
+			run = s.ID
+		}
+	}
+	if hf == "" || run == "" {
+		t.Fatalf("the premise: a live -sys lib unit (%q) and build-script run (%q)", hf, run)
+	}
+	if err := os.WriteFile(hf, []byte("zzzz"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fs, g := p.Check()
+	noErrors(t, fs)
+	one(t, fs, "unreadable-record")
+	for _, s := range g.Steps {
+		if s.ID == run && !s.Live() {
+			t.Errorf("the build-script run %s is no longer reached from a binary", run)
+		}
+	}
+}

@@ -78,6 +78,10 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 		which := "no current binary uses any of them"
 		if len(linked) > 0 {
 			which = strings.Join(linked, "; ")
+		} else if p := liveProblem(g, prof); p != nil {
+			// A record of a unit a binary reaches could not be read: the edges it holds (to the run
+			// that made one of these copies) are unknown.
+			which = fmt.Sprintf("no binary is known to use any of them, but the record %s of a unit a current binary reaches could not be read, so which one does cannot be told", display(g, p.Path))
 		}
 		f.Message = fmt.Sprintf("%s exists in %d build-script OUT_DIRs of profile %s: %s; %s",
 			name, len(copies), prof, strings.Join(descr, " and "), which)

@@ -80,6 +80,26 @@ func unreadableRecord(g *graph.Graph) []Finding {
 	return out
 }
 
+// liveProblem returns a problem (an unreadable record) of a step in profile folder prof that a root
+// reaches, or nil: what that record holds (a unit's dependency edges, a run's libraries) is unknown.
+func liveProblem(g *graph.Graph, prof string) *graph.Problem {
+	var owners *ownerIndex
+	for i := range g.Problems {
+		p := &g.Problems[i]
+		owner := p.Step
+		if owner == nil {
+			if owners == nil {
+				owners = newOwnerIndex(g)
+			}
+			owner = owners.owner(p.Path)
+		}
+		if owner != nil && owner.Live() && owner.ProfileDir == prof {
+			return p
+		}
+	}
+	return nil
+}
+
 // withoutPath is a reader's error without the path the message already names: a parser's error begins
 // with it ("<path>: …"), an *fs.PathError with its operation ("open <path>: …").
 func withoutPath(err, path string) string {

@@ -362,6 +362,27 @@ func checkSpecialRecord(t *testing.T, ws, out string) {
 	}
 }
 
+// The fingerprint JSON of the -sys lib unit the binary links made unreadable: its deps (the build-script
+// run that names the library) cannot be followed, so which cannot tell (it said "its build scripts link
+// no native library", exit 0).
+func TestWhichDamagedLibFingerprintCannotTell(t *testing.T) {
+	ws := ccToggled(t)
+	jsons, _ := filepath.Glob(filepath.Join(ws, "target/release/.fingerprint/fastmath-sys-*/lib-fastmath_sys.json"))
+	if len(jsons) == 0 {
+		t.Fatal("the premise fails: no lib-fastmath_sys.json")
+	}
+	sort.Slice(jsons, func(i, j int) bool { return mtimeOf(t, jsons[i]).Before(mtimeOf(t, jsons[j])) })
+	jf := jsons[len(jsons)-1] // the fast configuration's, built last: the one app links
+	runEnv(t)
+	if err := os.WriteFile(jf, []byte("{}"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	stdout, stderr, code := runWithin(t, 30*time.Second, "which", filepath.Join(ws, "target/release/app"))
+	if code != 2 || !strings.Contains(stderr, "cannot tell which native libraries") || !strings.Contains(stderr, jf) {
+		t.Fatalf("which with the lib unit's fingerprint damaged: exit %d\n%s%s", code, stdout, stderr)
+	}
+}
+
 // fastArchive returns the release libx.a the fast configuration's build-script run made in ws.
 func fastArchive(t *testing.T, ws string) string {
 	t.Helper()

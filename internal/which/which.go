@@ -107,18 +107,17 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 	}
 	libs = evidence.Libraries(g, root, opt.Lib)
 	if len(libs) == 0 && opt.Lib == "" && root != nil && root.Step != nil {
-		// The link directives are in the build-script runs' records: one that could not be read may be
-		// the one that names a library, so "none" would be a guess.
+		// The link directives are in the build-script runs' records, and the runs a binary reaches are
+		// found through its units' fingerprints: a record of either that could not be read may hide the
+		// run that names a library, so "none" would be a guess.
 		for _, s := range root.Reach() {
-			if s.Kind != graph.ScriptRun {
-				continue
-			}
-			if !s.Reference.Exists {
+			if s.Kind == graph.ScriptRun && !s.Reference.Exists {
 				return nil, nil, fmt.Errorf("cannot tell which native libraries %s links: its build-script run %s has no output record %s", binary, s.ID, s.Reference.Path)
 			}
 			for _, p := range g.Problems {
-				if p.Path == s.Reference.Path || s.Script.RunDir != "" && within(p.Path, s.Script.RunDir) {
-					return nil, nil, fmt.Errorf("cannot tell which native libraries %s links: the record %s of its build-script run %s could not be read (%s)", binary, p.Path, s.ID, p.Err)
+				if p.Step == s || p.Path == s.Reference.Path || s.Script.RunDir != "" && within(p.Path, s.Script.RunDir) ||
+					s.RecordDir != "" && within(p.Path, s.RecordDir) {
+					return nil, nil, fmt.Errorf("cannot tell which native libraries %s links: the record %s of %s, which it is built from, could not be read (%s)", binary, p.Path, s.ID, p.Err)
 				}
 			}
 		}
