@@ -180,6 +180,10 @@ func (r *reader) reference(s *graph.Step, path string) bool {
 	st, err := fsrec.Stat(path)
 	if err != nil {
 		s.Reference = graph.FileInfo{Path: path}
+		if err := unfollowable(path, err); err != nil {
+			r.stepProblem(s, path, err)
+			return false
+		}
 		return true
 	}
 	if !st.Mode().IsRegular() {
@@ -193,6 +197,40 @@ func (r *reader) reference(s *graph.Step, path string) bool {
 	}
 	s.Reference = graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
 	return true
+}
+
+// unfollowable says why a record whose stat failed with err is unreadable rather than missing: its name
+// is there, a symbolic link that cannot be followed (a loop, a link to nothing). nil when it is not there.
+func unfollowable(path string, err error) error {
+	if _, lerr := fsrec.Lstat(path); lerr != nil {
+		return nil
+	}
+	if target, rerr := os.Readlink(path); rerr == nil && errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("a symbolic link to %s, which does not exist", target)
+	}
+	return err
+}
+
+// stamp is the run folder's invoked.timestamp (Cargo writes it empty when the run starts: its mtime is
+// the start), not there when it is not a regular file: a FIFO or device has a time of its own, which
+// says nothing of the run (reported as an unreadable record).
+func (r *reader) stamp(s *graph.Step, path string) graph.FileInfo {
+	st, err := fsrec.Stat(path)
+	if err != nil {
+		if err := unfollowable(path, err); err != nil {
+			r.stepProblem(s, path, err)
+		}
+		return graph.FileInfo{Path: path}
+	}
+	if !st.Mode().IsRegular() {
+		_, err := safeio.ReadFileKept(path, safeio.MaxRecord) // its error names what the path is
+		if err == nil {
+			err = safeio.ErrNotRegular
+		}
+		r.stepProblem(s, path, err)
+		return graph.FileInfo{Path: path}
+	}
+	return graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
 }
 
 // checkDepInfo fills a compile unit's Reference (its fingerprint dep-info file) and returns the decoded
@@ -433,7 +471,7 @@ func (r *reader) runDetails(s *graph.Step) {
 	if !r.reference(s, outFile) {
 		return
 	}
-	inv := fileInfo(filepath.Join(s.Script.RunDir, "invoked.timestamp"))
+	inv := r.stamp(s, filepath.Join(s.Script.RunDir, "invoked.timestamp"))
 	switch {
 	case !s.Reference.Exists && inv.Exists:
 		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
@@ -454,7 +492,10 @@ func (r *reader) runDetails(s *graph.Step) {
 		r.stepProblem(s, outFile, err)
 		return
 	}
-	rootOut, _ := safeio.ReadFileKept(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
+	rootOut, err := safeio.ReadFileKept(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		r.stepProblem(s, filepath.Join(s.Script.RunDir, "root-output"), err)
+	}
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script.OutDir)
 	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.Script.OutDir)
 

@@ -296,6 +296,39 @@ func TestCheckSpecialRunOutput(t *testing.T) {
 	ws := ccToggled(t)
 	runEnv(t)
 	checkSpecialRecord(t, ws, testutil.StdoutFile(fastRun(t, ws)))
+	// The run folder's invoked.timestamp and root-output (Cargo's regular files) made FIFOs: the
+	// FIFO's own time is not when the run started (it gave last-build-failed and pending-rebuild), and
+	// an unreadable root-output is said (it was silently skipped).
+	run := fastRun(t, ws)
+	for _, name := range []string{"invoked.timestamp", "root-output"} {
+		rec := filepath.Join(run, name)
+		saved, err := os.ReadFile(rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := mtimeOf(t, rec)
+		special.Plant(t, rec, "fifo")
+		stdout, stderr, code := runWithin(t, 30*time.Second, "check", "--format", "json", "--fail-on", "none", ws)
+		var doc struct{ Findings []map[string]any }
+		if code != 0 || json.Unmarshal([]byte(stdout), &doc) != nil {
+			t.Fatalf("check with %s a FIFO: exit %d\n%s%s", name, code, stdout, stderr)
+		}
+		if rules := findingsAbout(doc.Findings, rec); len(rules) != 1 || rules[0] != "unreadable-record" {
+			t.Errorf("check with %s a FIFO: findings about it %v, want one unreadable-record", name, rules)
+		}
+		for _, f := range doc.Findings {
+			if f["severity"] == "error" || f["rule"] == "last-build-failed" {
+				t.Errorf("check with %s a FIFO: %v %v: %v", name, f["severity"], f["rule"], f["message"])
+			}
+		}
+		os.Remove(rec)
+		if err := os.WriteFile(rec, saved, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(rec, st, st); err != nil {
+			t.Fatal(err)
+		}
+	}
 	// The same for a compile unit's dep-info record (the reference of the lib unit's build time).
 	depInfo, _ := filepath.Glob(filepath.Join(ws, "target/release/.fingerprint/fastmath-sys-*/dep-lib-fastmath_sys"))
 	if len(depInfo) == 0 {
@@ -315,8 +348,9 @@ func mtimeOf(t *testing.T, path string) time.Time {
 	return st.ModTime()
 }
 
-// checkSpecialRecord makes the record out a FIFO, a link to /dev/zero and a folder in turn: check names it
-// in one unreadable-record, and no error.
+// checkSpecialRecord makes the record out a FIFO, a link to /dev/zero, a folder, a symbolic link loop and
+// a link to nothing in turn: check names it in one unreadable-record, and no error (a link that cannot
+// be followed was a missing record: last-build-failed).
 func checkSpecialRecord(t *testing.T, ws, out string) {
 	t.Helper()
 	saved, err := os.ReadFile(out)
@@ -327,13 +361,20 @@ func checkSpecialRecord(t *testing.T, ws, out string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range append(special.Kinds, "folder") {
-		if kind == "folder" {
-			if err := os.Mkdir(out, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		} else {
+	for _, kind := range append(special.Kinds, "folder", "link loop", "link to nothing") {
+		var err error
+		switch kind {
+		case "folder":
+			err = os.Mkdir(out, 0o755)
+		case "link loop":
+			err = os.Symlink(filepath.Base(out), out)
+		case "link to nothing":
+			err = os.Symlink(filepath.Join(t.TempDir(), "gone"), out)
+		default:
 			special.Plant(t, out, kind)
+		}
+		if err != nil {
+			t.Fatal(err)
 		}
 		stdout, stderr, code := runWithin(t, 30*time.Second, "check", "--format", "json", "--fail-on", "warning", ws)
 		var doc struct{ Findings []map[string]any }
