@@ -93,14 +93,14 @@ func envChanges(g *graph.Graph, reads []graph.EnvRead, flags []graph.FlagsSeen, 
 		now := "unset"
 		for _, n := range f.Names {
 			if e := g.Env[n]; e.Set {
-				now = fmt.Sprintf("%s=%q", n, e.Value)
+				now = n + "=" + e.Text()
 				break
 			}
 		}
 		changed = append(changed, fmt.Sprintf("%s (%s when it ran, %s now)", f.Var, then, now))
 		ev = append(ev, Evidence{Kind: "env", Path: record,
-			Detail: fmt.Sprintf("%s: %s the cmake configure line with %s=%q (the cmake crate appends %s last and does not log the lookup); this environment has %s%s",
-				f.Var, logs, f.Define, f.Value, strings.Join(f.Names, ", first set of "), now, note)})
+			Detail: fmt.Sprintf("%s: %s the cmake configure line with %s=%s (the cmake crate appends %s last and does not log the lookup); this environment has %s%s",
+				f.Var, logs, f.Define, flagsText(f), strings.Join(f.Names, ", first set of "), now, note)})
 	}
 	return changed, ev
 }
@@ -180,7 +180,10 @@ func flagsChanged(f graph.FlagsSeen, env map[string]graph.EnvRead) (then string,
 		if len(seen) >= len(now) && strings.Join(seen[len(seen)-len(now):], " ") == strings.Join(now, " ") {
 			return "", false
 		}
-		return fmt.Sprintf("%s=%q without them", f.Define, f.Value), true
+		if f.Digest != "" && len(seen) < len(now) {
+			return "", false // the store kept less of the string than the variable has now: not judged
+		}
+		return fmt.Sprintf("%s=%s without them", f.Define, flagsText(f)), true
 	}
 	last := -1
 	for i, t := range seen {
@@ -191,7 +194,16 @@ func flagsChanged(f graph.FlagsSeen, env map[string]graph.EnvRead) (then string,
 	if last < 0 || last == len(seen)-1 {
 		return "", false
 	}
-	return fmt.Sprintf("%q after cc-rs's default flags", strings.Join(seen[last+1:], " ")), true
+	return graph.Quoted(strings.Join(seen[last+1:], " ")) + " after cc-rs's default flags", true
+}
+
+// flagsText quotes a flags string for a message: cut past a few hundred bytes, with its length and
+// digest (also when the store kept only its end).
+func flagsText(f graph.FlagsSeen) string {
+	if f.Digest != "" {
+		return fmt.Sprintf("a %d-byte string (%s…) ending %s", f.Len, f.Digest[:len("blake3:")+16], graph.Quoted(f.Value[max(0, len(f.Value)-80):]))
+	}
+	return graph.Quoted(f.Value)
 }
 
 // ccDefaultFlag reports whether t is one of the flags cc-rs 1.0.73 adds by default for a target

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 )
 
@@ -133,5 +134,35 @@ func TestUntrackedEnvChangedCMake(t *testing.T) {
 	f = one(t, fs, "untracked-env-changed")
 	if !strings.Contains(f.Message, `"-DCMK_VAL=7" after cc-rs's default flags when it ran, unset now`) {
 		t.Errorf("message: %s", f.Message)
+	}
+}
+
+// A variable of tens of kilobytes (a CFLAGS the cmake crate hands on, a value cc-rs logs) changed: the
+// finding names it, and its message and evidence quote a few hundred bytes of each value with their
+// length and digest, not the whole (a 39 KB CFLAGS made a 79 KB line; 13 MB, a 56 MB SARIF file).
+func TestUntrackedEnvChangedLongValues(t *testing.T) {
+	long := func(tag string) string { return strings.Repeat("-DFILLER_"+tag+"=1 ", 4000) }
+	g := cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+		run.Script.EnvReads = []graph.EnvRead{{Name: "KIT_OPTS", Value: long("a"), Set: true}}
+		run.Script.FlagsSeen = []graph.FlagsSeen{{Var: "CFLAGS", Names: []string{"CFLAGS_x86_64_unknown_linux_gnu", "CFLAGS"},
+			Value: "-ffunction-sections -fdata-sections -fPIC -m64 " + long("b"), Define: "-DCMAKE_C_FLAGS"}}
+		g.Env = map[string]graph.EnvRead{
+			"KIT_OPTS": {Name: "KIT_OPTS", Value: long("c"), Set: true},
+			"CFLAGS":   {Name: "CFLAGS", Value: long("d"), Set: true},
+		}
+	})
+	f := one(t, check.Run(g, check.Options{}), "untracked-env-changed")
+	for _, want := range []string{"KIT_OPTS", "CFLAGS", "bytes", "blake3:"} {
+		if !strings.Contains(f.Message, want) {
+			t.Errorf("message lacks %q: %.300s", want, f.Message)
+		}
+	}
+	if len(f.Message) > 2000 {
+		t.Errorf("message of %d bytes for values of %d bytes: %.300s…", len(f.Message), len(long("a")), f.Message)
+	}
+	for _, e := range f.Evidence {
+		if len(e.Detail) > 2000 {
+			t.Errorf("evidence %s: detail of %d bytes: %.300s…", e.Kind, len(e.Detail), e.Detail)
+		}
 	}
 }

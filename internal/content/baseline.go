@@ -196,7 +196,10 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			for i, e := range s.Script.EnvReads {
 				b.Env[i] = e.Kept()
 			}
-			b.Flags = append([]graph.FlagsSeen{}, s.Script.FlagsSeen...)
+			b.Flags = make([]graph.FlagsSeen, len(s.Script.FlagsSeen))
+			for i, f := range s.Script.FlagsSeen {
+				b.Flags[i] = f.Kept()
+			}
 			b.Record = s.Reference.Path
 			for _, o := range s.Outputs {
 				if n := filepath.Base(o.Path); strings.HasPrefix(n, "lib") && strings.HasSuffix(n, ".a") {

@@ -50,3 +50,23 @@ func TestEnvReadKept(t *testing.T) {
 		t.Errorf("cut value of 2-byte runes: %d bytes, not a prefix of whole runes", len(r.Value))
 	}
 }
+
+// A flags string past FlagsKept is kept by its end, from a token's start (the variable's own tokens are
+// last), with the whole string's digest and length.
+func TestFlagsSeenKept(t *testing.T) {
+	short := FlagsSeen{Var: "CFLAGS", Names: []string{"CFLAGS"}, Value: "-O2 -DX"}
+	if got := short.Kept(); got.Value != short.Value || got.Digest != "" {
+		t.Errorf("a short string is kept whole: %+v", got)
+	}
+	long := FlagsSeen{Var: "CFLAGS", Names: []string{"CFLAGS"}, Value: "-ffunction-sections " + strings.Repeat("-DFILL=1 ", FlagsKept/9+10) + "-DMINE=7"}
+	k := long.Kept()
+	if k.Digest == "" || k.Len != len(long.Value) || len(k.Value) > FlagsKept || !strings.HasSuffix(k.Value, " -DMINE=7") || !strings.HasPrefix(k.Value, "-DFILL=1 ") {
+		t.Errorf("Kept() of %d bytes: %d bytes kept, digest %q, len %d; starts %.20q, ends %q", len(long.Value), len(k.Value), k.Digest, k.Len, k.Value, k.Value[max(0, len(k.Value)-12):])
+	}
+	if k.Kept().Value != k.Value {
+		t.Errorf("Kept() of a kept string changed it")
+	}
+	if q := Quoted(long.Value); len(q) > envShown+100 || !strings.Contains(q, "bytes") {
+		t.Errorf("Quoted of %d bytes: %d bytes", len(long.Value), len(q))
+	}
+}

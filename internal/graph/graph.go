@@ -455,7 +455,37 @@ type FlagsSeen struct {
 	Value string   // the flags string as handed on
 	// Define is where it was handed on, e.g. "-DCMAKE_C_FLAGS" of a logged CMake configure line.
 	Define string
+	// Len (bytes) and Digest ("blake3:<hex>") stand for a Value longer than FlagsKept that was kept
+	// cut (Kept): Value then holds its last bytes only, from a token's start.
+	Len    int    `json:",omitempty"`
+	Digest string `json:",omitempty"`
 }
+
+// FlagsKept is the most of a flags string Kept keeps: the end of the string, where the variable's own
+// tokens are (flagsChanged in internal/check compares them).
+const FlagsKept = 64 << 10
+
+// Kept returns f as a store keeps it: a Value longer than FlagsKept is cut to its last FlagsKept bytes
+// or fewer, from a token's start, with the whole string's digest and length.
+func (f FlagsSeen) Kept() FlagsSeen {
+	if f.Digest != "" || len(f.Value) <= FlagsKept {
+		return f
+	}
+	f.Digest, f.Len = digest.Bytes([]byte(f.Value)).String(), len(f.Value)
+	tail := f.Value[len(f.Value)-FlagsKept:]
+	if i := strings.IndexAny(tail, " \t"); i >= 0 {
+		tail = tail[i+1:]
+	} else {
+		tail = ""
+	}
+	f.Value = strings.ToValidUTF8(tail, "")
+	f.Names = slices.Clone(f.Names)
+	return f
+}
+
+// Quoted is a value as a message quotes it: whole up to envShown bytes, else its first bytes with its
+// length and digest.
+func Quoted(v string) string { return EnvRead{Value: v, Set: true}.Text() }
 
 // Root is an artifact users run or link: an uplifted binary or library, an example, a test binary.
 type Root struct {
