@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -100,41 +101,32 @@ func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 		Rustc            json.RawMessage   `json:"rustc"`
 		Features         string            `json:"features"`
 		DeclaredFeatures string            `json:"declared_features"`
-		Target           json.Number       `json:"target"`
-		Profile          json.Number       `json:"profile"`
-		Path             json.Number       `json:"path"`
+		Target           json.RawMessage   `json:"target"`
+		Profile          json.RawMessage   `json:"profile"`
+		Path             json.RawMessage   `json:"path"`
 		Deps             []json.RawMessage `json:"deps"`
 		Local            []json.RawMessage `json:"local"`
 		Rustflags        []string          `json:"rustflags"`
-		Config           json.Number       `json:"config"`
-		CompileKind      json.Number       `json:"compile_kind"`
+		Config           json.RawMessage   `json:"config"`
+		CompileKind      json.RawMessage   `json:"compile_kind"`
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
 	if err := dec.Decode(&raw); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			// Not the decoder's Go types: what the document has where Cargo writes what.
-			where := "the document"
-			if te.Field != "" {
-				where = "field " + te.Field
-			}
-			return nil, fmt.Errorf("invalid fingerprint JSON: %s is a JSON %s, not what Cargo writes there (offset %d)", where, te.Value, te.Offset)
-		}
-		return nil, fmt.Errorf("invalid fingerprint JSON: %w", err)
+		return nil, fmt.Errorf("invalid fingerprint JSON: %w", inFormatWords(err))
 	}
 	if _, err := dec.Token(); err != io.EOF {
 		// Cargo writes one object: anything after it is a damaged record, not a second thought.
 		return nil, errors.New("invalid fingerprint JSON: text after the object")
 	}
+	if err := exactKeys(data); err != nil {
+		return nil, err
+	}
 	// Cargo's Fingerprint serializes every field: rustc a u64, deps and local arrays. Without them the
 	// document says nothing about the unit's inputs, so it is a damaged record, not an empty one (an
 	// empty one would make every build folder look orphaned).
 	var missing []string
-	rustc := json.Number(raw.Rustc)
-	if len(raw.Rustc) == 0 || raw.Rustc[0] < '0' || raw.Rustc[0] > '9' {
+	if len(raw.Rustc) == 0 || string(raw.Rustc) == "null" {
 		missing = append(missing, "rustc (a number)")
-		rustc = ""
 	}
 	if raw.Deps == nil {
 		missing = append(missing, "deps (an array)")
@@ -147,17 +139,15 @@ func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 	}
 	fp := &Fingerprint{Features: raw.Features, DeclaredFeatures: raw.DeclaredFeatures, Rustflags: raw.Rustflags}
 	var err error
-	num := func(name string, n json.Number) uint64 {
-		if n == "" || err != nil {
+	num := func(name string, n json.RawMessage) uint64 {
+		if len(n) == 0 || err != nil {
 			return 0
 		}
-		v, e := strconv.ParseUint(string(n), 10, 64)
-		if e != nil {
-			err = fmt.Errorf("field %s: %w", name, e)
-		}
+		var v uint64
+		v, err = u64Field(name, n)
 		return v
 	}
-	fp.Rustc = num("rustc", rustc)
+	fp.Rustc = num("rustc", raw.Rustc)
 	fp.Target = num("target", raw.Target)
 	fp.Profile = num("profile", raw.Profile)
 	fp.Path = num("path", raw.Path)
@@ -181,6 +171,72 @@ func parseFingerprintSlow(data []byte) (*Fingerprint, error) {
 		fp.Local = append(fp.Local, lf)
 	}
 	return fp, nil
+}
+
+// fingerprintFields are the fields of Cargo's Fingerprint as it writes them.
+var fingerprintFields = []string{"rustc", "features", "declared_features", "target", "profile", "path", "deps",
+	"local", "rustflags", "config", "compile_kind"}
+
+// exactKeys rejects a top-level key that encoding/json would take for a field Cargo writes though it is
+// not one (another case: "RUSTC") and a field Cargo writes given twice (encoding/json keeps the last;
+// keys Cargo does not write are skipped, as a later Cargo's new fields would be): a document
+// Cargo did not write, whose fields cannot be trusted.
+func exactKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil // not an object: the decode said so already
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		k, _ := t.(string)
+		if seen[k] && slices.Contains(fingerprintFields, k) {
+			return fmt.Errorf("invalid fingerprint JSON: field %s appears twice", k)
+		}
+		seen[k] = true
+		if !slices.Contains(fingerprintFields, k) && foldsToKnown(k, fingerprintFields...) {
+			return fmt.Errorf("invalid fingerprint JSON: field %q is not one Cargo writes (its fields are lower case)", k)
+		}
+		var skip json.RawMessage
+		if dec.Decode(&skip) != nil {
+			return nil
+		}
+	}
+	return nil
+}
+
+// u64Field decodes a number field as Cargo writes a u64: decimal digits, no quotes, sign, fraction or
+// exponent (encoding/json would take a quoted number).
+func u64Field(name string, raw json.RawMessage) (uint64, error) {
+	digits := len(raw) > 0
+	for _, c := range raw {
+		digits = digits && c >= '0' && c <= '9'
+	}
+	if !digits {
+		return 0, fmt.Errorf("field %s is %.40s, not an unsigned 64-bit number as Cargo writes it", name, raw)
+	}
+	v, err := strconv.ParseUint(string(raw), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("field %s is %.40s, past the largest unsigned 64-bit number", name, raw)
+	}
+	return v, nil
+}
+
+// inFormatWords says a decoding error in the fingerprint format's words, not in those of the decoder's
+// Go types ("cannot unmarshal number into Go struct field .dep_info of type string").
+func inFormatWords(err error) error {
+	var te *json.UnmarshalTypeError
+	if !errors.As(err, &te) {
+		return err
+	}
+	where := "the value"
+	if f := strings.TrimPrefix(te.Field, "."); f != "" {
+		where = "field " + f
+	}
+	return fmt.Errorf("%s is a JSON %s, not what Cargo writes there (offset %d)", where, te.Value, te.Offset)
 }
 
 func parseDep(raw json.RawMessage) (DepFingerprint, error) {
@@ -242,8 +298,11 @@ func parseLocal(raw json.RawMessage) (LocalFingerprint, error) {
 		default:
 			lf.Unknown = k
 		}
+		if err == nil && k != "Precalculated" && lf.Unknown == "" && string(bytes.TrimSpace(v)) == "null" {
+			err = errors.New("null, where Cargo writes an object")
+		}
 		if err != nil {
-			return LocalFingerprint{}, fmt.Errorf("%s: %w", k, err)
+			return LocalFingerprint{}, fmt.Errorf("%s: %w", k, inFormatWords(err))
 		}
 	}
 	return lf, nil

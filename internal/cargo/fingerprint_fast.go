@@ -21,7 +21,15 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 	p := &fastJSON{b: data}
 	fp := &Fingerprint{}
 	var sawRustc, sawDeps, sawLocal bool
+	var seen uint16 // the known fields met, by their index in fingerprintFields
 	err := p.object(func(key []byte) error {
+		i := fieldIndex(key)
+		if i >= 0 {
+			if seen&(1<<i) != 0 {
+				return errFast // given twice: the slow decoder says so
+			}
+			seen |= 1 << i
+		}
 		switch string(key) {
 		case "rustc":
 			sawRustc = true
@@ -62,8 +70,7 @@ func parseFingerprintFast(data []byte) (*Fingerprint, error) {
 				return err
 			})
 		}
-		if foldsToKnown(string(key), "rustc", "target", "profile", "path", "config", "compile_kind", "features",
-			"declared_features", "rustflags", "deps", "local") {
+		if foldsToKnown(string(key), fingerprintFields...) {
 			return errFast // encoding/json would take it for the field
 		}
 		return p.skip()
@@ -181,6 +188,16 @@ func foldsToKnown(key string, names ...string) bool {
 		}
 	}
 	return false
+}
+
+// fieldIndex is key's index in fingerprintFields, or -1; told apart by length and first byte first.
+func fieldIndex(key []byte) int {
+	for i, f := range fingerprintFields {
+		if len(f) == len(key) && f[0] == key[0] && string(key) == f {
+			return i
+		}
+	}
+	return -1
 }
 
 // errFast: the fast decoder does not take this document; the slow one decides.

@@ -131,12 +131,23 @@ func TestParseFingerprintTextAfter(t *testing.T) {
 // in the format's words rather than the decoder's Go types.
 func TestParseFingerprintRequiredFields(t *testing.T) {
 	for doc, want := range map[string]string{
-		`{"rustc":"123","deps":null,"local":null}`: "no rustc (a number), deps (an array), local (an array)",
-		`{"rustc":1,"deps":[]}`:                    "no local (an array)",
-		`{"rustc":1,"deps":null,"local":[]}`:       "no deps (an array)",
-		`{"deps":[],"local":[]}`:                   "no rustc (a number)",
-		`[1,2,3]`:                                  "the document is a JSON array, not what Cargo writes there (offset 1)",
-		`{"rustc":1,"deps":{},"local":[]}`:         "field deps is a JSON object",
+		`{"rustc":"123","deps":null,"local":null}`: "no deps (an array), local (an array)",
+		`{"local":[]}`:                                                                  "no rustc (a number), deps (an array)",
+		`{"rustc":"123","deps":[],"local":[]}`:                                          `field rustc is "123", not an unsigned 64-bit number`,
+		`{"rustc":1.5,"deps":[],"local":[]}`:                                            "field rustc is 1.5, not an unsigned 64-bit number",
+		`{"rustc":1,"target":"abc","deps":[],"local":[]}`:                               `field target is "abc", not an unsigned 64-bit number`,
+		`{"rustc":1,"target":99999999999999999999,"deps":[],"local":[]}`:                "past the largest unsigned 64-bit number",
+		`{"rustc":1,"deps":[],"local":[{"CheckDepInfo":{"dep_info":5}}]}`:               "CheckDepInfo: field dep_info is a JSON number, not what Cargo writes there",
+		`{"rustc":1,"deps":[],"local":[{"Precalculated":5}]}`:                           "Precalculated: the value is a JSON number",
+		`{"rustc":1,"deps":[],"local":[{"RerunIfChanged":{"output":"x","paths":[1]}}]}`: "RerunIfChanged: field paths is a JSON number",
+		`{"rustc":1,"deps":[],"local":[{"CheckDepInfo":null}]}`:                         "CheckDepInfo: null, where Cargo writes an object",
+		`{"rustc":"x","rustc":1,"deps":[],"local":[]}`:                                  "field rustc appears twice",
+		`{"rustc":1,"deps":[],"local":[],"RUSTC":5}`:                                    `field "RUSTC" is not one Cargo writes`,
+		`{"rustc":1,"deps":[]}`:                                                         "no local (an array)",
+		`{"rustc":1,"deps":null,"local":[]}`:                                            "no deps (an array)",
+		`{"deps":[],"local":[]}`:                                                        "no rustc (a number)",
+		`[1,2,3]`:                                                                       "the value is a JSON array, not what Cargo writes there (offset 1)",
+		`{"rustc":1,"deps":{},"local":[]}`:                                              "field deps is a JSON object",
 	} {
 		_, err := ParseFingerprint([]byte(doc))
 		if err == nil || !strings.Contains(err.Error(), want) {
