@@ -534,8 +534,11 @@ func parseDec(b []byte) (int64, error) {
 		return 0, nil
 	}
 	v, err := strconv.ParseInt(s, 10, 64)
+	if errors.Is(err, strconv.ErrRange) {
+		return 0, errors.New("a decimal number too large for a file")
+	}
 	if err != nil {
-		return 0, err
+		return 0, errors.New("not a decimal number") // strconv's own words name its function
 	}
 	if v < 0 {
 		return 0, fmt.Errorf("negative value %d", v)

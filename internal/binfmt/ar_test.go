@@ -457,6 +457,9 @@ func TestArchiveBadInput(t *testing.T) {
 		if wantOff >= 0 && fe.Offset != wantOff {
 			t.Errorf("%s: offset %d, want %d (%v)", name, fe.Offset, wantOff, err)
 		}
+		if strings.Contains(err.Error(), "strconv") {
+			t.Errorf("%s: %q names the parser's function, not what is wrong", name, err)
+		}
 	}
 	check("bad magic", append([]byte("!<arch!\n"), good[8:]...), 0)
 	check("short magic", good[:5], 0)
