@@ -477,6 +477,7 @@ func (r *reader) readFingerprints(prof string) error {
 				r.problem(jf, err)
 				fp = nil
 			}
+			unit.Of(s).FeaturesUnknown = fp == nil
 			if fp != nil {
 				unit.Of(s).DeclarationsKnown = true
 				unit.Of(s).Features = FeatureList(fp.Features)

@@ -216,7 +216,11 @@ func howString(in *graph.Input) string {
 
 func configString(s *graph.Step) string { return s.Config.String() }
 
-func featureString(f []string) string {
+func featureString(r *graph.Records) string {
+	if r.FeaturesUnknown {
+		return "features unknown: its record could not be read"
+	}
+	f := r.Features
 	q := make([]string, len(f))
 	for i, x := range f {
 		q[i] = fmt.Sprintf("%q", x)

@@ -92,8 +92,8 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		f := Finding{
 			Rule: "linked-copy-not-newest", Severity: sev,
 			Message: fmt.Sprintf("%s holds the copy of lib%s.a made by the run at %s (%s, features %s), not the newest copy, made at %s (%s, features %s); proven by content (%s): %s; %s",
-				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(matchedRun.Records().Features),
-				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Records().Features), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
+				display(g, root.File.Path), cm.Library, fmtTime(matchedRun.Reference.MTimeNS), display(g, cm.Matched[0]), featureString(matchedRun.Records()),
+				fmtTime(newest.Reference.MTimeNS), display(g, newestPath), featureString(newest.Records()), cm.Confidence, strings.Join(cm.Evidence, "; "), why),
 			Subjects: []string{root.File.Path, cm.Matched[0], newestPath},
 			Roots:    []string{root.File.Path},
 			Evidence: []Evidence{

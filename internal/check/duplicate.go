@@ -67,7 +67,7 @@ func duplicateNativeArtifact(g *graph.Graph) []Finding {
 				use = "used by " + strings.Join(names, ", ")
 				linked = append(linked, fmt.Sprintf("%s built from the copy in %s", strings.Join(names, ", "), unitName(c.run)))
 			}
-			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Records().Features)))
+			descr = append(descr, fmt.Sprintf("%s (%s)", display(g, c.file.Path), featureString(c.run.Records())))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "copy", Path: c.file.Path, MTimeNS: c.file.MTimeNS, Size: c.file.Size,
 				Detail: fmt.Sprintf("made by build-script run %s%s; %s", unitName(c.run), prefixed(", ", configString(c.run)), use)})
 		}

@@ -115,4 +115,15 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 	if strings.Contains(f.Message, "no current binary uses") || !strings.Contains(f.Message, "cannot be told") {
 		t.Errorf("with the linked lib unit's fingerprint unreadable: %s", f.Message)
 	}
+	// A run's fingerprint unreadable: its copy's features are unknown, not "[]" (the other copy's).
+	for _, s := range g.Steps {
+		if s.Kind == graph.ScriptRun && s.Package == "seed-sys" && strings.Join(s.Records().Features, ",") == "timing" {
+			p.Write(strings.TrimPrefix(filepath.Join(unit.Of(s).FingerprintDir, unit.Of(s).Target+".json"), p.Dir+"/"), "{}")
+		}
+	}
+	fs, _ = p.Check()
+	f = one(t, fs, "duplicate-native-artifact")
+	if strings.Count(f.Message, "([])") != 1 || !strings.Contains(f.Message, "features unknown") {
+		t.Errorf("with the timing run's fingerprint unreadable, its copy's features are unknown: %s", f.Message)
+	}
 }

@@ -10,8 +10,10 @@ import "sort"
 // Every field is zero when the system keeps no such record.
 type Records struct {
 	// Features are the optional features the step was built with (Cargo's enabled features); Step.Config
-	// holds the whole configuration for people.
-	Features []string
+	// holds the whole configuration for people. FeaturesUnknown: the record of them could not be read
+	// (Features is then empty, which is not "none").
+	Features        []string
+	FeaturesUnknown bool
 
 	// What a build-script run declared to its build system (Cargo: rerun-if-changed and
 	// rerun-if-env-changed lines). DeclarationsKnown is true when the records of them were read.

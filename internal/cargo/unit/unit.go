@@ -127,8 +127,12 @@ func Config(u *Unit, prof string) graph.Config {
 		b = strconv.AppendQuote(b, x) // fmt's %q
 	}
 	b = append(b, ']')
+	feats := string(b)
+	if u.FeaturesUnknown {
+		feats = "unknown (the fingerprint could not be read)"
+	}
 	c := make(graph.Config, 2, 4)
-	c[0], c[1] = graph.KV{Key: "profile", Value: prof}, graph.KV{Key: "features", Value: string(b)}
+	c[0], c[1] = graph.KV{Key: "profile", Value: prof}, graph.KV{Key: "features", Value: feats}
 	if len(u.Rustflags) > 0 {
 		c = append(c, graph.KV{Key: "rustflags", Value: strings.Join(u.Rustflags, " ")})
 	}
