@@ -173,64 +173,51 @@ func (r *reader) readDetails() {
 func (r *reader) fingerprint(s *graph.Step) *Fingerprint { return r.fps[s] }
 
 // reference sets s.Reference to the record at path (its mtime is when the unit was last built), and
-// reports false when that path is not a regular file (a symbolic link to a device, a FIFO, a folder):
-// then its mtime says nothing of the unit, which is judged as one without its record, and the record is
-// reported unreadable (safeio's error names what the path is).
+// reports false when that record is there but unreadable as a file (recordInfo): then its mtime says
+// nothing of the unit, which is judged as one without its record, and the record is reported.
 func (r *reader) reference(s *graph.Step, path string) bool {
-	st, err := fsrec.Stat(path)
+	fi, err := recordInfo(path)
+	s.Reference = fi
 	if err != nil {
-		s.Reference = graph.FileInfo{Path: path}
-		if err := unfollowable(path, err); err != nil {
-			r.stepProblem(s, path, err)
-			return false
-		}
-		return true
-	}
-	if !st.Mode().IsRegular() {
-		_, err := safeio.ReadFileKept(path, safeio.MaxRecord)
-		if err == nil {
-			err = safeio.ErrNotRegular
-		}
 		r.stepProblem(s, path, err)
-		s.Reference = graph.FileInfo{Path: path}
 		return false
 	}
-	s.Reference = graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
 	return true
 }
 
-// unfollowable says why a record whose stat failed with err is unreadable rather than missing: its name
-// is there, a symbolic link that cannot be followed (a loop, a link to nothing). nil when it is not there.
-func unfollowable(path string, err error) error {
-	if _, lerr := fsrec.Lstat(path); lerr != nil {
-		return nil
+// stamp is the run folder's invoked.timestamp (Cargo writes it empty when the run starts: its mtime is
+// the start), as not there when it is unreadable as a file (reported).
+func (r *reader) stamp(s *graph.Step, path string) graph.FileInfo {
+	fi, err := recordInfo(path)
+	if err != nil {
+		r.stepProblem(s, path, err)
 	}
-	if target, rerr := os.Readlink(path); rerr == nil && errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("a symbolic link to %s, which does not exist", target)
-	}
-	return err
+	return fi
 }
 
-// stamp is the run folder's invoked.timestamp (Cargo writes it empty when the run starts: its mtime is
-// the start), not there when it is not a regular file: a FIFO or device has a time of its own, which
-// says nothing of the run (reported as an unreadable record).
-func (r *reader) stamp(s *graph.Step, path string) graph.FileInfo {
+// recordInfo stats a record Cargo writes as a regular file. Not there: a FileInfo without Exists and no
+// error. There but not a regular file (a FIFO, a device, a folder: they have times of their own, which
+// say nothing of the unit), or a symbolic link that cannot be followed (a loop, a link to nothing): a
+// FileInfo without Exists and an error saying what the path is.
+func recordInfo(path string) (graph.FileInfo, error) {
 	st, err := fsrec.Stat(path)
 	if err != nil {
-		if err := unfollowable(path, err); err != nil {
-			r.stepProblem(s, path, err)
+		if _, lerr := fsrec.Lstat(path); lerr != nil {
+			return graph.FileInfo{Path: path}, nil // not there
 		}
-		return graph.FileInfo{Path: path}
+		if target, rerr := os.Readlink(path); rerr == nil && errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("a symbolic link to %s, which does not exist", target)
+		}
+		return graph.FileInfo{Path: path}, err
 	}
 	if !st.Mode().IsRegular() {
 		_, err := safeio.ReadFileKept(path, safeio.MaxRecord) // its error names what the path is
 		if err == nil {
 			err = safeio.ErrNotRegular
 		}
-		r.stepProblem(s, path, err)
-		return graph.FileInfo{Path: path}
+		return graph.FileInfo{Path: path}, err
 	}
-	return graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}
+	return graph.FileInfo{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Exists: true}, nil
 }
 
 // checkDepInfo fills a compile unit's Reference (its fingerprint dep-info file) and returns the decoded
