@@ -406,7 +406,7 @@ func checkSpecialRecord(t *testing.T, ws, out string) {
 // The fingerprint JSON of the -sys lib unit the binary links made unreadable: its deps (the build-script
 // run that names the library) cannot be followed, so which cannot tell (it said "its build scripts link
 // no native library", exit 0).
-func TestWhichDamagedLibFingerprintCannotTell(t *testing.T) {
+func TestDamagedLibFingerprintCannotTell(t *testing.T) {
 	ws := ccToggled(t)
 	jsons, _ := filepath.Glob(filepath.Join(ws, "target/release/.fingerprint/fastmath-sys-*/lib-fastmath_sys.json"))
 	if len(jsons) == 0 {
@@ -421,6 +421,13 @@ func TestWhichDamagedLibFingerprintCannotTell(t *testing.T) {
 	stdout, stderr, code := runWithin(t, 30*time.Second, "which", filepath.Join(ws, "target/release/app"))
 	if code != 2 || !strings.Contains(stderr, "cannot tell which native libraries") || !strings.Contains(stderr, jf) {
 		t.Fatalf("which with the lib unit's fingerprint damaged: exit %d\n%s%s", code, stdout, stderr)
+	}
+	// run times it (nothing says it is stale) and says that whether it is current cannot be told, naming
+	// the record (it said nothing).
+	t.Chdir(ws)
+	stdout, stderr, code = runWithin(t, 30*time.Second, "run", "--ledger", filepath.Join(t.TempDir(), "l.db"), "--", "target/release/app")
+	if code != 0 || !strings.Contains(stderr, "cannot tell whether") || !strings.Contains(stderr, filepath.Base(filepath.Dir(jf))) {
+		t.Errorf("run with the lib unit's fingerprint damaged: exit %d\n%s%s", code, stdout, stderr)
 	}
 }
 

@@ -247,6 +247,16 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 		matter[m] = true
 	}
 	for _, f := range p.Findings {
+		if f.Rule == "unreadable-record" {
+			// Not stale, not known current either: said with the run (and kept in its record), not
+			// refused, as check says it with a warning.
+			for _, r := range f.Roots {
+				if matter[r] {
+					p.note("cannot tell whether %s is current: %s", r, f.Message)
+					break
+				}
+			}
+		}
 		if f.Severity < check.Error {
 			continue
 		}
