@@ -6,6 +6,7 @@ import (
 	"errors"
 	"github.com/stalecheck/stalecheck/internal/testutil/need"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -89,6 +90,50 @@ func TestCleanSymlinksPointingOutside(t *testing.T) {
 		t.Error("the deps/ symlink is not reported")
 	}
 	assertFresh(t, p, "build", "--release", "--features", "timing")
+}
+
+// A folder mounted inside an orphaned run folder (a bind mount of a folder outside the target folder):
+// os.Root never follows a symlink but does go down into a mount, so the run folder is never emptied; the
+// dry run says so, and --yes leaves it and what is mounted there alone. Needs the right to mount (root).
+func TestCleanNeverEmptiesMountPoint(t *testing.T) {
+	s := newSentinel(t)
+	p := s02(t)
+	target := p.Path("target")
+	run := ""
+	for _, d := range orphanBuildDirs() {
+		if _, err := os.Stat(filepath.Join(target, d, "output")); err == nil {
+			run = filepath.Join(target, d)
+		}
+	}
+	if run == "" {
+		t.Fatal("no orphaned run folder in the fixture")
+	}
+	mnt := filepath.Join(run, "out", "mnt")
+	if err := os.Mkdir(mnt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("mount", "--bind", s.Dir, mnt).CombinedOutput(); err != nil {
+		t.Skipf("cannot bind-mount here (needs root): %v %s", err, out)
+	}
+	t.Cleanup(func() { exec.Command("umount", mnt).Run() })
+	for _, yes := range []bool{false, true} {
+		done := runClean(t, p, clean.Request{Yes: yes})
+		found := false
+		for _, it := range done.Items {
+			if it.Path == run {
+				found = true
+				if it.Status != clean.Skipped || !strings.Contains(it.Reason, "mount point") {
+					t.Errorf("yes=%v: the run folder holding a mount: %s %q", yes, it.Status, it.Reason)
+				}
+			}
+		}
+		if !found {
+			t.Errorf("yes=%v: the run folder holding a mount is not reported", yes)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(mnt, "precious.txt")); err != nil {
+		t.Errorf("what is mounted in the run folder was touched: %v", err)
+	}
 }
 
 // A symlink swapped in between planning and deleting: (1) the plan file's folder replaced by a symlink

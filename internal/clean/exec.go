@@ -135,6 +135,13 @@ func remove(root *os.Root, rel string, it *Item, opt ExecOptions) string {
 	if why := check(); why != "" {
 		return why
 	}
+	if it.Dir {
+		// A file system mounted at or below the folder (a bind mount of another folder, a tmpfs):
+		// emptying the folder would empty what is mounted there, which is not the build's.
+		if m := mountsUnder(filepath.Join(rootPath(root), rel)); len(m) > 0 {
+			return fmt.Sprintf("holds a mount point (%s): a file system mounted inside a build folder is not the build's, so it is never emptied", strings.Join(m, ", "))
+		}
+	}
 	if opt.DryRun {
 		return ""
 	}
@@ -174,9 +181,12 @@ func remove(root *os.Root, rel string, it *Item, opt ExecOptions) string {
 	if err != nil {
 		return "cannot list it: " + errString(err)
 	}
-	for _, n := range names {
+	for i, n := range names {
 		if err := dir.RemoveAll(n); err != nil {
-			return "cannot empty it: " + errString(err)
+			if i == 0 {
+				return "cannot empty it: " + errString(err)
+			}
+			return fmt.Sprintf("partly emptied (%d of its %d entries removed), then: %s", i, len(names), errString(err))
 		}
 	}
 	if why := check(); why != "" {
@@ -187,6 +197,60 @@ func remove(root *os.Root, rel string, it *Item, opt ExecOptions) string {
 	}
 	return ""
 }
+
+// rootPath is the folder root was opened on, symbolic links resolved as the mount table has them.
+func rootPath(root *os.Root) string {
+	if p, err := filepath.EvalSymlinks(root.Name()); err == nil {
+		return p
+	}
+	return root.Name()
+}
+
+// mountsUnder lists the mount points at or below dir (absolute), from /proc/self/mountinfo: a bind
+// mount of another folder of the same file system shows there, not in a device number. nil when none,
+// or when the table cannot be read (not Linux).
+func mountsUnder(dir string) []string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		return nil
+	}
+	return mountsUnderIn(string(data), filepath.Clean(dir))
+}
+
+// mountsUnderIn is mountsUnder over a mountinfo table: each line's fifth field is the mount point,
+// with space, tab, newline and backslash written as octal escapes (\040).
+func mountsUnderIn(table, dir string) []string {
+	var out []string
+	for line := range strings.Lines(table) {
+		f := strings.Fields(line)
+		if len(f) < 5 {
+			continue
+		}
+		mp := unescapeMount(f[4])
+		if mp == dir || strings.HasPrefix(mp, dir+"/") {
+			out = append(out, mp)
+		}
+	}
+	return out
+}
+
+func unescapeMount(s string) string {
+	if !strings.Contains(s, "\\") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1]) && isOctal(s[i+2]) && isOctal(s[i+3]) {
+			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
+			i += 3
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}
+
+func isOctal(c byte) bool { return c >= '0' && c <= '7' }
 
 func ident(fi fs.FileInfo) (uint64, uint64) {
 	if sys, ok := fi.Sys().(*syscall.Stat_t); ok {

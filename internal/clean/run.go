@@ -67,10 +67,11 @@ func Run(req Request) (*Plan, error) {
 	if plan.Locks == nil {
 		plan.Locks = []string{}
 	}
-	switch {
-	case req.Yes:
+	if req.Yes {
 		err = Execute(plan, fresh, g, req.Exec)
-	case req.Plan != nil:
+	} else {
+		// A dry run checks every item as a removal would (what is there now, mount points), so that
+		// what it lists is what --yes removes.
 		ex := req.Exec
 		ex.DryRun = true
 		err = Execute(plan, fresh, g, ex)
