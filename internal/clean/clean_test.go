@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -137,6 +138,36 @@ func TestCleanPlanFileIsRechecked(t *testing.T) {
 		t.Errorf("%d items describe the timing run (its folder and fingerprint), want 2", runs)
 	}
 	assertFresh(t, p, "build", "--release")
+}
+
+// A planned file written again in place after the plan was made (same inode: what ext4 gives a file made
+// anew after the planned one was removed, too) is not the file planned: --yes with that plan leaves it,
+// saying so (it removed the new file and reported the old size).
+func TestCleanPlanFileRewrittenInPlace(t *testing.T) {
+	p := s02(t)
+	plan := runClean(t, p, clean.Request{})
+	var file *clean.Item
+	for i := range plan.Items {
+		if it := &plan.Items[i]; it.Status == clean.Planned && !it.Dir && file == nil {
+			file = it
+		}
+	}
+	if file == nil {
+		t.Fatal("the premise fails: no planned file")
+	}
+	time.Sleep(20 * time.Millisecond) // past a coarse ctime tick
+	if err := os.WriteFile(file.Path, []byte("user data\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := runClean(t, p, clean.Request{Plan: plan, Yes: true})
+	for _, it := range done.Items {
+		if it.Path == file.Path && (it.Status != clean.Skipped || !strings.Contains(it.Reason, "made anew")) {
+			t.Errorf("%s, rewritten after the plan: %s %q", it.Rel, it.Status, it.Reason)
+		}
+	}
+	if data, err := os.ReadFile(file.Path); err != nil || string(data) != "user data\n" {
+		t.Errorf("the rewritten file: %q, %v", data, err)
+	}
 }
 
 // --profile limits the plan to one profile folder; --incremental adds its incremental caches.

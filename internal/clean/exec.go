@@ -130,6 +130,9 @@ func remove(root *os.Root, rel string, it *Item, opt ExecOptions) string {
 		if dev, ino := ident(fi); dev != it.Dev || ino != it.Ino {
 			return "replaced since it was planned (device and inode differ)"
 		}
+		if sys, ok := fi.Sys().(*syscall.Stat_t); ok && !it.Dir && it.CtimeNS != 0 && sys.Ctim.Nano() != it.CtimeNS {
+			return "written or made anew since it was planned (its status-change time differs)"
+		}
 		return ""
 	}
 	if why := check(); why != "" {

@@ -52,9 +52,13 @@ type Item struct {
 	Bytes    int64  `json:"bytes"`
 	Dev      uint64 `json:"dev"`
 	Ino      uint64 `json:"ino"`
-	Dir      bool   `json:"dir"`
-	Status   string `json:"status"`
-	Reason   string `json:"reason,omitempty"`
+	// CtimeNS is a file's status-change time when planned: a file written again or made anew under
+	// the same inode (ext4 reuses a freed one) has another, and is not the file planned. Not kept for a
+	// folder, whose entries may come and go.
+	CtimeNS int64  `json:"ctime_ns,omitempty"`
+	Dir     bool   `json:"dir"`
+	Status  string `json:"status"`
+	Reason  string `json:"reason,omitempty"`
 }
 
 // RelPath returns the item's relative path with its exact bytes.
@@ -247,6 +251,9 @@ func measure(base string, it *Item) {
 	}
 	if sys, ok := st.Sys().(*syscall.Stat_t); ok {
 		it.Dev, it.Ino = uint64(sys.Dev), sys.Ino
+		if !st.IsDir() {
+			it.CtimeNS = sys.Ctim.Nano()
+		}
 	}
 	it.Dir = st.IsDir()
 	it.Status = Planned
