@@ -94,6 +94,12 @@ type Step struct {
 	OrderOnly []string
 	// Discovered are the inputs depfiles, DWARF units and archive members show, Known or not.
 	Discovered []*Input
+	// declaredAt and discoveredAt index Declared and Discovered by path (built when first asked, again
+	// when the list grew past what they cover): a depfile of 40,000 entries was quadratic.
+	declaredAt   map[string]bool
+	declaredN    int
+	discoveredAt map[string]*Input
+	discoveredN  int
 	// Depfile is the absolute path of the object's `.d` file ("" when none was found), Included is
 	// true when make read it (it is in MAKEFILE_LIST); Looked lists the paths looked at.
 	Depfile  string
@@ -411,30 +417,38 @@ func (r *reader) parseDepfile(p string) (*depfile.File, error) {
 }
 
 func (s *Step) known(p string) bool {
-	for _, d := range s.Declared {
-		if d.Path == p {
-			return true
+	if s.declaredAt == nil || s.declaredN != len(s.Declared) {
+		s.declaredAt, s.declaredN = make(map[string]bool, len(s.Declared)), len(s.Declared)
+		for _, d := range s.Declared {
+			s.declaredAt[d.Path] = true
 		}
 	}
-	return false
+	return s.declaredAt[p]
 }
 
 // discover adds (or adds a clue to) a discovered input of s.
 func (r *reader) discover(s *Step, name string, how How, detail string) {
 	p := r.abs(name)
-	for _, in := range s.Discovered {
-		if in.Path == p {
-			for _, h := range in.How {
-				if h == how {
-					return
-				}
+	if s.discoveredAt == nil || s.discoveredN != len(s.Discovered) {
+		s.discoveredAt, s.discoveredN = make(map[string]*Input, len(s.Discovered)), len(s.Discovered)
+		for _, in := range s.Discovered {
+			if _, ok := s.discoveredAt[in.Path]; !ok {
+				s.discoveredAt[in.Path] = in // the first, as the list's scan found it
 			}
-			in.How, in.Detail = append(in.How, how), append(in.Detail, detail)
-			return
 		}
+	}
+	if in := s.discoveredAt[p]; in != nil {
+		for _, h := range in.How {
+			if h == how {
+				return
+			}
+		}
+		in.How, in.Detail = append(in.How, how), append(in.Detail, detail)
+		return
 	}
 	in := &Input{Stat: r.stat(p), Name: name, How: []How{how}, Detail: []string{detail}, Known: s.known(p), System: isSystem(p)}
 	s.Discovered = append(s.Discovered, in)
+	s.discoveredAt[p], s.discoveredN = in, len(s.Discovered)
 }
 
 func isSystem(p string) bool {
@@ -584,7 +598,7 @@ func (r *reader) archive(s *Step, compileByBase map[string]string) {
 	for _, in := range s.Discovered {
 		byBase[filepath.Base(in.Path)] = in
 	}
-	s.Discovered = s.Discovered[:0]
+	s.Discovered, s.discoveredAt = s.Discovered[:0], nil
 	for _, m := range ar.Members {
 		mem := Member{Name: m.Name, Size: m.Size}
 		detail := s.Output.Path + ":" + m.Name
