@@ -26,6 +26,7 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/cinclude"
@@ -71,6 +72,15 @@ func Annotate(g *graph.Graph) {
 				}
 			}
 			continue
+		}
+		// A depfile the compiler wrote lists every header it read outside the system folders: one that
+		// omits a header an unconditional #include of a file it lists resolves to is not what the
+		// compiler wrote (damaged, or another compile's), and the header is scanned as an input its
+		// build system does not watch.
+		for _, p := range omittedByDepfile(cache, s) {
+			if d := producer[p]; d != nil {
+				g.AddDep(s, d)
+			}
 		}
 		seen := map[string]bool{}
 		traced := map[string]int{}
@@ -201,6 +211,74 @@ func scanInputs(cache *cinclude.Cache, s *graph.Step) (added []string) {
 				}
 				s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
 					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s", inc.Text(), f, via)}})
+			}
+		}
+	}
+	return added
+}
+
+// omittedByDepfile adds to s, as include-scan inputs, the headers that unconditional #include lines of
+// its compiles' sources and of the headers its depfile lists resolve to now through the source's own
+// folder, -iquote and -I (-MMD leaves out the system folders), when the depfile lists none of the
+// candidates the directive could have found. Only a depfile's list is complete in this way (DWARF line
+// tables leave out headers with no code, a trace what it did not see). It returns the paths added.
+func omittedByDepfile(cache *cinclude.Cache, s *graph.Step) (added []string) {
+	listed := map[string]bool{}
+	var depfile string
+	have := map[string]bool{}
+	for _, in := range s.Inputs {
+		p := filepath.Clean(in.File.Path)
+		have[p] = true
+		if in.Has(graph.Depfile) {
+			listed[p] = true
+			if i := slices.Index(in.How, graph.Depfile); i >= 0 && i < len(in.Detail) && depfile == "" {
+				depfile = in.Detail[i]
+			}
+		}
+	}
+	if len(listed) == 0 {
+		return nil
+	}
+	for _, c := range s.Compiles {
+		src := filepath.Clean(c.Source)
+		if !listed[src] {
+			continue // the depfile is not this compile's (or names the source otherwise): not judged
+		}
+		sp := cinclude.SearchPath{Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After}
+		walk := cache.NewWalk(sp, nil, c.Source)
+		queue := []string{src}
+		visited := map[string]bool{src: true}
+		for len(queue) > 0 && len(visited) < 5000 {
+			f := queue[0]
+			queue = queue[1:]
+			for _, inc := range walk.Includes(f) {
+				if inc.Cond || inc.Macro != "" || inc.Angle {
+					continue // whether the compiler read it depends on macros; <…> may be a system header
+				}
+				if readThen(sp, inc, filepath.Dir(f), listed) != "" {
+					if p := readThen(sp, inc, filepath.Dir(f), listed); !visited[p] {
+						visited[p] = true
+						queue = append(queue, p)
+					}
+					continue
+				}
+				p, flag, dir := sp.ResolveIn(cache, inc, filepath.Dir(f), true)
+				if p == "" || flag == "-isystem" || flag == "-idirafter" || cinclude.IsSystemHeader(p) {
+					continue
+				}
+				p = filepath.Clean(p)
+				if have[p] {
+					continue
+				}
+				have[p] = true
+				added = append(added, p)
+				via := "the including file's folder"
+				if flag != "" {
+					via = flag + " " + dir
+				}
+				s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
+					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s; the depfile %s does not list it, so it is not the list the compiler wrote, and the build system does not watch the header",
+						inc.Text(), f, via, depfile)}})
 			}
 		}
 	}

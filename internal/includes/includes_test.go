@@ -3,6 +3,7 @@ package includes
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -87,5 +88,44 @@ func TestNoRecordsNoShadowButScan(t *testing.T) {
 	Annotate(g) // a second pass adds nothing
 	if len(s.Inputs) != 2 {
 		t.Errorf("after a second pass: %d inputs", len(s.Inputs))
+	}
+}
+
+// A depfile that does not list a header an unconditional #include "…" of a listed file finds (damaged,
+// or another compile's): the header becomes an include-scan input, unwatched, naming the depfile; a
+// conditional include, an <…> include and a depfile that lists the header add nothing.
+func TestDepfileOmitsHeader(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "src/a.c"), "#include \"lib.h\"\n#include <sys.h>\n#ifdef EXTRA\n#include \"extra.h\"\n#endif\nint a;\n")
+	write(t, filepath.Join(dir, "include/lib.h"), "#include \"detail.h\"\n")
+	write(t, filepath.Join(dir, "include/detail.h"), "#define D 1\n")
+	write(t, filepath.Join(dir, "include/extra.h"), "#define E 1\n")
+	write(t, filepath.Join(dir, "include/sys.h"), "#define S 1\n")
+	added := func(s *graph.Step) []string {
+		var out []string
+		for _, in := range s.Inputs {
+			if in.Has(graph.IncludeScan) {
+				out = append(out, in.File.Path)
+				if in.Watched || !strings.Contains(in.Detail[0], "does not list it") {
+					t.Errorf("%s: watched %v, detail %q", in.File.Path, in.Watched, in.Detail[0])
+				}
+			}
+		}
+		return out
+	}
+	s := step(dir, "include/lib.h", "include/detail.h")
+	Annotate(&graph.Graph{Steps: []*graph.Step{s}})
+	if got := added(s); len(got) != 0 {
+		t.Errorf("a complete depfile: added %v", got)
+	}
+	s = step(dir, "include/lib.h") // detail.h dropped
+	Annotate(&graph.Graph{Steps: []*graph.Step{s}})
+	if got := added(s); len(got) != 1 || got[0] != filepath.Join(dir, "include/detail.h") {
+		t.Errorf("a depfile without detail.h: added %v, want detail.h only", got)
+	}
+	s = step(dir) // the source alone
+	Annotate(&graph.Graph{Steps: []*graph.Step{s}})
+	if got := added(s); len(got) != 1 || got[0] != filepath.Join(dir, "include/lib.h") {
+		t.Errorf("a depfile of the source alone: added %v, want lib.h (what detail.h hangs on is not known read)", got)
 	}
 }

@@ -183,6 +183,11 @@ func (b *Build) Graph() *graph.Graph {
 			sp := c.searchPath()
 			s.Compiles = []graph.CompilerRun{{Source: c.Source, Dir: c.Dir, Quote: sp.Quote, Dirs: sp.Dirs, System: sp.System, After: sp.After}}
 		}
+		if e.DepfileErr != nil {
+			// A depfile ninja reads (or one left over beside a deps log) that cannot be read or parsed:
+			// the headers it would list are unknown, and ninja itself fails on it.
+			g.AddStepProblem(s, e.DepfilePath, e.DepfileErr)
+		}
 		for _, o := range e.OutputStats {
 			fi := graph.FileInfo{Path: o.Path, MTimeNS: o.MTime, Size: o.Size, Exists: o.Exists}
 			s.Outputs = append(s.Outputs, fi)

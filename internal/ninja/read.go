@@ -2,6 +2,7 @@ package ninja
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"runtime"
@@ -14,6 +15,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // How says how an input of an edge is known.
@@ -191,6 +193,9 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	// ninja -n runs in its own process while the records are read here, unless Read can evaluate
 	// ninja's rules itself (selfcheck.go): then ninja -n is asked only when that finds work.
 	done := make(chan struct{})
+	// The concurrent ninja -n is stopped when the read finds a depfile ninja would block on.
+	dctx, stopDryRun := context.WithCancel(ctx)
+	defer stopDryRun()
 	var writes []string
 	if !opts.NoDryRun && !opts.AllowDryRunWrites {
 		writes = dryRunWrites(m)
@@ -209,7 +214,7 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	} else if opts.NoDryRun {
 		close(done)
 	} else {
-		go func() { defer close(done); b.dryRun(ctx, writes) }()
+		go func() { defer close(done); b.dryRun(dctx, writes) }()
 	}
 	b.Generator = DetectGenerator(abs)
 	b.depsName = relTo(abs, b.DepsPath)
@@ -247,7 +252,16 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 		}()
 	}
 	wg.Wait()
+	blocking := b.blockingDepfile()
+	if blocking != "" {
+		stopDryRun()
+	}
 	<-done
+	if blocking != "" {
+		// Not run (or stopped): ninja opens the depfile of every edge it considers, and waits for a
+		// writer on a FIFO (until its deadline: 2 minutes). The record is reported unreadable (Graph).
+		b.DryRun, b.DryRunErr, self = nil, fmt.Errorf("ninja -n not run: the depfile %s is not a regular file, and ninja would wait reading it", blocking), false
+	}
 	if self && (toolErr != nil || !b.Tool.ReadsLogVersion(b.Log.Version) || b.Deps != nil && !b.Tool.ReadsDepsVersion(b.Deps.Version)) {
 		self = false
 		b.dryRun(ctx, writes) // says why ninja -n is not run, or runs it
@@ -303,6 +317,17 @@ func (b *Build) applyDryRun() {
 			}
 		}
 	}
+}
+
+// blockingDepfile is the first depfile on disk ninja reads (an edge without a deps log record for it)
+// that is not a regular file, or "".
+func (b *Build) blockingDepfile() string {
+	for _, e := range b.Edges {
+		if e.DepfileErr != nil && errors.Is(e.DepfileErr, safeio.ErrNotRegular) {
+			return e.DepfilePath
+		}
+	}
+	return ""
 }
 
 // dryRunWrites lists what `ninja -n` would write into the build folder (ninja 1.11 and 1.13, src/build.cc
