@@ -372,6 +372,10 @@ func (m *Manifest) parseFile(name string, sc *scope, depth int) error {
 				}
 				r.b[k] = v
 			}
+			if _, ok := r.b["command"]; !ok {
+				// ninja refuses such a manifest (a file cut after a rule's name, most often).
+				return bad(l, "rule %q has no command (ninja: expected 'command =' line)", r.name)
+			}
 			sc.rules[r.name] = r
 		case "build":
 			if err := m.parseEdge(full, l, rest, block, sc); err != nil {

@@ -66,6 +66,8 @@ func TestManifestErrorsNameFileAndLine(t *testing.T) {
 		"include missing.ninja\n":    "missing.ninja",
 		"  indented = 1\n":           "build.ninja:1: indented line",
 		"rule r\n  command = $(x)\n": "build.ninja:2: bad '$' escape",
+		"x = 1\nrule cc\n":           "build.ninja:2: rule \"cc\" has no command",
+		"rule cc\n  depfile = $out.d\nbuild a.o: cc a.c\n": "build.ninja:1: rule \"cc\" has no command",
 	} {
 		os.WriteFile(filepath.Join(dir, "build.ninja"), []byte(body), 0o644)
 		_, err := ParseManifest(dir, "build.ninja")

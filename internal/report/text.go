@@ -101,7 +101,14 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 			}
 		}
 		if tied == 0 && g.System != "" && g.System != unit.System {
-			p.line("No findings, but nothing to judge either: the records in %s show no built target tied to a rule or edge (see the notes with -v).", g.BuildDir)
+			what := "show no built target tied to a rule or edge"
+			if len(g.Steps) == 0 {
+				what = "declare no build step"
+			}
+			if len(g.Notes) > 0 {
+				what += " (see the notes with -v)"
+			}
+			p.line("No findings, but nothing to judge either: the records in %s %s.", g.BuildDir, what)
 		} else if tied == 0 {
 			// Nothing to vouch for: say so rather than call an empty folder fresh.
 			p.line("No findings, but no binary to judge either: %s holds no uplifted binary or library tied to a build record (the first build failed before linking, or only cargo check ran).", g.TargetDir)

@@ -71,3 +71,24 @@ func TestTimestamp(t *testing.T) {
 		t.Errorf("FormatTime in another zone = %q", got)
 	}
 }
+
+// Records with nothing to judge: the summary says why, and points to notes only when there are some (a
+// build.ninja cut short said "see the notes with -v" with none).
+func TestWriteTextNothingToJudge(t *testing.T) {
+	for _, c := range []struct {
+		g    *graph.Graph
+		want string
+	}{
+		{&graph.Graph{System: "ninja", BuildDir: "/b"}, "the records in /b declare no build step."},
+		{&graph.Graph{System: "ninja", BuildDir: "/b", Steps: []*graph.Step{{ID: "x"}}}, "show no built target tied to a rule or edge."},
+		{&graph.Graph{System: "ninja", BuildDir: "/b", Notes: []string{"ninja -n: not run"}}, "declare no build step (see the notes with -v)."},
+	} {
+		var b strings.Builder
+		if err := WriteText(&b, c.g, nil, TextOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), c.want) {
+			t.Errorf("steps %d, notes %d: want %q in\n%s", len(c.g.Steps), len(c.g.Notes), c.want, b.String())
+		}
+	}
+}
