@@ -1,8 +1,10 @@
 package ledger
 
 import (
+	"context"
 	"database/sql"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -202,4 +204,35 @@ func TestSchemaV2Migrated(t *testing.T) {
 			t.Errorf("%d identity rows after every run was deleted, want 0", n)
 		}
 	})
+}
+
+// A SQLite file that holds another program's tables and no ledger: Open refuses it, naming it, and adds
+// nothing to it (stalecheck's tables were created beside the other program's).
+func TestOpenRefusesOtherProgramsDatabase(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "other.db")
+	db, err := sql.Open("sqlite", sqliteURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`CREATE TABLE customers (id INTEGER PRIMARY KEY, name TEXT)`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	l, err := Open(context.Background(), path)
+	if err == nil {
+		l.Close()
+		t.Fatal("Open took another program's database for a ledger")
+	}
+	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another program") {
+		t.Errorf("error %v does not name the file and say why", err)
+	}
+	db, err = sql.Open("sqlite", sqliteURI(path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	var n int
+	if err := db.QueryRow(`SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("tables in the other program's database after Open: %d, %v; want its 1", n, err)
+	}
 }

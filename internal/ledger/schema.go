@@ -256,6 +256,15 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 	} else if d == sqliteDialect && isCorrupt(err) {
 		return &CorruptError{Ledger: loc, Detail: err.Error()}
 	}
+	if d == sqliteDialect && v == 0 {
+		// A SQLite file with tables but no ledger schema is another program's database: stalecheck's
+		// tables are not added to it (a --ledger typo would mix them in).
+		var n int
+		var name sql.NullString
+		if err := db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(name) FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version' AND name NOT LIKE 'sqlite_%'`).Scan(&n, &name); err == nil && n > 0 {
+			return fmt.Errorf("ledger %s: the SQLite database holds %d table(s) of another program (%s…) and no stalecheck ledger: not used as one (name a new file, or the ledger you meant)", loc, n, name.String)
+		}
+	}
 
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
