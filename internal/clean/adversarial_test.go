@@ -136,6 +136,45 @@ func TestCleanNeverEmptiesMountPoint(t *testing.T) {
 	}
 }
 
+// A folder inside an orphaned run folder that cannot be read (chmod 000): --yes would empty the run
+// folder part way and stop there, so the plan leaves it, saying why, in the dry run as with --yes.
+// Root reads every folder: the test needs another user.
+func TestCleanLeavesFolderItCannotRead(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root reads a chmod 000 folder: run as another user")
+	}
+	p := s02(t)
+	target := p.Path("target")
+	run := ""
+	for _, d := range orphanBuildDirs() {
+		if _, err := os.Stat(filepath.Join(target, d, "output")); err == nil {
+			run = filepath.Join(target, d)
+		}
+	}
+	if run == "" {
+		t.Fatal("no orphaned run folder in the fixture")
+	}
+	locked := filepath.Join(run, "out", "locked")
+	if err := os.MkdirAll(filepath.Join(locked, "inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(locked, 0); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(locked, 0o755) })
+	for _, yes := range []bool{false, true} {
+		done := runClean(t, p, clean.Request{Yes: yes})
+		for _, it := range done.Items {
+			if it.Path == run && (it.Status != clean.Skipped || !strings.Contains(it.Reason, "cannot read inside it")) {
+				t.Errorf("yes=%v: the run folder holding an unreadable folder: %s %q", yes, it.Status, it.Reason)
+			}
+		}
+	}
+	if _, err := os.Lstat(filepath.Join(run, "output")); err != nil {
+		t.Errorf("the run folder was partly removed: %v", err)
+	}
+}
+
 // A symlink swapped in between planning and deleting: (1) the plan file's folder replaced by a symlink
 // before the plan runs; (2) the folder replaced after it passed its checks (the handle already open:
 // its contents go, the symlink is left alone); (3) a folder on the path (build/) replaced by a symlink

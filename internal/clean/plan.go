@@ -258,7 +258,13 @@ func measure(base string, it *Item) {
 	it.Dir = st.IsDir()
 	it.Status = Planned
 	if it.Dir {
-		it.Bytes = treeBytes(it.Path)
+		var unreadable error
+		it.Bytes, unreadable = treeBytes(it.Path)
+		if unreadable != nil {
+			// Removing it would stop there, with part of it gone: not planned.
+			it.Status, it.Reason = Skipped, "cannot read inside it ("+errString(unreadable)+"): a removal would stop there, part done"
+			return
+		}
 	} else {
 		it.Bytes = st.Size()
 	}
@@ -267,11 +273,18 @@ func measure(base string, it *Item) {
 // treeBytes sums the sizes of everything under a folder (lstat: symlinks count as themselves), each
 // hard-linked file once (a compile folder holds the build script twice: build-script-build is a hard
 // link of build_script_build-<hash>).
-func treeBytes(dir string) int64 {
+func treeBytes(dir string) (int64, error) {
 	var n int64
 	var seen map[[2]uint64]bool
+	var first error
 	_ = filepath.WalkDir(dir, func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
+		if err != nil {
+			if first == nil && !errors.Is(err, fs.ErrNotExist) {
+				first = err
+			}
+			return nil
+		}
+		if e.IsDir() {
 			return nil
 		}
 		info, err := e.Info()
@@ -291,7 +304,7 @@ func treeBytes(dir string) int64 {
 		n += info.Size()
 		return nil
 	})
-	return n
+	return n, first
 }
 
 // listDeps indexes a profile's deps/ and examples/ files by the unit hash in their names.
