@@ -27,6 +27,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/makefile"
 	"github.com/stalecheck/stalecheck/internal/ninja"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // Options are what every reader is handed.
@@ -335,6 +336,13 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	if cargoOnly && readsCargo {
 		g, err := reader(unit.System)(ctx, path, opt)
 		if err != nil {
+			if len(found) == 0 {
+				if why := unreadableBuildFiles(path); why != "" {
+					// Another system's build file is there but cannot be read: say so, not only that
+					// the folder is no Cargo build.
+					err = fmt.Errorf("%w; %s", err, why)
+				}
+			}
 			return g, found, err
 		}
 		nested, more, drivenFound := readDriven(ctx, g, driven, want, opt)
@@ -554,4 +562,23 @@ func readDriven(ctx context.Context, cg *graph.Graph, cands []Found, want map[st
 		found = append(found, f)
 	}
 	return graphs, notes, found
+}
+
+// unreadableBuildFiles names the build files of the systems stalecheck reads that are in dir but are
+// not regular files (a FIFO, a link to a device) or cannot be read, with why; "" when none.
+func unreadableBuildFiles(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	var out []string
+	for _, n := range []string{"GNUmakefile", "makefile", "Makefile", "build.ninja", "go.mod", "Cargo.toml"} {
+		p := filepath.Join(dir, n)
+		if _, err := fsrec.Lstat(p); err != nil {
+			continue
+		}
+		if err := safeio.Regular(p); err != nil {
+			out = append(out, fmt.Sprintf("%s is here but cannot be read as a build file: %v", p, err))
+		}
+	}
+	return strings.Join(out, "; ")
 }

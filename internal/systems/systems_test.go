@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -101,6 +102,13 @@ func TestReadAllErrors(t *testing.T) {
 	}
 	if _, _, err := ReadAll(context.Background(), dir, nil, Options{}); err == nil || !strings.Contains(err.Error(), "no Cargo.toml at or above") {
 		t.Fatalf("empty folder: %v", err)
+	}
+	// A Makefile that is a FIFO: the error names it, not only the missing Cargo.toml.
+	if err := syscall.Mkfifo(filepath.Join(dir, "Makefile"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := ReadAll(context.Background(), dir, nil, Options{}); err == nil || !strings.Contains(err.Error(), filepath.Join(dir, "Makefile")) || !strings.Contains(err.Error(), "FIFO") {
+		t.Fatalf("a Makefile that is a FIFO: %v", err)
 	}
 }
 
