@@ -77,11 +77,7 @@ func Annotate(g *graph.Graph) {
 		// omits a header an unconditional #include of a file it lists resolves to is not what the
 		// compiler wrote (damaged, or another compile's), and the header is scanned as an input its
 		// build system does not watch.
-		for _, p := range omittedByDepfile(cache, s) {
-			if d := producer[p]; d != nil {
-				g.AddDep(s, d)
-			}
-		}
+		omittedByDepfile(cache, s, producer, func(d *graph.Step) { g.AddDep(s, d) })
 		seen := map[string]bool{}
 		traced := map[string]int{}
 		for i, l := range s.Lookups {
@@ -222,7 +218,8 @@ func scanInputs(cache *cinclude.Cache, s *graph.Step) (added []string) {
 // folder, -iquote and -I (-MMD leaves out the system folders), when the depfile lists none of the
 // candidates the directive could have found. Only a depfile's list is complete in this way (DWARF line
 // tables leave out headers with no code, a trace what it did not see). It returns the paths added.
-func omittedByDepfile(cache *cinclude.Cache, s *graph.Step) (added []string) {
+// A header another step makes is not added: that step becomes a dependency of s (dep), as for a scan.
+func omittedByDepfile(cache *cinclude.Cache, s *graph.Step, producer map[string]*graph.Step, dep func(*graph.Step)) (added []string) {
 	listed := map[string]bool{}
 	var depfile string
 	have := map[string]bool{}
@@ -267,7 +264,16 @@ func omittedByDepfile(cache *cinclude.Cache, s *graph.Step) (added []string) {
 					continue
 				}
 				p = filepath.Clean(p)
-				if have[p] {
+				if have[p] || s.Script.OutDir != "" && strings.HasPrefix(p, s.Script.OutDir+string(filepath.Separator)) {
+					// Known, or made by the run itself in its output folder (a configured header the
+					// adapter left out of the inputs as the run's own output).
+					continue
+				}
+				if d := producer[p]; d != nil {
+					have[p] = true
+					if d != s {
+						dep(d)
+					}
 					continue
 				}
 				have[p] = true
