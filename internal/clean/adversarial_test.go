@@ -27,6 +27,18 @@ func orphanBuildDirs() []string {
 	return out
 }
 
+// orphanRunFolder is the fixture's orphaned build-script run folder (the one with an output record).
+func orphanRunFolder(t *testing.T, target string) string {
+	t.Helper()
+	for _, d := range orphanBuildDirs() {
+		if _, err := os.Stat(filepath.Join(target, d, "output")); err == nil {
+			return filepath.Join(target, d)
+		}
+	}
+	t.Fatal("no orphaned run folder in the fixture")
+	return ""
+}
+
 func symlink(t *testing.T, target, link string) {
 	t.Helper()
 	if err := os.Symlink(target, link); err != nil {
@@ -42,15 +54,7 @@ func TestCleanSymlinksPointingOutside(t *testing.T) {
 	s := newSentinel(t)
 	p := s02(t)
 	target := p.Path("target")
-	run := ""
-	for _, d := range orphanBuildDirs() {
-		if _, err := os.Stat(filepath.Join(target, d, "output")); err == nil {
-			run = filepath.Join(target, d)
-		}
-	}
-	if run == "" {
-		t.Fatal("no orphaned run folder in the fixture")
-	}
+	run := orphanRunFolder(t, target)
 	symlink(t, s.Dir, filepath.Join(run, "out", "escape-dir"))
 	symlink(t, filepath.Join(s.Dir, "precious.txt"), filepath.Join(run, "out", "escape-file"))
 	evil := filepath.Join(target, "release/build/evil-0123456789abcdef")
@@ -99,15 +103,7 @@ func TestCleanNeverEmptiesMountPoint(t *testing.T) {
 	s := newSentinel(t)
 	p := s02(t)
 	target := p.Path("target")
-	run := ""
-	for _, d := range orphanBuildDirs() {
-		if _, err := os.Stat(filepath.Join(target, d, "output")); err == nil {
-			run = filepath.Join(target, d)
-		}
-	}
-	if run == "" {
-		t.Fatal("no orphaned run folder in the fixture")
-	}
+	run := orphanRunFolder(t, target)
 	mnt := filepath.Join(run, "out", "mnt")
 	if err := os.Mkdir(mnt, 0o755); err != nil {
 		t.Fatal(err)
@@ -145,15 +141,7 @@ func TestCleanLeavesFolderItCannotRead(t *testing.T) {
 	}
 	p := s02(t)
 	target := p.Path("target")
-	run := ""
-	for _, d := range orphanBuildDirs() {
-		if _, err := os.Stat(filepath.Join(target, d, "output")); err == nil {
-			run = filepath.Join(target, d)
-		}
-	}
-	if run == "" {
-		t.Fatal("no orphaned run folder in the fixture")
-	}
+	run := orphanRunFolder(t, target)
 	locked := filepath.Join(run, "out", "locked")
 	if err := os.MkdirAll(filepath.Join(locked, "inner"), 0o755); err != nil {
 		t.Fatal(err)

@@ -201,12 +201,7 @@ func scanInputs(cache *cinclude.Cache, s *graph.Step) (added []string) {
 				}
 				have[p] = true
 				added = append(added, p)
-				via := "the including file's folder"
-				if flag != "" {
-					via = flag + " " + dir
-				}
-				s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
-					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s", inc.Text(), f, via)}})
+				addScanned(s, p, inc, f, flag, dir, "")
 			}
 		}
 	}
@@ -278,17 +273,22 @@ func omittedByDepfile(cache *cinclude.Cache, s *graph.Step, producer map[string]
 				}
 				have[p] = true
 				added = append(added, p)
-				via := "the including file's folder"
-				if flag != "" {
-					via = flag + " " + dir
-				}
-				s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
-					Detail: []string{fmt.Sprintf("#include %s in %s, found through %s; the depfile %s does not list it, so it is not the list the compiler wrote, and the build system does not watch the header",
-						inc.Text(), f, via, depfile)}})
+				addScanned(s, p, inc, f, flag, dir, "; the depfile "+depfile+" does not list it, so it is not the list the compiler wrote, and the build system does not watch the header")
 			}
 		}
 	}
 	return added
+}
+
+// addScanned adds header p, which #include inc in file f found through flag dir ("" for f's own folder),
+// to s as an include-scan input; note ends its detail.
+func addScanned(s *graph.Step, p string, inc cinclude.Include, f, flag, dir, note string) {
+	via := "the including file's folder"
+	if flag != "" {
+		via = flag + " " + dir
+	}
+	s.Inputs = append(s.Inputs, &graph.Input{File: statInfo(p), How: []graph.How{graph.IncludeScan},
+		Detail: []string{fmt.Sprintf("#include %s in %s, found through %s%s", inc.Text(), f, via, note)}})
 }
 
 func statInfo(p string) graph.FileInfo {
