@@ -29,11 +29,9 @@ type Generator struct {
 	Cache map[string]string
 	// Intro lists Meson's intro-*.json files in meson-info/.
 	Intro []string
-	// CompileDB is compile_commands.json in the build folder ("" when absent); Compiles its entries,
-	// CompileDBErr its read error.
-	CompileDB    string
-	Compiles     []CompileEntry
-	CompileDBErr error
+	// CompileDB is compile_commands.json in the build folder ("" when absent); CompileEntries reads it
+	// when asked (it can be tens of megabytes, and detection runs on every check).
+	CompileDB string
 	// Err is the record's read error (a damaged cache or JSON), naming the file.
 	Err error
 }
@@ -117,18 +115,26 @@ func DetectGenerator(dir string) *Generator {
 }
 
 func (g *Generator) readCompileDB(dir string) {
-	p := filepath.Join(dir, "compile_commands.json")
-	if !exists(p) {
-		return
+	if p := filepath.Join(dir, "compile_commands.json"); exists(p) {
+		g.CompileDB = p
 	}
-	g.CompileDB = p
-	data, err := safeio.ReadFile(p, safeio.MaxCache)
-	if err == nil {
-		if err = json.Unmarshal(data, &g.Compiles); err != nil {
-			err = fmt.Errorf("%s: %w", p, err)
-		}
+}
+
+// CompileEntries reads the compile_commands.json beside the generator's record (nil, nil when there is
+// none); errors name the file.
+func (g *Generator) CompileEntries() ([]CompileEntry, error) {
+	if g.CompileDB == "" {
+		return nil, nil
 	}
-	g.CompileDBErr = err
+	data, err := safeio.ReadFile(g.CompileDB, safeio.MaxCache)
+	if err != nil {
+		return nil, err
+	}
+	var out []CompileEntry
+	if err := json.Unmarshal(data, &out); err != nil {
+		return nil, fmt.Errorf("%s: %w", g.CompileDB, err)
+	}
+	return out, nil
 }
 
 func exists(p string) bool {
