@@ -247,10 +247,10 @@ func omittedByDepfile(cache *cinclude.Cache, s *graph.Step, producer map[string]
 				if inc.Cond || inc.Macro != "" || inc.Angle {
 					continue // whether the compiler read it depends on macros; <…> may be a system header
 				}
-				if readThen(sp, inc, filepath.Dir(f), listed) != "" {
-					if p := readThen(sp, inc, filepath.Dir(f), listed); !visited[p] {
-						visited[p] = true
-						queue = append(queue, p)
+				if then := readThen(sp, inc, filepath.Dir(f), listed); then != "" {
+					if !visited[then] {
+						visited[then] = true
+						queue = append(queue, then)
 					}
 					continue
 				}
