@@ -44,13 +44,7 @@ func unreadableRecord(g *graph.Graph) []Finding {
 	for _, p := range g.Problems {
 		// The binaries the record is evidence for: those that reach the step it is a record of (as the
 		// reader knew it, else the step whose output or record folder holds it).
-		owner := p.Step
-		if owner == nil {
-			if owners == nil {
-				owners = newOwnerIndex(g)
-			}
-			owner = owners.owner(p.Path)
-		}
+		owner := problemOwner(g, &p, &owners)
 		var roots []string
 		if owner != nil {
 			roots = rootPaths(owner)
@@ -80,19 +74,25 @@ func unreadableRecord(g *graph.Graph) []Finding {
 	return out
 }
 
+// problemOwner is the step a problem is a record of: the one the reader named, else the step whose
+// output or record folder holds the path (the index built once, in *owners, when first needed).
+func problemOwner(g *graph.Graph, p *graph.Problem, owners **ownerIndex) *graph.Step {
+	if p.Step != nil {
+		return p.Step
+	}
+	if *owners == nil {
+		*owners = newOwnerIndex(g)
+	}
+	return (*owners).owner(p.Path)
+}
+
 // liveProblem returns a problem (an unreadable record) of a step in profile folder prof that a root
 // reaches, or nil: what that record holds (a unit's dependency edges, a run's libraries) is unknown.
 func liveProblem(g *graph.Graph, prof string) *graph.Problem {
 	var owners *ownerIndex
 	for i := range g.Problems {
 		p := &g.Problems[i]
-		owner := p.Step
-		if owner == nil {
-			if owners == nil {
-				owners = newOwnerIndex(g)
-			}
-			owner = owners.owner(p.Path)
-		}
+		owner := problemOwner(g, p, &owners)
 		if owner != nil && owner.Live() && owner.ProfileDir == prof {
 			return p
 		}
