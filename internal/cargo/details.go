@@ -17,6 +17,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -1212,7 +1214,7 @@ func gitListed(root string) map[string]bool {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", ".")
+	cmd := subproc.Query(exec.CommandContext(ctx, "git", "-C", root, "ls-files", "-z", "--cached", "--others", "--exclude-standard", "--full-name", "--", "."))
 	out, err := cmd.Output()
 	if err != nil {
 		return nil

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/runner"
 )
@@ -31,7 +33,7 @@ func sourceLines(ctx context.Context, a, b *ledger.Record, changes []runner.Chan
 			continue
 		}
 		ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		cmd := exec.CommandContext(ctx, "git", "-C", filepath.Dir(c.PathB), "diff", "--unified=0", "--no-color", "--no-ext-diff", ga.Head, gb.Head, "--", filepath.Base(c.PathB))
+		cmd := subproc.Query(exec.CommandContext(ctx, "git", "-C", filepath.Dir(c.PathB), "diff", "--unified=0", "--no-color", "--no-ext-diff", ga.Head, gb.Head, "--", filepath.Base(c.PathB)))
 		cmd.Env = append(cmd.Environ(), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 		diff, err := cmd.Output()
 		cancel()

@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"strings"
 	"time"
+
+	"github.com/stalecheck/stalecheck/internal/subproc"
 )
 
 // MetaPackage is one package as `cargo metadata --format-version 1` reports it: Cargo's own answer to
@@ -30,7 +32,7 @@ func cargoMetadata(workspace string, env []string) ([]MetaPackage, error) {
 	// Offline resolution is quick; a cargo blocked on a lock or a network must not hang explain.
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "cargo", "metadata", "--format-version", "1", "--offline")
+	cmd := subproc.Query(exec.CommandContext(ctx, "cargo", "metadata", "--format-version", "1", "--offline"))
 	cmd.Dir = workspace
 	cmd.Env = append(os.Environ(), env...)
 	cmd.WaitDelay = time.Second // a child holding the pipe open cannot outlive the deadline

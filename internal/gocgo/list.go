@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -137,7 +139,7 @@ func Read(ctx context.Context, dir string, opt Options) (*Module, error) {
 	}
 	args = append(args, patterns...)
 	fsrec.Uncacheable("ran go list in " + root) // reads the module cache, go.work, GOFLAGS
-	cmd := exec.CommandContext(ctx, goCmd, args...)
+	cmd := subproc.Query(exec.CommandContext(ctx, goCmd, args...))
 	cmd.Dir = root
 	cmd.Env = env
 	var stdout limitedBuffer

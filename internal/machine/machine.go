@@ -29,6 +29,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -409,13 +411,13 @@ func GPUsAsync() <-chan []GPU {
 func QueryGPUs(smi string) []GPU {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
-	out, err := exec.CommandContext(ctx, smi, "--query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw",
-		"--format=csv,noheader,nounits").Output()
+	out, err := subproc.Query(exec.CommandContext(ctx, smi, "--query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw",
+		"--format=csv,noheader,nounits")).Output()
 	if err != nil {
 		return nil
 	}
 	gpus := ParseGPUs(string(out))
-	apps, err := exec.CommandContext(ctx, smi, "--query-compute-apps=pid,process_name", "--format=csv,noheader").Output()
+	apps, err := subproc.Query(exec.CommandContext(ctx, smi, "--query-compute-apps=pid,process_name", "--format=csv,noheader")).Output()
 	if err == nil && len(gpus) > 0 {
 		for _, l := range strings.Split(strings.TrimSpace(string(apps)), "\n") {
 			if l = strings.TrimSpace(l); l != "" {

@@ -12,6 +12,8 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
@@ -211,6 +213,7 @@ func runOnce(ctx context.Context, makePath, dir string, args []string) (stdout, 
 	lo := &limitWriter{w: &o, n: maxStdout}
 	cmd.Stdout, cmd.Stderr = lo, &limitWriter{w: &e, n: 1 << 20}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	subproc.Query(cmd)
 	cmd.Cancel = func() error {
 		if cmd.Process != nil {
 			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
@@ -100,7 +102,7 @@ func (t *Tool) run(ctx context.Context, dir string, args ...string) (stdout, std
 	} else {
 		fsrec.Uncacheable("ran ninja " + strings.Join(args, " ")) // reads what only ninja knows
 	}
-	cmd := exec.CommandContext(ctx, t.Path, args...)
+	cmd := subproc.Query(exec.CommandContext(ctx, t.Path, args...))
 	cmd.WaitDelay = 2 * time.Second
 	o, e := &capped{max: maxToolOutput}, &capped{max: maxToolOutput}
 	cmd.Stdout, cmd.Stderr = o, e

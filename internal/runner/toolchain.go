@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/subproc"
+
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/ledger"
@@ -181,7 +183,7 @@ func (p *Plan) toolVersion(ctx context.Context, cands []string, prefix string) s
 			return v
 		}
 		ctx, cancel := context.WithTimeout(ctx, toolTimeout)
-		cmd := exec.CommandContext(ctx, c, "--version")
+		cmd := subproc.Query(exec.CommandContext(ctx, c, "--version"))
 		cmd.Env = p.Environ
 		cmd.WaitDelay = time.Second // a child holding the pipe open cannot outlive the deadline
 		out, err := cmd.Output()
@@ -230,7 +232,7 @@ func gitState(ctx context.Context, dir string, env []string) (g ledger.Git, note
 	}
 	ctx, cancel := context.WithTimeout(ctx, toolTimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "git", "status", "--porcelain=v2", "--branch", "--untracked-files=no")
+	cmd := subproc.Query(exec.CommandContext(ctx, "git", "status", "--porcelain=v2", "--branch", "--untracked-files=no"))
 	cmd.Dir = dir
 	cmd.Env = append(append([]string{}, env...), "GIT_OPTIONAL_LOCKS=0", "LC_ALL=C")
 	cmd.WaitDelay = time.Second // a child holding the pipe open cannot outlive the deadline
