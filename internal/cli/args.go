@@ -31,6 +31,13 @@ func maxArgs(names ...string) cobra.PositionalArgs {
 func noArgs(cmd *cobra.Command, args []string) error { return extraArgs(cmd, args, nil) }
 
 func extraArgs(cmd *cobra.Command, args, names []string) error {
+	for i, a := range args[:min(len(args), len(names))] {
+		// A blank name is no package, path or binary: taken as one, "' '" became the working
+		// folder's path and "''" every package of the build.
+		if strings.TrimSpace(a) == "" {
+			return fmt.Errorf("%s: %s is blank (%q) (usage: %s)", cmd.Name(), names[i], a, cmd.UseLine())
+		}
+	}
 	if len(args) <= len(names) {
 		return nil
 	}
