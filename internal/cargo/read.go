@@ -50,6 +50,13 @@ type ReadOptions struct {
 	// the build folder lacks is a *NoProfileError. The graph is then the build of those
 	// profiles: roots, liveness, sources and the rules see nothing of the others.
 	Profiles []string
+	// NoLock: Read takes no `.cargo-lock`, because the caller holds them itself (clean, exclusively) or
+	// decides what a running build means (run refuses to time a binary a build is replacing). Otherwise
+	// Read takes them shared for as long as it reads, waiting for a running build (buildlock.go).
+	NoLock bool
+	// OnLockWait, when not nil, is told the lock a running cargo build holds, once, before Read waits for
+	// the build to finish.
+	OnLockWait func(lock string)
 }
 
 // NoProfileError is Read's error for a ReadOptions.Profiles name that is no profile folder of the
@@ -142,6 +149,13 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		return nil, err
 	}
 	g.ProfileDirs = profiles
+	if !opt.NoLock {
+		locks, err := shareLocks([]string{l.BuildDir, l.TargetDir}, profiles, opt.OnLockWait)
+		if err != nil {
+			return nil, err
+		}
+		defer locks.release()
+	}
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
 		pkgScan: map[string]*pkgScan{}, fps: map[*graph.Step]*Fingerprint{}}
 	if !opt.LivenessOnly {

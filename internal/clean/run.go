@@ -48,7 +48,7 @@ func Run(req Request) (*Plan, error) {
 		return nil, err
 	}
 	defer locks.Unlock()
-	g, err := cargo.Read(l, cargo.ReadOptions{SkipNative: true, LivenessOnly: true, CargoHome: req.CargoHome})
+	g, err := cargo.Read(l, cargo.ReadOptions{SkipNative: true, LivenessOnly: true, CargoHome: req.CargoHome, NoLock: true})
 	if err != nil {
 		return nil, err
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
@@ -9,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
+	"github.com/stalecheck/stalecheck/internal/report"
 )
 
 // exactArgs is cobra.ExactArgs with messages that name the argument: "which needs BINARY (usage:
@@ -153,4 +155,12 @@ func wrapFlagUsages(root *cobra.Command) {
 	t = strings.ReplaceAll(t, "Flags:\n{{.LocalFlags.FlagUsages | trimTrailingWhitespaces}}", "{{groupedFlags .LocalFlags}}")
 	t = strings.ReplaceAll(t, "{{.InheritedFlags.FlagUsages | trimTrailingWhitespaces}}", "{{wrappedFlags .InheritedFlags}}")
 	root.SetUsageTemplate(t)
+}
+
+// cargoLockNotice is the line said when a read waits for a running cargo build (cargo.ReadOptions.OnLockWait),
+// in Cargo's own manner ("Blocking waiting for file lock"): a check that seems to hang says why.
+func cargoLockNotice(w io.Writer) func(lock string) {
+	return func(lock string) {
+		fmt.Fprintf(w, "stalecheck: waiting for the cargo build that holds %s: it is rewriting the records this reads\n", report.Escape(lock))
+	}
 }

@@ -141,19 +141,19 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	color := fl.color == "always" || fl.color == "auto" && fl.output == "" && useColor(st.Out, "auto")
 	// A warm check of an unchanged build answers from the verdict cache (checkcache.go).
 	return cachedCheck(st, stateDir, fmt.Sprintf("%q %#v color=%v", path, fl, color), fl.noCache, fl.output, func() (*vcache.Result, error) {
-		return fullCheck(path, fl, stateDir, color, failOn)
+		return fullCheck(path, fl, stateDir, color, failOn, cargoLockNotice(st.Err))
 	})
 }
 
 // fullCheck reads the builds, runs the rules and renders the report; the result holds the report's bytes
 // and the exit status (0 or 1). An error is exit status 2.
-func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn check.Severity) (*vcache.Result, error) {
+func fullCheck(path string, fl checkFlags, stateDir string, color bool, failOn check.Severity, onLockWait func(string)) (*vcache.Result, error) {
 	// Every build system at or under PATH (Cargo's at or above it), read and merged; Cargo alone is
 	// read exactly as before (systems.ReadAll). A status line on a terminal when it takes a while.
 	where, _ := filepath.Abs(path)
 	stop := startProgress(os.Stderr, "Checking "+where+" (reading the build records, then the binaries)")
 	g, findings, err := analyze.Analyze(context.Background(), path, analyze.Options{StateDir: stateDir, NoNative: fl.noNative,
-		Systems: fl.systems, Read: systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles}})
+		Systems: fl.systems, Read: systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, CargoProfiles: fl.profiles, OnCargoLockWait: onLockWait}})
 	stop()
 	if err != nil {
 		return nil, &ExitError{2, err}

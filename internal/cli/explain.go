@@ -76,7 +76,7 @@ func runExplain(st Streams, arg string, fl explainFlags) error {
 	if explain.IsPath(arg, cwd) {
 		// A file: every build system at or under --workspace (Cargo's at or above it), joined; Cargo
 		// alone is read exactly as below.
-		g, _, err = systems.ReadAll(context.Background(), fl.workspace, nil, systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir})
+		g, _, err = systems.ReadAll(context.Background(), fl.workspace, nil, systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, OnCargoLockWait: cargoLockNotice(st.Err)})
 		if err != nil {
 			return &ExitError{2, err}
 		}
@@ -85,7 +85,7 @@ func runExplain(st Streams, arg string, fl explainFlags) error {
 		if err != nil {
 			return &ExitError{2, err}
 		}
-		if g, err = cargo.Read(layout, cargo.ReadOptions{}); err != nil {
+		if g, err = cargo.Read(layout, cargo.ReadOptions{OnLockWait: cargoLockNotice(st.Err)}); err != nil {
 			return &ExitError{2, err}
 		}
 	}

@@ -14,6 +14,7 @@ import (
 
 type verifyFlags struct {
 	contains, symbol, matches, targetDir, buildDir string
+	onLockWait                                     func(lock string) // told when a running cargo build makes the read wait
 }
 
 func newVerifyCmd(st Streams) *cobra.Command {
@@ -51,6 +52,7 @@ where which answers unprovable or unknown) or error.`,
 }
 
 func runVerify(st Streams, binary string, fl verifyFlags) error {
+	fl.onLockWait = cargoLockNotice(st.Err)
 	abs, err := filepath.Abs(binary)
 	if err != nil {
 		return &ExitError{2, err}
@@ -191,12 +193,12 @@ func verifyCopies(binary, target string, fl verifyFlags) ([]evidence.Copy, strin
 	if strings.HasSuffix(target, ".rlib") {
 		name = which.RlibCrate(target)
 	}
-	libs, _, err := which.Find(binary, which.Options{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
+	libs, _, err := which.Find(binary, which.Options{TargetDir: fl.targetDir, BuildDir: fl.buildDir, OnLockWait: fl.onLockWait})
 	if err != nil && (fl.targetDir != "" || fl.buildDir != "") {
 		return nil, "", err
 	}
 	if err != nil || !hasCopy(libs, target) {
-		if l, _, err2 := which.Find(binary, which.Options{Lib: name, TargetDir: fl.targetDir, BuildDir: fl.buildDir}); err2 == nil {
+		if l, _, err2 := which.Find(binary, which.Options{Lib: name, TargetDir: fl.targetDir, BuildDir: fl.buildDir, OnLockWait: fl.onLockWait}); err2 == nil {
 			libs = l
 		}
 	}

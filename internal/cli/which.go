@@ -18,6 +18,7 @@ type whichFlags struct {
 	lib, format, targetDir, buildDir string
 	candidates                       []string
 	noCache                          bool
+	onLockWait                       func(lock string) // told when a running cargo build makes the read wait
 }
 
 func newWhichCmd(st Streams) *cobra.Command {
@@ -35,7 +36,10 @@ consulted keeps its signature, as check's verdict is; the copies and the binary 
 
 Exit status: 0 answered, 2 error, 3 the verdict cache disagreed with the search (under ` + vcache.EnvMode + `=verify).`,
 		Args: exactArgs("BINARY"),
-		RunE: func(cmd *cobra.Command, args []string) error { return runWhich(st, args[0], fl) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			fl.onLockWait = cargoLockNotice(st.Err)
+			return runWhich(st, args[0], fl)
+		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&fl.lib, "lib", "", "only this library (link name groth16_cuda or file name libgroth16_cuda.a)")
@@ -118,5 +122,5 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 
 // options are the search's options from which's flags.
 func (fl whichFlags) options() which.Options {
-	return which.Options{Lib: fl.lib, Candidates: fl.candidates, TargetDir: fl.targetDir, BuildDir: fl.buildDir}
+	return which.Options{Lib: fl.lib, Candidates: fl.candidates, TargetDir: fl.targetDir, BuildDir: fl.buildDir, OnLockWait: fl.onLockWait}
 }

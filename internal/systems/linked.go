@@ -119,7 +119,7 @@ func readLinkedCargo(_ context.Context, lc LinkedCargo, opt Options) (*graph.Gra
 	if err != nil {
 		return nil, "", fmt.Errorf("the Cargo build at %s that %s link(s) from: %w", lc.TargetDir, joinShort(lc.Binaries), err)
 	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative})
+	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, OnLockWait: opt.OnCargoLockWait})
 	if err != nil {
 		return nil, "", fmt.Errorf("the Cargo build at %s that %s link(s) from: %w", lc.TargetDir, joinShort(lc.Binaries), err)
 	}

@@ -40,6 +40,8 @@ type Options struct {
 	CargoTargetDir, CargoBuildDir string
 	// CargoProfiles are `check --profile`: the only Cargo profile folders read (cargo.ReadOptions.Profiles).
 	CargoProfiles []string
+	// OnCargoLockWait is cargo.ReadOptions.OnLockWait: told when a running cargo build makes the read wait.
+	OnCargoLockWait func(lock string)
 }
 
 // ReadFunc reads the build of one system in dir (a folder Detect returned) into a graph. Its error
@@ -151,7 +153,7 @@ func readCargo(_ context.Context, dir string, opt Options) (*graph.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir, Profiles: opt.CargoProfiles})
+	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir, Profiles: opt.CargoProfiles, OnLockWait: opt.OnCargoLockWait})
 }
 
 // Found is one build system found by Detect.

@@ -41,6 +41,8 @@ type Options struct {
 	Lib                 string
 	Candidates          []string
 	TargetDir, BuildDir string
+	// OnLockWait is cargo.ReadOptions.OnLockWait.
+	OnLockWait func(lock string)
 }
 
 // Library is one library's answer, for both outputs.
@@ -92,7 +94,7 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 		}
 		return nil, nil, fmt.Errorf("%w; give the copies with --candidate", err)
 	}
-	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: true, LinksOnly: true})
+	g, err := cargo.Read(layout, cargo.ReadOptions{SkipNative: true, LinksOnly: true, OnLockWait: opt.OnLockWait})
 	if err != nil {
 		if libs, notes, ok, jerr := joinedLibraries(binary, opt); ok {
 			return libs, notes, jerr
