@@ -15,11 +15,14 @@ import (
 // median compares with A's, with its 95% interval and whether it is significant (the interval
 // excludes no change).
 type verdictJSON struct {
-	Metric      string  `json:"metric"` // "wall", "cpu", "peak_rss"
-	Rel         float64 `json:"rel"`    // median B / median A − 1
-	RelLo       float64 `json:"rel_low"`
-	RelHi       float64 `json:"rel_high"`
+	Metric string  `json:"metric"` // "wall", "cpu", "peak_rss"
+	Rel    float64 `json:"rel"`    // median B / median A − 1
+	RelLo  float64 `json:"rel_low"`
+	RelHi  float64 `json:"rel_high"`
+	// Significant: the interval excludes no change and the rank-sum test rejects one population at
+	// 95% (stats.Change.Significant); P is that test's two-sided p-value.
 	Significant bool    `json:"significant"`
+	P           float64 `json:"p"`
 }
 
 // diffVerdict compares the two builds' runs that exited 0 for each metric. It returns the verdicts, the
@@ -53,7 +56,7 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 			}
 			continue
 		}
-		vs = append(vs, verdictJSON{Metric: m.name, Rel: c.Rel, RelLo: c.RelLo, RelHi: c.RelHi, Significant: c.RelLo > 0 || c.RelHi < 0})
+		vs = append(vs, verdictJSON{Metric: m.name, Rel: c.Rel, RelLo: c.RelLo, RelHi: c.RelHi, Significant: c.Significant(), P: c.P})
 	}
 	if len(vs) == 0 {
 		return nil, "", notes
@@ -90,7 +93,10 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 			notes = append(notes, "the difference is in wall time only: CPU time did not change significantly (waiting, I/O or a loaded machine, not the code's work)")
 		}
 	}
-	if len(a.Timed) < 10 || len(b.Timed) < 10 {
+	switch {
+	case min(len(a.Timed), len(b.Timed)) < 4:
+		notes = append(notes, fmt.Sprintf("few runs (%d and %d): with 3 or fewer a side no change can be significant (the rank test's smallest p is 0.1); stalecheck run --repeat 10 or more", len(a.Timed), len(b.Timed)))
+	case len(a.Timed) < 10 || len(b.Timed) < 10:
 		notes = append(notes, fmt.Sprintf("few runs (%d and %d): the intervals are wide; stalecheck run --repeat 10 or more narrows them", len(a.Timed), len(b.Timed)))
 	}
 	if len(conds) > 0 {
@@ -105,8 +111,12 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 func verdictPart(v verdictJSON) string {
 	what := map[string]string{"wall": "wall", "cpu": "CPU", "peak_rss": "peak RSS"}[v.Metric]
 	sig := "not significant"
-	if v.Significant {
+	switch {
+	case v.Significant:
 		sig = "significant"
+	case v.RelLo > 0 || v.RelHi < 0:
+		// The interval alone would say a change: the rank test's p says why it is not one.
+		sig = fmt.Sprintf("not significant: Mann-Whitney p %.2g", v.P)
 	}
 	return fmt.Sprintf("%s %+.1f%% (95%% CI %+.1f…%+.1f%%, %s)", what, 100*v.Rel, 100*v.RelLo, 100*v.RelHi, sig)
 }

@@ -57,4 +57,15 @@ func TestDiffVerdict(t *testing.T) {
 	if vs, sentence, notes := diffVerdict(few, nil); vs != nil || sentence != "" || len(notes) != 1 || !strings.Contains(notes[0], "needs at least 2 each") {
 		t.Errorf("too few runs: %v %q %q", vs, sentence, notes)
 	}
+	// Two runs a side a little apart: every bootstrap interval excludes 0, but two runs cannot show a
+	// change (it said "Performance has regressed" for 0.2% of pure noise).
+	two := [2]diffSide{side("aaaa", 2, 100, 60, nil), side("bbbb", 2, 102, 60, nil)}
+	vs, sentence, notes = diffVerdict(two, nil)
+	if len(vs) == 0 || vs[0].Significant || vs[0].RelLo <= 0 || !strings.HasPrefix(sentence, "No significant change in wall time.") ||
+		!strings.Contains(sentence, "not significant: Mann-Whitney p 0.33") {
+		t.Errorf("two runs a side: %+v %q", vs, sentence)
+	}
+	if joined := strings.Join(notes, "\n"); !strings.Contains(joined, "with 3 or fewer a side no change can be significant") {
+		t.Errorf("two runs a side: notes %q", notes)
+	}
 }

@@ -71,7 +71,7 @@ type relativeRow struct {
 	RatioLo float64 `json:"ratio_low,omitempty"`
 	RatioHi float64 `json:"ratio_high,omitempty"`
 	Fastest bool    `json:"fastest,omitempty"`
-	// Significant: the interval excludes 1 (the difference is not noise at 95%).
+	// Significant: the interval excludes 1 and the rank-sum test rejects one population (stats.Change.Significant).
 	Significant bool `json:"significant"`
 }
 
@@ -101,7 +101,7 @@ func relativeSummary(cmds []*benchCommand) []relativeRow {
 		r := relativeRow{Name: b.name, Ratio: med[b] / med[fastest]}
 		if c, err := stats.MedianChangeCINS(fastest.wall, b.wall, ciLevel); err == nil && c.RelOK {
 			r.Ratio, r.RatioLo, r.RatioHi = 1+c.Rel, 1+c.RelLo, 1+c.RelHi
-			r.Significant = c.RelLo > 0 || c.RelHi < 0
+			r.Significant = c.Significant()
 		}
 		rows = append(rows, r)
 	}

@@ -6,7 +6,10 @@
 // StandardDeviationSample with its overflow-safe scaled variance, Median, Min, Max,
 // MedianAbsoluteDeviationPopulation): a small, dependency-free, tested library, so stalecheck does not
 // keep its own copies of them. It has no bootstrap of a difference of medians (nor has gonum v0.17.0's
-// stat package), so MedianChangeCI is owned here (about 60 lines).
+// stat package), so MedianChangeCI is owned here (about 60 lines). Whether a change is significant also
+// takes the Mann–Whitney U test of github.com/aclements/go-moremath/stats (benchstat's), whose exact
+// distribution knows what a bootstrap of two or three values cannot: that so few values never show a
+// change at 95%.
 //
 // Nothing here returns NaN or an infinity for finite input: an empty sample is an error (ErrEmpty), the
 // standard deviation of one value is 0, and a relative change from a zero median is left out (Rel* are
@@ -21,6 +24,7 @@ import (
 	"math/rand/v2"
 	"slices"
 
+	moremath "github.com/aclements/go-moremath/stats"
 	mfs "github.com/montanaflynn/stats"
 )
 
@@ -141,6 +145,40 @@ type Change struct {
 	// Level is the confidence level (0.95), Resamples the number of bootstrap resamples.
 	Level     float64
 	Resamples int
+	// P is the two-sided p-value of the Mann–Whitney U test that A and B come from one population
+	// (RankSumP).
+	P float64
+}
+
+// Significant reports whether the change is more than noise at the interval's level: the interval of
+// the relative change (of the absolute one when there is none) excludes 0, and the rank-sum test
+// rejects "one population" at the same level. The percentile bootstrap alone is too narrow for few
+// values (with two a side it called a third of pure-noise pairs a change); the U test's exact
+// distribution cannot reject with 3 or fewer values a side (its smallest p-values are 1/3 and 1/10).
+func (c Change) Significant() bool {
+	excludes := c.AbsLo > 0 || c.AbsHi < 0
+	if c.RelOK {
+		excludes = c.RelLo > 0 || c.RelHi < 0
+	}
+	return excludes && c.P < 1-c.Level
+}
+
+// RankSumP returns the two-sided p-value of the Mann–Whitney U test (the Wilcoxon rank-sum test) of the
+// null hypothesis that a and b come from one population, through go-moremath's MannWhitneyUTest: the
+// exact U distribution up to 50 values a side (25 when values tie), else the normal approximation with
+// the tie and continuity corrections. When every value of both is equal it is 1. Errors: ErrEmpty.
+func RankSumP(a, b []float64) (float64, error) {
+	if len(a) == 0 || len(b) == 0 {
+		return 0, ErrEmpty
+	}
+	r, err := moremath.MannWhitneyUTest(a, b, moremath.LocationDiffers)
+	if errors.Is(err, moremath.ErrSamplesEqual) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("stats: Mann-Whitney U test: %w", err)
+	}
+	return r.P, nil
 }
 
 // ErrTooFew is returned by MedianChangeCI when a sample has fewer than 2 values: the bootstrap of one
@@ -178,7 +216,11 @@ func MedianChangeCI(a, b []float64, level float64) (Change, error) {
 			}
 		}
 	}
-	c := Change{Level: level, Resamples: Resamples}
+	p, err := RankSumP(a, b)
+	if err != nil {
+		return Change{}, err
+	}
+	c := Change{Level: level, Resamples: Resamples, P: p}
 	c.MedianA, _ = mfs.Median(a)
 	c.MedianB, _ = mfs.Median(b)
 	c.Abs = c.MedianB - c.MedianA

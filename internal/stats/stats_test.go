@@ -235,3 +235,62 @@ func TestMedianChangeCICoverage(t *testing.T) {
 		}
 	}
 }
+
+// TestSignificantSmallSamples: two runs a side 0.2% apart are not a change, though every bootstrap
+// resample's medians differ the same way (the interval excludes 0); clearly apart with 5 a side is.
+func TestSignificantSmallSamples(t *testing.T) {
+	c, err := MedianChangeCI([]float64{100.0e6, 100.1e6}, []float64{100.2e6, 100.3e6}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(c.RelLo > 0) {
+		t.Fatalf("the premise fails: the bootstrap interval %.4f…%.4f includes 0", c.RelLo, c.RelHi)
+	}
+	if c.Significant() || math.Abs(c.P-1.0/3) > 1e-9 {
+		t.Errorf("2 runs a side: significant %v, p %v (want false, 1/3)", c.Significant(), c.P)
+	}
+	c, err = MedianChangeCI([]float64{100e6, 101e6, 99e6, 100.5e6, 99.5e6}, []float64{200e6, 201e6, 199e6, 200.5e6, 199.5e6}, 0.95)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !c.Significant() || c.P >= 0.05 {
+		t.Errorf("5 runs a side, twice as slow: significant %v, p %v", c.Significant(), c.P)
+	}
+	// Every value equal: no change, p 1.
+	c, err = MedianChangeCI([]float64{5, 5, 5}, []float64{5, 5, 5}, 0.95)
+	if err != nil || c.Significant() || c.P != 1 {
+		t.Errorf("all equal: %+v, %v", c, err)
+	}
+}
+
+// TestSignificantNoiseRate: on pure noise (both sides from one distribution) a change is called
+// at most about as often as the level allows, at every sample size; with 2 or 3 a side never.
+func TestSignificantNoiseRate(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulation: skipped with -short")
+	}
+	rng := rand.New(rand.NewPCG(7, 8))
+	const trials = 300
+	for _, n := range []int{2, 3, 5, 10} {
+		called := 0
+		for range trials {
+			a, b := make([]float64, n), make([]float64, n)
+			for i := range a {
+				a[i], b[i] = 100e6+1e6*rng.NormFloat64(), 100e6+1e6*rng.NormFloat64()
+			}
+			c, err := MedianChangeCI(a, b, 0.95)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Significant() {
+				called++
+			}
+		}
+		rate := float64(called) / trials
+		if n <= 3 && called > 0 || rate > 0.08 {
+			t.Errorf("n=%d: pure noise called a change in %d of %d trials", n, called, trials)
+		} else {
+			t.Logf("n=%d: pure noise called a change in %.1f%% of trials", n, 100*rate)
+		}
+	}
+}
