@@ -226,6 +226,13 @@ func TestOpenRefusesOtherProgramsDatabase(t *testing.T) {
 	if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another program") {
 		t.Errorf("error %v does not name the file and say why", err)
 	}
+	// Nor is it read as an empty ledger (runs, diff and report said "No runs", exit 0).
+	if l, err := OpenReadOnly(context.Background(), path); err == nil {
+		l.Close()
+		t.Error("OpenReadOnly read another program's database as an empty ledger")
+	} else if !strings.Contains(err.Error(), path) || !strings.Contains(err.Error(), "another program") {
+		t.Errorf("OpenReadOnly: error %v does not name the file and say why", err)
+	}
 	db, err = sql.Open("sqlite", sqliteURI(path))
 	if err != nil {
 		t.Fatal(err)

@@ -257,12 +257,10 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 		return &CorruptError{Ledger: loc, Detail: err.Error()}
 	}
 	if d == sqliteDialect && v == 0 {
-		// A SQLite file with tables but no ledger schema is another program's database: stalecheck's
-		// tables are not added to it (a --ledger typo would mix them in).
-		var n int
-		var name sql.NullString
-		if err := db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(name) FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version' AND name NOT LIKE 'sqlite_%'`).Scan(&n, &name); err == nil && n > 0 {
-			return fmt.Errorf("ledger %s: the SQLite database holds %d table(s) of another program (%s…) and no stalecheck ledger: not used as one (name a new file, or the ledger you meant)", loc, n, name.String)
+		// Another program's database: stalecheck's tables are not added to it (a --ledger typo would
+		// mix them in).
+		if err := foreignSQLite(ctx, db, loc); err != nil {
+			return err
 		}
 	}
 
@@ -303,6 +301,18 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 	}
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("ledger %s: commit migration: %w", loc, err)
+	}
+	return nil
+}
+
+// foreignSQLite returns an error naming loc when the SQLite database db, which has no ledger schema,
+// holds tables of another program: it is no ledger, neither to add stalecheck's tables to nor to read
+// as an empty one (a --ledger typo).
+func foreignSQLite(ctx context.Context, db *sql.DB, loc string) error {
+	var n int
+	var name sql.NullString
+	if err := db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(name) FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version' AND name NOT LIKE 'sqlite_%'`).Scan(&n, &name); err == nil && n > 0 {
+		return fmt.Errorf("ledger %s: the SQLite database holds %d table(s) of another program (%s…) and no stalecheck ledger: not used as one (name a new file, or the ledger you meant)", loc, n, name.String)
 	}
 	return nil
 }

@@ -110,7 +110,12 @@ func openSQLiteROURI(ctx context.Context, abs, uri string) (Ledger, error) {
 	}
 	v, err := currentVersion(ctx, db)
 	if err != nil && isNoSchema(err) {
-		// An existing SQLite file without stalecheck's tables (an empty file): no records.
+		// An existing SQLite file without stalecheck's tables (an empty file): no records; one with
+		// another program's tables is not a ledger.
+		if ferr := foreignSQLite(ctx, db, abs); ferr != nil {
+			db.Close()
+			return nil, ferr
+		}
 		return &sqlLedger{db: db, d: sqliteDialect, loc: abs, readOnly: true, version: 0}, nil
 	}
 	if err != nil {
