@@ -48,6 +48,11 @@ func runReport(st Streams, fl reportFlags) error {
 		return &ExitError{2, fmt.Errorf("report: -o FILE.html is required")}
 	}
 	dsn := ledgerDSN(fl.ledger)
+	if fl.output != "-" {
+		if err := checkOutputFile("-o", fl.output, ledgerFiles(dsn)); err != nil {
+			return &ExitError{2, fmt.Errorf("report: %w", err)}
+		}
+	}
 	l, err := openLedgerRO(dsn)
 	if err != nil {
 		return &ExitError{2, err}

@@ -38,16 +38,17 @@ func checkRunFlags(fl runFlags, repeatSet bool) error {
 		return fmt.Errorf("--output %q: want inherit, null or pipe", fl.output)
 	}
 	// An export that cannot be written is refused before the runs, not after them.
+	// Nor may one replace the ledger the runs are recorded in, or another export.
+	keep := ledgerFiles(ledgerDSN(fl.ledger))
 	for _, e := range []struct{ flag, path string }{{"--export-json", fl.exportJSON}, {"--export-csv", fl.exportCSV}, {"--export-markdown", fl.exportMD}} {
 		if e.path == "" {
 			continue
 		}
-		if st, err := os.Stat(filepath.Dir(e.path)); err != nil || !st.IsDir() {
-			return fmt.Errorf("%s %s: the folder %s does not exist", e.flag, e.path, filepath.Dir(e.path))
+		if err := checkOutputFile(e.flag, e.path, keep); err != nil {
+			return err
 		}
-		if st, err := os.Lstat(e.path); err == nil && !st.Mode().IsRegular() {
-			return fmt.Errorf("%s %s: not a regular file (%s)", e.flag, e.path, st.Mode().Type())
-		}
+		abs, _ := filepath.Abs(e.path)
+		keep = append(keep, keptFile{abs, e.flag + "'s file"})
 	}
 	return nil
 }
