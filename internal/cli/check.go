@@ -136,6 +136,11 @@ func runCheck(st Streams, path string, fl checkFlags) error {
 	if err != nil {
 		return &ExitError{2, fmt.Errorf("--fail-on: %w", err)}
 	}
+	if fl.output != "" {
+		if err := checkOutputFile("--output", fl.output, nil); err != nil {
+			return &ExitError{2, err}
+		}
+	}
 	tuneGC()
 	stateDir, _ := digest.DefaultDir()
 	color := fl.color == "always" || fl.color == "auto" && fl.output == "" && useColor(st.Out, "auto")

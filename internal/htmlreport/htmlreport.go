@@ -313,7 +313,7 @@ func buildChange(a, b *benchgroup.Group, ra, rb *ledger.Record, maxWhat int) cha
 		case !ch.RelOK:
 			c.Verdict = "not judged: a median is 0"
 		default:
-			c.Significant = ch.RelLo > 0 || ch.RelHi < 0
+			c.Significant = ch.Significant()
 			word := "no significant change"
 			if c.Significant && ch.Rel > 0 {
 				word = "slower"

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/benchgroup"
 	"github.com/stalecheck/stalecheck/internal/ledger"
 	"github.com/stalecheck/stalecheck/internal/runner"
 	"github.com/stalecheck/stalecheck/internal/testutil/browser"
@@ -32,7 +33,8 @@ func records() []ledger.Record {
 	for i := range 4 {
 		add(odd, "a<b>", 100e6+int64(i)*1e6, false, 0)
 	}
-	for i := range 3 {
+	// Four runs a side at least: fewer can never be a significant change (stats.Change.Significant).
+	for i := range 5 {
 		add(odd, "timing", 119e6+int64(i)*1e6, i == 1, 0)
 	}
 	add(odd, "timing", 5e6, false, 1)
@@ -42,7 +44,7 @@ func records() []ledger.Record {
 		feat string
 		wall int64
 	}{{"a<b>", 50e6}, {"timing", 60e6}, {"fast", 40e6}} {
-		for i := range 3 {
+		for i := range 4 {
 			add("three builds", b.feat, b.wall+int64(i)*1e5, false, 0)
 		}
 	}
@@ -131,8 +133,8 @@ func TestRenderInChromium(t *testing.T) {
 	// Any two builds: the matrix of the three-build benchmark, a hidden panel per ordered pair, shown
 	// when its cell is chosen (the :target rule).
 	cells := browser.Eval[[]string](t, ctx, `[...document.querySelectorAll('table.matrix td a')].map(a => a.textContent + ' ' + a.parentElement.className)`)
-	if len(cells) != 6 || !slices.Contains(cells, "-33.3% faster") || !slices.Contains(cells, "+49.9% slower") {
-		t.Errorf("matrix cells %q: want 6 with fast against timing -33.3%% and timing against fast +49.9%%", cells)
+	if len(cells) != 6 || !slices.Contains(cells, "-33.3% faster") || !slices.Contains(cells, "+49.8% slower") {
+		t.Errorf("matrix cells %q: want 6 with fast against timing -33.3%% and timing against fast +49.8%%", cells)
 	}
 	shown := browser.Eval[int](t, ctx, `[...document.querySelectorAll('.pair')].filter(e => getComputedStyle(e).display != 'none').length`)
 	browser.Eval[bool](t, ctx, `(location.hash = document.querySelectorAll('table.matrix td a')[1].getAttribute('href'), true)`)
@@ -170,5 +172,27 @@ func TestRenderInChromium(t *testing.T) {
 	}
 	if !found {
 		t.Errorf("no hover title says run 6 is stale: %q", titles)
+	}
+}
+
+// TestBuildChangeFewRuns: two runs a side 2% apart are no significant change, though the bootstrap
+// interval excludes 0 (the page called it "slower", as diff did).
+func TestBuildChangeFewRuns(t *testing.T) {
+	group := func(key string, walls ...int64) *benchgroup.Group {
+		g := &benchgroup.Group{Key: key}
+		for i, w := range walls {
+			r := &ledger.Record{ID: int64(i + 1), WallNS: w}
+			g.Records, g.Timed = append(g.Records, r), append(g.Timed, r)
+		}
+		return g
+	}
+	a, b := group("a", 100e6, 100.1e6), group("b", 102e6, 102.1e6)
+	c := buildChange(a, b, a.Timed[1], b.Timed[0], 3)
+	if c.Significant || !strings.Contains(c.Verdict, "no significant change") {
+		t.Errorf("two runs a side: significant %v, verdict %q", c.Significant, c.Verdict)
+	}
+	a, b = group("a", 100e6, 100.1e6, 99.9e6, 100.2e6), group("b", 150e6, 150.1e6, 149.9e6, 150.2e6)
+	if c := buildChange(a, b, a.Timed[3], b.Timed[0], 3); !c.Significant || !strings.Contains(c.Verdict, "slower") {
+		t.Errorf("four runs a side, half as fast again: significant %v, verdict %q", c.Significant, c.Verdict)
 	}
 }
