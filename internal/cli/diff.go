@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -107,17 +108,20 @@ type diffRun struct {
 	SysNS        int64     `json:"sys_ns"`
 	PeakRSSBytes int64     `json:"peak_rss_bytes"`
 	// RSSFloorBytes and PeakRSSAtFloor are the record's (see recordJSON).
-	RSSFloorBytes  int64  `json:"rss_floor_bytes"`
-	PeakRSSAtFloor *bool  `json:"peak_rss_at_floor"`
-	ExitStatus     int    `json:"exit_status"`
-	Stale          bool   `json:"stale"`
-	Build          string `json:"build"`
+	RSSFloorBytes  int64    `json:"rss_floor_bytes"`
+	PeakRSSAtFloor *bool    `json:"peak_rss_at_floor"`
+	ExitStatus     int      `json:"exit_status"`
+	Stale          bool     `json:"stale"`
+	Build          string   `json:"build"`
+	Command        []string `json:"command"`
+	WorkDir        string   `json:"work_dir"`
 }
 
 func newDiffRun(r *ledger.Record) diffRun {
 	j := newRecordJSON(r)
 	return diffRun{ID: r.ID, Name: r.Name, Start: r.Start, StartNS: j.StartNS, WallNS: r.WallNS, UserNS: r.UserNS, SysNS: r.SysNS,
-		PeakRSSBytes: r.PeakRSSBytes, RSSFloorBytes: r.RSSFloorBytes, PeakRSSAtFloor: j.PeakRSSAtFloor, ExitStatus: r.ExitStatus, Stale: r.Stale, Build: j.Build}
+		PeakRSSBytes: r.PeakRSSBytes, RSSFloorBytes: r.RSSFloorBytes, PeakRSSAtFloor: j.PeakRSSAtFloor, ExitStatus: r.ExitStatus, Stale: r.Stale, Build: j.Build,
+		Command: r.Command, WorkDir: r.WorkDir}
 }
 
 func runDiff(st Streams, args []string, fl diffFlags) error {
@@ -144,6 +148,9 @@ func runDiff(st Streams, args []string, fl diffFlags) error {
 	d := runner.Diff(a, b)
 	conds := sideConditions(sides)
 	verdict, sentence, notes := diffVerdict(sides, conds)
+	if n := commandNote(sides); n != "" {
+		notes = append(notes, n)
+	}
 	if len(verdict) == 0 && len(conds) > 0 {
 		notes = append(notes, "the two sides ran under different conditions ("+strings.Join(conds, "; ")+")")
 	}
@@ -303,4 +310,39 @@ func completeRuns(fl *diffFlags) cobra.CompletionFunc {
 		}
 		return out, cobra.ShellCompDirectiveNoFileComp | cobra.ShellCompDirectiveKeepOrder
 	}
+}
+
+// commandNote says when the runs compared ran different command lines (or in different folders): a
+// timing difference may then be the arguments', not the build's, and the build identity does not
+// hold the arguments. "" when every run compared ran the same command.
+func commandNote(sides [2]diffSide) string {
+	var seen [2][]string
+	for i, s := range sides {
+		runs := []*ledger.Record{s.Rec}
+		if s.ByBuild && s.Group != nil && len(s.Group.Timed) > 0 {
+			runs = s.Group.Timed
+		}
+		for _, r := range runs {
+			if r == nil {
+				continue
+			}
+			c := commandLine(r.Command)
+			if r.WorkDir != "" {
+				c += " (in " + report.Escape(r.WorkDir) + ")"
+			}
+			if !slices.Contains(seen[i], c) {
+				seen[i] = append(seen[i], c)
+			}
+		}
+	}
+	if len(seen[0]) == 1 && len(seen[1]) == 1 && seen[0][0] == seen[1][0] {
+		return ""
+	}
+	list := func(cs []string) string {
+		if len(cs) > 3 {
+			return strings.Join(cs[:3], " | ") + fmt.Sprintf(" | and %d more", len(cs)-3)
+		}
+		return strings.Join(cs, " | ")
+	}
+	return fmt.Sprintf("the runs compared ran different commands (A: %s; B: %s): a difference in timing may be the arguments', not the build's", list(seen[0]), list(seen[1]))
 }

@@ -102,6 +102,9 @@ func diffMedian(sides [2]diffSide) (*medianChangeJSON, string, error) {
 	if a == nil || b == nil {
 		return nil, "", errors.New("no confidence interval: a run's build is not in the ledger")
 	}
+	if oneBuild(sides) {
+		return nil, "", errors.New("no confidence interval: both runs are of one build")
+	}
 	j, c, err := medianChange(a, b)
 	if err != nil {
 		return nil, "", err

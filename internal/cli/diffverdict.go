@@ -33,7 +33,7 @@ func diffVerdict(sides [2]diffSide, conds []string) (vs []verdictJSON, sentence 
 	if a == nil || b == nil {
 		return nil, "", []string{"no verdict: a run's build is not in the ledger"}
 	}
-	if a == b || a.Key == b.Key && a.Name == b.Name {
+	if oneBuild(sides) {
 		return nil, "", []string{"no verdict: both runs are of one build (the timing line compares the two runs alone)"}
 	}
 	if len(a.Timed) < 2 || len(b.Timed) < 2 {
@@ -135,6 +135,9 @@ func values(g *benchgroup.Group, of func(*ledger.Record) int64) []int64 {
 func sideConditions(sides [2]diffSide) []string {
 	a, b := sides[0].Rec.Machine, sides[1].Rec.Machine
 	out := machine.Differences(a, b)
+	if oneBuild(sides) {
+		return out // the two shown runs' conditions; the sides' runs are the same runs
+	}
 	for i, s := range sides {
 		if s.Group == nil {
 			continue
@@ -150,4 +153,11 @@ func sideConditions(sides [2]diffSide) []string {
 		}
 	}
 	return out
+}
+
+// oneBuild reports whether both sides are the runs of one build (one benchmark name and build key):
+// comparing that build with itself says nothing.
+func oneBuild(sides [2]diffSide) bool {
+	a, b := sides[0].Group, sides[1].Group
+	return a != nil && b != nil && (a == b || a.Key == b.Key && a.Name == b.Name)
 }

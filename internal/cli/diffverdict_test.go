@@ -69,3 +69,34 @@ func TestDiffVerdict(t *testing.T) {
 		t.Errorf("two runs a side: notes %q", notes)
 	}
 }
+
+// TestDiffOneBuildAndCommands: two runs of one build are not two sides (no interval of the build against
+// itself, no "1 of A's runs ran loaded" when A's runs are B's), and runs of different command lines are
+// said to be so (the arguments are not in the build identity).
+func TestDiffOneBuildAndCommands(t *testing.T) {
+	loaded := &machine.Conditions{CPUModel: "X", CPUs: 2, Affinity: 2, Kernel: "6.1", OtherCPUs: 0.9}
+	s := side("aaaa", 3, 100, 60, nil)
+	s.Group.Timed[0].Machine = loaded
+	b := s
+	b.Rec = s.Group.Timed[1]
+	sides := [2]diffSide{s, b}
+	if conds := sideConditions(sides); len(conds) != 0 {
+		t.Errorf("one build against itself: conditions %q", conds)
+	}
+	if mc, _, err := diffMedian(sides); mc != nil || err == nil || !strings.Contains(err.Error(), "one build") {
+		t.Errorf("one build against itself: median change %+v, %v", mc, err)
+	}
+	if n := commandNote(sides); n != "" {
+		t.Errorf("one command: note %q", n)
+	}
+	other := side("bbbb", 3, 100, 60, nil)
+	for _, r := range other.Group.Timed {
+		r.Command = []string{"./app", "200"}
+	}
+	for _, r := range s.Group.Timed {
+		r.Command = []string{"./app", "100"}
+	}
+	if n := commandNote([2]diffSide{s, other}); !strings.Contains(n, "A: ./app 100; B: ./app 200") {
+		t.Errorf("different commands: note %q", n)
+	}
+}
