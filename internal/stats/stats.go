@@ -229,12 +229,12 @@ func MedianChangeCI(a, b []float64, level float64) (Change, error) {
 		c.Rel = c.MedianB/c.MedianA - 1
 	}
 	rng := rand.NewPCG(Seed, uint64(len(a))<<32|uint64(len(b)))
-	bufA, bufB := make([]float64, len(a)), make([]float64, len(b))
+	ra, rb := newResampler(a), newResampler(b)
 	abs := make([]float64, Resamples)
 	rel := make([]float64, Resamples)
 	for r := range Resamples {
-		ma := resampleMedian(rng, a, bufA)
-		mb := resampleMedian(rng, b, bufB)
+		ma := ra.median(rng)
+		mb := rb.median(rng)
 		abs[r] = mb - ma
 		if ma == 0 {
 			c.RelOK = false
@@ -259,19 +259,64 @@ func MedianChangeCINS(a, b []int64, level float64) (Change, error) {
 	return MedianChangeCI(floats(a), floats(b), level)
 }
 
-// resampleMedian draws len(xs) values of xs with replacement into buf and returns their median.
-func resampleMedian(rng *rand.PCG, xs, buf []float64) float64 {
-	n := uint64(len(xs))
-	for i := range buf {
+// resampler draws bootstrap resamples of one sample and returns their medians, in time linear in the
+// sample's size: a resample's median is an order statistic, found by counting how often each rank was
+// drawn, where sorting every resample cost n log n (a report of 5 builds of 2,000 runs took 41 s). The
+// values drawn are those of the sample's positions the generator gives, as before, so the medians
+// (and every interval) are the same as a sort of each resample gives.
+type resampler struct {
+	sorted []float64 // the values in ascending order
+	rank   []int     // rank[i]: the position of the i-th value in sorted
+	counts []int32   // how often each rank was drawn in the current resample
+}
+
+func newResampler(xs []float64) *resampler {
+	order := make([]int, len(xs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(i, j int) int { return cmpFloat(xs[i], xs[j]) })
+	r := &resampler{sorted: make([]float64, len(xs)), rank: make([]int, len(xs)), counts: make([]int32, len(xs))}
+	for pos, i := range order {
+		r.sorted[pos], r.rank[i] = xs[i], pos
+	}
+	return r
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// median draws len(xs) positions with replacement (Lemire's multiply-shift on the generator's 64-bit
+// output) and returns the median of the values there.
+func (r *resampler) median(rng *rand.PCG) float64 {
+	n := uint64(len(r.rank))
+	clear(r.counts)
+	for range n {
 		hi, _ := bits.Mul64(rng.Uint64(), n)
-		buf[i] = xs[hi]
+		r.counts[r.rank[hi]]++
 	}
-	slices.Sort(buf)
-	m := len(buf) / 2
-	if len(buf)%2 == 1 {
-		return buf[m]
+	// The k-th smallest value drawn (0-based) is sorted[p] for the first p whose running count passes k.
+	kth := func(k int) float64 {
+		seen := 0
+		for p, c := range r.counts {
+			if seen += int(c); seen > k {
+				return r.sorted[p]
+			}
+		}
+		return r.sorted[len(r.sorted)-1]
 	}
-	return (buf[m-1] + buf[m]) / 2
+	m := int(n) / 2
+	if n%2 == 1 {
+		return kth(m)
+	}
+	return (kth(m-1) + kth(m)) / 2
 }
 
 // QuartilesNS returns the first and third quartiles (type 7) of values in ns; 0, 0 for none.

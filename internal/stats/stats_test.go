@@ -3,6 +3,7 @@ package stats
 import (
 	"errors"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -292,5 +293,48 @@ func TestSignificantNoiseRate(t *testing.T) {
 		} else {
 			t.Logf("n=%d: pure noise called a change in %.1f%% of trials", n, 100*rate)
 		}
+	}
+}
+
+// TestResamplerMatchesSort: a resample's median by rank counts is the one a sort of the values drawn
+// gives, draw for draw (so every interval is as before), ties and odd and even sizes included.
+func TestResamplerMatchesSort(t *testing.T) {
+	src := rand.New(rand.NewPCG(1, 2))
+	for _, n := range []int{2, 3, 4, 7, 10, 51, 200} {
+		xs := make([]float64, n)
+		for i := range xs {
+			xs[i] = float64(src.IntN(5)) * 1e6 // many ties
+			if n > 50 {
+				xs[i] += src.NormFloat64() * 1e3
+			}
+		}
+		r := newResampler(xs)
+		g1, g2 := rand.NewPCG(9, uint64(n)), rand.NewPCG(9, uint64(n))
+		buf := make([]float64, n)
+		for d := range 200 {
+			for i := range buf {
+				hi, _ := bits.Mul64(g2.Uint64(), uint64(n))
+				buf[i] = xs[hi]
+			}
+			slices.Sort(buf)
+			want := buf[n/2]
+			if n%2 == 0 {
+				want = (buf[n/2-1] + buf[n/2]) / 2
+			}
+			if got := r.median(g1); got != want {
+				t.Fatalf("n=%d draw %d: median %v, a sort gives %v", n, d, got, want)
+			}
+		}
+	}
+}
+
+func BenchmarkMedianChangeCI2000(b *testing.B) {
+	src := rand.New(rand.NewPCG(3, 4))
+	x, y := make([]float64, 2000), make([]float64, 2000)
+	for i := range x {
+		x[i], y[i] = 100e6+1e6*src.NormFloat64(), 101e6+1e6*src.NormFloat64()
+	}
+	for b.Loop() {
+		MedianChangeCI(x, y, 0.95)
 	}
 }
