@@ -39,7 +39,7 @@ job) get 300 ms, then strace detaches from them and they go on untraced.
 --show prints what the stored trace of the working folder's build says instead (build-script runs,
 the files each read outside the build folder, and PATH lookups that found nothing).
 
-Exit status: BUILD's (128+N when a signal N ended it); 127 BUILD not found; 2 usage or I/O error,
+Exit status: BUILD's (128+N when a signal N ended it); 127 BUILD not found; 126 BUILD cannot be executed; 2 usage or I/O error,
 strace missing.`,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error { return runTrace(st, args, fl) },
@@ -91,8 +91,8 @@ func runTrace(st Streams, args []string, fl traceFlags) error {
 	})
 	if err != nil {
 		code := 2
-		if res != nil && res.ExitStatus == 127 {
-			code = 127
+		if res != nil && (res.ExitStatus == 127 || res.ExitStatus == 126) {
+			code = res.ExitStatus // not found, cannot execute: as a shell says
 		}
 		return &ExitError{code, err}
 	}

@@ -120,8 +120,11 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	if env == nil {
 		env = os.Environ()
 	}
-	if _, err := lookPath(opt.Command[0], env, dir); err != nil {
+	if p, err := lookPath(opt.Command[0], env, dir); err != nil {
 		return &Result{ExitStatus: 127}, err
+	} else if err := executable(p); err != nil {
+		// As a shell says: found, but it cannot run. No trace is stored (the last one stays).
+		return &Result{ExitStatus: 126}, fmt.Errorf("trace: %s: %w", opt.Command[0], err)
 	}
 	buildDir := opt.BuildDir
 	if buildDir == "" {
@@ -215,12 +218,20 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 	}
 	t.SkippedLines = parser.Skipped
 	if rec.main == nil {
-		code := 127
-		var ee *exec.ExitError
-		if errors.As(straceErr, &ee) {
-			code = ee.ExitCode()
+		// The command was found and can run, so this is strace's failure (a strace that wrote nothing, or
+		// wrote what it does not write): no trace is stored and the last one stays.
+		how := "exited 0"
+		if straceErr != nil {
+			how = straceErr.Error()
 		}
-		return &Result{ExitStatus: code, Lines: parser.Line(), Skipped: parser.Skipped}, fmt.Errorf("trace: no traced process in strace's output (strace: %v; %d lines read, %d not understood, first %s; reader: %v)", straceErr, parser.Line(), parser.Skipped, parser.FirstSkip, perr)
+		msg := fmt.Sprintf("trace: %s wrote no trace of the build (it %s; %d lines read", strace, how, parser.Line())
+		if parser.Skipped > 0 {
+			msg += fmt.Sprintf(", %d not understood, the first %s", parser.Skipped, parser.FirstSkip)
+		}
+		if perr != nil {
+			msg += "; reading them: " + perr.Error()
+		}
+		return nil, errors.New(msg + "): is it strace 6.1 or later?")
 	}
 	if !rec.MainExited() {
 		// strace ended before the build's process did (killed, or -o lost): take strace's own status.
@@ -269,6 +280,36 @@ func Run(ctx context.Context, opt Options) (*Result, error) {
 		Bytes: rec.w.n, Detached: len(left), Skipped: parser.Skipped, Elapsed: time.Since(begin),
 		CPU: cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime(),
 	}, nil
+}
+
+// executable says why the file at p cannot be run, as execve would refuse it: not a regular file, or
+// no permission to execute it.
+func executable(p string) error {
+	st, err := os.Stat(p)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("cannot execute %s: it is a %s, not a program", p, fileKind(st.Mode()))
+	}
+	if err := unix.Access(p, unix.X_OK); err != nil {
+		return fmt.Errorf("cannot execute %s: %w", p, err)
+	}
+	return nil
+}
+
+func fileKind(m os.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "folder"
+	case m&os.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&os.ModeSocket != 0:
+		return "socket"
+	case m&os.ModeDevice != 0:
+		return "device"
+	}
+	return "special file"
 }
 
 // lookPath finds name the way execvp does with env's PATH (a name with a slash is taken as is, against

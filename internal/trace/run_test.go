@@ -1,6 +1,7 @@
 package trace_test
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -105,6 +106,43 @@ func TestRunSignalStatusAndMissing(t *testing.T) {
 	_, err = trace.Run(context.Background(), trace.Options{Command: []string{"true"}, Strace: "/nonexistent/strace", StateDir: t.TempDir()})
 	if !errors.Is(err, trace.ErrNoStrace) || !strings.Contains(err.Error(), "apt-get install strace") {
 		t.Errorf("no strace: %v", err)
+	}
+}
+
+// A build that is found but cannot run (no execute permission, a folder) is 126, as a shell says, and
+// the trace stored before stays; a strace that writes nothing is its failure (exit 2 in the CLI, no
+// "<nil>"), not "BUILD not found".
+func TestRunCannotExecute(t *testing.T) {
+	needStrace(t)
+	dir, state := t.TempDir(), t.TempDir()
+	runTrace(t, trace.Options{Command: []string{"true"}, Dir: dir, BuildDir: dir, StateDir: state})
+	stored, err := os.ReadFile(trace.Path(state, dir))
+	if err != nil {
+		t.Fatalf("the premise fails: no trace stored: %v", err)
+	}
+	script := filepath.Join(dir, "build.sh")
+	if err := os.WriteFile(script, []byte("#!/bin/sh\necho hi\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range []string{"./build.sh", "./"} {
+		r, err := trace.Run(context.Background(), trace.Options{Command: []string{cmd}, Dir: dir, BuildDir: dir, StateDir: state})
+		if err == nil || r == nil || r.ExitStatus != 126 || !strings.Contains(err.Error(), "cannot execute") {
+			t.Errorf("%s: %+v, %v (want 126, cannot execute)", cmd, r, err)
+		}
+	}
+	if now, _ := os.ReadFile(trace.Path(state, dir)); !bytes.Equal(now, stored) {
+		t.Error("a build that never ran replaced the stored trace")
+	}
+	fake := filepath.Join(t.TempDir(), "strace")
+	if err := os.WriteFile(fake, []byte("#!/bin/sh\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r, err := trace.Run(context.Background(), trace.Options{Command: []string{"true"}, Dir: dir, BuildDir: dir, StateDir: state, Strace: fake})
+	if err == nil || r != nil || strings.Contains(err.Error(), "<nil>") || !strings.Contains(err.Error(), "wrote no trace") {
+		t.Errorf("a strace that writes nothing: %+v, %v", r, err)
+	}
+	if now, _ := os.ReadFile(trace.Path(state, dir)); !bytes.Equal(now, stored) {
+		t.Error("a strace that wrote nothing replaced the stored trace")
 	}
 }
 
