@@ -86,6 +86,11 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 		libs, err := GroupCandidates(opt.Candidates, opt.Lib)
 		return libs, nil, err
 	}
+	// A link to the binary (~/bin/app -> target/release/app) is the binary: its build is found from
+	// where the link leads.
+	if real, err := filepath.EvalSymlinks(binary); err == nil {
+		binary = real
+	}
 	layout, err := cargo.Locate(filepath.Dir(binary), cargo.LocateOptions{TargetDir: opt.TargetDir, BuildDir: opt.BuildDir})
 	if err != nil {
 		// Not in a Cargo build: a Go binary or a Make/Ninja program (which_joined.go).
