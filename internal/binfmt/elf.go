@@ -107,11 +107,43 @@ func newELF(r io.ReaderAt, name string) (ef *ELFFile, err error) {
 			ef, err = nil, formatErr(name, 0, nil, "ELF decoder failed: %v", p)
 		}
 	}()
+	var head [16]byte
+	n, _ := r.ReadAt(head[:], 0)
+	if what := notELF(head[:n]); what != "" {
+		return nil, formatErr(name, 0, nil, "not an ELF file: %s", what)
+	}
 	f, err := elf.NewFile(r)
 	if err != nil {
 		return nil, elfErr(name, err)
 	}
 	return &ELFFile{File: f, Name: name, r: r}, nil
+}
+
+// notELF says what a file whose first bytes are head is, when it is no ELF file ("" when it may be one),
+// so that an archive or a script given as a binary is named as such rather than by debug/elf's "bad
+// magic number '[33 60 97 114]'".
+func notELF(head []byte) string {
+	b := string(head)
+	switch {
+	case len(head) == 0:
+		return "it is empty"
+	case strings.HasPrefix(b, "\x7fELF") && len(head) >= 16:
+		return ""
+	case strings.HasPrefix(b, "\x7fELF"):
+		return fmt.Sprintf("it ends after %d bytes, inside the ELF header", len(head))
+	case strings.HasPrefix(b, arMagic) || strings.HasPrefix(b, thinMagic):
+		return "it is an ar archive (a static library), not a program"
+	case strings.HasPrefix(b, "#!"):
+		return "it is a script (#!), not a compiled program"
+	case strings.HasPrefix(b, "MZ"):
+		return "it is a Windows (PE) executable"
+	case len(head) >= 4 && (binary.BigEndian.Uint32(head) == 0xfeedface || binary.BigEndian.Uint32(head) == 0xfeedfacf ||
+		binary.LittleEndian.Uint32(head) == 0xfeedface || binary.LittleEndian.Uint32(head) == 0xfeedfacf || binary.BigEndian.Uint32(head) == 0xcafebabe):
+		return "it is a Mach-O file"
+	case utf8.Valid(head) && !bytes.ContainsAny(head, "\x00"):
+		return "it is text"
+	}
+	return fmt.Sprintf("it begins with the bytes % x", head[:min(len(head), 4)])
 }
 
 // catchPanics makes the public entry points turn a panic inside debug/elf or
