@@ -26,7 +26,9 @@ func TestWhichThroughLink(t *testing.T) {
 		t.Fatalf("which through a link: exit %d\n%s", code, stderr)
 	}
 	libs := func(doc string) string {
-		var d struct{ Libraries []struct{ Name, Outcome string } }
+		var d struct {
+			Libraries []struct{ Name, Outcome string }
+		}
 		if err := json.Unmarshal([]byte(doc), &d); err != nil || len(d.Libraries) == 0 {
 			t.Fatalf("no libraries in %s (%v)", doc, err)
 		}
