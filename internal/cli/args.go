@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -163,4 +165,29 @@ func cargoLockNotice(w io.Writer) func(lock string) {
 	return func(lock string) {
 		fmt.Fprintf(w, "stalecheck: waiting for the cargo build that holds %s: it is rewriting the records this reads\n", report.Escape(lock))
 	}
+}
+
+// plainFlagValueError says a flag value that does not parse in the flag's own words ("--limit
+// 99999999999999999999: out of range: want a whole number") instead of pflag's, which quotes strconv's
+// ("strconv.ParseInt: parsing …: value out of range"). Other errors are returned as they are.
+func plainFlagValueError(err error) error {
+	var ive *pflag.InvalidValueError
+	if !errors.As(err, &ive) || ive.GetFlag() == nil {
+		return err
+	}
+	f := ive.GetFlag()
+	want := map[string]string{
+		"int": "a whole number", "int64": "a whole number", "int32": "a whole number", "uint": "a whole number of 0 or more",
+		"uint64": "a whole number of 0 or more", "float64": "a number", "float32": "a number", "bool": "true or false",
+		"duration": "a duration such as 90s, 5m or 1h30m", "count": "a whole number",
+	}[f.Value.Type()]
+	if want == "" {
+		return err
+	}
+	why := "not " + want
+	var ne *strconv.NumError
+	if errors.As(err, &ne) && errors.Is(ne.Err, strconv.ErrRange) {
+		why = "out of range: want " + want
+	}
+	return fmt.Errorf("--%s %q: %s", f.Name, ive.GetValue(), why)
 }

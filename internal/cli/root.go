@@ -4,10 +4,11 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/systems"
 	"io"
 	"os"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/systems"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
@@ -87,6 +88,7 @@ func Main(args []string, st Streams) int {
 	var ee *ExitError
 	if errors.As(err, &ee) {
 		if ee.Err != nil {
+			ee.Err = plainFlagValueError(ee.Err)
 			fmt.Fprintln(st.Err, "stalecheck:", escapeErr(ee.Err.Error()))
 			if tip := flagTip(cmd, ee.Err); tip != "" {
 				fmt.Fprintln(st.Err, "  tip:", escapeErr(tip))
@@ -94,6 +96,7 @@ func Main(args []string, st Streams) int {
 		}
 		return ee.Code
 	}
+	err = plainFlagValueError(err)
 	if tip := flagTip(cmd, err); tip != "" {
 		fmt.Fprintln(st.Err, "stalecheck:", escapeErr(err.Error()))
 		fmt.Fprintln(st.Err, "  tip:", escapeErr(tip))
