@@ -64,6 +64,10 @@ func runReport(st Streams, fl reportFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
+	if len(recs) == 0 && fl.name != "" {
+		// A page of nothing is no report: a --name typo.
+		return &ExitError{2, fmt.Errorf("report: %s", noRunsNamed(ctx, l, fl.name, ledger.Location(dsn)))}
+	}
 	opt := htmlreport.Options{Ledger: ledger.Location(dsn), Name: fl.name, Tool: "stalecheck " + Version, Generated: time.Now()}
 	if fl.output == "-" {
 		if err := htmlreport.Write(st.Out, recs, opt); err != nil {

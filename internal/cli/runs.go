@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -272,6 +273,11 @@ func runRuns(st Streams, fl runsFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
+	if len(recs) == 0 && fl.name != "" && fl.format == "text" {
+		msg := noRunsNamed(ctx, l, fl.name, ledger.Location(dsn))
+		fmt.Fprintln(st.Out, "N"+msg[1:]+".")
+		return nil
+	}
 	// The table writer writes cell by cell: unbuffered, that is a write system call per cell (240,000
 	// for 10,000 records, most of the time `runs` took).
 	bw := bufio.NewWriterSize(st.Out, 64<<10)
@@ -379,4 +385,28 @@ func staleWord(stale bool) string {
 		return "stale"
 	}
 	return "no"
+}
+
+// noRunsNamed says that the ledger at loc has no run named name, and which names it has (a typo is
+// the usual cause).
+func noRunsNamed(ctx context.Context, l ledger.Ledger, name, loc string) string {
+	msg := fmt.Sprintf("no runs named %q in %s", name, loc)
+	all, err := l.List(ctx, ledger.Filter{Limit: 100_000})
+	if err != nil {
+		return msg
+	}
+	var names []string
+	for _, r := range all {
+		if !slices.Contains(names, r.Name) {
+			names = append(names, r.Name)
+		}
+	}
+	if len(names) == 0 {
+		return msg + " (it holds no runs)"
+	}
+	slices.Sort(names)
+	if len(names) > 10 {
+		names = append(names[:10], fmt.Sprintf("and %d more", len(names)-10))
+	}
+	return report.Escape(msg + " (names there: " + strings.Join(names, ", ") + ")")
 }
