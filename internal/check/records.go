@@ -60,6 +60,9 @@ func unreadableRecord(g *graph.Graph) []Finding {
 		if sys != "" {
 			fix = "repair or remove " + display(g, p.Path) + ": the next " + sys + " run writes its records afresh (and may redo the steps they recorded)"
 		}
+		if p.Fix != "" {
+			fix = p.Fix
+		}
 		why := withoutPath(p.Err, p.Path)
 		out = append(out, Finding{
 			Rule: "unreadable-record", Severity: Warning,

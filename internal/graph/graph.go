@@ -516,6 +516,9 @@ type Problem struct {
 	// Step is the step whose record Path is, when the reader knows it (nil otherwise): a finding about
 	// the problem then goes with the binaries that reach the step.
 	Step *Step
+	// Fix, when set, is how to repair the record, said by the reader that knows what writes it (a
+	// damaged trace store: trace the build again); else the rule says it from where the record lies.
+	Fix string
 }
 
 // ContentMatch is what a binary's own bytes say about the copies of one library (filled by

@@ -27,11 +27,12 @@ package tracejoin
 import (
 	"errors"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/sysdirs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -87,7 +88,9 @@ func Join(g *graph.Graph, opt Options) Result {
 			continue
 		}
 		if err != nil {
-			g.AddProblem(trace.Path(opt.StateDir, k), err)
+			// stalecheck's own record: no build system rewrites it, tracing the build again does.
+			g.Problems = append(g.Problems, graph.Problem{Path: trace.Path(opt.StateDir, k), Err: err.Error(),
+				Fix: fmt.Sprintf("run stalecheck trace -- BUILD again (the build command you traced, for the build in %s): it replaces the damaged trace; or remove the file", k)})
 			continue
 		}
 		j := newJoiner(g, t, opt)

@@ -29,7 +29,7 @@ func TestJoinNoTraceAndDamagedStore(t *testing.T) {
 		}
 		g := &graph.Graph{BuildDir: build}
 		tracejoin.Join(g, tracejoin.Options{StateDir: state})
-		if len(g.Problems) != 1 || g.Problems[0].Path != file || g.Problems[0].Err == "" {
+		if len(g.Problems) != 1 || g.Problems[0].Path != file || g.Problems[0].Err == "" || !strings.Contains(g.Problems[0].Fix, "run stalecheck trace -- BUILD again") {
 			t.Errorf("damaged store %q: problems %+v", data, g.Problems)
 		}
 		if _, err := tracejoin.Explain(state, []string{build}, filepath.Join(build, "x")); err == nil || !strings.Contains(err.Error(), file) {
