@@ -125,6 +125,11 @@ func showTrace(st Streams, t *trace.Trace) {
 			if a.Errno != "" || strings.HasPrefix(a.Path, run.BuildDir+"/") || sysdirs.System(a.Path, t.Cwd, t.BuildDir, run.Proc.Cwd) {
 				continue
 			}
+			// A file read is a file opened: a stat, an access check or a folder opened to list it is a
+			// look-up (the toolchain's folders, the profile folder), not a read of its content.
+			if !a.Opened() || a.Mode&trace.ModeDirectory != 0 {
+				continue
+			}
 			fmt.Fprintf(st.Out, "  read %s (%s by pid %d at %d ns)\n", escapeErr(a.Path), a.Op, t.Processes[a.Proc].PID, a.Time)
 		}
 	}

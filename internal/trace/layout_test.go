@@ -63,3 +63,14 @@ func TestRustcUnitHash(t *testing.T) {
 		}
 	}
 }
+
+// TestAccessOpened: only an open is a read of a file's content; a stat, an access check, a readlink or
+// an exec is a look-up (trace --show listed the toolchain's folders stat'ed as files read).
+func TestAccessOpened(t *testing.T) {
+	for op, want := range map[string]bool{"openat": true, "open": true, "openat2": true, "creat": true,
+		"newfstatat": false, "statx": false, "access": false, "readlink": false, "execve": false} {
+		if got := (&trace.Access{Op: op}).Opened(); got != want {
+			t.Errorf("%s: Opened %v, want %v", op, got, want)
+		}
+	}
+}

@@ -95,6 +95,16 @@ func (a *Access) Input() bool {
 	return inputOps[a.Op]
 }
 
+// Opened tells whether the access opened the file (open, openat, openat2, creat), as opposed to
+// looking it up (a stat, an access check, a readlink) or running it.
+func (a *Access) Opened() bool {
+	switch a.Op {
+	case "open", "openat", "openat2", "creat":
+		return true
+	}
+	return false
+}
+
 var inputOps = map[string]bool{
 	"stat": true, "lstat": true, "newfstatat": true, "fstatat64": true, "statx": true, "stat64": true, "lstat64": true,
 	"access": true, "faccessat": true, "faccessat2": true, "readlink": true, "readlinkat": true,
