@@ -312,3 +312,29 @@ func TestLoadDamaged(t *testing.T) {
 }
 
 func mkfifo(p string) error { return syscall.Mkfifo(p, 0o600) }
+
+// TestParseChildExitsBeforeCloneReturns: on a loaded machine a short child's whole life, its exit
+// included, is printed before its parent's `<... clone resumed> = PID`: it is one process that exited,
+// not a second one that never did (stored as still running: "detached").
+func TestParseChildExitsBeforeCloneReturns(t *testing.T) {
+	stream := `10 1.000000001 execve("/bin/sh", ["sh"], []) = 0
+10 1.000000002 clone(child_stack=NULL, flags=CLONE_CHILD_CLEARTID|CLONE_CHILD_SETTID|SIGCHLD <unfinished ...>
+11 1.000000003 execve("/bin/true", ["true"], []) = 0
+11 1.000000004 +++ exited with 0 +++
+10 1.000000005 <... clone resumed>, child_tidptr=0x7f) = 11
+10 1.000000006 --- SIGCHLD {si_signo=SIGCHLD, si_code=CLD_EXITED, si_pid=11, si_uid=0, si_status=0} ---
+10 1.000000007 +++ exited with 0 +++
+`
+	tr := record(t, stream, "/w")
+	if len(tr.Processes) != 2 {
+		t.Fatalf("want 2 processes, got %d: %+v", len(tr.Processes), tr.Processes)
+	}
+	for _, p := range tr.Processes {
+		if p.Running || p.Exit != 0 {
+			t.Errorf("process %+v: want exited with 0", p)
+		}
+	}
+	if p := tr.Processes[1]; p.Parent != 0 || p.Exe() != "/bin/true" {
+		t.Errorf("child: %+v", p)
+	}
+}

@@ -21,8 +21,11 @@ type Recorder struct {
 	w    *writer
 	t    *Trace            // header fields and counts; Processes/Accesses stay empty
 	live map[int]*liveProc // pid or tid → process
-	next int
-	main *liveProc
+	// exitedEarly holds the pids of adopted processes that exited before their parent's fork-like call
+	// was seen to return.
+	exitedEarly map[int]bool
+	next        int
+	main        *liveProc
 	// OnMainExit is called once, when the build's first process has exited, with its status (the exit
 	// code, or 128+N for signal N).
 	OnMainExit func(status int)
@@ -39,6 +42,8 @@ type liveProc struct {
 	threads int    // live tids other than the leader
 	curCwd  string // the working folder now ("" unknown: an fchdir to an fd not seen opened)
 	written bool
+	// adopted: seen before its parent's fork-like call returned; forked: that return has been seen.
+	adopted, forked bool
 }
 
 type accKey struct {
@@ -140,10 +145,14 @@ func (r *Recorder) adopt(pid int, at int64) *liveProc {
 				r.live[pid] = parent
 				return parent
 			}
-			return r.newProc(pid, parent, at)
+			lp := r.newProc(pid, parent, at)
+			lp.adopted = true
+			return lp
 		}
 	}
-	return r.newProc(pid, nil, at)
+	lp := r.newProc(pid, nil, at)
+	lp.adopted = true
+	return lp
 }
 
 func isForkPrefix(b []byte) bool {
@@ -166,6 +175,13 @@ func (r *Recorder) fork(lp *liveProc, c *Call) {
 		if !thread && got != lp && got.p.Parent != lp.p.ID {
 			got.p.Parent = lp.p.ID
 		}
+		got.forked = true
+		return
+	}
+	if r.exitedEarly[child] {
+		// The child lived and exited before this return was printed (a loaded machine): it is recorded
+		// already; a new process here would never exit (stored as still running, "detached").
+		delete(r.exitedEarly, child)
 		return
 	}
 	if thread {
@@ -351,6 +367,12 @@ func (r *Recorder) exit(pid int, lp *liveProc, c *Call) {
 		return
 	}
 	delete(r.live, pid)
+	if lp.adopted && !lp.forked {
+		if r.exitedEarly == nil {
+			r.exitedEarly = map[int]bool{}
+		}
+		r.exitedEarly[pid] = true
+	}
 	lp.p.End = c.Time
 	if c.Exit.Signal != "" {
 		lp.p.Signal = c.Exit.Signal
