@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strconv"
 	"strings"
@@ -190,4 +191,26 @@ func plainFlagValueError(err error) error {
 		why = "out of range: want " + want
 	}
 	return fmt.Errorf("--%s %q: %s", f.Name, ive.GetValue(), why)
+}
+
+// binaryArg checks the BINARY argument of which and verify before any work, and says what is wrong
+// in words: missing, a link to nothing, a folder, unreadable.
+func binaryArg(abs string) error {
+	st, err := os.Stat(abs)
+	switch {
+	case err == nil && st.IsDir():
+		return fmt.Errorf("%s is a folder, not a binary", abs)
+	case err == nil && !st.Mode().IsRegular():
+		return fmt.Errorf("%s is not a regular file (%s), not a binary", abs, st.Mode().Type())
+	case err == nil:
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		if to, lerr := os.Readlink(abs); lerr == nil {
+			return fmt.Errorf("%s is a link to %s, which does not exist", abs, to)
+		}
+		return fmt.Errorf("%s: no such file", abs)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s: permission denied", abs)
+	}
+	return fmt.Errorf("%s: %w", abs, errors.Unwrap(err))
 }

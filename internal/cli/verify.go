@@ -57,6 +57,9 @@ func runVerify(st Streams, binary string, fl verifyFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
+	if err := binaryArg(abs); err != nil {
+		return &ExitError{2, err}
+	}
 	b, err := evidence.OpenBinary(abs)
 	if err != nil {
 		return &ExitError{2, err}

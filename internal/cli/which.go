@@ -2,7 +2,6 @@ package cli
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime/debug"
 
@@ -68,7 +67,7 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 	if err != nil {
 		return &ExitError{2, err}
 	}
-	if _, err := os.Stat(abs); err != nil {
+	if err := binaryArg(abs); err != nil {
 		return &ExitError{2, err}
 	}
 	wc := openWhichCache(st, abs, fl)

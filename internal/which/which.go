@@ -539,7 +539,7 @@ func WriteText(w io.Writer, binary string, libs []Library, notes []string) {
 		case evidence.Matched:
 			head += ": inside is " + inside[0]
 			if len(inside) > 1 {
-				head += fmt.Sprintf(" (and %d copies of the same content)", len(inside)-1)
+				head += fmt.Sprintf(" (and %d more %s of the same content)", len(inside)-1, map[bool]string{true: "copy", false: "copies"}[len(inside) == 2])
 			}
 		case evidence.Identical:
 			head += ": the copies do not differ in content; that content is inside"
