@@ -74,6 +74,9 @@ func runExplain(st Streams, arg string, fl explainFlags) error {
 	}
 	var g *graph.Graph
 	if explain.IsPath(arg, cwd) {
+		if st, err := os.Stat(arg); err == nil && st.IsDir() {
+			return &ExitError{2, fmt.Errorf("explain: %s is a folder: explain takes a file (a source, a header, an output) or a package name", arg)}
+		}
 		// A file: every build system at or under --workspace (Cargo's at or above it), joined; Cargo
 		// alone is read exactly as below.
 		g, _, err = systems.ReadAll(context.Background(), fl.workspace, nil, systems.Options{CargoTargetDir: fl.targetDir, CargoBuildDir: fl.buildDir, OnCargoLockWait: cargoLockNotice(st.Err)})
