@@ -185,6 +185,14 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	g.MarkLive()
 	judge(g)
+	// The edges are made: from here on the fingerprints are read for build scripts (their compiles and
+	// runs, live or not) and for live units (their dep-info) only. A dead lib, bin or test unit's
+	// fingerprint goes now: most units of a large tree are dead copies (28,000 of the synthetic tree's).
+	for s := range r.fps {
+		if !s.Live() && s.Kind != graph.ScriptCompile && s.Kind != graph.ScriptRun {
+			delete(r.fps, s)
+		}
+	}
 	r.readBuildDirs()
 	switch {
 	case opt.LinksOnly && !opt.LivenessOnly:
