@@ -89,7 +89,7 @@ func KeyOf(id Identity) string {
 	return encodeIdentity(id).key
 }
 
-var errShortIdentity = errors.New("truncated or damaged identity encoding")
+var errShortIdentity = errors.New("truncated or damaged encoding (the ledger row was altered)")
 
 type identityDecoder struct {
 	b   []byte
