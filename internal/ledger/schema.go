@@ -256,14 +256,6 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 	} else if d == sqliteDialect && isCorrupt(err) {
 		return &CorruptError{Ledger: loc, Detail: err.Error()}
 	}
-	if d == sqliteDialect && v == 0 {
-		// Another program's database: stalecheck's tables are not added to it (a --ledger typo would
-		// mix them in).
-		if err := foreignSQLite(ctx, db, loc); err != nil {
-			return err
-		}
-	}
-
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		if d == sqliteDialect && isCorrupt(err) {
@@ -288,6 +280,15 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 		tx.Rollback()
 		return tooNewOrCorrupt(ctx, db, d, loc, v)
 	}
+	if d == sqliteDialect && v == 0 {
+		// Another program's database: stalecheck's tables are not added to it (a --ledger typo would
+		// mix them in). Asked here, under the write lock the CREATE above took: before it, another
+		// stalecheck creating the same new ledger could commit its tables between the version read and
+		// this look, and they were taken for another program's (one process in 8 refused a new ledger).
+		if err := foreignSQLite(ctx, tx, loc); err != nil {
+			return err
+		}
+	}
 	for ; v < known; v++ {
 		for _, stmt := range d.migrations[v] {
 			if _, err := tx.ExecContext(ctx, stmt); err != nil {
@@ -308,7 +309,9 @@ func migrate(ctx context.Context, db *sql.DB, d *dialect, loc string) error {
 // foreignSQLite returns an error naming loc when the SQLite database db, which has no ledger schema,
 // holds tables of another program: it is no ledger, neither to add stalecheck's tables to nor to read
 // as an empty one (a --ledger typo).
-func foreignSQLite(ctx context.Context, db *sql.DB, loc string) error {
+func foreignSQLite(ctx context.Context, db interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, loc string) error {
 	var n int
 	var name sql.NullString
 	if err := db.QueryRowContext(ctx, `SELECT COUNT(*), MIN(name) FROM sqlite_master WHERE type = 'table' AND name <> 'schema_version' AND name NOT LIKE 'sqlite_%'`).Scan(&n, &name); err == nil && n > 0 {
