@@ -197,6 +197,9 @@ func runRun(st Streams, args []string, fl runFlags) error {
 			}
 			fmt.Fprintf(st.Err, "stalecheck: warning: running a stale build (--allow-stale): %s; the record is marked stale\n", staleSentence(plan))
 		}
+		for _, u := range plan.Unjudged {
+			fmt.Fprintf(st.Err, "stalecheck: warning: %s\n", report.Escape(u))
+		}
 		if !fl.quiet {
 			// What the build identity could not establish (an unreadable source, git or a tool that did
 			// not answer in time): the record lacks it.

@@ -113,6 +113,10 @@ type Plan struct {
 	Identity ledger.Identity
 	// Notes are things the identity could not establish (an unreadable file, a tool that did not answer).
 	Notes []string
+	// Unjudged says, per binary that matters and could not be judged, why ("cannot tell whether X is
+	// current: …"): no build read has it as a binary, or a record it rests on is unreadable. Not stale,
+	// not known current either: said with every run, -q or not.
+	Unjudged []string
 
 	state     *stateCache
 	dig       *digest.Cache
@@ -235,7 +239,7 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 		// The annotations and rules of `check` (the one pipeline: internal/analyze).
 		p.Graph = g
 		p.Findings = analyze.Annotate(g, analyze.Options{StateDir: stateDir, Digests: p.dig, Getenv: getenv})
-		p.Matter, p.MatterHow, p.Notes = nil, "", nil
+		p.Matter, p.MatterHow, p.Notes, p.Unjudged = nil, "", nil, nil
 		p.chooseMatter(cfg.Binaries, cands, vars)
 		if scope == nil || scopeHeld(g, scopedBy, p.MatterHow) {
 			break
@@ -252,7 +256,7 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 			// refused, as check says it with a warning.
 			for _, r := range f.Roots {
 				if matter[r] {
-					p.note("cannot tell whether %s is current: %s", r, f.Message)
+					p.Unjudged = append(p.Unjudged, fmt.Sprintf("cannot tell whether %s is current: %s", r, f.Message))
 					break
 				}
 			}
@@ -384,6 +388,14 @@ func (p *Plan) chooseMatter(given []string, cands []candidate, vars []string) {
 			abs := absIn(p.Dir, b)
 			if r, ok := rootOf(abs); ok {
 				abs = r
+			} else {
+				// Named, but no build read has it as a binary (a build stalecheck does not find or read):
+				// nothing says it is current. It was run as if it were.
+				where := g.Workspace
+				if where == "" {
+					where = g.BuildDir
+				}
+				p.Unjudged = append(p.Unjudged, fmt.Sprintf("cannot tell whether %s is current: it is no binary of the build read (%s), so no record says how it was built", b, where))
 			}
 			add(abs)
 		}

@@ -29,10 +29,11 @@ type planSummary struct {
 	Workspace string          `json:"workspace"`
 	Identity  ledger.Identity `json:"identity"`
 	Notes     []string        `json:"notes"`
+	Unjudged  []string        `json:"unjudged"`
 }
 
 func summaryOf(p *Plan) []byte {
-	s := planSummary{Program: p.Program, Matter: p.Matter, MatterHow: p.MatterHow, Workspace: p.workspace, Identity: p.Identity, Notes: p.Notes}
+	s := planSummary{Program: p.Program, Matter: p.Matter, MatterHow: p.MatterHow, Workspace: p.workspace, Identity: p.Identity, Notes: p.Notes, Unjudged: p.Unjudged}
 	s.Identity.Git = ledger.Git{}
 	b, _ := json.Marshal(s)
 	return b
@@ -75,7 +76,7 @@ func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
 				}
 			}
 			return &Plan{Program: s.Program, Dir: cfg.Dir, Command: cfg.Command, Environ: cfg.Environ,
-				Matter: s.Matter, MatterHow: s.MatterHow, Identity: s.Identity, Notes: s.Notes, workspace: s.Workspace}, nil
+				Matter: s.Matter, MatterHow: s.MatterHow, Identity: s.Identity, Notes: s.Notes, Unjudged: s.Unjudged, workspace: s.Workspace}, nil
 		}
 	}
 	rec := vc.Begin()
