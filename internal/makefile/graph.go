@@ -147,11 +147,15 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 			RecordDir: b.Folder.Dir, Reference: fileInfo(s.Output), Outputs: []graph.FileInfo{fileInfo(s.Output)},
 			// The project's own files: make tracks them, and they change (content baselines judge them).
 			PathPackage: true}
-		if s.Complete && len(s.Commands) > 0 && s.RuleFrom != "" && s.RuleFrom != "built-in" {
+		switch {
+		case subMake(s):
+			// Its command is a recursive make: the command that makes the file is the sub-build's step's
+			// (internal/systems reads that build), whose command baseline is keyed by the same file.
+		case s.Complete && len(s.Commands) > 0 && s.RuleFrom != "" && s.RuleFrom != "built-in":
 			// make compares mtimes only: a recipe edited in the makefile does not redo the target.
 			gs.Command = strings.Join(s.Commands, "\n")
 			gs.CommandFrom = ruleFile(s.RuleFrom)
-		} else if s.Complete && len(s.Commands) > 0 && s.RuleFrom == "built-in" {
+		case s.Complete && len(s.Commands) > 0 && s.RuleFrom == "built-in":
 			gs.Command, gs.CommandFrom = strings.Join(s.Commands, "\n"), b.Folder.Makefile // its variables are the makefile's
 		}
 		if gs.Command != "" {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -77,6 +78,9 @@ type Member struct {
 type Step struct {
 	Kind   StepKind
 	Target string // make's name for the target
+	// Forced are the phony or force prerequisites (FORCE, a .PHONY sub-build) that make Make run the
+	// recipe on every build; they are not inputs.
+	Forced []string
 	// Output is the target file; its mtime is the step's reference time (make compares prerequisites
 	// against it).
 	Output   Stat
@@ -186,6 +190,10 @@ type Build struct {
 	Steps    []*Step
 	Facts    []Fact
 	Problems []Problem
+	// SubMakes are the folders a recipe runs make in ($(MAKE) -C lib, cd lib && $(MAKE)), absolute and
+	// sorted: builds of their own, whose rules make the files the recipe stands for (read and joined
+	// by internal/systems).
+	SubMakes []string
 }
 
 // Read runs make (RunMake: two dry passes under ctx's deadline) in folder and joins what make says with
@@ -356,6 +364,13 @@ func (r *reader) analyse() {
 				continue // make prints a prerequisite named by two rules (depfile and pattern) twice
 			}
 			seen[p] = true
+			if r.forcing(p) {
+				// A phony or force prerequisite has no file and no time: Make runs the recipe on every
+				// build by design (the FORCE idiom of a recursive $(MAKE)), and whether that changes
+				// anything is the recipe's own business. It is no input gone missing.
+				s.Forced = append(s.Forced, p)
+				continue
+			}
 			in := &Input{Stat: r.stat(r.abs(p)), Name: p, Known: true}
 			in.How, in.Detail = []How{Declared}, []string{ruleOrigin(f)}
 			s.Declared = append(s.Declared, in)
@@ -368,6 +383,20 @@ func (r *reader) analyse() {
 		}
 		r.b.Steps = append(r.b.Steps, s)
 	}
+	// The folders recipes run make in, phony targets' included (sublib: ; $(MAKE) -C lib).
+	for _, n := range r.db.Order {
+		f := r.db.Files[n]
+		if f == nil || !recipeRunsMake(f.Recipe) {
+			continue
+		}
+		cmds, _ := r.expandRecipe(f, n)
+		for _, d := range subMakeDirs(cmds, r.b.Folder.Dir) {
+			if !slices.Contains(r.b.SubMakes, d) {
+				r.b.SubMakes = append(r.b.SubMakes, d)
+			}
+		}
+	}
+	slices.Sort(r.b.SubMakes)
 	for _, s := range r.b.Steps {
 		switch s.Kind {
 		case Compile:
@@ -610,13 +639,40 @@ func (r *reader) archive(s *Step, compileByBase map[string]string) {
 			mem.Object = o
 			st := r.stat(o)
 			s.Discovered = append(s.Discovered, &Input{Stat: st, Name: m.Name, How: []How{ArchiveMember}, Detail: []string{detail}})
-		} else {
+		} else if !subMake(s) { // a sub-make's rules make the members: not in this data base
 			r.fact(s, Fact{Kind: ArchiveMemberWithoutRule, Path: detail, How: []How{ArchiveMember}, Detail: []string{detail},
 				Message: fmt.Sprintf("%s holds %s (%d bytes), which no rule of %s builds any more: `ar r` keeps members of removed sources, so whatever links %s may still get its symbols",
 					s.Target, m.Name, m.Size, filepath.Base(r.b.Folder.Makefile), s.Target)})
 		}
 		s.Members = append(s.Members, mem)
 	}
+}
+
+// forcing reports whether prerequisite p makes Make run its target's recipe on every build: a phony
+// target (.PHONY), or a rule with no prerequisites and no recipe for a file that does not exist (GNU
+// Make: "make imagines this target to have been updated whenever its rule is run").
+func (r *reader) forcing(p string) bool {
+	f := r.db.Files[p]
+	if f == nil {
+		return false
+	}
+	if f.Phony {
+		return true
+	}
+	return !f.NotATarget && len(f.Prereqs) == 0 && len(f.Recipe) == 0 && !r.stat(r.abs(p)).Exists
+}
+
+// subMake reports whether the step's recipe runs make itself ($(MAKE) -C lib): its output is made by
+// the rules of another makefile, which this build's data base does not hold.
+func subMake(s *Step) bool { return recipeRunsMake(s.Recipe) }
+
+func recipeRunsMake(recipe []string) bool {
+	for _, l := range recipe {
+		if strings.Contains(l, "$(MAKE)") || strings.Contains(l, "${MAKE}") {
+			return true
+		}
+	}
+	return false
 }
 
 // compiles reports whether a step's rule names a C-family source as a prerequisite (a program compiled
@@ -669,4 +725,50 @@ func (r *reader) pending(s *Step) {
 func (r *reader) fact(s *Step, f Fact) {
 	f.Step, f.ReferenceMTimeNS, f.MakeRemakes = s.Output.Path, s.Output.MTimeNS, s.MakeRemakes
 	r.b.Facts = append(r.b.Facts, f)
+}
+
+// subMakeDirs returns the folders the expanded commands of a sub-make recipe run make in, relative to
+// dir: `make -C lib`, `-Clib`, `--directory=lib`, `--directory lib`, and `cd lib && make`.
+func subMakeDirs(commands []string, dir string) []string {
+	var out []string
+	for _, c := range commands {
+		c = strings.TrimLeft(c, "@-+ \t")
+		at := dir
+		if rest, ok := strings.CutPrefix(c, "cd "); ok {
+			if d, tail, ok := strings.Cut(rest, "&&"); ok {
+				at, c = absJoin(dir, strings.TrimSpace(d)), strings.TrimSpace(tail)
+			}
+		}
+		words := strings.Fields(c)
+		if len(words) == 0 || !strings.Contains(filepath.Base(words[0]), "make") {
+			continue
+		}
+		sub := at
+		for i := 1; i < len(words); i++ {
+			w := words[i]
+			switch {
+			case w == "-C" || w == "--directory":
+				if i+1 < len(words) {
+					sub = absJoin(sub, words[i+1])
+					i++
+				}
+			case strings.HasPrefix(w, "--directory="):
+				sub = absJoin(sub, strings.TrimPrefix(w, "--directory="))
+			case strings.HasPrefix(w, "-C"):
+				sub = absJoin(sub, w[2:])
+			}
+		}
+		if sub != dir && !slices.Contains(out, sub) {
+			out = append(out, sub)
+		}
+	}
+	return out
+}
+
+func absJoin(dir, p string) string {
+	p = strings.Trim(p, `"'`)
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(dir, p)
 }

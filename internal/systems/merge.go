@@ -48,7 +48,9 @@ func Merge(gs ...*graph.Graph) *graph.Graph {
 		m.Content = append(m.Content, g.Content...)
 		m.Holdings = append(m.Holdings, g.Holdings...)
 		for k, v := range g.Origins {
-			m.Origins[k] = v
+			if _, ok := m.Origins[k]; !ok { // the first build of a system names it (a recursive make's top)
+				m.Origins[k] = v
+			}
 		}
 		for k, v := range g.Env {
 			if m.Env == nil {

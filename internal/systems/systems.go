@@ -392,6 +392,8 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 		gs = append(gs, g)
 		labels[g] = [2]string{f.System, f.Dir}
 	}
+	subs, subNotes, subFailed := readSubMakes(ctx, gs, found, opt)
+	gs, notes, failed = append(gs, subs...), append(notes, subNotes...), append(failed, subFailed...)
 	gs, notes, failed = pullLinkedCargo(ctx, gs, notes, failed, want, opt)
 	if len(driven) > 0 {
 		for _, cg := range gs {
@@ -583,4 +585,52 @@ func unreadableBuildFiles(dir string) string {
 		}
 	}
 	return strings.Join(out, "; ")
+}
+
+// maxSubMakes bounds the folders read for recursive makes (a makefile that runs make in itself, or a
+// tree of hundreds of sub-makes, is not followed for ever).
+const maxSubMakes = 64
+
+// readSubMakes reads the folders the Make builds of gs run make in ($(MAKE) -C lib: makefile.Build
+// SubMakes), and theirs in turn, each once and not those found already: a recursive make's library is
+// made by the rules of the sub-make, which the top makefile's data base does not hold. Merge then ties
+// what the top build links (lib/libutil.a) to the sub-build's step that makes it, so its sources are
+// judged. A folder that cannot be read is a problem naming it.
+func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Options) (subs []*graph.Graph, notes []string, failed []graph.Problem) {
+	read := reader(makefile.System)
+	if read == nil {
+		return nil, nil, nil
+	}
+	done := map[string]bool{}
+	for _, f := range found {
+		done[f.Dir] = true
+	}
+	queue := append([]*graph.Graph(nil), gs...)
+	for len(queue) > 0 {
+		g := queue[0]
+		queue = queue[1:]
+		b, ok := g.Origins[makefile.System].(*makefile.Build)
+		if !ok {
+			continue
+		}
+		done[b.Folder.Dir] = true
+		for _, dir := range b.SubMakes {
+			if done[dir] {
+				continue
+			}
+			done[dir] = true
+			if len(subs) >= maxSubMakes {
+				notes = append(notes, fmt.Sprintf("recursive make into %s not read: more than %d sub-makes", dir, maxSubMakes))
+				continue
+			}
+			sg, err := read(ctx, dir, opt)
+			if err != nil {
+				failed = append(failed, graph.Problem{Path: dir, Err: fmt.Sprintf("reading the make build a recipe of %s runs (recursive make): %v", b.Folder.Makefile, err)})
+				continue
+			}
+			subs = append(subs, sg)
+			queue = append(queue, sg)
+		}
+	}
+	return subs, notes, failed
 }
