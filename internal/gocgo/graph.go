@@ -73,7 +73,8 @@ type Tree struct {
 // Which binaries: the files `go build` writes for the module's main packages at their default names
 // (cmd/go: the last element of the import path, the one before a /vN major-version suffix) in the
 // module folder and in the package's own folder, and every ELF file with Go build info whose main
-// module is this module in the module folder and its bin/ folder (go build -o bin/x). Binaries
+// module is this module in the module folder and its immediate subfolders (go build -o bin/x, -o
+// build/x; files without an extension there, hidden folders, vendor and testdata left out). Binaries
 // installed elsewhere (go install into GOBIN) are not looked for.
 //
 // Steps (System "go", Kind graph.Compile), per binary (Go's cache shares a package compile between
@@ -311,13 +312,21 @@ func DefaultBinaryName(importPath string) string {
 // maxScan bounds the entries looked at in one folder when looking for binaries.
 const maxScan = 10000
 
+// maxSubfolders bounds the module's subfolders looked in for binaries.
+const maxSubfolders = 64
+
 // findBinaries returns the Go binaries of module modPath: with m nil, the ELF files with Go build info
 // of that main module in dir and dir/bin; with m, the default-name files of m's main packages in their
 // own folders and in dir. Unreadable candidates that look like ELF files are problems.
 func findBinaries(dir, modPath string, m *Module) ([]*Binary, []graph.Problem) {
 	var cands []string
 	if m == nil {
-		for _, d := range []string{dir, filepath.Join(dir, "bin")} {
+		// The module folder, then its immediate subfolders (go build -o bin/app, -o build/app, -o
+		// out/app): a file there without an extension is a candidate (Go writes none on Linux; sources
+		// and data files have one, so a folder of data costs no open per file).
+		dirs := []string{dir}
+		for i := 0; i < len(dirs); i++ {
+			d := dirs[i]
 			f, err := fsrec.Open(d)
 			if err != nil {
 				continue
@@ -326,8 +335,12 @@ func findBinaries(dir, modPath string, m *Module) ([]*Binary, []graph.Problem) {
 			ents = fsrec.ListOpened(d, ents)
 			f.Close()
 			for _, e := range ents {
-				if e.Type().IsRegular() {
-					cands = append(cands, filepath.Join(d, e.Name()))
+				name := e.Name()
+				switch {
+				case e.Type().IsRegular() && (i == 0 || filepath.Ext(name) == ""):
+					cands = append(cands, filepath.Join(d, name))
+				case i == 0 && e.IsDir() && !strings.HasPrefix(name, ".") && name != "vendor" && name != "testdata" && len(dirs) <= maxSubfolders:
+					dirs = append(dirs, filepath.Join(d, name))
 				}
 			}
 		}

@@ -306,3 +306,26 @@ func Calc(x int) int { return int(C.rcalc(C.int(x))) }
 		t.Fatalf("after relinking the Go binary: %s", testutil.Dump(errs))
 	}
 }
+
+// A binary built into a folder of its own (go build -o build/app) is found and judged as one in the
+// module folder is (it was nothing to judge, and run timed it as if current).
+func TestReadGraphBinaryInSubfolder(t *testing.T) {
+	goEnv(t)
+	dir := cgoModule(t)
+	state := t.TempDir()
+	app := filepath.Join(dir, "build", "app")
+	header := filepath.Join(dir, "include", "api.h")
+	run(t, dir, "go", "build", "-o", app, "./cmd/app")
+	fs, g := goCheck(t, dir, state)
+	if len(g.Roots) != 1 || g.Roots[0].File.Path != app {
+		t.Fatalf("roots %+v", g.Roots)
+	}
+	if errs := testutil.AtLeast(fs, rules.Warning); len(errs) != 0 {
+		t.Fatalf("fresh build: %s", testutil.Dump(errs))
+	}
+	write(t, dir, map[string]string{"include/api.h": "#define API_VALUE 2\n"})
+	fs, _ = goCheck(t, dir, state)
+	if u := findings(fs, "untracked-input-changed", header); len(u) != 1 || !hasRoot(u[0], app) {
+		t.Fatalf("after the header edit:\n%s", testutil.Dump(fs))
+	}
+}
