@@ -446,7 +446,7 @@ func (r *reader) readFingerprints(prof string) error {
 		if !d.isDir {
 			// Cargo makes a folder per unit; anything else in its place (a symlink, a file) is a record
 			// that cannot be read: the profile is not judged, so clean leaves it alone.
-			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", fileKind(d.mode)))
+			r.problem(dir, fmt.Errorf("not a folder (%s): Cargo keeps one folder per unit here", safeio.Kind(d.mode)))
 			return
 		}
 		files, err := fsrec.ReadDirKept(dir)
@@ -1242,19 +1242,4 @@ func (r *reader) readRustcDepfile(path string) ([]string, error) {
 		out = append(out, in)
 	}
 	return out, nil
-}
-
-// fileKind names a non-folder directory entry for messages.
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeSymlink != 0:
-		return "a symbolic link"
-	case m&os.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a regular file"
 }

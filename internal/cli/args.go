@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 	"github.com/stalecheck/stalecheck/internal/report"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // exactArgs is cobra.ExactArgs with messages that name the argument: "which needs BINARY (usage:
@@ -201,7 +202,7 @@ func binaryArg(abs string) error {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("%s is a folder, not a binary", abs)
 	case err == nil && !st.Mode().IsRegular():
-		return fmt.Errorf("%s is not a regular file (%s), not a binary", abs, st.Mode().Type())
+		return fmt.Errorf("%s is %s, not a binary", abs, safeio.Kind(st.Mode()))
 	case err == nil:
 		return nil
 	case errors.Is(err, fs.ErrNotExist):

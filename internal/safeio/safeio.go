@@ -147,16 +147,24 @@ func Regular(path string) error {
 	return nil
 }
 
-func kind(m fs.FileMode) string {
+func kind(m fs.FileMode) string { return Kind(m) }
+
+// Kind names the type of a file of mode m for messages, with its article: "a folder", "a FIFO", "a
+// symbolic link", "a regular file".
+func Kind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
 		return "a folder"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
 	case m&fs.ModeNamedPipe != 0:
 		return "a FIFO"
 	case m&fs.ModeDevice != 0, m&fs.ModeCharDevice != 0:
 		return "a device"
 	case m&fs.ModeSocket != 0:
 		return "a socket"
+	case m.IsRegular():
+		return "a regular file"
 	}
 	return m.Type().String()
 }

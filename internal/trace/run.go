@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	"golang.org/x/sys/unix"
 )
 
@@ -290,26 +291,12 @@ func executable(p string) error {
 		return err
 	}
 	if !st.Mode().IsRegular() {
-		return fmt.Errorf("cannot execute %s: it is a %s, not a program", p, fileKind(st.Mode()))
+		return fmt.Errorf("cannot execute %s: it is %s, not a program", p, safeio.Kind(st.Mode()))
 	}
 	if err := unix.Access(p, unix.X_OK); err != nil {
 		return fmt.Errorf("cannot execute %s: %w", p, err)
 	}
 	return nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "folder"
-	case m&os.ModeNamedPipe != 0:
-		return "FIFO"
-	case m&os.ModeSocket != 0:
-		return "socket"
-	case m&os.ModeDevice != 0:
-		return "device"
-	}
-	return "special file"
 }
 
 // lookPath finds name the way execvp does with env's PATH (a name with a slash is taken as is, against
