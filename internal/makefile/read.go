@@ -364,10 +364,10 @@ func (r *reader) analyse() {
 				continue // make prints a prerequisite named by two rules (depfile and pattern) twice
 			}
 			seen[p] = true
-			if r.forcing(p) {
-				// A phony or force prerequisite has no file and no time: Make runs the recipe on every
-				// build by design (the FORCE idiom of a recursive $(MAKE)), and whether that changes
-				// anything is the recipe's own business. It is no input gone missing.
+			if r.forcing(p, recipeRunsMake(f.Recipe)) {
+				// A phony prerequisite, or the FORCE of a recursive $(MAKE), has no file and no time: Make
+				// runs the recipe on every build by design, and whether that changes anything is the
+				// recipe's (the sub-make's) business. It is no input gone missing.
 				s.Forced = append(s.Forced, p)
 				continue
 			}
@@ -648,10 +648,13 @@ func (r *reader) archive(s *Step, compileByBase map[string]string) {
 	}
 }
 
-// forcing reports whether prerequisite p makes Make run its target's recipe on every build: a phony
-// target (.PHONY), or a rule with no prerequisites and no recipe for a file that does not exist (GNU
-// Make: "make imagines this target to have been updated whenever its rule is run").
-func (r *reader) forcing(p string) bool {
+// forcing reports whether prerequisite p only makes Make run its target's recipe on every build: a
+// phony target (.PHONY: never a file), or, for a recipe that runs a sub-make, a rule with no
+// prerequisites and no recipe for a file that does not exist (the FORCE idiom; GNU Make: "make imagines
+// this target to have been updated whenever its rule is run"). Such an empty rule for a deleted header
+// (gcc -MP writes one per header) is no FORCE: the compile it forces makes another object, so the
+// header stays an input gone missing.
+func (r *reader) forcing(p string, subMake bool) bool {
 	f := r.db.Files[p]
 	if f == nil {
 		return false
@@ -659,7 +662,7 @@ func (r *reader) forcing(p string) bool {
 	if f.Phony {
 		return true
 	}
-	return !f.NotATarget && len(f.Prereqs) == 0 && len(f.Recipe) == 0 && !r.stat(r.abs(p)).Exists
+	return subMake && !f.NotATarget && len(f.Prereqs) == 0 && len(f.Recipe) == 0 && !r.stat(r.abs(p)).Exists
 }
 
 // subMake reports whether the step's recipe runs make itself ($(MAKE) -C lib): its output is made by
