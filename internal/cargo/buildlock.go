@@ -74,6 +74,21 @@ func shareLocks(bases, profiles []string, onWait func(lock string)) (sharedLocks
 	}
 }
 
+// BuildRunning reports whether a cargo build holds the lock file lp now (exclusively): the lock is
+// only probed, a shared flock taken and dropped at once, never created, so Cargo is not held up.
+func BuildRunning(lp string) bool {
+	f := openLock(lp)
+	if f == nil {
+		return false
+	}
+	defer f.Close()
+	busy, _ := tryShared([]*os.File{f})
+	if busy == "" {
+		_ = unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	}
+	return busy != ""
+}
+
 // openLock opens an existing regular lock file for reading, or returns nil.
 func openLock(lp string) *os.File {
 	// O_NONBLOCK: a FIFO in the lock's place must not stop the open; O_NOFOLLOW: Cargo's lock is a file.

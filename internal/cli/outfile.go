@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // checkOutputFile refuses, before any work, a file a command is asked to write (-o, --export-*) that it
@@ -22,7 +23,7 @@ func checkOutputFile(flag, path string, keep []keptFile) error {
 	}
 	st, err := os.Lstat(path)
 	if err == nil && !st.Mode().IsRegular() {
-		return fmt.Errorf("%s %s: not a regular file (%s)", flag, path, st.Mode().Type())
+		return fmt.Errorf("%s %s: %s, not a regular file", flag, path, safeio.Kind(st.Mode()))
 	}
 	abs, _ := filepath.Abs(path)
 	for _, k := range keep {

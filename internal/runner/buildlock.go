@@ -1,11 +1,9 @@
 package runner
 
 import (
-	"errors"
-	"os"
 	"path/filepath"
 
-	"golang.org/x/sys/unix"
+	"github.com/stalecheck/stalecheck/internal/cargo"
 )
 
 // BuildRunning reports a Cargo build in progress over the binaries that matter: Cargo holds the
@@ -21,27 +19,9 @@ func (p *Plan) BuildRunning() (lock string, running bool) {
 			continue
 		}
 		seen[lp] = true
-		if lockHeld(lp) {
+		if cargo.BuildRunning(lp) {
 			return lp, true
 		}
 	}
 	return "", false
-}
-
-func lockHeld(path string) bool {
-	st, err := os.Lstat(path)
-	if err != nil || !st.Mode().IsRegular() {
-		return false
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	err = unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
-	if err == nil {
-		unix.Flock(int(f.Fd()), unix.LOCK_UN)
-		return false
-	}
-	return errors.Is(err, unix.EWOULDBLOCK)
 }
