@@ -20,6 +20,7 @@ import (
 	"context"
 
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
@@ -71,6 +72,8 @@ func Annotate(g *graph.Graph, opt Options) []check.Finding {
 	// Header searches answered again from the steps' own records, and include scans of steps that
 	// have none, for every build system.
 	includes.Annotate(g)
+	// The files each step's command line names and no record declares, for every build system.
+	cmdargs.Annotate(g)
 	if !opt.NoNative {
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
 		evidence.Annotate(g, opt.StateDir)

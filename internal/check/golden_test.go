@@ -87,6 +87,24 @@ func program(o any, system string, edit func(g *graph.Graph, obj, link *graph.St
 	return g
 }
 
+// generated is program with a generator step before main.o: table.h from gen.sh (its prerequisite) by
+// `sh gen.sh table.in table.h` at t0-1s, main.o built from table.h; table.in is named only on the
+// command line (graph.CommandArg), given to edit with the generator step, at t0-2s unless edit moves it.
+func generated(o any, edit func(gen *graph.Step, in *graph.Input)) *graph.Graph {
+	return program(o, "make", func(g *graph.Graph, obj, link *graph.Step) {
+		in := input("/w/table.in", t0-2e9, false, graph.CommandArg, "named by the command: sh gen.sh table.in table.h")
+		gen := &graph.Step{System: "make", ID: "gen", Kind: graph.Compile, Name: "table.h", Label: "table.h", Reference: file("/w/table.h", t0-1e9),
+			Outputs: []graph.FileInfo{file("/w/table.h", t0-1e9)}, Origin: o, PathPackage: true,
+			Command: "sh gen.sh table.in table.h", CommandDir: "/w",
+			Inputs: []*graph.Input{input("/w/gen.sh", t0-3e9, true, graph.Declared, "prerequisite of table.h"), in},
+			Roots:  obj.Roots, Dependents: []*graph.Step{obj}}
+		obj.Inputs = append(obj.Inputs, input("/w/table.h", t0-1e9, true, graph.Declared, "prerequisite of main.o"))
+		obj.Deps = append(obj.Deps, gen)
+		g.Steps = append([]*graph.Step{gen}, g.Steps...)
+		edit(gen, in)
+	})
+}
+
 // cargoBuild is a Cargo workspace /ws, target /ws/target: ksys's build script (run ksys-1111…)
 // compiles native/k.c into libk.a in its OUT_DIR, declaring rerun-if-changed=build.rs; app (bin) links
 // ksys. Origins are unit.Unit, as internal/cargo reads them.
@@ -214,6 +232,20 @@ func ruleCases() []ruleCase {
 			obj.Origin = depfileOrigin{make_}
 			obj.Inputs = append(obj.Inputs, input("/w/util.h", t0-4e9, false, graph.IncludeScan, "#include \"util.h\" in main.c"))
 		}), []string{"missing-depfile"}},
+		{"untracked-input-changed-command-arg", generated(make_, func(gen *graph.Step, in *graph.Input) {
+			// table.in, named only on the generator's command line, edited after table.h was made: its
+			// content differs from the baseline of the generator's run.
+			in.File.MTimeNS = t0 + 5e9
+			in.Content = &graph.InputContent{Verdict: graph.ContentDiffers, Digest: "blake3:" + strings.Repeat("d", 64),
+				Baseline: "blake3:" + strings.Repeat("c", 64), BaselineNS: t0 + 3e9}
+		}), []string{"untracked-input-changed"}},
+		{"command-arg-no-baseline", generated(make_, func(gen *graph.Step, in *graph.Input) {
+			in.File.MTimeNS = t0 + 5e9 // after every step, and no earlier check: read or written, cannot tell
+		}), []string{"untracked-input-changed"}},
+		{"clean-command-arg-written", generated(make_, func(gen *graph.Step, in *graph.Input) {
+			// Newer than table.h but older than main.o, built from table.h: what the generator wrote.
+			in.File.MTimeNS = t0 - 5e8
+		}), nil},
 		{"changed-with-older-mtime", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
 			// main.c restored from a cache with cp -p: other content, its old mtime, a new ctime.
 			obj.Inputs[0].Content = &graph.InputContent{Verdict: graph.ContentDiffers, Digest: "blake3:" + strings.Repeat("b", 64),

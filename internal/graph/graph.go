@@ -42,6 +42,10 @@ const (
 	// Trace: a process of the step opened the file in a build traced by `stalecheck trace`
 	// (internal/tracejoin; the Input's Trace says which process and when).
 	Trace How = "trace"
+	// CommandArg: the step's command line names the file as an argument (or runs it as its program),
+	// not as an output (internal/cmdargs). The command may read it or write it: the text alone does not
+	// say, so the rules judge such an input by its content baseline.
+	CommandArg How = "command-arg"
 )
 
 // StepKind names the kind of build action, in words common to build systems; each adapter maps its
@@ -233,6 +237,9 @@ type Step struct {
 	// while CommandFrom was not newer than the step's reference (internal/content), nil when not judged.
 	Command     string
 	CommandFrom string
+	// CommandDir is the folder Command runs in (Make's folder, Ninja's build folder): relative paths on
+	// the command line name files there (internal/cmdargs). "" when unknown.
+	CommandDir string
 	// Program is the program the step's command runs first, when the command names it without a folder
 	// (CommandProgram): PATH finds it each time the build runs the step, and no build system watches that
 	// search (internal/content judges it again). "" when the command names a path or is unknown.

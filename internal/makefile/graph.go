@@ -159,6 +159,7 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 			gs.Command, gs.CommandFrom = strings.Join(s.Commands, "\n"), b.Folder.Makefile // its variables are the makefile's
 		}
 		if gs.Command != "" {
+			gs.CommandDir = b.Folder.Dir // make runs each recipe line in its own folder
 			gs.Program = graph.CommandProgram(strings.TrimLeft(s.Commands[0], "@-+ \t"))
 		}
 		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {

@@ -178,6 +178,8 @@ func (b *Build) Graph() *graph.Graph {
 		s.Config = graph.Config{{Key: "rule", Value: e.Rule}}
 		if e.ManifestEdge != nil {
 			s.Program = graph.CommandProgram(e.Command)
+			// Ninja redoes an edge whose command changed (the log's command hash).
+			s.Command, s.CommandWatched, s.CommandDir = e.Command, true, b.Dir
 		}
 		if c := e.Compile; c != nil {
 			sp := c.searchPath()

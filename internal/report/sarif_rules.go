@@ -6,7 +6,7 @@ package report
 var ruleTexts = map[string]ruleText{
 	"untracked-input-changed": {
 		Short:    "A file a build script really compiled changed after its last run, and Cargo does not watch it.",
-		Severity: "error; warning when the only clue is a native source lying in the package folder; info when its content equals the content baseline",
+		Severity: "error; warning when the only clue is a native source lying in the package folder, or when the only clue is a step's command line naming the file and no content baseline from an earlier check tells an edit from a file the command writes; info when its content equals the content baseline",
 		Meaning:  "a file the build script's step really compiled changed after the step last ran, and Cargo does not watch it: it will not rebuild",
 	},
 	"pending-rebuild": {

@@ -1,0 +1,92 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestGeneratorInputNamedOnCommandLine: a generator rule runs `sh gen.sh table.in table.h gen.log`;
+// only gen.sh is declared (a prerequisite, an edge input, a DEPENDS), so editing table.in regenerates
+// nothing, on every build system. The clean build carries no finding (gen.log, which the command also
+// names, is written by the run: older than main.o, built after it); after the edit and a build that does
+// nothing, check names table.in (known by command-arg, its content differing from the baseline the
+// first check took); declaring it and building again leaves no finding.
+func TestGeneratorInputNamedOnCommandLine(t *testing.T) {
+	gen := "cp \"$1\" \"$2\"\necho generated > \"$3\"\n"
+	main := "#include \"table.h\"\nint main(void) { return TABLE - 7; }\n"
+	for _, tc := range []struct {
+		name, build, fixed string
+		tools              []string
+		files              map[string]string
+		build2             []string // the build command
+	}{
+		{name: "make", tools: []string{"make", "cc"}, build2: []string{"make"},
+			files: map[string]string{"Makefile": "app: main.o\n\t$(CC) -o $@ main.o\nmain.o: main.c table.h\n\t$(CC) -I. -MMD -c main.c -o $@\n" +
+				"table.h: gen.sh\n\tsh gen.sh table.in table.h gen.log\n-include main.d\n"},
+			fixed: "table.h: gen.sh table.in"},
+		{name: "ninja", tools: []string{"ninja", "cc"}, build2: []string{"ninja"},
+			files: map[string]string{"build.ninja": "rule gen\n  command = sh gen.sh table.in $out gen.log\nrule cc\n  command = cc -I. -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n" +
+				"rule link\n  command = cc -o $out $in\nbuild table.h: gen gen.sh\nbuild main.o: cc main.c || table.h\nbuild app: link main.o\n"},
+			fixed: "build table.h: gen gen.sh table.in"},
+		{name: "cmake-ninja", tools: []string{"cmake", "ninja", "cc"}, build2: []string{"cmake", "--build", "build"},
+			files: map[string]string{"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(g C)\n" +
+				"add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/table.h COMMAND sh ${CMAKE_SOURCE_DIR}/gen.sh ${CMAKE_SOURCE_DIR}/table.in ${CMAKE_BINARY_DIR}/table.h ${CMAKE_BINARY_DIR}/gen.log DEPENDS gen.sh)\n" +
+				"add_executable(app main.c ${CMAKE_BINARY_DIR}/table.h)\ntarget_include_directories(app PRIVATE ${CMAKE_BINARY_DIR})\n"},
+			fixed: "DEPENDS gen.sh table.in"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needTools(t, tc.tools...)
+			dir := t.TempDir()
+			files := map[string]string{"gen.sh": gen, "main.c": main, "table.in": "#define TABLE 7\n"}
+			for k, v := range tc.files {
+				files[k] = v
+			}
+			writeFiles(t, dir, files)
+			build := func() {
+				if tc.name == "cmake-ninja" {
+					shIn(t, dir, nil, "cmake", "-S", ".", "-B", "build", "-G", "Ninja")
+				}
+				shIn(t, dir, nil, tc.build2[0], tc.build2[1:]...)
+			}
+			build()
+			checkDir := dir
+			if tc.name == "cmake-ninja" {
+				checkDir = filepath.Join(dir, "build")
+			}
+			if fs, code := checkSystems(t, checkDir, "--fail-on", "warning"); code != 0 || len(find(fs, "untracked-input-changed", "")) != 0 {
+				t.Fatalf("clean build: exit %d, %+v", code, fs)
+			}
+			in := filepath.Join(dir, "table.in")
+			ns := editLater(t, in, "#undef TABLE\n#define TABLE 9\n")
+			build()
+			if _, err := os.Stat(filepath.Join(dir, "gen.log")); err != nil && tc.name != "cmake-ninja" {
+				t.Fatal(err)
+			}
+			fs, code := checkSystems(t, checkDir)
+			got := find(fs, "untracked-input-changed", in)
+			if code != 1 || len(got) != 1 || got[0].Severity != "error" {
+				t.Fatalf("after the edit: exit %d, want one error naming table.in: %+v", code, fs)
+			}
+			if mt, how, ok := evidenceAt(got[0], "input", in); !ok || mt != ns || !strings.Contains(how, "command-arg") || !strings.Contains(how, "gen.sh") {
+				t.Fatalf("input evidence %d %q", mt, how)
+			}
+			if _, d, ok := evidenceAt(got[0], "record", in); !ok || !strings.Contains(d, "differs from the content baseline") {
+				t.Fatalf("no content-baseline evidence: %+v", got[0].Evidence)
+			}
+			if len(fs) != 1 {
+				t.Fatalf("only table.in's finding wanted (gen.log is the command's output): %+v", fs)
+			}
+			// The fix: declare it; the build regenerates table.h and nothing is left.
+			for name, body := range tc.files {
+				old := strings.TrimSuffix(tc.fixed, " table.in")
+				writeFiles(t, dir, map[string]string{name: strings.Replace(body, old, tc.fixed, 1)})
+			}
+			build()
+			if fs, code := checkSystems(t, checkDir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+				t.Fatalf("after the fix: exit %d, %+v", code, fs)
+			}
+		})
+	}
+}
