@@ -129,8 +129,9 @@ const configIn = "#define CONF_TAG \"@CONF_PREFIX@TRUTHV_t_0\"\n"
 const cMain = `#include <stdio.h>
 const char *lib_tag(void);
 const char *lib_b(void);
+const char *gen_tag(void);
 int main(void) {
-    printf("lib=%s\nb=%s\n", lib_tag(), lib_b());
+    printf("lib=%s\nb=%s\ngen=%s\n", lib_tag(), lib_b(), gen_tag());
 #ifdef TRUTH_TOOL
     puts("main+tool");
 #endif
@@ -150,6 +151,20 @@ func cLibFiles(dir string) map[string]string {
 		p("src/a.c"): libA, p("src/b.c"): libB, p("include/lib.h"): libH, p("include/impl.h"): implH,
 		p("config.h.in"): configIn, p("override/README"): "headers here come before include/\n",
 	}
+}
+
+// genFiles: a generator the C projects run as a custom step, `sh gen/gen.sh gen/tag.txt OUT`: it writes
+// gen_tag.c from the data file gen/tag.txt, which the step's rule does not declare (only gen.sh is a
+// prerequisite, an edge input, a DEPENDS, an input:): the build system never regenerates for an edit
+// of it, whatever system runs the step.
+var genFiles = map[string]string{
+	"gen/gen.sh":  "printf 'const char *gen_tag(void) { return \"%s\"; }\\n' \"$(cat \"$1\")\" > \"$2\"\n",
+	"gen/tag.txt": "TRUTHV_d_0\n",
+}
+
+// genInput is the generator's undeclared data file as an edited input; derived is the file it makes.
+func genInput(derived string) Input {
+	return Input{Knob: "d", Kind: "data", File: "gen/tag.txt", Derived: []string{derived}}
 }
 
 func cLibInputs(dir string, template bool, derivedConfig string) []Input {
@@ -197,8 +212,10 @@ CPPFLAGS += -DFAST
 endif
 SRCS := src/a.c src/b.c
 OBJS := $(SRCS:.c=.o)
-` + dep + `app: src/main.o libtruth.a
-	$(CC) -o $@ src/main.o -L. -ltruth
+` + dep + `app: src/main.o gen_tag.o libtruth.a
+	$(CC) -o $@ src/main.o gen_tag.o -L. -ltruth
+gen_tag.c: gen/gen.sh
+	sh gen/gen.sh gen/tag.txt $@
 libtruth.a: $(OBJS)
 	ar crs $@ $^
 %.o: %.c
@@ -207,8 +224,8 @@ $(OBJS): | config.h
 config.h: config.h.in
 	sed 's/@CONF_PREFIX@//' config.h.in > $@
 ` + inc // after the first rule: an included depfile's target must not become the default goal
-	files := merge(cLibFiles(""), map[string]string{"Makefile": mk, "src/main.c": cMain,
-		".gitignore": "*.o\n*.d\n*.a\napp\nconfig.h\nscratch/\n"})
+	files := merge(cLibFiles(""), genFiles, map[string]string{"Makefile": mk, "src/main.c": cMain,
+		".gitignore": "*.o\n*.d\n*.a\napp\nconfig.h\ngen_tag.c\nscratch/\n"})
 	return Project{Name: name, System: "make", Why: why, Files: files,
 		// The toggle is a variable of the user's shell (export FAST=1), which make reads as a make
 		// variable: stalecheck, run from the same shell, sees what the next make would run. (FAST=1 on
@@ -221,7 +238,7 @@ config.h: config.h.in
 			}
 			return nil
 		},
-		Roots: []string{"app"}, Inputs: cLibInputs("", true, "config.h"), Needs: []string{"make", "cc", "ar"},
+		Roots: []string{"app"}, Inputs: append(cLibInputs("", true, "config.h"), genInput("gen_tag.c")), Needs: []string{"make", "cc", "ar"},
 		Toggle: true, Tool: true, Archive: "libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"Makefile": strings.Replace(f["Makefile"], "src/a.c", "src/a2.c", 1)}
@@ -243,20 +260,24 @@ rule link
   command = cc -o $out $in
 rule gen
   command = sed 's/@CONF_PREFIX@//' $in > $out
+rule gensh
+  command = sh gen/gen.sh gen/tag.txt $out
 build build/config.h: gen config.h.in
+build build/gen_tag.c: gensh gen/gen.sh
+build build/gen_tag.o: cc build/gen_tag.c
 build build/a.o: cc src/a.c || build/config.h
 build build/b.o: cc src/b.c || build/config.h
 build build/main.o: cc src/main.c
 build build/libtruth.a: ar build/a.o build/b.o
-build build/app: link build/main.o build/libtruth.a
+build build/app: link build/main.o build/gen_tag.o build/libtruth.a
 default build/app
 `
-	files := merge(cLibFiles(""), map[string]string{"build.ninja": nj, "src/main.c": cMain,
+	files := merge(cLibFiles(""), genFiles, map[string]string{"build.ninja": nj, "src/main.c": cMain,
 		".gitignore": "build/\n.ninja_*\nscratch/\n"})
 	return Project{Name: "ninja", System: "ninja", Why: "a hand-written build.ninja: depfiles (deps = gcc), ar crs into an archive it keeps",
 		Files: files, Build: func(fast, first bool) []string { return sh("ninja -v") },
 		Partial: func(fast bool) []string { return sh("ninja build/libtruth.a") },
-		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"ninja", "cc", "ar"},
+		Roots:   []string{"build/app"}, Inputs: append(cLibInputs("", true, "build/config.h"), genInput("build/gen_tag.c")), Needs: []string{"ninja", "cc", "ar"},
 		Tool: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			s := strings.Replace(f["build.ninja"], "build build/a.o: cc src/a.c", "build build/a2.o: cc src/a2.c", 1)
@@ -278,10 +299,13 @@ target_include_directories(truth PRIVATE override include ${CMAKE_CURRENT_BINARY
 if(FAST)
   target_compile_definitions(truth PRIVATE FAST)
 endif()
-add_executable(app src/main.c)
+add_custom_command(OUTPUT ${CMAKE_CURRENT_BINARY_DIR}/gen_tag.c
+  COMMAND sh ${CMAKE_CURRENT_SOURCE_DIR}/gen/gen.sh ${CMAKE_CURRENT_SOURCE_DIR}/gen/tag.txt ${CMAKE_CURRENT_BINARY_DIR}/gen_tag.c
+  DEPENDS gen/gen.sh)
+add_executable(app src/main.c ${CMAKE_CURRENT_BINARY_DIR}/gen_tag.c)
 target_link_libraries(app truth)
 `
-	files := merge(cLibFiles(""), map[string]string{"CMakeLists.txt": cm, "src/main.c": cMain,
+	files := merge(cLibFiles(""), genFiles, map[string]string{"CMakeLists.txt": cm, "src/main.c": cMain,
 		".gitignore": "build/\nscratch/\n"})
 	return Project{Name: "cmake-ninja", System: "cmake", Why: "CMake with the Ninja generator: configure_file, an option, a static library",
 		Files: files,
@@ -289,7 +313,7 @@ target_link_libraries(app truth)
 			return sh("cmake -S . -B build -G Ninja -DFAST="+fastIf(fast, "ON", "OFF")+" >/dev/null", "cmake --build build")
 		},
 		Partial: func(fast bool) []string { return sh("cmake --build build --target truth") },
-		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"cmake", "ninja", "cc"},
+		Roots:   []string{"build/app"}, Inputs: append(cLibInputs("", true, "build/config.h"), genInput("build/gen_tag.c")), Needs: []string{"cmake", "ninja", "cc"},
 		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"CMakeLists.txt": strings.Replace(f["CMakeLists.txt"], "src/a.c", "src/a2.c", 1)}
@@ -306,9 +330,11 @@ conf.set('CONF_PREFIX', '')
 configure_file(input: 'config.h.in', output: 'config.h', configuration: conf)
 args = get_option('fast') ? ['-DFAST'] : []
 lib = static_library('truth', 'src/a.c', 'src/b.c', include_directories: include_directories('override', 'include'), c_args: args)
-executable('app', 'src/main.c', link_with: lib)
+gen_tag = custom_target('gen_tag', output: 'gen_tag.c', input: 'gen/gen.sh',
+  command: ['sh', '@INPUT@', meson.current_source_dir() / 'gen/tag.txt', '@OUTPUT@'])
+executable('app', 'src/main.c', gen_tag, link_with: lib)
 `
-	files := merge(cLibFiles(""), map[string]string{"meson.build": mb, "meson_options.txt": "option('fast', type: 'boolean', value: false)\n",
+	files := merge(cLibFiles(""), genFiles, map[string]string{"meson.build": mb, "meson_options.txt": "option('fast', type: 'boolean', value: false)\n",
 		"src/main.c": cMain, ".gitignore": "build/\nscratch/\n"})
 	return Project{Name: "meson-ninja", System: "meson", Why: "Meson with Ninja: configure_file, an option, a static library",
 		Files: files,
@@ -319,7 +345,7 @@ executable('app', 'src/main.c', link_with: lib)
 			return sh("meson configure build -Dfast="+fastIf(fast, "true", "false"), "ninja -C build")
 		},
 		Partial: func(fast bool) []string { return sh("ninja -C build libtruth.a") },
-		Roots:   []string{"build/app"}, Inputs: cLibInputs("", true, "build/config.h"), Needs: []string{"meson", "ninja", "cc"},
+		Roots:   []string{"build/app"}, Inputs: append(cLibInputs("", true, "build/config.h"), genInput("build/gen_tag.c")), Needs: []string{"meson", "ninja", "cc"},
 		Toggle: true, Tool: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"meson.build": strings.Replace(f["meson.build"], "src/a.c", "src/a2.c", 1)}

@@ -195,7 +195,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 			}
 			f := Finding{
 				Rule: "untracked-input-changed", Severity: sev, System: s.System,
-				Message: msg,
+				Message:  msg,
 				Subjects: []string{in.File.Path, s.Reference.Path},
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
