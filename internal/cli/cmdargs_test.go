@@ -90,3 +90,49 @@ func TestGeneratorInputNamedOnCommandLine(t *testing.T) {
 		})
 	}
 }
+
+// TestCMakeUnixMakefiles: CMake's "Unix Makefiles" generator builds through recursive makes (the top
+// Makefile runs $(MAKE) -f CMakeFiles/Makefile2 in the same folder, which runs each target's
+// build.make): check reads them all. The clean build has no finding; a header edit before the build is
+// pending, also right after the first build, while compiler_depend.make is still empty (the target's
+// depend step merges the depfiles DependInfo.cmake lists into it before each build); a header that a
+// folder searched first now holds, which `cmake --build` does not see, is path-lookup-changed.
+func TestCMakeUnixMakefiles(t *testing.T) {
+	needTools(t, "cmake", "make", "cc")
+	root := t.TempDir()
+	src, bld := filepath.Join(root, "src"), filepath.Join(root, "build")
+	writeFiles(t, src, map[string]string{
+		"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(p C)\nadd_executable(app main.c util.c)\n" +
+			"target_include_directories(app PRIVATE ${CMAKE_SOURCE_DIR}/inc0 ${CMAKE_SOURCE_DIR}/inc)\n",
+		"inc/util.h":  "#define FACTOR 3\nint util(int x);\n",
+		"inc0/README": "headers here come first\n",
+		"util.c":      "#include \"util.h\"\nint util(int x) { return x * FACTOR; }\n",
+		"main.c":      "#include \"util.h\"\nint main(int c, char **v) { return util(c) - 3; }\n",
+	})
+	shIn(t, root, nil, "cmake", "-S", src, "-B", bld, "-G", "Unix Makefiles")
+	shIn(t, root, nil, "cmake", "--build", bld)
+	if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("clean build: exit %d %+v", code, fs)
+	}
+	hdr := filepath.Join(src, "inc", "util.h")
+	editLater(t, hdr, "int util2(int x);\n")
+	fs, code := checkSystems(t, bld)
+	if p := find(fs, "pending-rebuild", hdr); code != 1 || len(p) == 0 || p[0].System != "make" {
+		t.Fatalf("header edit before the build: exit %d %+v", code, fs)
+	}
+	if out := shIn(t, root, nil, "cmake", "--build", bld); !strings.Contains(out, "Building C object") {
+		t.Fatalf("cmake --build did not rebuild after the header edit (pending-rebuild was wrong):\n%s", out)
+	}
+	if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("after the rebuild: exit %d %+v", code, fs)
+	}
+	shadow := filepath.Join(src, "inc0", "util.h")
+	writeFiles(t, src, map[string]string{"inc0/util.h": "#define FACTOR 7\nint util(int x);\n"})
+	if out := shIn(t, root, nil, "cmake", "--build", bld); strings.Contains(out, "Building C object") {
+		t.Fatalf("cmake --build saw the new header (the scenario needs it not to):\n%s", out)
+	}
+	fs, code = checkSystems(t, bld)
+	if p := find(fs, "path-lookup-changed", shadow); code != 1 || len(p) != 2 {
+		t.Fatalf("shadowing header: exit %d, want path-lookup-changed for both objects: %+v", code, fs)
+	}
+}

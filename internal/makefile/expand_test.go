@@ -39,3 +39,24 @@ func TestExpandBoundsRecursion(t *testing.T) {
 		t.Error("a variable that refers to itself must not expand")
 	}
 }
+
+// TestSubMakes: the makes a recipe runs, with the folder and the makefile make would read: -C first,
+// then -f relative to it; the folder's own make is left out; CMake's Makefile2 in the same folder is in.
+func TestSubMakes(t *testing.T) {
+	f := &Folder{Dir: "/b", Makefile: "/b/Makefile"}
+	got := subMakes([]string{
+		"make -f CMakeFiles/Makefile2 all",
+		"make -C lib",
+		"cd sub && make --file=GNUmakefile.sub",
+		"make -C lib -f ../other.mk",
+		"make -fMakefile.x",
+		"make -f Makefile",
+		"make all",
+		"echo make -C x && true",
+	}, f)
+	want := []SubMake{{Dir: "/b", Makefile: "/b/CMakeFiles/Makefile2"}, {Dir: "/b/lib"}, {Dir: "/b/sub", Makefile: "/b/sub/GNUmakefile.sub"},
+		{Dir: "/b/lib", Makefile: "/b/other.mk"}, {Dir: "/b", Makefile: "/b/Makefile.x"}}
+	if !reflect.DeepEqual(want, got) {
+		t.Errorf("subMakes:\n got %+v\nwant %+v", got, want)
+	}
+}

@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 
-	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
 // System is the graph.Step.System of every Make step.
@@ -118,6 +119,28 @@ func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph,
 	if f == nil {
 		return nil, fmt.Errorf("%s: no makefile with built objects, archives or programs", dir)
 	}
+	b, err := Read(ctx, f)
+	if err != nil {
+		return nil, err
+	}
+	return b.Graph(opt), nil
+}
+
+// ReadGraphFile is ReadGraph of the makefile file (absolute) read in dir, as a recipe's
+// `$(MAKE) -f file` runs it: no built file is required (a makefile that only runs others, as CMake's
+// CMakeFiles/Makefile2 does, yields sub-makes and no step).
+func ReadGraphFile(ctx context.Context, dir, file string, opt GraphOptions) (*graph.Graph, error) {
+	if err := safeio.Regular(file); err != nil {
+		return nil, err
+	}
+	f := &Folder{Dir: filepath.Clean(dir), Makefile: filepath.Clean(file)}
+	if err := walkBuilt(f.Dir, 0, func(p string) bool {
+		f.Built = append(f.Built, p)
+		return len(f.Built) < maxBuilt
+	}); err != nil {
+		return nil, err
+	}
+	sort.Strings(f.Built)
 	b, err := Read(ctx, f)
 	if err != nil {
 		return nil, err
@@ -260,20 +283,12 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		}
 		g.Roots = append(g.Roots, &graph.Root{File: gs.Reference, Kind: kind, Step: gs, TiedBy: "rule"})
 	}
-	if len(b.Steps) == 0 {
-		why := ""
-		if g := b.Folder; g != nil && fileExists(filepath.Join(g.Dir, "CMakeCache.txt")) {
-			why = " (a CMake \"Unix Makefiles\" tree builds through recursive $(MAKE) calls, which stalecheck does not follow)"
-		}
-		g.Notes = append(g.Notes, fmt.Sprintf("make's data base for %s shows no rule that builds an object, archive or program%s", b.Folder.Makefile, why))
+	if len(b.Steps) == 0 && len(b.SubMakes) == 0 {
+		// A makefile that only runs others (CMake's top Makefile and Makefile2) is read through them.
+		g.Notes = append(g.Notes, fmt.Sprintf("make's data base for %s shows no rule that builds an object, archive or program, nor a recipe that runs make", b.Folder.Makefile))
 	}
 	g.MarkLive()
 	return g
-}
-
-func fileExists(p string) bool {
-	st, err := fsrec.Stat(p)
-	return err == nil && st.Mode().IsRegular()
 }
 
 // stat is the reader's stat, for paths Read did not look at.

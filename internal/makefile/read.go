@@ -108,6 +108,11 @@ type Step struct {
 	// true when make read it (it is in MAKEFILE_LIST); Looked lists the paths looked at.
 	Depfile  string
 	Included bool
+	// MergedBy, for a depfile make does not include, names the record that says a step of every build
+	// merges it into a makefile make reads before the object's rule is judged (CMake's Makefiles
+	// generator: the target's depend step turns the depfiles DependInfo.cmake lists into
+	// compiler_depend.make); make watches what it lists then. "" when none does.
+	MergedBy string
 	Looked   []string
 	// MakeRemakes is make's verdict under -q: "Needs to be updated".
 	MakeRemakes bool
@@ -190,10 +195,16 @@ type Build struct {
 	Steps    []*Step
 	Facts    []Fact
 	Problems []Problem
-	// SubMakes are the folders a recipe runs make in ($(MAKE) -C lib, cd lib && $(MAKE)), absolute and
-	// sorted: builds of their own, whose rules make the files the recipe stands for (read and joined
-	// by internal/systems).
-	SubMakes []string
+	// SubMakes are the makes a recipe runs in another folder or with another makefile ($(MAKE) -C lib,
+	// cd lib && $(MAKE), CMake's $(MAKE) -f CMakeFiles/Makefile2 in the same folder), sorted: builds of
+	// their own, whose rules make the files the recipe stands for (read and joined by internal/systems).
+	SubMakes []SubMake
+}
+
+// SubMake is one make a recipe runs: the folder it runs in (absolute) and the makefile it reads there
+// (absolute; "" for the one make finds by its own names).
+type SubMake struct {
+	Dir, Makefile string
 }
 
 // Read runs make (RunMake: two dry passes under ctx's deadline) in folder and joins what make says with
@@ -229,7 +240,9 @@ type reader struct {
 	stats map[string]Stat
 	// includedDeps maps an object's absolute path to the included depfile naming it.
 	includedDeps map[string]string
-	parsedDeps   map[string]*depfile.File
+	// dependInfo: per DependInfo.cmake read, the depfiles it lists (mergedDepfile).
+	dependInfo map[string]map[string]bool
+	parsedDeps map[string]*depfile.File
 }
 
 func (r *reader) abs(name string) string {
@@ -390,13 +403,15 @@ func (r *reader) analyse() {
 			continue
 		}
 		cmds, _ := r.expandRecipe(f, n)
-		for _, d := range subMakeDirs(cmds, r.b.Folder.Dir) {
+		for _, d := range subMakes(cmds, r.b.Folder) {
 			if !slices.Contains(r.b.SubMakes, d) {
 				r.b.SubMakes = append(r.b.SubMakes, d)
 			}
 		}
 	}
-	slices.Sort(r.b.SubMakes)
+	slices.SortFunc(r.b.SubMakes, func(a, b SubMake) int {
+		return strings.Compare(a.Dir+"\x00"+a.Makefile, b.Dir+"\x00"+b.Makefile)
+	})
 	for _, s := range r.b.Steps {
 		switch s.Kind {
 		case Compile:
@@ -475,9 +490,57 @@ func (r *reader) discover(s *Step, name string, how How, detail string) {
 		in.How, in.Detail = append(in.How, how), append(in.Detail, detail)
 		return
 	}
-	in := &Input{Stat: r.stat(p), Name: name, How: []How{how}, Detail: []string{detail}, Known: s.known(p), System: isSystem(p)}
+	known := s.known(p) || how == Depfile && s.MergedBy != ""
+	in := &Input{Stat: r.stat(p), Name: name, How: []How{how}, Detail: []string{detail}, Known: known, System: isSystem(p)}
 	s.Discovered = append(s.Discovered, in)
 	s.discoveredAt[p], s.discoveredN = in, len(s.Discovered)
+}
+
+// mergedDepfile returns the record that says the build merges depfile into a makefile it includes
+// before each build ("" when none): CMake's Makefiles generator lists each compile's depfile in the
+// CMAKE_DEPENDS_DEPENDENCY_FILES of the target's DependInfo.cmake (source, object, format, depfile,
+// relative to the build folder), and the target's depend step, which every build runs first, writes
+// them into compiler_depend.make, which build.make includes.
+func (r *reader) mergedDepfile(depfile string) string {
+	info := filepath.Join(filepath.Dir(depfile), "DependInfo.cmake")
+	if r.dependInfo == nil {
+		r.dependInfo = map[string]map[string]bool{}
+	}
+	listed, ok := r.dependInfo[info]
+	if !ok {
+		listed = map[string]bool{}
+		if data, err := safeio.ReadFile(info, 16<<20); err == nil {
+			_, rest, found := strings.Cut(string(data), "set(CMAKE_DEPENDS_DEPENDENCY_FILES")
+			if body, _, closed := strings.Cut(rest, ")"); found && closed {
+				words := quotedWords(body)
+				for i := 3; i < len(words); i += 4 {
+					listed[r.abs(words[i])] = true
+				}
+			}
+		}
+		r.dependInfo[info] = listed
+	}
+	if listed[depfile] {
+		return info + " (CMake's depend step merges it into compiler_depend.make before each build)"
+	}
+	return ""
+}
+
+// quotedWords returns the "…" strings of s, in order (CMake list syntax as its generators write it).
+func quotedWords(s string) []string {
+	var out []string
+	for {
+		i := strings.IndexByte(s, '"')
+		if i < 0 {
+			return out
+		}
+		j := strings.IndexByte(s[i+1:], '"')
+		if j < 0 {
+			return out
+		}
+		out = append(out, s[i+1:i+1+j])
+		s = s[i+j+2:]
+	}
 }
 
 func isSystem(p string) bool {
@@ -517,6 +580,9 @@ func (r *reader) compile(s *Step) {
 				break
 			}
 		}
+	}
+	if s.Depfile != "" && !s.Included {
+		s.MergedBy = r.mergedDepfile(s.Depfile)
 	}
 	if s.Depfile != "" {
 		df, err := r.parseDepfile(s.Depfile)
@@ -730,40 +796,55 @@ func (r *reader) fact(s *Step, f Fact) {
 	r.b.Facts = append(r.b.Facts, f)
 }
 
-// subMakeDirs returns the folders the expanded commands of a sub-make recipe run make in, relative to
-// dir: `make -C lib`, `-Clib`, `--directory=lib`, `--directory lib`, and `cd lib && make`.
-func subMakeDirs(commands []string, dir string) []string {
-	var out []string
+// subMakes returns the makes the expanded commands of a sub-make recipe run: the folder (-C, --directory,
+// a `cd DIR &&` before it, else folder's) and the makefile (-f, --file, --makefile, relative to that
+// folder; "" when none is named). The make of folder itself is left out.
+func subMakes(commands []string, folder *Folder) []SubMake {
+	var out []SubMake
 	for _, c := range commands {
 		c = strings.TrimLeft(c, "@-+ \t")
-		at := dir
+		at := folder.Dir
 		if rest, ok := strings.CutPrefix(c, "cd "); ok {
 			if d, tail, ok := strings.Cut(rest, "&&"); ok {
-				at, c = absJoin(dir, strings.TrimSpace(d)), strings.TrimSpace(tail)
+				at, c = absJoin(folder.Dir, strings.TrimSpace(d)), strings.TrimSpace(tail)
 			}
 		}
 		words := strings.Fields(c)
 		if len(words) == 0 || !strings.Contains(filepath.Base(words[0]), "make") {
 			continue
 		}
-		sub := at
+		sub := SubMake{Dir: at}
+		var file string
 		for i := 1; i < len(words); i++ {
 			w := words[i]
 			switch {
 			case w == "-C" || w == "--directory":
 				if i+1 < len(words) {
-					sub = absJoin(sub, words[i+1])
+					sub.Dir = absJoin(sub.Dir, words[i+1])
 					i++
 				}
 			case strings.HasPrefix(w, "--directory="):
-				sub = absJoin(sub, strings.TrimPrefix(w, "--directory="))
+				sub.Dir = absJoin(sub.Dir, strings.TrimPrefix(w, "--directory="))
 			case strings.HasPrefix(w, "-C"):
-				sub = absJoin(sub, w[2:])
+				sub.Dir = absJoin(sub.Dir, w[2:])
+			case w == "-f" || w == "--file" || w == "--makefile":
+				if i+1 < len(words) {
+					file = words[i+1]
+					i++
+				}
+			case strings.HasPrefix(w, "--file="), strings.HasPrefix(w, "--makefile="):
+				file = w[strings.IndexByte(w, '=')+1:]
+			case strings.HasPrefix(w, "-f") && !strings.HasPrefix(w, "--"):
+				file = w[2:]
 			}
 		}
-		if sub != dir && !slices.Contains(out, sub) {
-			out = append(out, sub)
+		if file != "" {
+			sub.Makefile = absJoin(sub.Dir, file) // -C applies first: make reads -f in the new folder
 		}
+		if sub.Makefile == folder.Makefile || sub.Makefile == "" && sub.Dir == folder.Dir || slices.Contains(out, sub) {
+			continue
+		}
+		out = append(out, sub)
 	}
 	return out
 }

@@ -614,18 +614,29 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 			continue
 		}
 		done[b.Folder.Dir] = true
-		for _, dir := range b.SubMakes {
-			if done[dir] {
+		done[b.Folder.Makefile] = true
+		for _, sm := range b.SubMakes {
+			key, what := sm.Dir, sm.Dir
+			if sm.Makefile != "" {
+				key, what = sm.Makefile, sm.Makefile+" in "+sm.Dir
+			}
+			if done[key] {
 				continue
 			}
-			done[dir] = true
+			done[key] = true
 			if len(subs) >= maxSubMakes {
-				notes = append(notes, fmt.Sprintf("recursive make into %s not read: more than %d sub-makes", dir, maxSubMakes))
+				notes = append(notes, fmt.Sprintf("recursive make of %s not read: more than %d sub-makes", what, maxSubMakes))
 				continue
 			}
-			sg, err := read(ctx, dir, opt)
+			var sg *graph.Graph
+			var err error
+			if sm.Makefile != "" {
+				sg, err = makefile.ReadGraphFile(ctx, sm.Dir, sm.Makefile, makefile.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
+			} else {
+				sg, err = read(ctx, sm.Dir, opt)
+			}
 			if err != nil {
-				failed = append(failed, graph.Problem{Path: dir, Err: fmt.Sprintf("reading the make build a recipe of %s runs (recursive make): %v", b.Folder.Makefile, err)})
+				failed = append(failed, graph.Problem{Path: key, Err: fmt.Sprintf("reading the make build a recipe of %s runs (recursive make): %v", b.Folder.Makefile, err)})
 				continue
 			}
 			subs = append(subs, sg)
