@@ -288,7 +288,9 @@ default build/app
 		}}
 }
 
-func cmakeProject() Project {
+// cmakeProject is the CMake project with the Ninja generator, or with "Unix Makefiles" (make: a top
+// Makefile that runs $(MAKE) -f CMakeFiles/Makefile2, which runs each target's build.make).
+func cmakeProject(makefiles bool) Project {
 	cm := `cmake_minimum_required(VERSION 3.10)
 project(truth C)
 option(FAST "fast variant" OFF)
@@ -307,13 +309,17 @@ target_link_libraries(app truth)
 `
 	files := merge(cLibFiles(""), genFiles, map[string]string{"CMakeLists.txt": cm, "src/main.c": cMain,
 		".gitignore": "build/\nscratch/\n"})
-	return Project{Name: "cmake-ninja", System: "cmake", Why: "CMake with the Ninja generator: configure_file, an option, a static library",
+	name, why, gen, tool := "cmake-ninja", "CMake with the Ninja generator: configure_file, an option, a static library", "Ninja", "ninja"
+	if makefiles {
+		name, why, gen, tool = "cmake-make", "CMake with the Unix Makefiles generator (recursive make through CMakeFiles/Makefile2): configure_file, an option, a static library", `"Unix Makefiles"`, "make"
+	}
+	return Project{Name: name, System: "cmake", Why: why,
 		Files: files,
 		Build: func(fast, first bool) []string {
-			return sh("cmake -S . -B build -G Ninja -DFAST="+fastIf(fast, "ON", "OFF")+" >/dev/null", "cmake --build build")
+			return sh("cmake -S . -B build -G "+gen+" -DFAST="+fastIf(fast, "ON", "OFF")+" >/dev/null", "cmake --build build")
 		},
 		Partial: func(fast bool) []string { return sh("cmake --build build --target truth") },
-		Roots:   []string{"build/app"}, Inputs: append(cLibInputs("", true, "build/config.h"), genInput("build/gen_tag.c")), Needs: []string{"cmake", "ninja", "cc"},
+		Roots:   []string{"build/app"}, Inputs: append(cLibInputs("", true, "build/config.h"), genInput("build/gen_tag.c")), Needs: []string{"cmake", tool, "cc"},
 		Toggle: true, Archive: "build/libtruth.a", Shadow: "override", Ignored: "scratch",
 		Rename: func(f map[string]string) map[string]string {
 			return map[string]string{"CMakeLists.txt": strings.Replace(f["CMakeLists.txt"], "src/a.c", "src/a2.c", 1)}
@@ -846,7 +852,7 @@ fn main() {
 
 // Projects is the event corpus, in a fixed order.
 func Projects() []Project {
-	return []Project{makeProject(true), makeProject(false), ninjaProject(), cmakeProject(), mesonProject(), goProject(),
+	return []Project{makeProject(true), makeProject(false), ninjaProject(), cmakeProject(false), cmakeProject(true), mesonProject(), goProject(),
 		cargoProject(), cmakeCrateProject(), sysChainProject(), ptxProject(), makeInTreeProject(), bindgenProject(), chainProject("make"), chainProject("go")}
 }
 
