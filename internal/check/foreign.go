@@ -257,6 +257,10 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		}
 		f.Evidence = append(f.Evidence, verdictEvidence(s)...)
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
+		if in.File.Exists {
+			// Content the step's run used (a touch, a comment edit): redone at the cost of time only.
+			f = contentJudged(g, s, in, f)
+		}
 		out = append(out, f)
 	}
 	if r, ok := s.Origin.(graph.OwnReasoner); ok && len(out) == 0 {

@@ -29,16 +29,26 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 	switch c.Verdict {
 	case graph.ContentSame:
 		f.Severity = Info
+		// Either the bytes are the same, or only comments changed (c.Why says so).
+		same, detail := "its content is the same", fmt.Sprintf("digest %s equals the content baseline recorded at %s for this run of %s", c.Digest, fmtTime(c.BaselineNS), unitName(s))
+		if c.Why != "" {
+			same = "its content differs from when " + unitName(s) + " ran, but " + c.Why
+			detail = fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s, and the code digests (comments and blank runs left out) are equal: %s",
+				c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s), c.Why)
+		}
 		if in.Watched {
-			f.Message = fmt.Sprintf("%s will redo %s because the mtime of %s changed (%s, after the run at %s); its content is the same as when %s ran: the binary is not stale",
-				s.Words().Tool, unitName(s), display(g, in.File.Path), fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), unitName(s))
+			what := "the mtime of " + display(g, in.File.Path) + " changed"
+			if c.Why != "" {
+				what = display(g, in.File.Path) + " changed"
+			}
+			f.Message = fmt.Sprintf("%s will redo %s because %s (%s, after the run at %s); %s: the binary is not stale",
+				s.Words().Tool, unitName(s), what, fmtTime(in.File.MTimeNS), fmtTime(s.Reference.MTimeNS), sameAs(same, c, s))
 			f.Fix = "nothing to fix: the next " + rebuildCmd(s) + " redoes " + unitName(s) + " at the cost of its time only"
 		} else {
-			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but its content is the same as when %s ran: the binary is not stale (%s and will not rebuild)",
-				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), unitName(s), s.Words().NotWatched)
+			f.Message = fmt.Sprintf("%s was modified at %s, after %s last ran at %s, but %s: the binary is not stale (%s and will not rebuild)",
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS), sameAs(same, c, s), s.Words().NotWatched)
 		}
-		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
-			Detail: fmt.Sprintf("digest %s equals the content baseline recorded at %s for this run of %s", c.Digest, fmtTime(c.BaselineNS), unitName(s))})
+		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline", Detail: detail})
 	case graph.ContentDiffers:
 		f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline",
 			Detail: fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s: the content changed", c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s))})
@@ -47,6 +57,14 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 			Detail: "whether only the mtime changed is unknown: " + c.Why})
 	}
 	return f
+}
+
+// sameAs completes "its content is the same" with the run it is compared with.
+func sameAs(same string, c *graph.InputContent, s *graph.Step) string {
+	if c.Why != "" {
+		return same
+	}
+	return same + " as when " + unitName(s) + " ran"
 }
 
 // changedWithOlderMtime: an input of a live step whose mtime is not newer than the step's reference, so

@@ -14,7 +14,7 @@ import (
 // TestPureCacheNames: the verdict cache leaves out of its recordings exactly the state files of the
 // caches that only save work, by the names their packages write them under.
 func TestPureCacheNames(t *testing.T) {
-	want := []string{digest.CacheFile, cargo.NativeCacheFile, evidence.CacheFile, content.HoldsCacheFile, cinclude.StoreFile}
+	want := []string{digest.CacheFile, cargo.NativeCacheFile, evidence.CacheFile, content.HoldsCacheFile, cinclude.StoreFile, content.CodeDigestsFile}
 	if len(vcache.PureCaches) != len(want) {
 		t.Fatalf("vcache.PureCaches %v, want %v", vcache.PureCaches, want)
 	}

@@ -57,21 +57,69 @@ type stepBaseline struct {
 	ToolDigest string `json:"tool_digest,omitempty"`
 }
 
+// CodeDigestsFile maps a source's content digest to its code digest (code.go): content-addressed, a
+// pure cache.
+const CodeDigestsFile = "code-digests.v1.json"
+
 // Store holds content baselines. A Store with no folder keeps them in memory only.
 type Store struct {
-	c   *jsonCache[stepBaseline]
-	now func() time.Time
+	c *jsonCache[stepBaseline]
+	// code maps "blake3:<hex>" of a source's bytes to its code digest (code.go).
+	code *jsonCache[string]
+	now  func() time.Time
 }
 
 // OpenStore loads the baselines kept in the state folder dir ("" = in memory only). A missing, unreadable
 // or corrupt file gives an empty store.
 func OpenStore(dir string) *Store {
-	return &Store{c: loadJSON[stepBaseline](dir, BaselinesFile), now: time.Now}
+	return &Store{c: loadJSON[stepBaseline](dir, BaselinesFile), code: loadJSON[string](dir, CodeDigestsFile), now: time.Now}
 }
 
 // Save writes the store back when something was recorded (temporary file and rename); errors only cost
 // the baselines of this call.
-func (s *Store) Save() { s.c.save() }
+func (s *Store) Save() {
+	s.c.save()
+	s.code.save()
+}
+
+// keepCode records the code digest of the source at path while its bytes have the digest d (read
+// once more, unless known).
+func (s *Store) keepCode(path, d string) {
+	if !codeFile(path) {
+		return
+	}
+	if _, ok := s.code.get(d); ok {
+		return
+	}
+	if content, code, ok := codeDigests(path); ok && content == d {
+		s.code.put(d, code)
+	}
+}
+
+// sameCode reports whether the source at path, now with content digest now, has the code of the
+// content with digest base: only comments or blank runs differ.
+func (s *Store) sameCode(path, base, now string) bool {
+	if !codeFile(path) {
+		return false
+	}
+	was, ok := s.code.get(base)
+	if !ok {
+		return false
+	}
+	code, known := s.code.get(now)
+	if !known {
+		content, c, ok := codeDigests(path)
+		if !ok || content != now {
+			return false
+		}
+		s.code.put(now, c)
+		code = c
+	}
+	return code == was
+}
+
+// sameCodeWhy is the reason a content verdict gives for an edit of comments only.
+const sameCodeWhy = "only comments or blanks changed: its code, line numbers included, is what the step compiled"
 
 // baselineKey identifies one run of a step: the step's identity within its build folder (profile folder,
 // unit folder, fingerprint file) and its reference's mtime. A copy of the tree made with its mtimes
@@ -157,6 +205,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 							b.Inputs = map[string]string{}
 						}
 						b.Inputs[rel] = d.String()
+						st.keepCode(p, d.String())
 						recorded = true
 					}
 				}
@@ -177,9 +226,12 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 				continue
 			}
 			ic.Digest = d.String()
-			if ic.Digest == base {
+			switch {
+			case ic.Digest == base:
 				ic.Verdict = graph.ContentSame
-			} else {
+			case st.sameCode(p, base, ic.Digest):
+				ic.Verdict, ic.Why = graph.ContentSame, sameCodeWhy
+			default:
 				ic.Verdict = graph.ContentDiffers
 			}
 		}
