@@ -93,7 +93,8 @@ func TestGeneratorInputNamedOnCommandLine(t *testing.T) {
 
 // TestCMakeUnixMakefiles: CMake's "Unix Makefiles" generator builds through recursive makes (the top
 // Makefile runs $(MAKE) -f CMakeFiles/Makefile2 in the same folder, which runs each target's
-// build.make): check reads them all. The clean build has no finding; a header edit before the build is
+// build.make): check reads them all. The clean build has no finding; a CMakeLists.txt edit is pending
+// (CMake's configure step, which no make rule names, runs first in every build); a header edit before the build is
 // pending, also right after the first build, while compiler_depend.make is still empty (the target's
 // depend step merges the depfiles DependInfo.cmake lists into it before each build); a header that a
 // folder searched first now holds, which `cmake --build` does not see, is path-lookup-changed.
@@ -114,9 +115,21 @@ func TestCMakeUnixMakefiles(t *testing.T) {
 	if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
 		t.Fatalf("clean build: exit %d %+v", code, fs)
 	}
+	// CMakeLists.txt: no make rule names it, but cmake --check-build-system (CMAKE_MAKEFILE_DEPENDS)
+	// reconfigures before the next build.
+	lists := filepath.Join(src, "CMakeLists.txt")
+	editLater(t, lists, "target_compile_definitions(app PRIVATE EXTRA=1)\n")
+	fs, code := checkSystems(t, bld)
+	if p := find(fs, "pending-rebuild", lists); code != 1 || len(p) != 1 || p[0].Severity != "error" || !strings.Contains(p[0].Message, "CMAKE_MAKEFILE_DEPENDS") {
+		t.Fatalf("CMakeLists.txt edit: exit %d %+v", code, fs)
+	}
+	shIn(t, root, nil, "cmake", "--build", bld)
+	if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("after reconfiguring: exit %d %+v", code, fs)
+	}
 	hdr := filepath.Join(src, "inc", "util.h")
 	editLater(t, hdr, "int util2(int x);\n")
-	fs, code := checkSystems(t, bld)
+	fs, code = checkSystems(t, bld)
 	if p := find(fs, "pending-rebuild", hdr); code != 1 || len(p) == 0 || p[0].System != "make" {
 		t.Fatalf("header edit before the build: exit %d %+v", code, fs)
 	}

@@ -283,6 +283,13 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		}
 		g.Roots = append(g.Roots, &graph.Root{File: gs.Reference, Kind: kind, Step: gs, TiedBy: "rule"})
 	}
+	if c := b.cmakeConfigure(); c != nil {
+		// CMake's configure step comes first in every build of the tree (cmake.go).
+		for _, gs := range g.Steps {
+			gs.KeepsLive = append(gs.KeepsLive, c)
+		}
+		g.Steps = append(g.Steps, c)
+	}
 	if len(b.Steps) == 0 && len(b.SubMakes) == 0 {
 		// A makefile that only runs others (CMake's top Makefile and Makefile2) is read through them.
 		g.Notes = append(g.Notes, fmt.Sprintf("make's data base for %s shows no rule that builds an object, archive or program, nor a recipe that runs make", b.Folder.Makefile))

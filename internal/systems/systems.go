@@ -605,6 +605,10 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 	for _, f := range found {
 		done[f.Dir] = true
 	}
+	// first: the steps every build of a graph runs first, as make remakes its makefile before reading
+	// it: those of the graph and of the makes that ran it that make their own makefile (CMake's
+	// configure step writes the tree's Makefile). Each step of a sub-make keeps them live.
+	first := map[*graph.Graph][]*graph.Step{}
 	queue := append([]*graph.Graph(nil), gs...)
 	for len(queue) > 0 {
 		g := queue[0]
@@ -612,6 +616,14 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 		b, ok := g.Origins[makefile.System].(*makefile.Build)
 		if !ok {
 			continue
+		}
+		for _, s := range g.Steps {
+			for _, o := range s.Outputs {
+				if o.Path == b.Folder.Makefile {
+					first[g] = append(first[g], s)
+					break
+				}
+			}
 		}
 		done[b.Folder.Dir] = true
 		done[b.Folder.Makefile] = true
@@ -638,6 +650,14 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 			if err != nil {
 				failed = append(failed, graph.Problem{Path: key, Err: fmt.Sprintf("reading the make build a recipe of %s runs (recursive make): %v", b.Folder.Makefile, err)})
 				continue
+			}
+			first[sg] = first[g]
+			for _, s := range sg.Steps {
+				for _, f := range first[g] {
+					if !slices.Contains(s.KeepsLive, f) {
+						s.KeepsLive = append(s.KeepsLive, f)
+					}
+				}
 			}
 			subs = append(subs, sg)
 			queue = append(queue, sg)
