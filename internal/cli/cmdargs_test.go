@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestGeneratorInputNamedOnCommandLine: a generator rule runs `sh gen.sh table.in table.h gen.log`;
@@ -147,5 +148,93 @@ func TestCMakeUnixMakefiles(t *testing.T) {
 	fs, code = checkSystems(t, bld)
 	if p := find(fs, "path-lookup-changed", shadow); code != 1 || len(p) != 2 {
 		t.Fatalf("shadowing header: exit %d, want path-lookup-changed for both objects: %+v", code, fs)
+	}
+}
+
+// TestArchiveLinkedByLFlag: the program links lib/libz.a through `-Llib -lz` without naming it as a
+// prerequisite (Make) or an input (Ninja: only order-only). An edit of lib/util.c rebuilds the archive
+// and relinks nothing: check names the archive the link takes (binary-older-than-input, known by the
+// command line's -l); `which` finds the copy and that the program holds none of it; naming the archive
+// as a prerequisite and building again leaves no finding.
+func TestArchiveLinkedByLFlag(t *testing.T) {
+	for _, tc := range []struct{ name, file, body, fixFrom, fixTo string }{
+		{"make", "Makefile", "all: lib/libz.a app\napp: main.o\n\t$(CC) -o $@ main.o -Llib -lz\nlib/libz.a: lib/util.o\n\tar crs $@ $^\n",
+			"app: main.o\n", "app: main.o lib/libz.a\n"},
+		{"ninja", "build.ninja", "rule cc\n  command = cc -c $in -o $out\nrule ar\n  command = rm -f $out; ar crs $out $in\nrule link\n  command = cc $in -o $out $libs\n" +
+			"build main.o: cc main.c\nbuild lib/util.o: cc lib/util.c\nbuild lib/libz.a: ar lib/util.o\nbuild app: link main.o || lib/libz.a\n  libs = -Llib -lz\n",
+			"build app: link main.o || lib/libz.a", "build app: link main.o | lib/libz.a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needTools(t, tc.name, "cc", "ar")
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{tc.file: tc.body,
+				"lib/util.c": "int util(int x) { return x * 3; }\n",
+				"main.c":     "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n"})
+			shIn(t, dir, nil, tc.name)
+			if fs, code := checkSystems(t, dir); code != 0 {
+				t.Fatalf("clean build: exit %d %+v", code, fs)
+			}
+			editLater(t, filepath.Join(dir, "lib", "util.c"), "int util2(int x) { return x; }\n")
+			shIn(t, dir, nil, tc.name)
+			lib := filepath.Join(dir, "lib", "libz.a")
+			fs, code := checkSystems(t, dir)
+			var got *sysFinding
+			for i, f := range fs {
+				if f.Rule == "binary-older-than-input" && len(f.Subjects) > 1 && f.Subjects[1] == lib {
+					got = &fs[i]
+				}
+			}
+			if code != 1 || got == nil || got.Severity != "error" {
+				t.Fatalf("after the archive was rebuilt: exit %d, want binary-older-than-input naming lib/libz.a: %+v", code, fs)
+			}
+			if _, how, ok := evidenceAt(*got, "input", lib); !ok || !strings.Contains(how, "-lz found in the -L folders") {
+				t.Fatalf("input evidence %q", how)
+			}
+			out, _, _ := run(t, "which", filepath.Join(dir, "app"))
+			if !strings.Contains(out, "libz.a") || strings.Contains(out, "links no static library") {
+				t.Fatalf("which:\n%s", out)
+			}
+			b, _ := os.ReadFile(filepath.Join(dir, tc.file))
+			writeFiles(t, dir, map[string]string{tc.file: strings.Replace(string(b), tc.fixFrom, tc.fixTo, 1)})
+			shIn(t, dir, nil, tc.name)
+			if fs, code := checkSystems(t, dir); code != 0 || len(find(fs, "binary-older-than-input", "")) != 0 {
+				t.Fatalf("after the fix: exit %d %+v", code, fs)
+			}
+		})
+	}
+}
+
+// TestNinjaRestatUnchangedOutput: a restat generator edge rewrites its output only when it changes. An
+// input edit that leaves the output the same: ninja runs the edge, keeps gen.h's old mtime and records
+// the newest input's in .ninja_log, which it compares against from then on ("no work to do"); the binary
+// is current. check compares against the log's mtime too: no finding. An edit that changes the output
+// is pending before the build, as ever.
+func TestNinjaRestatUnchangedOutput(t *testing.T) {
+	needTools(t, "ninja", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"spec.txt": "v=7\n",
+		"gen.sh":   "v=$(grep ^v= spec.txt | cut -d= -f2); echo \"#define SPEC $v\" > gen.h.tmp; cmp -s gen.h.tmp gen.h && rm gen.h.tmp || mv gen.h.tmp gen.h\n",
+		"main.c":   "#include \"gen.h\"\nint main(void) { return SPEC - 7; }\n",
+		"build.ninja": "rule gen\n  command = sh gen.sh\n  restat = 1\nrule cc\n  command = cc -MMD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n" +
+			"rule link\n  command = cc $in -o $out\nbuild gen.h: gen spec.txt gen.sh\nbuild main.o: cc main.c || gen.h\nbuild app: link main.o\n",
+	})
+	shIn(t, dir, nil, "ninja")
+	spec := filepath.Join(dir, "spec.txt")
+	editLater(t, spec, "# a note the generator ignores\n")
+	shIn(t, dir, nil, "ninja")
+	if out := shIn(t, dir, nil, "ninja", "-n"); !strings.Contains(out, "no work to do") {
+		t.Fatalf("ninja has work after the restat build (the scenario needs none):\n%s", out)
+	}
+	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("restat edge whose output stayed: exit %d %+v", code, fs)
+	}
+	b, _ := os.ReadFile(spec)
+	writeFiles(t, dir, map[string]string{"spec.txt": strings.Replace(string(b), "v=7", "v=8", 1)})
+	when := time.Now().Add(2 * time.Second)
+	os.Chtimes(spec, when, when)
+	fs, code := checkSystems(t, dir)
+	if p := find(fs, "pending-rebuild", spec); code != 1 || len(p) != 1 || p[0].Severity != "error" {
+		t.Fatalf("an edit that changes the output: exit %d %+v", code, fs)
 	}
 }

@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/cargo"
+	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/explain"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -83,6 +84,7 @@ func runExplain(st Streams, arg string, fl explainFlags) error {
 		if err != nil {
 			return &ExitError{2, err}
 		}
+		cmdargs.Annotate(g) // the files commands name without declaring them, as check sees them
 	} else {
 		layout, err := cargo.Locate(fl.workspace, cargo.LocateOptions{TargetDir: fl.targetDir, BuildDir: fl.buildDir})
 		if err != nil {

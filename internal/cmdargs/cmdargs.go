@@ -79,7 +79,43 @@ var wrappers = map[string]bool{"env": true, "exec": true, "command": true, "nice
 // Files returns the files cmd names, in order, resolved against dir (a relative word is skipped when
 // dir is "" or a `cd` went somewhere only the shell knows). cmd is one shell command per line.
 func Files(cmd, dir string) []Word {
-	var out []Word
+	out, _ := parse(cmd, dir)
+	return out
+}
+
+// Link is a library a command links by name (`-lz`, `-l:libz.a`): the linker takes the first
+// lib<name>.so or lib<name>.a (only .a while -static or -Bstatic is in effect) in the -L folders, in
+// order, then in its own folders (which are the system's: left out here).
+type Link struct {
+	Name   string   // as written after -l
+	Dirs   []string // the -L folders of the command, absolute, in order
+	Static bool     // -static or -Bstatic in effect at this -l
+	Line   string
+}
+
+// Candidates returns the files the linker would look for, in its order.
+func (l Link) Candidates() []string {
+	var out []string
+	for _, d := range l.Dirs {
+		if exact, ok := strings.CutPrefix(l.Name, ":"); ok {
+			out = append(out, filepath.Join(d, exact))
+			continue
+		}
+		if !l.Static {
+			out = append(out, filepath.Join(d, "lib"+l.Name+".so"))
+		}
+		out = append(out, filepath.Join(d, "lib"+l.Name+".a"))
+	}
+	return out
+}
+
+// Links returns the libraries cmd links by name with -l, each with the -L folders of its command.
+func Links(cmd, dir string) []Link {
+	_, links := parse(cmd, dir)
+	return links
+}
+
+func parse(cmd, dir string) (words []Word, links []Link) {
 	for _, line := range strings.Split(cmd, "\n") {
 		// Make's recipe prefixes: @ (silent), - (ignore errors), + (run under -n).
 		line = strings.TrimLeft(line, "@-+ \t")
@@ -88,8 +124,71 @@ func Files(cmd, dir string) []Word {
 		}
 		cwd := dir
 		for _, sc := range lex(line) {
-			cwd = sc.files(cwd, line, &out)
+			links = append(links, sc.links(cwd, line)...)
+			cwd = sc.files(cwd, line, &words)
 		}
+	}
+	return words, links
+}
+
+// links returns the -l libraries of one simple command with its -L folders (relative ones against
+// dir; none when dir is unknown).
+func (sc simple) links(dir, line string) []Link {
+	var dirs []string
+	type name struct {
+		n      string
+		static bool
+	}
+	var names []name
+	static := false
+	for i := 0; i < len(sc); i++ {
+		w := sc[i]
+		if w.dynamic || w.redirect != 0 {
+			continue
+		}
+		t := w.text
+		next := func() (string, bool) {
+			if i+1 < len(sc) && !sc[i+1].dynamic && sc[i+1].redirect == 0 {
+				i++
+				return sc[i].text, true
+			}
+			return "", false
+		}
+		switch {
+		case t == "-static" || t == "-Bstatic" || t == "-Wl,-Bstatic" || t == "-Wl,-static":
+			static = true
+		case t == "-Bdynamic" || t == "-Wl,-Bdynamic" || t == "-Wl,-dy":
+			static = false
+		case t == "-L":
+			if d, ok := next(); ok {
+				dirs = append(dirs, d)
+			}
+		case strings.HasPrefix(t, "-L"):
+			dirs = append(dirs, t[2:])
+		case t == "-l":
+			if n, ok := next(); ok {
+				names = append(names, name{n, static})
+			}
+		case strings.HasPrefix(t, "-l") && len(t) > 2:
+			names = append(names, name{t[2:], static})
+		}
+	}
+	if len(names) == 0 || len(dirs) == 0 {
+		return nil
+	}
+	var abs []string
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			if dir == "" {
+				continue
+			}
+			d = filepath.Join(dir, d)
+		}
+		abs = append(abs, filepath.Clean(d))
+	}
+	var out []Link
+	for _, n := range names {
+		out = append(out, Link{Name: n.n, Dirs: abs, Static: n.static, Line: line})
 	}
 	return out
 }
@@ -370,7 +469,9 @@ func isAssignment(s string) bool {
 // Annotate adds to each live step with a command (graph.Step.Command, run in Step.CommandDir) the
 // files its command names as arguments or as the program run, that are regular files, that neither the
 // step nor any other step of g makes, that the step has no other record of, and that lie outside the
-// system's folders: inputs with the graph.CommandArg clue, not watched.
+// system's folders and the folders the build writes wholesale (graph.Graph.GeneratedDirs: an
+// out-of-source CMake or Meson build folder, whose link.txt and temporary files are the build's):
+// inputs with the graph.CommandArg clue, not watched.
 func Annotate(g *graph.Graph) {
 	var produced map[string]bool
 	for _, s := range g.Steps {
@@ -390,12 +491,30 @@ func Annotate(g *graph.Graph) {
 		for _, in := range s.Inputs {
 			have[in.File.Path] = true
 		}
-		for _, w := range Files(s.Command, s.CommandDir) {
+		words, links := parse(s.Command, s.CommandDir)
+		for _, l := range links {
+			p := l.find(g)
+			if p == "" || have[p] {
+				continue
+			}
+			have[p] = true
+			fi, err := fsrec.Stat(p)
+			if err != nil || !fi.Mode().IsRegular() {
+				continue
+			}
+			s.Inputs = append(s.Inputs, &graph.Input{
+				File: graph.FileInfo{Path: p, Size: fi.Size(), MTimeNS: fi.ModTime().UnixNano(), Exists: true},
+				How:  []graph.How{graph.CommandLine}, Detail: []string{"-l" + l.Name + " found in the -L folders of the command: " + cut(l.Line, 240)}})
+			if d := producerOf(g, p); d != nil {
+				g.AddDep(s, d) // what the link takes is made by that step: its pending rebuild reaches s's programs
+			}
+		}
+		for _, w := range words {
 			if w.Role == Written {
 				have[w.Path] = true // written first, then perhaps read: the step's own file
 				continue
 			}
-			if have[w.Path] || produced[w.Path] || sysdirs.System(w.Path, g.Workspace, g.TargetDir, g.BuildDir) {
+			if have[w.Path] || produced[w.Path] || sysdirs.System(w.Path, g.Workspace, g.TargetDir, g.BuildDir) || generatedDir(g, w.Path) {
 				continue
 			}
 			have[w.Path] = true
@@ -412,6 +531,42 @@ func Annotate(g *graph.Graph) {
 				How:  []graph.How{graph.CommandArg}, Detail: []string{detail}})
 		}
 	}
+}
+
+// find returns the file the linker takes for l among the -L folders ("" when none holds one, or it is
+// a system folder's).
+func (l Link) find(g *graph.Graph) string {
+	for _, c := range l.Candidates() {
+		if sysdirs.System(c, g.Workspace, g.TargetDir, g.BuildDir) {
+			continue
+		}
+		if fi, err := fsrec.Stat(c); err == nil && fi.Mode().IsRegular() {
+			return c
+		}
+	}
+	return ""
+}
+
+// producerOf returns the step of g whose outputs include p (nil when none).
+func producerOf(g *graph.Graph, p string) *graph.Step {
+	for _, s := range g.Steps {
+		for _, o := range s.Outputs {
+			if o.Path == p {
+				return s
+			}
+		}
+	}
+	return nil
+}
+
+// generatedDir reports whether p lies in one of the folders the build writes wholesale.
+func generatedDir(g *graph.Graph, p string) bool {
+	for _, d := range g.GeneratedDirs {
+		if strings.HasPrefix(p, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cut shortens s to at most n bytes, marking the cut.

@@ -77,3 +77,33 @@ func TestFilesNeverPanics(t *testing.T) {
 		t.Errorf("no folder: relative words resolved: %v", fmt.Sprint(got))
 	}
 }
+
+// TestLinks: -l libraries with the command's -L folders (all of them, in order, wherever they stand),
+// static where -static or -Bstatic is in effect; Candidates in GNU ld's order.
+func TestLinks(t *testing.T) {
+	got := Links("cd sub && cc -o app main.o -Llib -L /x -lz -Wl,-Bstatic -lm -Wl,-Bdynamic -l:libq.a -l pthread\necho -lnope", "/w")
+	want := []Link{
+		{Name: "z", Dirs: []string{"/w/sub/lib", "/x"}},
+		{Name: "m", Dirs: []string{"/w/sub/lib", "/x"}, Static: true},
+		{Name: ":libq.a", Dirs: []string{"/w/sub/lib", "/x"}},
+		{Name: "pthread", Dirs: []string{"/w/sub/lib", "/x"}},
+	}
+	for i := range got {
+		got[i].Line = ""
+	}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("Links (-want +got):\n%s", d)
+	}
+	if d := cmp.Diff([]string{"/w/sub/lib/libz.so", "/w/sub/lib/libz.a", "/x/libz.so", "/x/libz.a"}, got[0].Candidates()); d != "" {
+		t.Errorf("Candidates of -lz:\n%s", d)
+	}
+	if d := cmp.Diff([]string{"/w/sub/lib/libm.a", "/x/libm.a"}, got[1].Candidates()); d != "" {
+		t.Errorf("Candidates of a static -lm:\n%s", d)
+	}
+	if d := cmp.Diff([]string{"/w/sub/lib/libq.a", "/x/libq.a"}, got[2].Candidates()); d != "" {
+		t.Errorf("Candidates of -l:libq.a:\n%s", d)
+	}
+	if l := Links("cc -o app main.o -lz", "/w"); len(l) != 0 {
+		t.Errorf("no -L folder: %v", l)
+	}
+}

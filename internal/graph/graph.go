@@ -573,6 +573,10 @@ type Graph struct {
 	Problems    []Problem
 	// Notes are facts about how the graph was read that a user should know (e.g. a tie left unresolved).
 	Notes []string
+	// GeneratedDirs are folders the build writes wholesale, apart from the user's sources (an
+	// out-of-source CMake or Meson build folder): a file there that no step declares is one of the
+	// build's own intermediates or records, not an input the user edits (internal/cmdargs).
+	GeneratedDirs []string
 	// Content holds content evidence about linked copies (see ContentMatch).
 	Content []ContentMatch
 	// DuplicateMembers are the archives a build made that hold several members of one name (archive.go;

@@ -78,6 +78,11 @@ func (b *Build) cmakeConfigure() *graph.Step {
 	return s
 }
 
+// cmakeTree reports whether dir is the top of a CMake "Unix Makefiles" build tree.
+func cmakeTree(dir string) bool {
+	return fileExists(filepath.Join(dir, "CMakeFiles", "Makefile.cmake"))
+}
+
 // cmakeList returns the quoted items of `set(NAME … )` in a CMake file CMake's generator wrote.
 func cmakeList(text, name string) []string {
 	_, rest, ok := strings.Cut(text, "set("+name+"\n")

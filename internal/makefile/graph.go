@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -283,6 +284,9 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		}
 		g.Roots = append(g.Roots, &graph.Root{File: gs.Reference, Kind: kind, Step: gs, TiedBy: "rule"})
 	}
+	if b.Folder != nil && cmakeTree(b.Folder.Dir) && !fileExists(filepath.Join(b.Folder.Dir, "CMakeLists.txt")) {
+		g.GeneratedDirs = []string{b.Folder.Dir} // CMake's out-of-source build folder
+	}
 	if c := b.cmakeConfigure(); c != nil {
 		// CMake's configure step comes first in every build of the tree (cmake.go).
 		for _, gs := range g.Steps {
@@ -326,4 +330,9 @@ func ruleFile(from string) string {
 		return from[:i]
 	}
 	return from
+}
+
+func fileExists(p string) bool {
+	st, err := fsrec.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }

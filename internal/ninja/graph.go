@@ -41,11 +41,15 @@ var _ interface {
 
 // Words are Ninja's words for what rules say about the edge.
 func (o *Origin) Words() graph.Words {
+	ref := "the edge's oldest output, whose mtime Ninja compares inputs against"
+	if o.Edge.Ref.FromLog {
+		ref = "the mtime .ninja_log recorded for this restat edge's output (the newest input's when its command left the output alone), which Ninja compares inputs against"
+	}
 	return graph.Words{
 		Tool:       "Ninja",
 		Watched:    "Ninja watches it for " + firstOut(o.Edge),
 		NotWatched: "the Ninja edge " + firstOut(o.Edge) + " (rule " + o.Edge.Rule + ") has no depfile or deps entry naming it",
-		Reference:  "the edge's oldest output, whose mtime Ninja compares inputs against",
+		Reference:  ref,
 	}
 }
 
@@ -150,6 +154,9 @@ func (b *Build) Graph() *graph.Graph {
 	g := &graph.Graph{System: System, Workspace: b.Dir, TargetDir: b.Dir, BuildDir: b.Dir, Origins: map[string]any{System: b}}
 	if b.Generator != nil && b.Generator.Source != "" {
 		g.Workspace = b.Generator.Source
+		if !within(b.Generator.Source, b.Dir) {
+			g.GeneratedDirs = []string{b.Dir} // CMake's or Meson's out-of-source build folder
+		}
 	}
 	if b.Generator != nil && b.Generator.Err != nil {
 		g.AddProblem(b.Generator.Record, b.Generator.Err)
@@ -307,4 +314,9 @@ func contains(ss []*graph.Step, s *graph.Step) bool {
 		}
 	}
 	return false
+}
+
+// within reports whether dir is path or inside it.
+func within(path, dir string) bool {
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }

@@ -66,6 +66,9 @@ type Reference struct {
 	// ninja calls the edge dirty when any input is newer than any output.
 	OldestOutput string
 	OutputMTime  int64
+	// FromLog: OutputMTime is the mtime .ninja_log recorded for a restat edge's output, which ninja
+	// compares inputs against instead of the output's own.
+	FromLog bool
 	// MissingOutputs lists outputs not on disk (the edge will run).
 	MissingOutputs []string
 	// Log is the .ninja_log entry of the first output (nil: never recorded, the edge will run);
@@ -496,6 +499,11 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file
 	}
 	if b.Log != nil && len(outs) > 0 {
 		e.Ref.Log = b.Log.Entries[outs[0]]
+	}
+	if e.Restat && e.Ref.Log != nil && e.Ref.OldestOutput != "" && len(e.Ref.MissingOutputs) == 0 {
+		// A restat edge whose command left its output alone keeps the output's old mtime; ninja
+		// compares its inputs against the mtime its log recorded instead (the newest input's then).
+		e.Ref.OutputMTime, e.Ref.FromLog = e.Ref.Log.MTime, true
 	}
 	if b.Deps != nil && len(outs) > 0 {
 		e.Ref.Deps = b.Deps.Records[outs[0]]

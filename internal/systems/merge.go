@@ -45,6 +45,7 @@ func Merge(gs ...*graph.Graph) *graph.Graph {
 		m.BuildDirs = append(m.BuildDirs, g.BuildDirs...)
 		m.Problems = append(m.Problems, g.Problems...)
 		m.Notes = append(m.Notes, g.Notes...)
+		m.GeneratedDirs = append(m.GeneratedDirs, g.GeneratedDirs...)
 		m.Content = append(m.Content, g.Content...)
 		m.Holdings = append(m.Holdings, g.Holdings...)
 		for k, v := range g.Origins {

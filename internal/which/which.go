@@ -27,6 +27,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
@@ -463,6 +464,7 @@ func joinedRoot(ctx context.Context, binary string, opt systems.Options) (*graph
 	if err != nil {
 		return nil, nil, err
 	}
+	cmdargs.Annotate(g) // the libraries a link command takes by -l, not only those it names
 	if r := evidence.FindRoot(g, binary); r != nil && r.Step != nil && r.Step.System != unit.System {
 		return g, r, nil
 	}
