@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -871,8 +872,11 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		}
 	}
 	// Second clues for every native input: an archive member of the same stem, the name in build.rs.
+	// Sources of one stem in several folders (csrc/unix/io.c, csrc/win/io.c) of which build.rs names
+	// one by its path: the stem's clues are that one's, not the others'.
+	other := otherOfStem(s.PackageRoot, order, words)
 	for _, p := range order {
-		if !IsNativeSource(p) {
+		if !IsNativeSource(p) || other[p] {
 			continue
 		}
 		base := filepath.Base(p)
@@ -911,6 +915,22 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				scriptDirs, dirsFound = r.scriptSearchDirs(s, script, words), true
 			}
 			compiles = append(compiles, scriptSourceCompile(s, p, scriptDirs))
+		}
+	}
+	// A DWARF compile unit's search folders are those of the headers its line table lists, which
+	// leaves out a header of macros only (-g without -g3): the folders the build script names are
+	// searched after them.
+	for i := range compiles {
+		if !compiles[i].inferred || !strings.HasPrefix(compiles[i].from, "DWARF ") {
+			continue
+		}
+		if !dirsFound {
+			scriptDirs, dirsFound = r.scriptSearchDirs(s, script, words), true
+		}
+		for _, d := range scriptDirs {
+			if !slices.Contains(compiles[i].Dirs, d) {
+				compiles[i].Dirs = append(compiles[i].Dirs, d)
+			}
 		}
 	}
 	var scan []compileCmd
@@ -989,6 +1009,47 @@ func declaredDescriptions(order []string, ins map[string]*graph.Input) []string 
 		b := filepath.Base(p)
 		if in := ins[p]; in != nil && in.Has(graph.Declared) && (descriptionNames[b] || strings.HasSuffix(b, ".cmake") || strings.HasSuffix(b, ".mk")) {
 			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// otherOfStem returns the non-header native sources of order that share their stem with another one
+// the build script's text names by its path (relative to the package root, folders included) while
+// naming none of them by its own path: the script compiles that one, so an archive member or output of
+// the stem is not theirs.
+func otherOfStem(root string, order []string, words *textWords) map[string]bool {
+	if words == nil || root == "" {
+		return nil
+	}
+	byStem := map[string][]string{}
+	for _, p := range order {
+		if base := filepath.Base(p); IsNativeSource(p) && !isHeader(base) {
+			st := strings.TrimSuffix(base, filepath.Ext(base))
+			byStem[st] = append(byStem[st], p)
+		}
+	}
+	var out map[string]bool
+	for _, ps := range byStem {
+		if len(ps) < 2 {
+			continue
+		}
+		var named []string
+		for _, p := range ps {
+			if rel, err := filepath.Rel(root, p); err == nil && strings.Contains(rel, "/") && words.mentions(rel) {
+				named = append(named, p)
+			}
+		}
+		if len(named) != 1 {
+			continue // none or several named by path: the name alone cannot tell them apart
+		}
+		for _, p := range ps {
+			if p != named[0] {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[p] = true
+			}
 		}
 	}
 	return out

@@ -238,3 +238,60 @@ func TestNinjaRestatUnchangedOutput(t *testing.T) {
 		t.Fatalf("an edit that changes the output: exit %d %+v", code, fs)
 	}
 }
+
+// TestDebugInfoMacroOnlyHeader: objects compiled with -g and no depfile; inc/f.h holds only a macro,
+// so the DWARF line tables never list it. The #include lines are still followed: its edit is an
+// untracked-input-changed error on Make and Ninja, as without -g.
+func TestDebugInfoMacroOnlyHeader(t *testing.T) {
+	for _, tc := range []struct{ tool, file, body string }{
+		{"make", "Makefile", "app: main.o\n\t$(CC) -o $@ main.o\nmain.o: main.c\n\t$(CC) -g -Iinc -c main.c -o $@\n"},
+		{"ninja", "build.ninja", "rule cc\n  command = cc -g -Iinc -c $in -o $out\nrule link\n  command = cc $in -o $out\nbuild main.o: cc main.c\nbuild app: link main.o\n"},
+	} {
+		t.Run(tc.tool, func(t *testing.T) {
+			needTools(t, tc.tool, "cc")
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{tc.file: tc.body, "inc/f.h": "#define FACTOR 3\n",
+				"main.c": "#include \"f.h\"\nint main(int c, char **v) { return c * FACTOR - 3; }\n"})
+			shIn(t, dir, nil, tc.tool)
+			hdr := filepath.Join(dir, "inc", "f.h")
+			editLater(t, hdr, "#undef FACTOR\n#define FACTOR 5\n")
+			shIn(t, dir, nil, tc.tool)
+			fs, code := checkSystems(t, dir)
+			if u := find(fs, "untracked-input-changed", hdr); code != 1 || len(u) != 1 || u[0].Severity != "error" {
+				t.Fatalf("exit %d, want untracked-input-changed for inc/f.h: %+v", code, fs)
+			}
+		})
+	}
+}
+
+// TestMakeOutOfTreeBuildFolder: objects and the program in build/, made by `make -C build -f
+// ../Makefile` with VPATH to src/ and depfiles. check of the project folder (whose makefile's targets
+// do not exist beside it) and of build/ (which has no makefile) both read the build in build/: a header
+// edit is pending, with the make command that builds there.
+func TestMakeOutOfTreeBuildFolder(t *testing.T) {
+	needTools(t, "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile":    "SRC := $(dir $(lastword $(MAKEFILE_LIST)))src\nVPATH = $(SRC)\nCFLAGS = -O2 -MMD -MP -I$(SRC)/inc\napp: main.o util.o\n\t$(CC) -o $@ $^\n-include main.d util.d\n",
+		"src/inc/f.h": "#define FACTOR 3\n",
+		"src/util.c":  "#include \"f.h\"\nint util(int x) { return x * FACTOR; }\n",
+		"src/main.c":  "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n",
+		"build/.keep": "",
+	})
+	shIn(t, dir, nil, "make", "-C", "build", "-f", "../Makefile")
+	bld := filepath.Join(dir, "build")
+	for _, at := range []string{dir, bld} {
+		if fs, code := checkSystems(t, at, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+			t.Fatalf("check %s of the clean build: exit %d %+v", at, code, fs)
+		}
+	}
+	hdr := filepath.Join(dir, "src", "inc", "f.h")
+	editLater(t, hdr, "#undef FACTOR\n#define FACTOR 5\n")
+	for _, at := range []string{dir, bld} {
+		fs, code := checkSystems(t, at)
+		p := find(fs, "pending-rebuild", hdr)
+		if code != 1 || len(p) != 1 || p[0].Subjects[1] != filepath.Join(bld, "util.o") || !strings.Contains(p[0].Fix, "-f ../Makefile") {
+			t.Fatalf("check %s after the header edit: exit %d %+v", at, code, fs)
+		}
+	}
+}

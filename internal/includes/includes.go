@@ -8,8 +8,9 @@
 // path-lookup-changed rule judges the same way for every build system; a header found now with the same
 // bytes as the one read changes nothing the compiler makes and is not recorded.
 //
-// A step whose records name no header it read (a Make rule with no depfile) and whose adapter made no
-// include scan of its own gets one here: the headers its compiles' #include lines resolve to now, as
+// A step whose records name no header it read (a Make rule with no depfile), or name them only through
+// DWARF line tables (which leave out a header of macros only), and whose adapter made no include scan
+// of its own gets one here: the headers its compiles' #include lines resolve to now, as
 // inputs its build system does not watch (graph.IncludeScan), so that an edit of one, or a new header
 // that a folder searched earlier now holds, is judged as for every other system.
 //
@@ -58,20 +59,26 @@ func Annotate(g *graph.Graph) {
 			continue
 		}
 		read := map[string]bool{}
+		complete := false // a depfile or a trace lists every header read; DWARF only those with code
 		for _, in := range s.Inputs {
 			for _, h := range readClues {
 				if in.Has(h) {
 					read[filepath.Clean(in.File.Path)] = true
 				}
 			}
+			complete = complete || in.Has(graph.Depfile) || in.Has(graph.Trace)
 		}
-		if len(read) == 0 {
+		if !complete {
+			// No list of what was read, or DWARF's, which leaves out a header of macros only (-g
+			// without -g3): the headers the #include lines reach now are inputs too.
 			for _, p := range scanInputs(cache, s) {
 				if d := producer[p]; d != nil {
 					g.AddDep(s, d)
 				}
 			}
-			continue
+			if len(read) == 0 {
+				continue
+			}
 		}
 		// A depfile the compiler wrote lists every header it read outside the system folders: one that
 		// omits a header an unconditional #include of a file it lists resolves to is not what the

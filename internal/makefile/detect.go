@@ -21,6 +21,19 @@ type Folder struct {
 	Built []string
 }
 
+// MakeCommand is the make that builds the folder: `make -C DIR`, with `-f` when the makefile lies
+// outside it (an out-of-tree build folder).
+func (f *Folder) MakeCommand() string {
+	if filepath.Dir(f.Makefile) == f.Dir || strings.HasPrefix(f.Makefile, f.Dir+string(filepath.Separator)) {
+		return "make -C " + f.Dir
+	}
+	mk := f.Makefile
+	if rel, err := filepath.Rel(f.Dir, mk); err == nil {
+		mk = rel
+	}
+	return "make -C " + f.Dir + " -f " + mk
+}
+
 // makefileNames is GNU make's own search order (make manual, "What Name to Give Your Makefile").
 var makefileNames = []string{"GNUmakefile", "makefile", "Makefile"}
 
@@ -51,7 +64,22 @@ func Detect(dir string) (*Folder, error) {
 		}
 	}
 	if f.Makefile == "" {
-		return nil, nil
+		// An out-of-tree build folder (`make -C build -f ../Makefile`): no makefile of its own, the
+		// makefile in a folder above, the built files here.
+		for d, up := filepath.Dir(f.Dir), 0; up < 2 && d != filepath.Dir(d); d, up = filepath.Dir(d), up+1 {
+			for _, n := range makefileNames {
+				if p := filepath.Join(d, n); safeio.Regular(p) == nil {
+					f.Makefile = p
+					break
+				}
+			}
+			if f.Makefile != "" {
+				break
+			}
+		}
+		if f.Makefile == "" {
+			return nil, nil
+		}
 	}
 	err = walkBuilt(f.Dir, 0, func(p string) bool {
 		f.Built = append(f.Built, p)

@@ -56,7 +56,7 @@ func (o *Origin) Words() graph.Words {
 }
 
 // Rebuild is the command that redoes the step now that make knows it must: make in its folder.
-func (o *Origin) Rebuild(*graph.Step) string { return "make -C " + o.Folder.Dir }
+func (o *Origin) Rebuild(*graph.Step) string { return o.Folder.MakeCommand() }
 
 // ForceRebuild is what makes make see input and redo the step: include the depfiles make writes (or
 // name the input as a prerequisite), then remove the stale target and make again.
@@ -65,7 +65,7 @@ func (o *Origin) ForceRebuild(_ *graph.Step, input string) string {
 	if o.Step.Depfile != "" && !o.Step.Included {
 		how = "include the depfiles in " + filepath.Base(o.Folder.Makefile) + " (-include $(OBJS:.o=.d)) so make sees " + filepath.Base(input)
 	}
-	return how + ", then: rm " + o.Step.Output.Path + " && make -C " + o.Folder.Dir
+	return how + ", then: rm " + o.Step.Output.Path + " && " + o.Folder.MakeCommand()
 }
 
 // DepfileGap says why make cannot know the headers the step's compile reads: the rule, the recipe,
@@ -99,7 +99,7 @@ func (o *Origin) Verdict() (string, bool) {
 // DepfileFix is the change that makes make see the headers of a compile with no depfile.
 func (o *Origin) DepfileFix() string {
 	return "add -MMD -MP to the compile flags and -include $(OBJS:.o=.d) to " + filepath.Base(o.Folder.Makefile) +
-		", then: rm " + o.Step.Output.Path + " && make -C " + o.Folder.Dir
+		", then: rm " + o.Step.Output.Path + " && " + o.Folder.MakeCommand()
 }
 
 // ReadGraph reads the Make build in dir (Detect, then Read) into the neutral graph: one graph.Step per

@@ -409,6 +409,7 @@ func (r *reader) analyse() {
 			}
 		}
 	}
+	r.outOfTree()
 	slices.SortFunc(r.b.SubMakes, func(a, b SubMake) int {
 		return strings.Compare(a.Dir+"\x00"+a.Makefile, b.Dir+"\x00"+b.Makefile)
 	})
@@ -794,6 +795,36 @@ func (r *reader) pending(s *Step) {
 func (r *reader) fact(s *Step, f Fact) {
 	f.Step, f.ReferenceMTimeNS, f.MakeRemakes = s.Output.Path, s.Output.MTimeNS, s.MakeRemakes
 	r.b.Facts = append(r.b.Facts, f)
+}
+
+// outOfTree adds, when no target of the makefile exists in its own folder, a make of the same makefile
+// in each subfolder that holds built files and no makefile of its own: an out-of-tree build folder
+// (`make -C build -f ../Makefile`, VPATH to the sources), whose targets are relative to it.
+func (r *reader) outOfTree() {
+	for _, s := range r.b.Steps {
+		if s.Output.Exists {
+			return
+		}
+	}
+	seen := map[string]bool{}
+	for _, p := range r.b.Folder.Built {
+		rel, err := filepath.Rel(r.b.Folder.Dir, p)
+		if err != nil || !strings.Contains(rel, string(filepath.Separator)) {
+			continue
+		}
+		sub := filepath.Join(r.b.Folder.Dir, strings.SplitN(rel, string(filepath.Separator), 2)[0])
+		if seen[sub] {
+			continue
+		}
+		seen[sub] = true
+		own := false
+		for _, n := range makefileNames {
+			own = own || safeio.Regular(filepath.Join(sub, n)) == nil
+		}
+		if !own {
+			r.b.SubMakes = append(r.b.SubMakes, SubMake{Dir: sub, Makefile: r.b.Folder.Makefile})
+		}
+	}
 }
 
 // subMakes returns the makes the expanded commands of a sub-make recipe run: the folder (-C, --directory,

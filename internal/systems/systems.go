@@ -601,9 +601,9 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 	if read == nil {
 		return nil, nil, nil
 	}
-	done := map[string]bool{}
+	done := map[string]bool{} // folder NUL makefile ("" for make's own choice)
 	for _, f := range found {
-		done[f.Dir] = true
+		done[f.Dir+"\x00"] = true
 	}
 	// first: the steps every build of a graph runs first, as make remakes its makefile before reading
 	// it: those of the graph and of the makes that ran it that make their own makefile (CMake's
@@ -625,12 +625,12 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 				}
 			}
 		}
-		done[b.Folder.Dir] = true
-		done[b.Folder.Makefile] = true
+		done[b.Folder.Dir+"\x00"] = true
+		done[b.Folder.Dir+"\x00"+b.Folder.Makefile] = true
 		for _, sm := range b.SubMakes {
-			key, what := sm.Dir, sm.Dir
+			key, what := sm.Dir+"\x00"+sm.Makefile, sm.Dir
 			if sm.Makefile != "" {
-				key, what = sm.Makefile, sm.Makefile+" in "+sm.Dir
+				what = sm.Makefile + " in " + sm.Dir
 			}
 			if done[key] {
 				continue
@@ -648,7 +648,7 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 				sg, err = read(ctx, sm.Dir, opt)
 			}
 			if err != nil {
-				failed = append(failed, graph.Problem{Path: key, Err: fmt.Sprintf("reading the make build a recipe of %s runs (recursive make): %v", b.Folder.Makefile, err)})
+				failed = append(failed, graph.Problem{Path: orStr(sm.Makefile, sm.Dir), Err: fmt.Sprintf("reading the make build a recipe of %s runs (recursive make): %v", b.Folder.Makefile, err)})
 				continue
 			}
 			first[sg] = first[g]
@@ -664,4 +664,11 @@ func readSubMakes(ctx context.Context, gs []*graph.Graph, found []Found, opt Opt
 		}
 	}
 	return subs, notes, failed
+}
+
+func orStr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
 }
