@@ -203,8 +203,8 @@ func makeProject(depfiles bool) Project {
 	name, why := "make", "a Makefile with gcc depfiles (-MMD -MP), ar crs into an archive it keeps"
 	dep, inc := "DEPFLAGS := -MMD -MP\n", "-include $(OBJS:.o=.d) src/main.d\n"
 	if !depfiles {
-		name, why = "make-nodep", "a Makefile whose objects name only their .c file (no depfiles): headers are not prerequisites"
-		dep, inc = "DEPFLAGS :=\n", ""
+		name, why = "make-nodep", "a Makefile whose objects name only their .c file (no depfiles): headers are not prerequisites; compiled with -g, whose DWARF line tables leave out headers of macros only"
+		dep, inc = "DEPFLAGS := -g\n", ""
 	}
 	mk := `CPPFLAGS := -Ioverride -Iinclude -I.
 ifdef FAST
