@@ -27,7 +27,7 @@ func TakeBaseline(r *Report) (*Baseline, error) {
 		return nil, fmt.Errorf("gocgo: %s has no Go build ID (.note.go.buildid)", b.Path)
 	}
 	if m := r.Missed(); len(m) > 0 {
-		return nil, fmt.Errorf("gocgo: no baseline for %s: %s (mtime %d ns) is newer than the binary (mtime %d ns)", b.Path, m[0].Input.Path, m[0].Input.MTimeNS, b.MTimeNS)
+		return nil, fmt.Errorf("gocgo: no baseline for %s: %s (mtime %d ns) is newer than the binary (written at %d ns)", b.Path, m[0].Input.Path, m[0].Input.MTimeNS, b.WrittenNS)
 	}
 	bl := &Baseline{Binary: b.Path, BuildID: b.BuildID, Digests: map[string]digest.Digest{}}
 	_, inputs := r.Unwatched()

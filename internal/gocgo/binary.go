@@ -23,6 +23,11 @@ type Binary struct {
 	Path    string `json:"path"`
 	Size    int64  `json:"size"`
 	MTimeNS int64  `json:"mtime_ns"`
+	// WrittenNS is when go build last wrote the binary: its birth time when the file system keeps one
+	// and it is older than the mtime, else the mtime. go build writes a new file when it links (a
+	// rename or a fresh copy), and only moves the mtime of one that is up to date: after an edit its
+	// cache does not see (a header behind -I), `go build` touches the binary without relinking it.
+	WrittenNS int64 `json:"written_ns"`
 	// GoVersion is the toolchain ("go1.26.8"); MainPackage the import path of package main
 	// ("command-line-arguments" for `go build file.go`); MainModule and MainVersion the module.
 	GoVersion   string    `json:"go_version"`
@@ -62,6 +67,10 @@ func ReadBinary(path string) (*Binary, error) {
 		return nil, fmt.Errorf("gocgo: %w", err)
 	}
 	b := &Binary{Path: path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano()}
+	b.WrittenNS = b.MTimeNS
+	if bt, ok := birthNS(path); ok && bt > 0 && bt < b.MTimeNS {
+		b.WrittenNS = bt
+	}
 	info, err := buildinfo.Read(f)
 	if err != nil {
 		return nil, fmt.Errorf("gocgo: %s: %w (%v)", path, ErrNotGo, err)

@@ -28,7 +28,7 @@ type Newer struct {
 	Package string `json:"package"`
 	Input   Input  `json:"input"`
 	Missed  bool   `json:"missed"`
-	// BinaryMTimeNS is the reference; ByNS = Input.MTimeNS - BinaryMTimeNS (> 0).
+	// BinaryMTimeNS is the reference (Binary.WrittenNS); ByNS = Input.MTimeNS - BinaryMTimeNS (> 0).
 	BinaryMTimeNS int64 `json:"binary_mtime_ns"`
 	ByNS          int64 `json:"by_ns"`
 }
@@ -85,7 +85,7 @@ func Check(m *Module, b *Binary, opt CheckOptions) (*Report, error) {
 	if main == nil {
 		return nil, fmt.Errorf("gocgo: %s was built from package %s, which go list in %s does not list", b.Path, b.MainPackage, m.Dir)
 	}
-	r := &Report{Link: Link{Binary: b, ReferenceNS: b.MTimeNS, Main: main}}
+	r := &Report{Link: Link{Binary: b, ReferenceNS: b.WrittenNS, Main: main}}
 	in := map[string]bool{main.ImportPath: true}
 	for _, d := range main.Deps {
 		in[d] = true
@@ -98,8 +98,8 @@ func Check(m *Module, b *Binary, opt CheckOptions) (*Report, error) {
 		r.Link.Packages = append(r.Link.Packages, p)
 		for _, lists := range [][]Input{p.Declared, p.Discovered} {
 			for _, x := range lists {
-				if x.MTimeNS > b.MTimeNS {
-					r.Newer = append(r.Newer, Newer{Package: p.ImportPath, Input: x, Missed: !x.Watched, BinaryMTimeNS: b.MTimeNS, ByNS: x.MTimeNS - b.MTimeNS})
+				if x.MTimeNS > b.WrittenNS {
+					r.Newer = append(r.Newer, Newer{Package: p.ImportPath, Input: x, Missed: !x.Watched, BinaryMTimeNS: b.WrittenNS, ByNS: x.MTimeNS - b.WrittenNS})
 				}
 				if x.Clues[0].How != HowLDFlags {
 					continue
