@@ -797,10 +797,15 @@ func (r *reader) fact(s *Step, f Fact) {
 	r.b.Facts = append(r.b.Facts, f)
 }
 
-// outOfTree adds, when no target of the makefile exists in its own folder, a make of the same makefile
+// outOfTree adds, when no file target of the makefile exists in its own folder, a make of the same makefile
 // in each subfolder that holds built files and no makefile of its own: an out-of-tree build folder
 // (`make -C build -f ../Makefile`, VPATH to the sources), whose targets are relative to it.
 func (r *reader) outOfTree() {
+	// Only a makefile with rules for files of its own, none of which exists here, and no recursive
+	// make (CMake's top Makefile has neither rules for files nor files here: it runs Makefile2).
+	if len(r.b.Steps) == 0 || len(r.b.SubMakes) > 0 {
+		return
+	}
 	for _, s := range r.b.Steps {
 		if s.Output.Exists {
 			return
