@@ -27,7 +27,7 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 			if in.Watched || !in.File.Exists || graph.LinkedLibrary(in) {
 				continue
 			}
-			newer := in.File.MTimeNS > s.Reference.MTimeNS
+			newer := in.File.MTimeNS > s.Written()
 			sameBuild := in.Content != nil && in.Content.Build != "" && in.Content.Verdict == graph.ContentDiffers
 			if !newer && !sameBuild {
 				continue
@@ -37,7 +37,7 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 				sev = Warning
 			}
 			msg := fmt.Sprintf("%s was modified at %s, after %s was last built at %s (%s: %s); %s, so %s will not rebuild it",
-				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Reference.MTimeNS),
+				display(g, in.File.Path), fmtTime(in.File.MTimeNS), stepWhat(s), fmtTime(s.Written()),
 				display(g, s.Reference.Path), w.Reference, w.NotWatched, w.Tool)
 			if !newer {
 				msg = fmt.Sprintf("%s changed since %s was last built into %s: its content differs from the baseline recorded under build %s, which %s still has (its mtime %s was moved past the edit at %s without a rebuild); %s, so %s will not rebuild it",
@@ -50,7 +50,7 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
 					{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: clueDetail(in)},
-					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: w.Reference},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Written(), Detail: w.Reference},
 				},
 				Fix: w.Rebuild,
 			}

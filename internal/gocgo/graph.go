@@ -54,7 +54,7 @@ func (o *StepOrigin) Words() graph.Words {
 		Tool:       "Go",
 		Watched:    "Go's build cache hashes it",
 		NotWatched: "Go's build cache does not hash it",
-		Reference:  "when go build last wrote the Go binary (its birth time: a go build with nothing to relink only moves its mtime)",
+		Reference:  "the Go binary, judged from when go build last wrote it (its birth time: a go build with nothing to relink only moves its mtime)",
 		Rebuild:    o.Rebuild,
 	}
 }
@@ -184,12 +184,14 @@ func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph,
 func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 	b := rep.Link.Binary
 	bin := statFile(b.Path)
-	// The steps are judged against when go build last wrote the binary, not its mtime (a no-op go
-	// build moves that): Binary.WrittenNS.
-	ref := bin
-	if ref.Exists && b.WrittenNS > 0 && b.WrittenNS < ref.MTimeNS {
-		ref.MTimeNS = b.WrittenNS
+	// The steps' inputs are judged against when go build last wrote the binary, not its mtime (a
+	// no-op go build moves that): Binary.WrittenNS. The reference stays the file as it is (its mtime
+	// keys content baselines, kept by a copy made with its mtimes, which makes a new birth time).
+	var written int64
+	if bin.Exists && b.WrittenNS > 0 && b.WrittenNS < bin.MTimeNS {
+		written = b.WrittenNS
 	}
+	ref := bin
 	rebuild := fmt.Sprintf("go build -a -o %s %s", relOrAbs(m.Dir, b.Path), b.MainPackage)
 	cfg := graph.Config{}
 	for _, k := range []string{"GOOS", "GOARCH", "CGO_ENABLED", "-tags"} {
@@ -200,14 +202,14 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 	link := &graph.Step{
 		System: System, ID: "go:" + b.Path, Kind: graph.Compile, Package: b.MainPackage,
 		Name: "go build " + relOrAbs(m.Dir, b.Path), Label: filepath.Base(b.Path), Config: cfg, Key: b.BuildID,
-		PackageRoot: m.Dir, Reference: ref, Outputs: []graph.FileInfo{bin},
+		PackageRoot: m.Dir, Reference: ref, WrittenNS: written, Outputs: []graph.FileInfo{bin},
 		Origin: &StepOrigin{Binary: b, Rebuild: rebuild, Module: m.Dir},
 	}
 	for _, p := range rep.Link.Packages {
 		s := &graph.Step{
 			System: System, ID: "go:" + b.Path + ":" + p.ImportPath, Kind: graph.Compile, Package: p.ImportPath,
 			Name: p.ImportPath, Label: "cgo package " + p.ImportPath + " of " + filepath.Base(b.Path), Config: cfg,
-			PackageRoot: p.Dir, Reference: ref,
+			PackageRoot: p.Dir, Reference: ref, WrittenNS: written,
 			Origin: &StepOrigin{Binary: b, Package: p, Rebuild: rebuild, Module: m.Dir},
 			// A package of the main module: its files are the project's own, and change.
 			PathPackage: p.Dir == m.Dir || strings.HasPrefix(p.Dir, m.Dir+string(filepath.Separator)),
@@ -234,7 +236,7 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 		link.Inputs = append(link.Inputs, in)
 	}
 	g.Steps = append(g.Steps, link)
-	g.Roots = append(g.Roots, &graph.Root{File: ref, Kind: "bin", Step: link, TiedBy: "build-info"})
+	g.Roots = append(g.Roots, &graph.Root{File: bin, Kind: "bin", Step: link, TiedBy: "build-info"})
 	return link
 }
 

@@ -85,7 +85,7 @@ func (st *baselineStore) judge(g *graph.Graph, link *graph.Step, b *Binary) {
 		bl = &goBaseline{Inputs: map[string]string{}}
 	}
 	st.used[key] = true
-	ref := link.Reference.MTimeNS
+	ref := link.Written() // when go build last wrote the binary (a no-op build only moves its mtime)
 	recorded := false
 	for _, s := range link.Deps {
 		if s.System != System {

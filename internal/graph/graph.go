@@ -222,6 +222,11 @@ type Step struct {
 	// Reference is the file whose mtime the build system compares inputs against (the run's output log,
 	// the dependency-info file of a compile).
 	Reference FileInfo
+	// WrittenNS, when not 0, is when the step's outputs were last written, where the adapter knows it
+	// better than the Reference's mtime (a Go binary's birth time: go build with nothing to relink only
+	// moves the mtime); inputs changed after it are judged newer (Written). Reference keeps the file as
+	// it is, whose mtime keys content baselines.
+	WrittenNS int64
 	// Outputs are the step's outputs: the files in a run's output folder, a compile's artifacts.
 	Outputs []FileInfo
 	Inputs  []*Input
@@ -391,6 +396,15 @@ func (s *Step) OwnWords() Words {
 
 // Live reports whether any root reaches the step.
 func (s *Step) Live() bool { return len(s.Roots) > 0 }
+
+// Written is when the step's outputs were last written: WrittenNS when the adapter knows it, else the
+// Reference's mtime.
+func (s *Step) Written() int64 {
+	if s.WrittenNS != 0 {
+		return s.WrittenNS
+	}
+	return s.Reference.MTimeNS
+}
 
 // EnvRead is one environment variable as a step saw it (Set false: unset), or as it is now.
 type EnvRead struct {
