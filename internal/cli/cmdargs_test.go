@@ -31,6 +31,11 @@ func TestGeneratorInputNamedOnCommandLine(t *testing.T) {
 			files: map[string]string{"build.ninja": "rule gen\n  command = sh gen.sh table.in $out gen.log\nrule cc\n  command = cc -I. -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n" +
 				"rule link\n  command = cc -o $out $in\nbuild table.h: gen gen.sh\nbuild main.o: cc main.c || table.h\nbuild app: link main.o\n"},
 			fixed: "build table.h: gen gen.sh table.in"},
+		{name: "cmake-make", tools: []string{"cmake", "make", "cc"}, build2: []string{"cmake", "--build", "build"},
+			files: map[string]string{"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(g C)\n" +
+				"add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/table.h COMMAND sh ${CMAKE_SOURCE_DIR}/gen.sh ${CMAKE_SOURCE_DIR}/table.in ${CMAKE_BINARY_DIR}/table.h ${CMAKE_BINARY_DIR}/gen.log DEPENDS gen.sh)\n" +
+				"add_executable(app main.c ${CMAKE_BINARY_DIR}/table.h)\ntarget_include_directories(app PRIVATE ${CMAKE_BINARY_DIR})\n"},
+			fixed: "DEPENDS gen.sh table.in"},
 		{name: "cmake-ninja", tools: []string{"cmake", "ninja", "cc"}, build2: []string{"cmake", "--build", "build"},
 			files: map[string]string{"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(g C)\n" +
 				"add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/table.h COMMAND sh ${CMAKE_SOURCE_DIR}/gen.sh ${CMAKE_SOURCE_DIR}/table.in ${CMAKE_BINARY_DIR}/table.h ${CMAKE_BINARY_DIR}/gen.log DEPENDS gen.sh)\n" +
@@ -46,14 +51,17 @@ func TestGeneratorInputNamedOnCommandLine(t *testing.T) {
 			}
 			writeFiles(t, dir, files)
 			build := func() {
-				if tc.name == "cmake-ninja" {
+				switch tc.name {
+				case "cmake-ninja":
 					shIn(t, dir, nil, "cmake", "-S", ".", "-B", "build", "-G", "Ninja")
+				case "cmake-make":
+					shIn(t, dir, nil, "cmake", "-S", ".", "-B", "build", "-G", "Unix Makefiles")
 				}
 				shIn(t, dir, nil, tc.build2[0], tc.build2[1:]...)
 			}
 			build()
 			checkDir := dir
-			if tc.name == "cmake-ninja" {
+			if strings.HasPrefix(tc.name, "cmake") {
 				checkDir = filepath.Join(dir, "build")
 			}
 			if fs, code := checkSystems(t, checkDir, "--fail-on", "warning"); code != 0 || len(find(fs, "untracked-input-changed", "")) != 0 {
@@ -62,7 +70,7 @@ func TestGeneratorInputNamedOnCommandLine(t *testing.T) {
 			in := filepath.Join(dir, "table.in")
 			ns := editLater(t, in, "#undef TABLE\n#define TABLE 9\n")
 			build()
-			if _, err := os.Stat(filepath.Join(dir, "gen.log")); err != nil && tc.name != "cmake-ninja" {
+			if _, err := os.Stat(filepath.Join(dir, "gen.log")); err != nil && !strings.HasPrefix(tc.name, "cmake") {
 				t.Fatal(err)
 			}
 			fs, code := checkSystems(t, checkDir)

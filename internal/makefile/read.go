@@ -307,11 +307,22 @@ func (r *reader) kindOf(f *File) (StepKind, bool) {
 	return "", false
 }
 
-// generated lists the targets with a recipe and a prerequisite that a compile, archive or link step
-// names as a prerequisite, normal or order-only (config.h from config.h.in): they become Generate
-// steps, so that an edit of what they are made from reaches the programs built from their output.
+// generated lists the targets with a recipe that a compile, archive or link step names as a
+// prerequisite, normal or order-only (config.h from config.h.in), and the other file targets with a
+// recipe whose file exists (a header CMake's custom command writes, which objects name only through
+// their depfiles): they become Generate steps, so that an edit of what they are made from (or of what
+// their command names) reaches the programs built from their output. One no step reads stays dead.
 func (r *reader) generated() map[string]bool {
 	out := map[string]bool{}
+	for _, n := range r.db.Order {
+		g := r.db.Files[n]
+		if g == nil || len(g.Recipe) == 0 || g.Phony || g.NotATarget || strings.ContainsAny(n, "%") {
+			continue
+		}
+		if _, ok := r.kindOf(g); !ok && r.stat(r.abs(n)).Exists {
+			out[n] = true
+		}
+	}
 	for _, n := range r.db.Order {
 		f := r.db.Files[n]
 		if k, ok := r.kindOf(f); !ok || k == "" {
@@ -320,7 +331,7 @@ func (r *reader) generated() map[string]bool {
 		for _, l := range [][]string{f.Prereqs, f.OrderOnly} {
 			for _, p := range l {
 				g := r.db.Files[p]
-				if g == nil || len(g.Recipe) == 0 || len(g.Prereqs) == 0 || g.Phony || g.NotATarget {
+				if g == nil || len(g.Recipe) == 0 || g.Phony || g.NotATarget {
 					continue
 				}
 				if _, ok := r.kindOf(g); !ok {
