@@ -58,8 +58,8 @@ type stepBaseline struct {
 }
 
 // CodeDigestsFile maps a source's content digest to its code digest (code.go): content-addressed, a
-// pure cache.
-const CodeDigestsFile = "code-digests.v1.json"
+// pure cache. Its name changes with what a code digest leaves out (v2: newlines at the end).
+const CodeDigestsFile = "code-digests.v2.json"
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
 type Store struct {

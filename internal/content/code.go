@@ -1,6 +1,7 @@
 package content
 
 import (
+	"bytes"
 	"path/filepath"
 	"strings"
 
@@ -11,7 +12,8 @@ import (
 // A source file's code digest is the digest of its text as the compiler reads it apart from comments
 // and the width of blank runs: comments become one blank, runs of blanks outside literals one blank,
 // blanks at line ends go; newlines stay (they are line numbers: __LINE__, assert messages, debug
-// info), and so does everything inside string and character literals. Two versions with one code
+// info; those at the very end number nothing), and so does everything inside string and character
+// literals. Two versions with one code
 // digest compile to the same code, so an edit that changed only comments is judged like a touch: its
 // content baseline differs, its code does not (graph.ContentSame with the reason said).
 //
@@ -43,7 +45,9 @@ func codeDigests(path string) (content, code string, ok bool) {
 	if err != nil {
 		return "", "", false
 	}
-	return digest.Bytes(data).String(), digest.Bytes(codeText(data, lang)).String(), true
+	// Newlines at the very end number no line of code: a comment appended at the end changes nothing.
+	text := bytes.TrimRight(codeText(data, lang), "\n")
+	return digest.Bytes(data).String(), digest.Bytes(text).String(), true
 }
 
 // codeText is data with comments and blank runs normalised (see the comment above); lang 'c' or 'r'.

@@ -80,6 +80,12 @@ func TestSameCode(t *testing.T) {
 	if now := write("int f(void) { return 1; } /* v2 */\n"); !st.sameCode(p, base, now) {
 		t.Error("a comment edit judged a code change")
 	}
+	if now := write("int f(void) { return 1; } /* v1 */\n/* appended */\n\n"); !st.sameCode(p, base, now) {
+		t.Error("comment lines appended at the end judged a code change")
+	}
+	if now := write("/* prepended */\nint f(void) { return 1; } /* v1 */\n"); st.sameCode(p, base, now) {
+		t.Error("a line prepended (line numbers move) judged the same code")
+	}
 	if now := write("int f(void) { return 2; } /* v1 */\n"); st.sameCode(p, base, now) {
 		t.Error("a code edit judged a comment change")
 	}
