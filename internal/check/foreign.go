@@ -139,6 +139,20 @@ func pendingWatched(s *graph.Step) bool {
 	return false
 }
 
+// pendingStale reports whether pending-rebuild calls s stale: a watched input newer than its
+// reference whose content is not the content the step used (a touch or a comment edit is redone at the
+// cost of time only: an unwatched input's edit is then what makes the step stale, and is reported).
+func pendingStale(s *graph.Step) bool {
+	rerun := driverReruns(s)
+	for _, in := range s.Inputs {
+		if (in.Watched || rerun && in.SystemWatched) && in.File.Exists && in.File.MTimeNS > s.Reference.MTimeNS &&
+			(in.Content == nil || in.Content.Verdict != graph.ContentSame) {
+			return true
+		}
+	}
+	return false
+}
+
 // driverReruns reports whether the driver of a driven step runs again on the next build (a watched
 // input of its own is newer than its reference), and with it the step's own system.
 func driverReruns(s *graph.Step) bool {
@@ -164,7 +178,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 	var out []Finding
 	var later map[*graph.Step]int64
 	for _, s := range g.Steps {
-		if s.Decides() != graph.ByMtime || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingWatched(s) {
+		if s.Decides() != graph.ByMtime || !s.Live() || !s.Reference.Exists || s.Failed != "" || pendingStale(s) {
 			continue
 		}
 		for _, in := range s.Inputs {

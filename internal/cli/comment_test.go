@@ -45,6 +45,14 @@ func TestCommentOnlyEdit(t *testing.T) {
 	if len(p) != 1 || p[0].Severity != "info" || !strings.Contains(p[0].Message, "only comments or blanks changed") {
 		t.Fatalf("pending-rebuild of main.c: %+v", fs)
 	}
+	// A touch of main.c (make redoes main.o, at the cost of time only) and an edit of k.h, which make
+	// does not watch: the binary is stale for k.h's sake until that rebuild, and is said so.
+	later("main.c", "note 1, longer", "note 1, longer")
+	later("k.h", "K 1", "K 2")
+	fs, code = checkSystems(t, dir)
+	if u := find(fs, "untracked-input-changed", filepath.Join(dir, "k.h")); code != 1 || len(u) != 1 || u[0].Severity != "error" {
+		t.Fatalf("touch of main.c and an edit of k.h: exit %d %+v", code, fs)
+	}
 	later("main.c", "K - 1", "K - 2")
 	fs, code = checkSystems(t, dir)
 	if p := find(fs, "pending-rebuild", main); code != 1 || len(p) != 1 || p[0].Severity != "error" {

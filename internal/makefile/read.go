@@ -514,7 +514,18 @@ func (r *reader) discover(s *Step, name string, how How, detail string) {
 // relative to the build folder), and the target's depend step, which every build runs first, writes
 // them into compiler_depend.make, which build.make includes.
 func (r *reader) mergedDepfile(depfile string) string {
-	info := filepath.Join(filepath.Dir(depfile), "DependInfo.cmake")
+	// The target's folder (CMakeFiles/<target>.dir) holds DependInfo.cmake; an object of a source in a
+	// subfolder has its depfile further down (CMakeFiles/<target>.dir/src/a.c.o.d).
+	info := ""
+	for d := filepath.Dir(depfile); strings.HasPrefix(d, r.dir+string(filepath.Separator)); d = filepath.Dir(d) {
+		if p := filepath.Join(d, "DependInfo.cmake"); r.stat(p).Exists {
+			info = p
+			break
+		}
+	}
+	if info == "" {
+		return ""
+	}
 	if r.dependInfo == nil {
 		r.dependInfo = map[string]map[string]bool{}
 	}
