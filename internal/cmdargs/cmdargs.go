@@ -473,18 +473,22 @@ func isAssignment(s string) bool {
 // out-of-source CMake or Meson build folder, whose link.txt and temporary files are the build's):
 // inputs with the graph.CommandArg clue, not watched.
 func Annotate(g *graph.Graph) {
-	var produced map[string]bool
+	var produced map[string]*graph.Step // output path -> the step that makes it
 	for _, s := range g.Steps {
 		if s.Command == "" || s.CommandDir == "" || !s.Live() || s.Failed != "" {
 			continue
 		}
 		if produced == nil {
-			produced = map[string]bool{}
+			produced = map[string]*graph.Step{}
 			for _, t := range g.Steps {
-				for _, o := range t.Outputs {
-					produced[o.Path] = true
+				if t.Reference.Path != "" && produced[t.Reference.Path] == nil {
+					produced[t.Reference.Path] = t
 				}
-				produced[t.Reference.Path] = true
+				for _, o := range t.Outputs {
+					if produced[o.Path] == nil {
+						produced[o.Path] = t
+					}
+				}
 			}
 		}
 		have := make(map[string]bool, len(s.Inputs))
@@ -505,7 +509,7 @@ func Annotate(g *graph.Graph) {
 			s.Inputs = append(s.Inputs, &graph.Input{
 				File: graph.FileInfo{Path: p, Size: fi.Size(), MTimeNS: fi.ModTime().UnixNano(), Exists: true},
 				How:  []graph.How{graph.CommandLine}, Detail: []string{"-l" + l.Name + " found in the -L folders of the command: " + cut(l.Line, 240)}})
-			if d := producerOf(g, p); d != nil {
+			if d := produced[p]; d != nil {
 				g.AddDep(s, d) // what the link takes is made by that step: its pending rebuild reaches s's programs
 			}
 		}
@@ -514,7 +518,7 @@ func Annotate(g *graph.Graph) {
 				have[w.Path] = true // written first, then perhaps read: the step's own file
 				continue
 			}
-			if have[w.Path] || produced[w.Path] || sysdirs.System(w.Path, g.Workspace, g.TargetDir, g.BuildDir) || generatedDir(g, w.Path) {
+			if have[w.Path] || produced[w.Path] != nil || sysdirs.System(w.Path, g.Workspace, g.TargetDir, g.BuildDir) || generatedDir(g, w.Path) {
 				continue
 			}
 			have[w.Path] = true
@@ -545,18 +549,6 @@ func (l Link) find(g *graph.Graph) string {
 		}
 	}
 	return ""
-}
-
-// producerOf returns the step of g whose outputs include p (nil when none).
-func producerOf(g *graph.Graph, p string) *graph.Step {
-	for _, s := range g.Steps {
-		for _, o := range s.Outputs {
-			if o.Path == p {
-				return s
-			}
-		}
-	}
-	return nil
 }
 
 // generatedDir reports whether p lies in one of the folders the build writes wholesale.
