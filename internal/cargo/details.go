@@ -21,6 +21,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/subproc"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/cmaketree"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -1421,21 +1422,11 @@ func cmakeMakefileDepends(path string) ([]string, error) {
 	}
 	tree := filepath.Dir(filepath.Dir(path))
 	var out []string
-	in := false
-	for _, l := range strings.Split(string(b), "\n") {
-		l = strings.TrimSpace(l)
-		switch {
-		case l == "set(CMAKE_MAKEFILE_DEPENDS":
-			in = true
-		case in && l == ")":
-			return out, nil
-		case in && len(l) >= 2 && l[0] == '"' && l[len(l)-1] == '"':
-			p := l[1 : len(l)-1]
-			if !filepath.IsAbs(p) {
-				p = filepath.Join(tree, p)
-			}
-			out = append(out, filepath.Clean(p))
+	for _, p := range cmaketree.List(string(b), "CMAKE_MAKEFILE_DEPENDS") {
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(tree, p)
 		}
+		out = append(out, filepath.Clean(p))
 	}
 	return out, nil
 }

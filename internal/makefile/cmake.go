@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cmaketree"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"github.com/stalecheck/stalecheck/internal/sysdirs"
@@ -44,7 +45,7 @@ func (b *Build) cmakeConfigure() *graph.Step {
 		}
 		return filepath.Clean(p)
 	}
-	outputs := cmakeList(text, "CMAKE_MAKEFILE_OUTPUTS")
+	outputs := cmaketree.List(text, "CMAKE_MAKEFILE_OUTPUTS")
 	if len(outputs) == 0 {
 		return nil
 	}
@@ -61,12 +62,12 @@ func (b *Build) cmakeConfigure() *graph.Step {
 			s.Reference = fileInfo(st)
 		}
 	}
-	for _, p := range cmakeList(text, "CMAKE_MAKEFILE_PRODUCTS") {
+	for _, p := range cmaketree.List(text, "CMAKE_MAKEFILE_PRODUCTS") {
 		if st := b.stat(abs(p)); st.Exists {
 			s.Outputs = append(s.Outputs, fileInfo(st))
 		}
 	}
-	for _, p := range cmakeList(text, "CMAKE_MAKEFILE_DEPENDS") {
+	for _, p := range cmaketree.List(text, "CMAKE_MAKEFILE_DEPENDS") {
 		p = abs(p)
 		if sysdirs.System(p, b.Folder.Dir) {
 			continue // CMake's own modules: an upgrade of CMake, not an edit of the project
@@ -81,19 +82,6 @@ func (b *Build) cmakeConfigure() *graph.Step {
 // cmakeTree reports whether dir is the top of a CMake "Unix Makefiles" build tree.
 func cmakeTree(dir string) bool {
 	return fileExists(filepath.Join(dir, "CMakeFiles", "Makefile.cmake"))
-}
-
-// cmakeList returns the quoted items of `set(NAME … )` in a CMake file CMake's generator wrote.
-func cmakeList(text, name string) []string {
-	_, rest, ok := strings.Cut(text, "set("+name+"\n")
-	if !ok {
-		return nil
-	}
-	body, _, ok := strings.Cut(rest, ")")
-	if !ok {
-		return nil
-	}
-	return quotedWords(body)
 }
 
 // cmakeOrigin is the configure step's Origin: CMake's words and its rebuild command.

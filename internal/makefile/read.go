@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
+	"github.com/stalecheck/stalecheck/internal/cmaketree"
 	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -533,12 +534,9 @@ func (r *reader) mergedDepfile(depfile string) string {
 	if !ok {
 		listed = map[string]bool{}
 		if data, err := safeio.ReadFile(info, 16<<20); err == nil {
-			_, rest, found := strings.Cut(string(data), "set(CMAKE_DEPENDS_DEPENDENCY_FILES")
-			if body, _, closed := strings.Cut(rest, ")"); found && closed {
-				words := quotedWords(body)
-				for i := 3; i < len(words); i += 4 {
-					listed[r.abs(words[i])] = true
-				}
+			words := cmaketree.List(string(data), "CMAKE_DEPENDS_DEPENDENCY_FILES")
+			for i := 3; i < len(words); i += 4 {
+				listed[r.abs(words[i])] = true
 			}
 		}
 		r.dependInfo[info] = listed
@@ -547,23 +545,6 @@ func (r *reader) mergedDepfile(depfile string) string {
 		return info + " (CMake's depend step merges it into compiler_depend.make before each build)"
 	}
 	return ""
-}
-
-// quotedWords returns the "…" strings of s, in order (CMake list syntax as its generators write it).
-func quotedWords(s string) []string {
-	var out []string
-	for {
-		i := strings.IndexByte(s, '"')
-		if i < 0 {
-			return out
-		}
-		j := strings.IndexByte(s[i+1:], '"')
-		if j < 0 {
-			return out
-		}
-		out = append(out, s[i+1:i+1+j])
-		s = s[i+j+2:]
-	}
 }
 
 func isSystem(p string) bool {
