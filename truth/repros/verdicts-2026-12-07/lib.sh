@@ -1,8 +1,9 @@
 # shared helpers for repro scripts
 set -u
 export CARGO_NET_OFFLINE=true
-SC=${SC:-/tmp/judge/sc}
-export XDG_STATE_HOME=${XDG_STATE_HOME:-/tmp/judge/state}
+JUDGE=${JUDGE:-/tmp/judge}
+SC=${SC:-$JUDGE/sc}
+export XDG_STATE_HOME=${XDG_STATE_HOME:-$JUDGE/state}
 # sections of a binary's code/data, path-independent enough
 secs() { # bin -> digest of the stripped binary (no debug info, no build-id notes)
   local b="$1" t; t=$(mktemp)
@@ -16,8 +17,8 @@ scratch() {
   local inc="$p.__inc"
   mv "$p" "$inc"; cp -a "$inc" "$p"
   ( cd "$p" && eval "rm -rf $rml" && eval "$cmd" ) >"$p.__scratch.log" 2>&1 || { echo "SCRATCH-BUILD-FAILED"; cat "$p.__scratch.log" | tail -5; rm -rf "$p"; mv "$inc" "$p"; return; }
-  local a b
-  a=$(secs "$inc/$bin"); b=$(secs "$p/$bin")
+  local a="" b="" x
+  for x in $bin; do a="$a $(secs "$inc/$x")"; b="$b $(secs "$p/$x")"; done
   rm -rf "$p"; mv "$inc" "$p"
   if [ "$a" = "$b" ]; then echo FRESH; else echo STALE; fi
 }
@@ -38,16 +39,18 @@ judge() {
   local name="$1"
   rm -rf "$P" "$P.__inc"; mkdir -p "$(dirname "$P")"
   setup >/dev/null 2>&1 || { echo "$name: setup failed"; return 2; }
-  ( cd "$P" && eval "$BUILD" ) >/tmp/judge/last-build.log 2>&1 || { echo "$name: first build failed"; tail /tmp/judge/last-build.log; return 2; }
+  ( cd "$P" && eval "$BUILD" ) >$JUDGE/last-build.log 2>&1 || { echo "$name: first build failed"; tail $JUDGE/last-build.log; return 2; }
   [ "${PRECHECK:-1}" = 1 ] && "$SC" check "$P" >/dev/null 2>&1
   sleep 1.05
-  ( cd "$P" && edit ) >/tmp/judge/last-edit.log 2>&1
-  ( cd "$P" && eval "$BUILD" ) >/tmp/judge/last-build2.log 2>&1 || echo "(incremental build failed)"
+  ( cd "$P" && edit ) >$JUDGE/last-edit.log 2>&1
+  ( cd "$P" && eval "$BUILD" ) >$JUDGE/last-build2.log 2>&1 || echo "(incremental build failed)"
   local findings errs truth
+  local t0=$(date +%s.%N)
   findings=$(scj "$P" ${SCARGS:-})
+  local t1=$(date +%s.%N); CHECK_S=$(python3 -c "print(round($t1-$t0,2))")
   errs=$(echo "$findings" | grep '^error' || true)
   truth=$(scratch "$P" "$RML" "${SBUILD:-$BUILD}" "$BIN")
-  echo "== $name: truth=$truth"
+  echo "== $name: truth=$truth (check ${CHECK_S}s)"
   echo "$findings" | sed 's/^/   sc: /'
   local v=RIGHT
   if [ "$truth" = STALE ]; then
