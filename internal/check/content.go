@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 )
 
 // outDirIndex maps each build-script run's OUT_DIR to its first run's index in the graph's steps, so
@@ -71,7 +72,13 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 				newest, newestPath = s, p
 			}
 		}
-		if newest == nil || newest == matchedRun || newest.Reference.MTimeNS <= matchedRun.Reference.MTimeNS {
+		if newest == matchedRun {
+			if f, ok := copyNotRewritten(g, cm, matchedRun); ok {
+				out = append(out, f)
+			}
+			continue
+		}
+		if newest == nil || newest.Reference.MTimeNS <= matchedRun.Reference.MTimeNS {
 			continue
 		}
 		// Matched is a group of copies with the same content: when the newest copy is one of them, the
@@ -110,6 +117,98 @@ func linkedCopyNotNewest(g *graph.Graph) []Finding {
 		}
 		out = append(out, f)
 	}
+	return out
+}
+
+// copyNotRewritten is linked-copy-not-newest within one run: the copy inside the binary predates the
+// last run of the step whose output it is (that run did not write it), while another copy of the same
+// library among the run's outputs was written by that run and differs (a copy step that keeps a
+// destination it takes for up to date, as CMake's install does for files whose mtimes are within a
+// second of each other, or cp -u and rsync by size and mtime; the linker is pointed at the old one).
+// The sources of the differing members are named through their depfiles.
+func copyNotRewritten(g *graph.Graph, cm graph.ContentMatch, run *graph.Step) (Finding, bool) {
+	mtime := map[string]int64{}
+	for _, o := range run.Outputs {
+		if o.Exists {
+			mtime[o.Path] = o.MTimeNS
+		}
+	}
+	ref := run.Reference.MTimeNS
+	var inside int64
+	for _, p := range cm.Matched {
+		t, ok := mtime[p]
+		if !ok {
+			return Finding{}, false
+		}
+		inside = max(inside, t)
+	}
+	if inside >= ref {
+		return Finding{}, false // the run wrote the copy inside
+	}
+	fresh, freshAt := "", int64(0)
+	for _, p := range cm.Copies {
+		if t, ok := mtime[p]; ok && t >= ref && !containsStr(cm.Matched, p) && t > freshAt {
+			fresh, freshAt = p, t
+		}
+	}
+	if fresh == "" {
+		return Finding{}, false
+	}
+	root, held := cm.Root, cm.Matched[0]
+	sources := memberSources(g, run, cm.Members)
+	differs := "its distinguishing content: " + strings.Join(cm.Evidence, "; ")
+	if len(cm.Members) > 0 {
+		differs = "member(s) " + strings.Join(cm.Members, ", ") + " differ"
+		if len(sources) > 0 {
+			var shown []string
+			for _, p := range sources {
+				shown = append(shown, display(g, p))
+			}
+			differs += " (compiled from " + strings.Join(shown, ", ") + ")"
+		}
+		differs += "; " + strings.Join(cm.Evidence, "; ")
+	}
+	notWritten := fmt.Sprintf("did not write (its mtime %s is older)", fmtTime(inside))
+	if rec, ok := run.Script.Written[held]; ok {
+		notWritten = fmt.Sprintf("left in place (its mtime %s is older; the run's records took it for up to date: %s)", fmtTime(inside), rec)
+	}
+	f := Finding{
+		Rule: "linked-copy-not-newest", Severity: Error, System: run.System,
+		Message: fmt.Sprintf("%s holds %s, which the last run of %s (at %s) %s, while that run wrote %s at %s with other content (proven by content, %s: %s): a step that copies a library and keeps a destination it takes for up to date (CMake's install within a second, cp -u, rsync) left the old copy, and the link takes it",
+			display(g, root.File.Path), display(g, held), stepWhat(run), fmtTime(ref), notWritten, display(g, fresh), fmtTime(freshAt), cm.Confidence, differs),
+		Subjects: []string{root.File.Path, held, fresh},
+		Roots:    []string{root.File.Path},
+		Evidence: []Evidence{
+			{Kind: "root", Path: root.File.Path, MTimeNS: root.File.MTimeNS, Size: root.File.Size},
+			{Kind: "copy", Path: held, MTimeNS: inside, Detail: fmt.Sprintf("inside the binary by content (%s, %s); older than the run that should have made it", cm.Outcome, cm.Confidence)},
+			{Kind: "reference", Path: run.Reference.Path, MTimeNS: ref, Detail: "start of the last run of " + stepWhat(run)},
+			{Kind: "copy", Path: fresh, MTimeNS: freshAt, Detail: "written by that run; not inside the binary"},
+		},
+		Fix: fmt.Sprintf("remove %s, then run the step again: %s", display(g, held), driverRerun(run)),
+	}
+	for _, src := range sources {
+		f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: src, How: "depfile", Detail: "a source of a member in which the copies differ"})
+	}
+	return f, true
+}
+
+// memberSources are the inputs of s whose depfile is named after one of the archive members (a.c.o:
+// a.c.o.d or a.c.d; a.o: a.d) and outside the system folders, sorted.
+func memberSources(g *graph.Graph, s *graph.Step, members []string) []string {
+	want := map[string]bool{}
+	for _, m := range members {
+		want[m+".d"] = true
+		want[strings.TrimSuffix(m, filepath.Ext(m))+".d"] = true
+	}
+	var out []string
+	for _, in := range s.Inputs {
+		for i, h := range in.How {
+			if h == graph.Depfile && i < len(in.Detail) && want[filepath.Base(in.Detail[i])] && !containsStr(out, in.File.Path) && !sysdirs.System(in.File.Path, g.Workspace) {
+				out = append(out, in.File.Path)
+			}
+		}
+	}
+	sort.Strings(out)
 	return out
 }
 

@@ -358,6 +358,21 @@ func ruleCases() []ruleCase {
 			g.Content = []graph.ContentMatch{{Root: g.Roots[0], Library: "k", Copies: []string{run.Outputs[0].Path, newer.Outputs[0].Path},
 				Matched: []string{run.Outputs[0].Path}, Outcome: "matched", Confidence: "certain", Evidence: []string{"string \"k 1.0\" (only in this copy)"}}}
 		}), []string{"duplicate-native-artifact", "linked-copy-not-newest"}},
+		{"linked-copy-not-rewritten", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
+			// ksys's script builds libk.a with CMake in out/build and installs it into out/lib, which the
+			// link takes; the last run rebuilt out/build/libk.a from an edited k.c, and the install kept the
+			// old out/lib/libk.a (mtimes within a second): the binary's bytes hold the old copy.
+			dir := run.Script.OutDir
+			run.Script.Links[0].Path = dir + "/lib/libk.a"
+			run.Outputs = []graph.FileInfo{file(dir+"/build/libk.a", t0+1e8), file(dir+"/lib/libk.a", t0-5e8)}
+			run.Script.Written = map[string]string{dir + "/lib/libk.a": "-- Up-to-date: " + dir + "/lib/libk.a (output)"}
+			run.Inputs = append(run.Inputs,
+				input("/ws/ksys/native/k.c", t0-2e8, true, graph.Depfile, dir+"/build/CMakeFiles/k.dir/native/k.c.o.d"),
+				input("/usr/include/stdio.h", t0-9e10, true, graph.Depfile, dir+"/build/CMakeFiles/k.dir/native/k.c.o.d"))
+			g.Content = []graph.ContentMatch{{Root: g.Roots[0], Library: "k", Copies: []string{dir + "/build/libk.a", dir + "/lib/libk.a"},
+				Matched: []string{dir + "/lib/libk.a"}, Outcome: "matched", Confidence: "certain", Evidence: []string{"string \"k 1.0\" is present"},
+				Members: []string{"k.c.o"}}}
+		}), []string{"linked-copy-not-newest"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

@@ -9,6 +9,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"io"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -44,7 +45,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 			cm := graph.ContentMatch{Root: r, Library: name, Copies: copies}
 			key, ok := cacheKey(r.File.Path, copies)
 			if hit, found := cache.Entries[key]; ok && found {
-				cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence
+				cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Members = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence, hit.Members
 				g.Content = append(g.Content, cm)
 				continue
 			}
@@ -53,7 +54,7 @@ func Annotate(g *graph.Graph, cacheDir string) {
 				continue
 			}
 			if ok {
-				cache.Entries[key] = cacheEntry{cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence}
+				cache.Entries[key] = cacheEntry{cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Members}
 				cache.dirty = true
 			}
 			g.Content = append(g.Content, cm)
@@ -165,11 +166,18 @@ func matchCopies(cm *graph.ContentMatch) error {
 		}
 		cm.Matched = append(cm.Matched, c.Path)
 		for _, f := range c.Distinct {
-			if f.Presence == Present && len(cm.Evidence) < 4 {
+			if f.Presence != Present {
+				continue
+			}
+			if len(cm.Evidence) < 4 {
 				cm.Evidence = append(cm.Evidence, f.Label+" is present")
+			}
+			if f.Member != "" && !slices.Contains(cm.Members, f.Member) {
+				cm.Members = append(cm.Members, f.Member)
 			}
 		}
 	}
+	slices.Sort(cm.Members)
 	return nil
 }
 
@@ -178,6 +186,7 @@ type cacheEntry struct {
 	Outcome    string   `json:"outcome"`
 	Confidence string   `json:"confidence"`
 	Evidence   []string `json:"evidence"`
+	Members    []string `json:"members,omitempty"`
 }
 
 type matchCache struct {
@@ -188,7 +197,7 @@ type matchCache struct {
 }
 
 // CacheFile is the name of the content-match cache in the state folder.
-const CacheFile = "content-matches.v1.json"
+const CacheFile = "content-matches.v2.json" // v2: members
 
 func loadCache(dir string) *matchCache {
 	c := &matchCache{Version: 1, Entries: map[string]cacheEntry{}}

@@ -553,6 +553,9 @@ type ContentMatch struct {
 	Outcome, Confidence string
 	// Evidence names the distinguishing features found inside (for messages).
 	Evidence []string
+	// Members are the archive members of the matched copy whose distinguishing features are inside: the
+	// members in which it differs from the other copies (sorted; none for a copy of one object).
+	Members []string
 }
 
 // Holding is what content says about a root that is older than a library it links (filled by
