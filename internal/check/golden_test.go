@@ -373,6 +373,12 @@ func ruleCases() []ruleCase {
 				Matched: []string{dir + "/lib/libk.a"}, Outcome: "matched", Confidence: "certain", Evidence: []string{"string \"k 1.0\" is present"},
 				Members: []string{"k.c.o"}}}
 		}), []string{"linked-copy-not-newest"}},
+		{"linked-library-gone", program(contentOrigin{make_}, "go", func(_ *graph.Graph, _, link *graph.Step) {
+			// The program links /w/rs/target/release/librs.a by -L/-l (its cgo LDFLAGS), which a clean of
+			// the Cargo build removed: nothing on disk tells whether the program holds what the sources make.
+			link.Inputs = append(link.Inputs, &graph.Input{File: graph.FileInfo{Path: "/w/rs/target/release/librs.a"},
+				How: []graph.How{graph.CommandLine}, Detail: []string{"-lrs in #cgo LDFLAGS of /w/main.go"}})
+		}), []string{"untracked-input-changed"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

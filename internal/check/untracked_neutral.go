@@ -73,13 +73,14 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 
 // linkedLibraryGone: a library the step links, which its build system does not watch, is gone (cargo
 // clean -p of a staticlib a Go program links): the program holds a copy that nothing on disk can be
-// compared with, and the next build of the library will not make the step relink. An error: what the
-// program runs is not known to be what the sources make.
+// compared with, and the next build of the library will not make the step relink. A warning: whether
+// the program holds what the sources make cannot be told (the library's records went with it); an error
+// would call a program stale that a branch switch and a clean left as it was.
 func linkedLibraryGone(g *graph.Graph, s *graph.Step, in *graph.Input) Finding {
 	w := s.Words()
 	f := Finding{
-		Rule: "untracked-input-changed", Severity: Error, System: s.System,
-		Message: fmt.Sprintf("%s, which %s links, is gone (a clean of the build that made it, or a removed file): what %s holds of it can no longer be compared with the sources on disk, and %s, so rebuilding the library will not relink %s",
+		Rule: "untracked-input-changed", Severity: Warning, System: s.System,
+		Message: fmt.Sprintf("cannot tell: %s, which %s links, is gone (a clean of the build that made it, or a removed file): what %s holds of it can no longer be compared with the sources on disk, and %s, so rebuilding the library will not relink %s",
 			display(g, in.File.Path), stepWhat(s), display(g, s.Reference.Path), w.NotWatched, s.Label),
 		Subjects: []string{in.File.Path, s.Reference.Path},
 		Roots:    rootPaths(s),
