@@ -145,7 +145,7 @@ func pendingWatched(s *graph.Step) bool {
 func pendingStale(s *graph.Step) bool {
 	rerun := driverReruns(s)
 	for _, in := range s.Inputs {
-		if (in.Watched || rerun && in.SystemWatched) && in.File.Exists && in.File.MTimeNS > s.Reference.MTimeNS &&
+		if (in.Watched || rerun && in.SystemWatched) && in.File.Exists && in.File.MTimeNS > s.Reference.MTimeNS && !ranSince(s, in) &&
 			(in.Content == nil || in.Content.Verdict != graph.ContentSame) {
 			return true
 		}
@@ -182,7 +182,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 			continue
 		}
 		for _, in := range s.Inputs {
-			if in.Watched || !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS || linkedByRoot(g, s, in) {
+			if in.Watched || !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS || linkedByRoot(g, s, in) || ranSince(s, in) {
 				continue
 			}
 			w := s.Words()
@@ -271,7 +271,9 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		}
 		f.Evidence = append(f.Evidence, verdictEvidence(s)...)
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
-		if in.File.Exists {
+		if in.File.Exists && ranSince(s, in) {
+			f = ranAfter(g, s, in, f)
+		} else if in.File.Exists {
 			// Content the step's run used (a touch, a comment edit): redone at the cost of time only.
 			f = contentJudged(g, s, in, f)
 		}
@@ -296,6 +298,27 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		}
 	}
 	return out
+}
+
+// ranSince reports whether the step's command ran after the input last changed, as a file it writes on
+// every run and copies over its output only when they differ shows (graph.Step.Ran).
+func ranSince(s *graph.Step, in *graph.Input) bool {
+	return s.Ran.Exists && in.File.MTimeNS <= s.Ran.MTimeNS
+}
+
+// ranAfter makes a pending-rebuild finding info when the step's command ran after the input changed
+// and kept its output (graph.Step.Ran): the output is what the input makes now; the build system,
+// comparing the output's older mtime, runs the command on every build until the content changes.
+func ranAfter(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Finding {
+	f.Severity = Info
+	f.Message = fmt.Sprintf("%s was modified at %s, after %s was last written at %s, but its command ran after that: it wrote %s at %s and copies it over %s only when they differ, so %s is what the current %s makes; %s runs the command again on every build until the output changes (its mtime stays older than %s)",
+		display(g, in.File.Path), fmtTime(in.File.MTimeNS), display(g, s.Reference.Path), fmtTime(s.Reference.MTimeNS),
+		display(g, s.Ran.Path), fmtTime(s.Ran.MTimeNS), display(g, s.Reference.Path), display(g, s.Reference.Path),
+		display(g, in.File.Path), s.Words().Tool, display(g, in.File.Path))
+	f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.Ran.Path, MTimeNS: s.Ran.MTimeNS, Size: s.Ran.Size,
+		Detail: "written by the step's command on every run, then copied over the output when it differs"})
+	f.Fix = "nothing to rebuild; to stop the reruns, have the command touch its output (or let the build system restat it, as Ninja's restat = 1 does)"
+	return f
 }
 
 // olderForeign: a root of another system is older than an object or library its step links, one a

@@ -248,6 +248,48 @@ func TestNinjaRestatUnchangedOutput(t *testing.T) {
 	}
 }
 
+// TestMakeCopyIfDifferentGenerator: CMake's Unix Makefiles generator and a custom command that writes
+// gen.h.tmp and copies it over gen.h with `cmake -E copy_if_different`. An input edit that leaves the
+// output the same: make runs the command, gen.h keeps its old mtime (make will run it again on every
+// build, as it does), and the binary is current: no error, an info naming the temporary file. An edit
+// after that build, not built yet, is pending as ever.
+func TestMakeCopyIfDifferentGenerator(t *testing.T) {
+	needTools(t, "cmake", "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"spec.txt": "v=7\n",
+		"gen.sh":   "v=$(grep ^v= \"$1\" | cut -d= -f2); echo \"#define SPEC $v\" > \"$2\"\n",
+		"main.c":   "#include \"gen.h\"\nint main(void) { return SPEC - 7; }\n",
+		"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(g C)\n" +
+			"add_custom_command(OUTPUT ${CMAKE_BINARY_DIR}/gen.h\n  COMMAND sh ${CMAKE_SOURCE_DIR}/gen.sh ${CMAKE_SOURCE_DIR}/spec.txt ${CMAKE_BINARY_DIR}/gen.h.tmp\n" +
+			"  COMMAND ${CMAKE_COMMAND} -E copy_if_different ${CMAKE_BINARY_DIR}/gen.h.tmp ${CMAKE_BINARY_DIR}/gen.h\n  DEPENDS ${CMAKE_SOURCE_DIR}/gen.sh ${CMAKE_SOURCE_DIR}/spec.txt)\n" +
+			"add_executable(app main.c ${CMAKE_BINARY_DIR}/gen.h)\ntarget_include_directories(app PRIVATE ${CMAKE_BINARY_DIR})\n",
+	})
+	bld := filepath.Join(dir, "build")
+	shIn(t, dir, nil, "cmake", "-S", ".", "-B", "build", "-G", "Unix Makefiles")
+	shIn(t, dir, nil, "cmake", "--build", "build")
+	spec := filepath.Join(dir, "spec.txt")
+	editLater(t, spec, "# a note the generator ignores\n")
+	shIn(t, dir, nil, "cmake", "--build", "build")
+	gen, tmp := filepath.Join(bld, "gen.h"), filepath.Join(bld, "gen.h.tmp")
+	if g, s, m := mtimeOf(t, gen), mtimeOf(t, spec), mtimeOf(t, tmp); !(g.Before(s) && !m.Before(s)) { // the premise
+		t.Fatalf("want gen.h older than spec.txt and gen.h.tmp newer: %v %v %v", g, s, m)
+	}
+	fs, code := checkSystems(t, bld)
+	p := find(fs, "pending-rebuild", spec)
+	if code != 0 || len(p) != 1 || p[0].Severity != "info" || !strings.Contains(p[0].Message, "gen.h.tmp") {
+		t.Fatalf("an edit the generator's output did not change: exit %d, want one info naming gen.h.tmp: %+v", code, fs)
+	}
+	b, _ := os.ReadFile(spec)
+	writeFiles(t, dir, map[string]string{"spec.txt": strings.Replace(string(b), "v=7", "v=8", 1)})
+	when := time.Now().Add(2 * time.Second)
+	os.Chtimes(spec, when, when)
+	fs, code = checkSystems(t, bld)
+	if p := find(fs, "pending-rebuild", spec); code != 1 || len(p) != 1 || p[0].Severity != "error" {
+		t.Fatalf("an edit that changes the output, not built: exit %d %+v", code, fs)
+	}
+}
+
 // TestDebugInfoMacroOnlyHeader: objects compiled with -g and no depfile; inc/f.h holds only a macro,
 // so the DWARF line tables never list it. The #include lines are still followed: its edit is an
 // untracked-input-changed error on Make and Ninja, as without -g.

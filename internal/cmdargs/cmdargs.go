@@ -16,6 +16,10 @@
 // glob, a command substitution, `~`) names nothing here; nor does a flag with its value attached
 // (-Iinc, --file=x), an assignment (NAME=value) or a response file (@file).
 //
+// A copy's source (cp, install, `cmake -E copy_if_different`) copied over one of the step's outputs
+// says when the command last ran (graph.Step.Ran, ranBy): a command that copies a temporary file over
+// its output only when they differ leaves the output's mtime behind its inputs'.
+//
 // What the text cannot say is whether the program reads or writes a plain argument: a generator's
 // second argument is usually its output. Annotate keeps only regular files that exist, that no step of
 // the graph makes, outside the system's folders; the rules judge such an input by its content baseline
@@ -42,6 +46,9 @@ const (
 	Program
 	// Written: an output by the command line's own syntax (see the package comment).
 	Written
+	// CopySource: what a copy (cp, mv, install, ln, rsync, `cmake -E copy...`) reads; the Line's
+	// Written word is where it goes.
+	CopySource
 )
 
 // Word is a file a command line names.
@@ -415,6 +422,8 @@ func (sc simple) files(dir, line string, out *[]Word) string {
 		w := args[i]
 		t := w.text
 		switch {
+		case base == "install" && (t == "-m" || t == "-g" || t == "-o"):
+			i++ // install's mode, group and owner
 		case outputFlags[t]:
 			if i+1 < len(args) {
 				i++
@@ -443,8 +452,11 @@ func (sc simple) files(dir, line string, out *[]Word) string {
 	}
 	for i, w := range plain {
 		role := Argument
-		if written == "all" || written == "last" && i == len(plain)-1 && len(plain) > 1 {
+		switch {
+		case written == "all" || written == "last" && i == len(plain)-1 && len(plain) > 1:
 			role = Written
+		case written == "last" && len(plain) > 1:
+			role = CopySource
 		}
 		add(w, role)
 	}
@@ -513,6 +525,7 @@ func Annotate(g *graph.Graph) {
 				g.AddDep(s, d) // what the link takes is made by that step: its pending rebuild reaches s's programs
 			}
 		}
+		ranBy(g, s, words, produced, have)
 		for _, w := range words {
 			if w.Role == Written {
 				have[w.Path] = true // written first, then perhaps read: the step's own file
@@ -533,6 +546,40 @@ func Annotate(g *graph.Graph) {
 			s.Inputs = append(s.Inputs, &graph.Input{
 				File: graph.FileInfo{Path: w.Path, Size: fi.Size(), MTimeNS: fi.ModTime().UnixNano(), Exists: true},
 				How:  []graph.How{graph.CommandArg}, Detail: []string{detail}})
+		}
+	}
+}
+
+// ranBy sets s.Ran: the newest file that a line of s's command copies over one of s's outputs (the
+// word after it on that line is the output), that no step makes and s does not declare as an input,
+// when it is newer than s's reference. A command that writes a temporary file and copies it over its
+// output only when they differ leaves the output's mtime alone; the temporary file's mtime says the
+// command ran after the inputs older than it.
+func ranBy(g *graph.Graph, s *graph.Step, words []Word, produced map[string]*graph.Step, declared map[string]bool) {
+	outs := map[string]bool{s.Reference.Path: true}
+	for _, o := range s.Outputs {
+		outs[o.Path] = true
+	}
+	for i, w := range words {
+		if w.Role != CopySource || produced[w.Path] != nil || declared[w.Path] || outs[w.Path] {
+			continue
+		}
+		to := -1
+		for j := i + 1; j < len(words) && words[j].Line == w.Line; j++ {
+			if words[j].Role == Written {
+				to = j
+				break
+			}
+		}
+		if to < 0 || !outs[words[to].Path] {
+			continue
+		}
+		fi, err := fsrec.Stat(w.Path)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		if t := fi.ModTime().UnixNano(); t > s.Reference.MTimeNS && t > s.Ran.MTimeNS {
+			s.Ran = graph.FileInfo{Path: w.Path, Size: fi.Size(), MTimeNS: t, Exists: true}
 		}
 	}
 }

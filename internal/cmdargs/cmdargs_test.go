@@ -12,7 +12,7 @@ import (
 func roles(cmd string) string {
 	var out []string
 	for _, w := range Files(cmd, "/w") {
-		r := map[Role]string{Argument: "arg", Program: "prog", Written: "out"}[w.Role]
+		r := map[Role]string{Argument: "arg", Program: "prog", Written: "out", CopySource: "src"}[w.Role]
 		out = append(out, strings.TrimPrefix(w.Path, "/w/")+":"+r)
 	}
 	return strings.Join(out, " ")
@@ -27,9 +27,9 @@ func TestFiles(t *testing.T) {
 		"sed 's/@X@//' config.h.in > config.h":                "config.h:out s/@X@:arg config.h.in:arg",
 		"./gen < data.txt >> out.h 2>err.log":                 "data.txt:arg out.h:out err.log:out gen:prog",
 		"gen data.txt 2>&1 | tee log.txt":                     "data.txt:arg log.txt:out",
-		"cp a.txt b.txt && install -m 644 c.h include/c.h":    "a.txt:arg b.txt:out 644:arg c.h:arg include/c.h:out",
+		"cp a.txt b.txt && install -m 644 c.h include/c.h":    "a.txt:src b.txt:out c.h:src include/c.h:out",
 		"touch stamp; rm -f old.o":                            "stamp:out old.o:out",
-		"/usr/bin/cmake -E copy_if_different in.h out.h":      "/usr/bin/cmake:prog in.h:arg out.h:out",
+		"/usr/bin/cmake -E copy_if_different in.h out.h":      "/usr/bin/cmake:prog in.h:src out.h:out",
 		"/usr/bin/cmake -E cmake_symlink_library a.so a.so.1": "/usr/bin/cmake:prog a.so:out a.so.1:out",
 		"/usr/bin/cmake -E env FOO=1 python3 gen.py":          "/usr/bin/cmake:prog gen.py:arg",
 		"ar crs libx.a a.o b.o":                               "crs:arg libx.a:arg a.o:arg b.o:arg",

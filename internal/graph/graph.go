@@ -227,6 +227,12 @@ type Step struct {
 	// moves the mtime); inputs changed after it are judged newer (Written). Reference keeps the file as
 	// it is, whose mtime keys content baselines.
 	WrittenNS int64
+	// Ran, when it exists, is a file the step's command writes on every run and then copies over an
+	// output only when the two differ (a temporary file and CMake's copy_if_different, cp or install):
+	// its mtime says when the command last ran, which the output's does not. Inputs changed before it
+	// were read by that run, so the output is what they make, though a build system that compares
+	// mtimes runs the command again on every build (internal/cmdargs fills it when newer than Reference).
+	Ran FileInfo
 	// Outputs are the step's outputs: the files in a run's output folder, a compile's artifacts.
 	Outputs []FileInfo
 	Inputs  []*Input
