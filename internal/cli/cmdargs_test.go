@@ -213,6 +213,39 @@ func TestArchiveLinkedByLFlag(t *testing.T) {
 	}
 }
 
+// TestSharedLibraryRebuiltAlone: the program links lib/libz.so through `-Llib -lz` with an rpath, and
+// the library is no prerequisite of it; an edit of lib/util.c rebuilds the library alone. The program
+// loads the new library when it starts (it prints the new value): no error, an info that says so.
+func TestSharedLibraryRebuiltAlone(t *testing.T) {
+	for _, tc := range []struct{ name, file, body string }{
+		{"make", "Makefile", "all: lib/libz.so app\napp: main.o\n\t$(CC) -o $@ main.o -Llib -lz -Wl,-rpath,'$$ORIGIN/lib'\n" +
+			"lib/libz.so: lib/util.c\n\t$(CC) -shared -fPIC -o $@ lib/util.c\n"},
+		{"ninja", "build.ninja", "rule cc\n  command = cc -c $in -o $out\nrule so\n  command = cc -shared -fPIC -o $out $in\n" +
+			"rule link\n  command = cc $in -o $out -Llib -lz -Wl,-rpath,'$$ORIGIN/lib'\n" +
+			"build main.o: cc main.c\nbuild lib/libz.so: so lib/util.c\nbuild app: link main.o || lib/libz.so\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			needTools(t, tc.name, "cc")
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{tc.file: tc.body,
+				"lib/util.c": "int util(int x) { return x * 3; }\n",
+				"main.c":     "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n"})
+			shIn(t, dir, nil, tc.name)
+			app := filepath.Join(dir, "app")
+			editLater(t, filepath.Join(dir, "lib", "util.c"), "int util2(int x) { return x; }\n")
+			shIn(t, dir, nil, tc.name)
+			if !mtimeOf(t, app).Before(mtimeOf(t, filepath.Join(dir, "lib", "libz.so"))) { // the premise
+				t.Fatal("the program was relinked")
+			}
+			fs, code := checkSystems(t, dir)
+			got := find(fs, "binary-older-than-input", app)
+			if code != 0 || len(got) != 1 || got[0].Severity != "info" || !strings.Contains(got[0].Message, "shared library") {
+				t.Fatalf("a shared library rebuilt after the program: exit %d, want one info: %+v", code, fs)
+			}
+		})
+	}
+}
+
 // TestNinjaRestatUnchangedOutput: a restat generator edge rewrites its output only when it changes. An
 // input edit that leaves the output the same: ninja runs the edge, keeps gen.h's old mtime and records
 // the newest input's in .ninja_log, which it compares against from then on ("no work to do"); the binary

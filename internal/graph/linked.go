@@ -91,6 +91,12 @@ func LinkedLibrary(in *Input) bool {
 	return !in.Watched && in.Has(CommandLine) && isLibrary(in.File.Path)
 }
 
+// SharedLibrary reports whether p names a shared library (lib.so, lib.so.1): a program loads it when it
+// starts, so it runs the library's current code whenever it was linked.
+func SharedLibrary(p string) bool {
+	return filepath.Ext(p) == ".so" || strings.Contains(filepath.Base(p), ".so.")
+}
+
 func isLibrary(p string) bool {
 	ext := filepath.Ext(p)
 	return ext == ".a" || ext == ".so" || strings.Contains(filepath.Base(p), ".so.")
