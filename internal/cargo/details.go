@@ -165,6 +165,9 @@ func (r *reader) readDetails() {
 		for _, f := range s.Script.FlagsSeen {
 			names = append(names, f.Names...)
 		}
+		for _, e := range unit.Of(s).DeclaredEnvValues {
+			names = append(names, e.Name)
+		}
 		for _, n := range names {
 			if _, ok := r.g.Env[n]; !ok {
 				v, set := os.LookupEnv(n)
@@ -498,7 +501,13 @@ func (r *reader) runDetails(s *graph.Step) {
 			case l.RerunIfChanged != nil:
 				declared = append(declared, l.RerunIfChanged.Paths...)
 			case l.RerunIfEnvChanged != nil:
-				unit.Of(s).DeclaredEnv = append(unit.Of(s).DeclaredEnv, l.RerunIfEnvChanged.Var)
+				v := l.RerunIfEnvChanged
+				unit.Of(s).DeclaredEnv = append(unit.Of(s).DeclaredEnv, v.Var)
+				e := graph.EnvRead{Name: v.Var, Set: v.Val != nil}
+				if v.Val != nil {
+					e.Value = *v.Val
+				}
+				unit.Of(s).DeclaredEnvValues = append(unit.Of(s).DeclaredEnvValues, e)
 			case l.Precalculated != nil:
 				unit.Of(s).ScanKey = *l.Precalculated
 				if ns, file, ok := PrecalculatedTime(unit.Of(s).ScanKey); ok {

@@ -166,3 +166,32 @@ func TestUntrackedEnvChangedLongValues(t *testing.T) {
 		}
 	}
 }
+
+// A build script that declares rerun-if-env-changed=LEVEL and bakes the value into the program: built
+// with LEVEL=1, checked where LEVEL=2, Cargo would run it again (its fingerprint records "1"), so the
+// binary is old: pending-rebuild names the variable and both values. With LEVEL=1 again nothing is
+// reported; unset (a value Cargo may take from a [env] table), a warning.
+func TestDeclaredEnvChanged(t *testing.T) {
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml":  "[package]\nname = \"lv\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"build.rs":    "fn main() {\n    println!(\"cargo:rerun-if-env-changed=LEVEL\");\n    println!(\"cargo:rustc-env=LV={}\", std::env::var(\"LEVEL\").unwrap_or_default());\n}\n",
+		"src/main.rs": "fn main() { println!(\"{}\", env!(\"LV\")); }\n",
+	})
+	p.Env = append(p.Env, "LEVEL=1")
+	p.Cargo("build")
+	t.Setenv("LEVEL", "1")
+	fs, _ := p.Check()
+	noErrors(t, fs)
+	none(t, fs, "pending-rebuild")
+	t.Setenv("LEVEL", "2")
+	fs, _ = p.Check()
+	f := one(t, fs, "pending-rebuild")
+	if f.Severity != check.Error || !strings.Contains(f.Message, "rerun-if-env-changed=LEVEL") || !strings.Contains(f.Message, `"1" when it last ran and is "2" now`) {
+		t.Errorf("want an error naming LEVEL and both values:\n%s", testutil.Dump(fs))
+	}
+	os.Unsetenv("LEVEL")
+	fs, _ = p.Check()
+	if f := one(t, fs, "pending-rebuild"); f.Severity != check.Warning {
+		t.Errorf("unset now: want a warning:\n%s", testutil.Dump(fs))
+	}
+}

@@ -75,6 +75,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		out = append(out, cargoPrecalculatedPending(g, s, build)...)
 		out = append(out, cargoManifestPending(g, s, build)...)
 		out = append(out, cargoDanglingPending(g, s, what, build)...)
+		out = append(out, declaredEnvPending(g, s, what, build)...)
 		if s.Kind == graph.Compile {
 			own := newestOutput(s)
 			for _, d := range s.Deps {
@@ -282,6 +283,32 @@ func pendingContent(g *graph.Graph, s *graph.Step) []Finding {
 			f.Fix = rebuildCmd(s)
 		}
 		f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
+		out = append(out, f)
+	}
+	return out
+}
+
+// declaredEnvPending: a variable the step declares to its build system (rerun-if-env-changed) has
+// another value in this environment than the one the build system recorded for the last run, so the
+// next build here runs the step again: what is on disk was built with the old value. A variable that
+// was set then and is unset now is a warning: a value the build system takes from its own configuration
+// (Cargo's [env] table) is not in stalecheck's environment.
+func declaredEnvPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
+	var out []Finding
+	for _, e := range s.Records().DeclaredEnvValues {
+		now, ok := g.Env[e.Name]
+		if !ok || now.Same(e) || setByCargo(e.Name) {
+			continue
+		}
+		msg := fmt.Sprintf("%s declares rerun-if-env-changed=%s, which was %s when it last ran and is %s now: %s runs it again on the next build in this environment, so the binary you have was built with the old value",
+			what, e.Name, envText(e), envText(now), s.Words().Tool)
+		f := pendingFinding(g, s, msg, s.Reference.Path, build,
+			Evidence{Kind: "record", Path: s.RecordDir, Detail: fmt.Sprintf("the fingerprint records %s=%s", e.Name, envText(e))})
+		if e.Set && !now.Set {
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s declares rerun-if-env-changed=%s, which was %s when it last ran and is not set in this environment: unless the build sets it from its own configuration (such as Cargo's [env] table), %s runs it again on the next build, and the binary you have was built with that value",
+				what, e.Name, envText(e), s.Words().Tool)
+		}
 		out = append(out, f)
 	}
 	return out

@@ -20,6 +20,10 @@ type Records struct {
 	DeclaredPaths     []string // absolute
 	DeclaredEnv       []string // variable names
 	DeclarationsKnown bool
+	// DeclaredEnvValues are the values the declared variables had when the run's record was written, where
+	// the build system keeps them (Cargo's fingerprint: RerunIfEnvChanged's val): another value in the
+	// environment of the next build makes it run the step again.
+	DeclaredEnvValues []EnvRead
 	// ScanKey is set when the run declared nothing, so the build system keys it on a scan of the whole
 	// package folder instead (Cargo's Precalculated fingerprint: the newest file's mtime, or the version
 	// for a package it treats as immutable), as the records spell the key.
