@@ -186,7 +186,7 @@ func TestDeclaredEnvChanged(t *testing.T) {
 	t.Setenv("LEVEL", "2")
 	fs, _ = p.Check()
 	f := one(t, fs, "pending-rebuild")
-	if f.Severity != check.Error || !strings.Contains(f.Message, "rerun-if-env-changed=LEVEL") || !strings.Contains(f.Message, `"1" when it last ran and is "2" now`) {
+	if f.Severity != check.Error || !strings.Contains(f.Message, "rerun-if-env-changed=LEVEL") || !strings.Contains(f.Message, `last ran with LEVEL "1" and it is "2" in this environment`) {
 		t.Errorf("want an error naming LEVEL and both values:\n%s", testutil.Dump(fs))
 	}
 	os.Unsetenv("LEVEL")

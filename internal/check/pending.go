@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -29,6 +30,11 @@ func pendingRebuild(g *graph.Graph) []Finding {
 			// Go's build cache compares content hashes, not mtimes: a newer watched file is no reason
 			// of its own; one whose content differs from what the outputs were built from is.
 			out = append(out, pendingContent(g, s)...)
+			build := s.Words().Rebuild
+			if build == "" {
+				build = rebuildCmd(s)
+			}
+			out = append(out, declaredEnvPending(g, s, s.Label, build)...)
 			continue
 		case graph.ByMtime:
 			out = append(out, pendingForeign(g, s)...)
@@ -288,7 +294,8 @@ func pendingContent(g *graph.Graph, s *graph.Step) []Finding {
 	return out
 }
 
-// declaredEnvPending: a variable the step declares to its build system (rerun-if-env-changed) has
+// declaredEnvPending: a variable the build system watches for the step (Cargo: one a build script
+// declares with rerun-if-env-changed; Go: the CGO_* flags and target variables its build info records) has
 // another value in this environment than the one the build system recorded for the last run, so the
 // next build here runs the step again: what is on disk was built with the old value. A variable that
 // was set then and is unset now is a warning: a value the build system takes from its own configuration
@@ -300,14 +307,24 @@ func declaredEnvPending(g *graph.Graph, s *graph.Step, what, build string) []Fin
 		if !ok || now.Same(e) || setByCargo(e.Name) {
 			continue
 		}
-		msg := fmt.Sprintf("%s declares rerun-if-env-changed=%s, which was %s when it last ran and is %s now: %s runs it again on the next build in this environment, so the binary you have was built with the old value",
-			what, e.Name, envText(e), envText(now), s.Words().Tool)
-		f := pendingFinding(g, s, msg, s.Reference.Path, build,
-			Evidence{Kind: "record", Path: s.RecordDir, Detail: fmt.Sprintf("the fingerprint records %s=%s", e.Name, envText(e))})
+		w := s.Words()
+		built, how := "was built", "the build's record keeps its value"
+		if s.Kind == graph.ScriptRun {
+			built, how = "last ran", "it declares rerun-if-env-changed="+e.Name
+		}
+		msg := fmt.Sprintf("%s %s with %s %s and it is %s in this environment; %s (%s), so the next build here redoes %s: the binary you have was built with the old value",
+			what, built, e.Name, envText(e), envText(now), strings.Replace(w.Watched, " it", " "+e.Name, 1), how, unitName(s))
+		rec := s.RecordDir
+		if rec == "" {
+			rec = s.Reference.Path
+		}
+		f := pendingFinding(g, s, msg, s.Reference.Path, fmt.Sprintf("%s (or set %s back to %s to keep what is on disk)", build, e.Name, envText(e)),
+			Evidence{Kind: "record", Path: rec, Detail: fmt.Sprintf("recorded %s=%s", e.Name, envText(e))})
+		f.Subjects = slices.DeleteFunc(f.Subjects, func(p string) bool { return p == "" }) // a step with no folder of its own
 		if e.Set && !now.Set {
 			f.Severity = Warning
-			f.Message = fmt.Sprintf("%s declares rerun-if-env-changed=%s, which was %s when it last ran and is not set in this environment: unless the build sets it from its own configuration (such as Cargo's [env] table), %s runs it again on the next build, and the binary you have was built with that value",
-				what, e.Name, envText(e), s.Words().Tool)
+			f.Message = fmt.Sprintf("%s %s with %s %s and it is not set in this environment; %s (%s): unless the build sets it from its own configuration (such as Cargo's [env] table), the next build here redoes %s, and the binary you have was built with that value",
+				what, built, e.Name, envText(e), strings.Replace(w.Watched, " it", " "+e.Name, 1), how, unitName(s))
 		}
 		out = append(out, f)
 	}

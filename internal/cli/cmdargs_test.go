@@ -379,3 +379,28 @@ func TestMakeOutOfTreeBuildFolder(t *testing.T) {
 		}
 	}
 }
+
+// TestGoBuildEnvChanged: a cgo program built with CGO_CFLAGS=-DVAL=1 (its build info records it),
+// checked where CGO_CFLAGS is -DVAL=2: go build here makes another binary, so the one on disk is old
+// (pending-rebuild naming the variable and both values); checked with -DVAL=1, nothing.
+func TestGoBuildEnvChanged(t *testing.T) {
+	needTools(t, "go", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":  "module example.com/app\n\ngo 1.21\n",
+		"main.go": "package main\n\n// static int val(void) { return VAL; }\nimport \"C\"\nimport \"fmt\"\n\nfunc main() { fmt.Println(int(C.val())) }\n",
+	})
+	t.Setenv("GOFLAGS", "-mod=mod")
+	t.Setenv("CGO_CFLAGS", "-DVAL=1")
+	shIn(t, dir, []string{"GOCACHE=" + filepath.Join(dir, ".gocache")}, "go", "build", "-o", "app", ".")
+	app := filepath.Join(dir, "app")
+	if fs, code := checkSystems(t, dir); code != 0 || len(find(fs, "pending-rebuild", "")) != 0 {
+		t.Fatalf("same environment: exit %d %+v", code, fs)
+	}
+	t.Setenv("CGO_CFLAGS", "-DVAL=2")
+	fs, code := checkSystems(t, dir)
+	got := find(fs, "pending-rebuild", app)
+	if code != 1 || len(got) != 1 || got[0].Severity != "error" || !strings.Contains(got[0].Message, `CGO_CFLAGS "-DVAL=1" and it is "-DVAL=2"`) {
+		t.Fatalf("CGO_CFLAGS changed: exit %d, want one error naming both values: %+v", code, fs)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -37,6 +38,35 @@ type StepOrigin struct {
 	// Rebuild is the command that rebuilds the binary whatever Go's cache says, run in Module.
 	Rebuild string
 	Module  string
+	// Records are the link step's neutral records: the environment variables its build info keeps
+	// (Records.DeclaredEnvValues), which Go's build cache keys the binary on.
+	Records graph.Records
+}
+
+// StepRecords makes a StepOrigin a graph.RecordKeeper.
+func (o *StepOrigin) StepRecords() *graph.Records { return &o.Records }
+
+// watchedSettings are the build settings a Go binary records from the environment of its build that
+// go build keys its cache on: another value in the environment of the next build makes another binary.
+var watchedSettings = []string{"CGO_CFLAGS", "CGO_CPPFLAGS", "CGO_CXXFLAGS", "CGO_LDFLAGS", "CGO_ENABLED", "GOOS", "GOARCH",
+	"GOAMD64", "GOARM", "GOARM64", "GO386", "GOMIPS", "GOPPC64", "GORISCV64", "GOWASM"}
+
+// envRecords returns the watched settings b records, and adds to env the value of each that is set in
+// this environment. One that is unset here is left out of env: go build then takes it from the go env
+// file or its default, which this reader does not ask.
+func envRecords(b *Binary, env map[string]graph.EnvRead) []graph.EnvRead {
+	var out []graph.EnvRead
+	for _, k := range watchedSettings {
+		v, ok := b.Setting(k)
+		if !ok {
+			continue
+		}
+		out = append(out, graph.EnvRead{Name: k, Value: v, Set: true})
+		if now, set := os.LookupEnv(k); set {
+			env[k] = graph.EnvRead{Name: k, Value: now, Set: true}
+		}
+	}
+	return out
 }
 
 // What a StepOrigin answers of the adapter contract (internal/graph/origin.go).
@@ -205,6 +235,10 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 		PackageRoot: m.Dir, Reference: ref, WrittenNS: written, Outputs: []graph.FileInfo{bin},
 		Origin: &StepOrigin{Binary: b, Rebuild: rebuild, Module: m.Dir},
 	}
+	if g.Env == nil {
+		g.Env = map[string]graph.EnvRead{}
+	}
+	link.Origin.(*StepOrigin).Records.DeclaredEnvValues = envRecords(b, g.Env)
 	for _, p := range rep.Link.Packages {
 		s := &graph.Step{
 			System: System, ID: "go:" + b.Path + ":" + p.ImportPath, Kind: graph.Compile, Package: p.ImportPath,

@@ -12,5 +12,5 @@ printf 'module example.com/app\n\ngo 1.21\n' > go.mod
 printf 'package main\n\n// static int val(void){ return VAL; }\nimport "C"\nimport "fmt"\n\nfunc main() { fmt.Println(int(C.val())) }\n' > main.go; }
 edit(){ touch .e; }
 BUILD='[ -e .e ] || CGO_CFLAGS=-DVAL=1 go build -o app .'
-SBUILD="rm -rf $W/gocache; go build -o app ."; RML='app .e'; BIN=app; CHANGED=CGO_CFLAGS
+SBUILD="rm -rf $W/gocache; go build -o app ."; RML='app .e'; BIN=app; CHANGED=pending-rebuild # an env finding names the binary
 judge go-cgo-cflags-env || { echo "   app prints $($P/app); build info: $(go version -m $P/app | grep CGO_CFLAGS | tr -s '\t ' ' ')"; exit 1; }
