@@ -477,8 +477,14 @@ func (p *Plan) StaleInputs() []string {
 	var out []string
 	seen := map[string]bool{}
 	for _, f := range p.Blocking {
+		// A changed lookup's change is what the search finds now; its "input" is the file that searches
+		// (the source whose #include line it is), which did not change.
+		kind := "input"
+		if slices.ContainsFunc(f.Evidence, func(e check.Evidence) bool { return e.Kind == "now" && e.Path != "" }) {
+			kind = "now"
+		}
 		for _, e := range f.Evidence {
-			if e.Kind == "input" && e.How != "content-match" && e.Path != "" && !seen[e.Path] {
+			if e.Kind == kind && e.How != "content-match" && e.Path != "" && !seen[e.Path] {
 				seen[e.Path] = true
 				out = append(out, e.Path)
 			}
