@@ -404,3 +404,27 @@ func TestGoBuildEnvChanged(t *testing.T) {
 		t.Fatalf("CGO_CFLAGS changed: exit %d, want one error naming both values: %+v", code, fs)
 	}
 }
+
+// TestGoBinaryInRepoBin: the module is a subfolder of the repository (app/go.mod) and the program is
+// built into the repository's bin/ (go build -o ../bin/app): it is found there by its build info, and
+// an edit of a header its cgo code includes from ../include is an error (it was "nothing to judge").
+func TestGoBinaryInRepoBin(t *testing.T) {
+	needTools(t, "go", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"app/go.mod":    "module example.com/app\n\ngo 1.21\n",
+		"app/main.go":   "package main\n\n// #cgo CFLAGS: -I${SRCDIR}/../include\n// #include \"val.h\"\nimport \"C\"\nimport \"fmt\"\n\nfunc main() { fmt.Println(int(C.val())) }\n",
+		"include/val.h": "static int val(void) { return 1; }\n",
+	})
+	mod := filepath.Join(dir, "app")
+	shIn(t, mod, []string{"GOCACHE=" + filepath.Join(dir, ".gocache")}, "go", "build", "-o", "../bin/app", ".")
+	if fs, code := checkSystems(t, mod); code != 0 || len(fs) != 0 {
+		t.Fatalf("clean build: exit %d %+v", code, fs)
+	}
+	hdr := filepath.Join(dir, "include", "val.h")
+	editLater(t, hdr, "/* v2 */ static int val2(void) { return 2; }\n")
+	fs, code := checkSystems(t, mod)
+	if got := find(fs, "untracked-input-changed", hdr); code != 1 || len(got) != 1 || got[0].Severity != "error" {
+		t.Fatalf("header edited: exit %d, want an error naming include/val.h: %+v", code, fs)
+	}
+}

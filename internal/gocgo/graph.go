@@ -175,7 +175,7 @@ func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph,
 		g.Problems = append(g.Problems, p)
 	}
 	if len(bins) == 0 {
-		g.Notes = append(g.Notes, fmt.Sprintf("no Go binary of module %s found in %s or %s (default go build names and ELF files with its build info): nothing to judge", modPath, dir, filepath.Join(dir, "bin")))
+		g.Notes = append(g.Notes, fmt.Sprintf("no Go binary of module %s found in %s, its subfolders, or the bin, build and out folders of the two folders above it (default go build names and ELF files with its build info): nothing to judge", modPath, dir))
 	}
 	store := openBaselines(opt.StateDir)
 	defer store.save()
@@ -367,7 +367,35 @@ func findBinaries(dir, modPath string, m *Module) ([]*Binary, []graph.Problem) {
 		// out/app): a file there without an extension is a candidate (Go writes none on Linux; sources
 		// and data files have one, so a folder of data costs no open per file).
 		dirs := []string{dir}
-		for i := 0; i < len(dirs); i++ {
+		// The output folders of the repository above a module in a subfolder (proj/app/go.mod built
+		// with go build -o ../bin/app): bin, build and out of the two folders above; their files count
+		// only when they carry this module's build info.
+		var above []string
+		for d, i := filepath.Dir(dir), 0; i < 2 && d != filepath.Dir(d); d, i = filepath.Dir(d), i+1 {
+			for _, n := range []string{"bin", "build", "out"} {
+				above = append(above, filepath.Join(d, n))
+			}
+		}
+		for i := 0; i < len(dirs)+len(above); i++ {
+			if i >= len(dirs) {
+				d := above[i-len(dirs)]
+				if st, err := fsrec.Stat(d); err != nil || !st.IsDir() {
+					continue
+				}
+				f, err := fsrec.Open(d)
+				if err != nil {
+					continue
+				}
+				ents, _ := f.ReadDir(maxScan)
+				ents = fsrec.ListOpened(d, ents)
+				f.Close()
+				for _, e := range ents {
+					if e.Type().IsRegular() && filepath.Ext(e.Name()) == "" {
+						cands = append(cands, filepath.Join(d, e.Name()))
+					}
+				}
+				continue
+			}
 			d := dirs[i]
 			f, err := fsrec.Open(d)
 			if err != nil {

@@ -108,7 +108,11 @@ func WriteText(w io.Writer, g *graph.Graph, fs []check.Finding, opt TextOptions)
 			if len(g.Notes) > 0 {
 				what += " (see the notes with -v)"
 			}
-			p.line("No findings, but nothing to judge either: the records in %s %s.", g.BuildDir, what)
+			where := g.BuildDir
+			if where == "" {
+				where = g.Workspace // a system with no build folder of its own (Go)
+			}
+			p.line("No findings, but nothing to judge either: the records in %s %s.", where, what)
 		} else if tied == 0 {
 			// Nothing to vouch for: say so rather than call an empty folder fresh.
 			p.line("No findings, but no binary to judge either: %s holds no uplifted binary or library tied to a build record (the first build failed before linking, or only cargo check ran).", g.TargetDir)
