@@ -428,3 +428,28 @@ func TestGoBinaryInRepoBin(t *testing.T) {
 		t.Fatalf("header edited: exit %d, want an error naming include/val.h: %+v", code, fs)
 	}
 }
+
+// TestGoPkgConfigHeader: a cgo preamble takes its include folder from `#cgo pkg-config: vallib`; the
+// scan runs pkg-config as go build does, so an edit of the header it finds there (which Go does not
+// hash) is an error naming it (it was a warning that pkg-config is not run, with Cargo's fix).
+func TestGoPkgConfigHeader(t *testing.T) {
+	needTools(t, "go", "cc", "pkg-config")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"go.mod":                 "module example.com/app\n\ngo 1.21\n",
+		"main.go":                "package main\n\n// #cgo pkg-config: vallib\n// #include \"vallib.h\"\nimport \"C\"\nimport \"fmt\"\n\nfunc main() { fmt.Println(int(C.VAL)) }\n",
+		"third/include/vallib.h": "#define VAL 1\n",
+		"third/pc/vallib.pc":     "prefix=" + filepath.Join(dir, "third") + "\nName: vallib\nDescription: t\nVersion: 1\nCflags: -I${prefix}/include\n",
+	})
+	t.Setenv("PKG_CONFIG_PATH", filepath.Join(dir, "third", "pc"))
+	shIn(t, dir, []string{"GOCACHE=" + filepath.Join(dir, ".gocache")}, "go", "build", "-o", "app", ".")
+	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 {
+		t.Fatalf("clean build: exit %d %+v", code, fs)
+	}
+	hdr := filepath.Join(dir, "third", "include", "vallib.h")
+	editLater(t, hdr, "#undef VAL\n#define VAL 2\n")
+	fs, code := checkSystems(t, dir)
+	if got := find(fs, "untracked-input-changed", hdr); code != 1 || len(got) != 1 || got[0].Severity != "error" {
+		t.Fatalf("header edited: exit %d, want an error naming vallib.h: %+v", code, fs)
+	}
+}

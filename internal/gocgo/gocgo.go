@@ -95,7 +95,7 @@ type Flags struct {
 	CXXFLAGS []string `json:"cxxflags,omitempty"`
 	FFLAGS   []string `json:"fflags,omitempty"`
 	LDFLAGS  []string `json:"ldflags,omitempty"`
-	// PkgConfig are the `#cgo pkg-config:` names; their flags are not resolved (pkg-config is not run).
+	// PkgConfig are the `#cgo pkg-config:` names; the scan runs pkg-config --cflags for their include folders.
 	PkgConfig []string `json:"pkg_config,omitempty"`
 }
 

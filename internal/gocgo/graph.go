@@ -190,7 +190,8 @@ func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph,
 			for _, pr := range p.Problems {
 				if !problemSeen[pr] {
 					problemSeen[pr] = true
-					g.Problems = append(g.Problems, graph.Problem{Path: p.Dir, Err: pr})
+					g.Problems = append(g.Problems, graph.Problem{Path: p.Dir, Err: pr,
+						Fix: "make the package's cgo flags name what exists (include folders, libraries, pkg-config packages): go build reads the same; the check went on without it"})
 				}
 			}
 		}

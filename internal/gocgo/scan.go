@@ -1,16 +1,22 @@
 package gocgo
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/stalecheck/stalecheck/internal/cinclude"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
+	"github.com/stalecheck/stalecheck/internal/subproc"
 )
 
 // Bounds of the include scan of one package: header chain depth and distinct headers reached.
@@ -70,6 +76,14 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 	var words []string
 	words = append(words, sc.cgoEnv.CPPFLAGS...)
 	words = append(words, p.Flags.CPPFLAGS...)
+	if len(p.Flags.PkgConfig) > 0 {
+		// go build appends what `pkg-config --cflags` prints to the cgo CPPFLAGS (cmd/go's cgo step).
+		pc, err := pkgConfigCflags(p.Dir, p.Flags.PkgConfig)
+		if err != nil {
+			p.Problems = append(p.Problems, fmt.Sprintf("#cgo pkg-config: %s: %v: the include folders it adds are not known", strings.Join(p.Flags.PkgConfig, " "), err))
+		}
+		words = append(words, pc...)
+	}
 	words = append(words, sc.cgoEnv.CFLAGS...)
 	words = append(words, p.Flags.CFLAGS...)
 	words = append(words, sc.cgoEnv.CXXFLAGS...)
@@ -83,9 +97,6 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 		} else if !st.IsDir() {
 			p.Problems = append(p.Problems, fmt.Sprintf("include folder %s is not a folder", d))
 		}
-	}
-	if len(p.Flags.PkgConfig) > 0 {
-		p.Problems = append(p.Problems, fmt.Sprintf("#cgo pkg-config: %s: the flags pkg-config adds are not read (pkg-config is not run)", strings.Join(p.Flags.PkgConfig, " ")))
 	}
 
 	// Roots of the scan: the cgo preambles and the package's C-family files and headers.
@@ -253,4 +264,35 @@ func (sc *scanner) preambleIncludes(path string) ([]cinclude.Include, error) {
 		}
 	}
 	return out, nil
+}
+
+// pkgConfigCflags runs `pkg-config --cflags -- NAMES` as go build does (the program $PKG_CONFIG names,
+// else pkg-config; the environment's PKG_CONFIG_PATH), in dir, and returns its words.
+func pkgConfigCflags(dir string, names []string) ([]string, error) {
+	prog := os.Getenv("PKG_CONFIG")
+	if prog == "" {
+		prog = "pkg-config"
+	}
+	fsrec.Uncacheable("ran pkg-config for " + dir) // it reads .pc files wherever its path points
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	cmd := subproc.Query(exec.CommandContext(ctx, prog, append([]string{"--cflags", "--"}, names...)...))
+	cmd.Dir = dir
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return nil, fmt.Errorf("%s: %v: %s", prog, err, firstLine(msg))
+		}
+		return nil, fmt.Errorf("%s: %v", prog, err)
+	}
+	return splitQuoted(strings.TrimSpace(string(out))), nil
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }
