@@ -379,6 +379,15 @@ func ruleCases() []ruleCase {
 			link.Inputs = append(link.Inputs, &graph.Input{File: graph.FileInfo{Path: "/w/rs/target/release/librs.a"},
 				How: []graph.How{graph.CommandLine}, Detail: []string{"-lrs in #cgo LDFLAGS of /w/main.go"}})
 		}), []string{"untracked-input-changed"}},
+		{"linked-library-gone-sources-changed", program(contentOrigin{make_}, "go", func(_ *graph.Graph, _, link *graph.Step) {
+			// As linked-library-gone, and the content baselines of the library's last build show one of
+			// the sources it read changed since: the program holds the old library's code.
+			link.Inputs = append(link.Inputs, &graph.Input{File: graph.FileInfo{Path: "/w/rs/target/release/librs.a"},
+				How: []graph.How{graph.CommandLine}, Detail: []string{"-lrs in #cgo LDFLAGS of /w/main.go"},
+				Content: &graph.InputContent{Verdict: graph.ContentDiffers, BaselineNS: t0 - 5e9,
+					Through: []string{"/w/rs/include/lib.h", "/w/rs/src/a.c"}, Changed: []string{"/w/rs/include/lib.h"},
+					Why: "1 of the 2 sources its last build read differ from the content recorded then"}})
+		}), []string{"untracked-input-changed"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

@@ -2,6 +2,7 @@ package check
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
@@ -73,9 +74,10 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 
 // linkedLibraryGone: a library the step links, which its build system does not watch, is gone (cargo
 // clean -p of a staticlib a Go program links): the program holds a copy that nothing on disk can be
-// compared with, and the next build of the library will not make the step relink. A warning: whether
-// the program holds what the sources make cannot be told (the library's records went with it); an error
-// would call a program stale that a branch switch and a clean left as it was.
+// compared with, and the next build of the library will not make the step relink. Judged by the sources
+// the library's last build read (internal/content, gonelib.go): one that differs from the content
+// recorded then is an error naming it; otherwise a warning that cannot tell (a header found first in
+// another folder now is not among those sources), which says what was compared.
 func linkedLibraryGone(g *graph.Graph, s *graph.Step, in *graph.Input) Finding {
 	w := s.Words()
 	f := Finding{
@@ -92,6 +94,27 @@ func linkedLibraryGone(g *graph.Graph, s *graph.Step, in *graph.Input) Finding {
 	}
 	if w.Rebuild == "" {
 		f.Fix = "build the library again, then " + rebuildCmd(s)
+	}
+	if c := in.Content; c != nil {
+		switch c.Verdict {
+		case graph.ContentDiffers:
+			// The sources the library's last build read changed since: the program holds old code.
+			f.Severity = Error
+			var shown []string
+			for _, p := range c.Changed {
+				shown = append(shown, display(g, p))
+			}
+			f.Message = fmt.Sprintf("%s, which %s links, is gone (a clean of the build that made it, or a removed file), and sources its last build read have other content now than was recorded then (%s); %s holds the old library's code, and %s, so rebuilding the library will not relink %s",
+				display(g, in.File.Path), stepWhat(s), strings.Join(shown, ", "), display(g, s.Reference.Path), w.NotWatched, s.Label)
+			for _, p := range c.Changed {
+				f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: p, How: "content-baseline",
+					Detail: fmt.Sprintf("a source of the library's last build (baseline recorded at %s); its content differs now", fmtTime(c.BaselineNS))})
+			}
+		default:
+			if c.Why != "" {
+				f.Message += "; " + c.Why
+			}
+		}
 	}
 	f.Evidence = append(f.Evidence, rootEvidence(g, s)...)
 	return f

@@ -415,3 +415,41 @@ func TestCleanSaysCargoOnly(t *testing.T) {
 		t.Fatalf("clean touched the Make build: %v", err)
 	}
 }
+
+// TestGoneStaticlibJudgedBySources: `cargo clean -p rcalc` removes the staticlib the Go binary links.
+// With the sources its last build read unchanged, whether the binary holds what they make cannot be
+// told for sure: a warning that says what was compared. With native/x.c edited after a check recorded
+// its content (its mtime set back, so no mtime shows it), the binary holds old code: an error naming x.c.
+func TestGoneStaticlibJudgedBySources(t *testing.T) {
+	dir := goRustChain(t)
+	gomod, rs := filepath.Join(dir, "go"), filepath.Join(dir, "rs")
+	xc, lib := filepath.Join(rs, "native", "x.c"), filepath.Join(rs, "target", "debug", "librcalc.a")
+	if fs, _, _, code := checkDoc(t, gomod); code != 0 { // records the content baselines
+		t.Fatalf("fresh builds: exit %d: %+v", code, fs)
+	}
+	cargoShIn(t, rs, "clean", "-p", "rcalc")
+	if _, err := os.Stat(lib); err == nil {
+		t.Fatal("the premise: cargo clean -p removed librcalc.a")
+	}
+	fs, _, _, code := checkDoc(t, gomod)
+	u := find(fs, "untracked-input-changed", lib)
+	if code != 0 || len(u) != 1 || u[0].Severity != "warning" || !strings.Contains(u[0].Message, "sources its last build read have the content recorded then") {
+		t.Fatalf("library gone, sources unchanged: exit %d, want one warning saying what was compared: %+v", code, fs)
+	}
+	st, err := os.Stat(xc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(xc, []byte(xTagged("xtag: version two")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(xc, st.ModTime(), st.ModTime()) // cp -p: new content, the old mtime
+	fs, _, _, code = checkDoc(t, gomod)
+	u = find(fs, "untracked-input-changed", lib)
+	if code != 1 || len(u) != 1 || u[0].Severity != "error" {
+		t.Fatalf("library gone, x.c changed: exit %d, want one error: %+v", code, fs)
+	}
+	if _, _, ok := evidenceAt(u[0], "input", xc); !ok {
+		t.Fatalf("the error does not name native/x.c: %+v", u[0])
+	}
+}

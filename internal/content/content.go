@@ -61,4 +61,5 @@ func Annotate(g *graph.Graph, opt Options) {
 	annotateBaselines(g, st, dig, getenv("PATH"))
 	annotateMemberRuns(g, st, dig)
 	annotateRemovedDeps(g, st, dig)
+	annotateGoneLibraries(g, st, dig) // gonelib.go
 }

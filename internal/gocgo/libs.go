@@ -2,6 +2,7 @@ package gocgo
 
 import (
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/sysdirs"
 	"path/filepath"
 	"strings"
 
@@ -212,6 +213,14 @@ func resolveLibs(p *Package, env []string, discovered []Input, unresolved []stri
 				}
 			}
 			if !found {
+				// In no -L folder now. When no folder the linker searches by default has it either and a
+				// -L folder is the project's, the link took it from there and it is gone since (cargo
+				// clean -p of a staticlib): a missing input, which the rules judge as such.
+				if d := goneFrom(libDirs, cands); d != "" {
+					add(filepath.Join(d, cands[len(cands)-1]), libKind(cands[len(cands)-1]),
+						fmt.Sprintf("-l%s: in no -L folder now, nor in the linker's default folders: the link took it from -L %s (%s)", name, d, from))
+					continue
+				}
 				unresolved = append(unresolved, fmt.Sprintf("-l%s in %s (in no -L folder: a system library from the linker's default folders, not read)", name, from))
 			}
 		case !strings.HasPrefix(w, "-") && (strings.HasSuffix(w, ".a") || strings.HasSuffix(w, ".o") || strings.Contains(w, ".so")):
@@ -219,6 +228,29 @@ func resolveLibs(p *Package, env []string, discovered []Input, unresolved []stri
 		}
 	}
 	return libDirs, discovered, unresolved
+}
+
+// linkerDefaults are the folders GNU ld searches after the -L folders on a Debian-like system.
+var linkerDefaults = []string{"/usr/local/lib", "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib/aarch64-linux-gnu",
+	"/usr/lib/aarch64-linux-gnu", "/lib64", "/usr/lib64", "/lib", "/usr/lib"}
+
+// goneFrom returns the first -L folder outside the system's folders when no default folder of the
+// linker holds any of cands (the file names -l looks for): the library the link found must have been
+// in a -L folder; "" when a default folder has one, or every -L folder is the system's.
+func goneFrom(libDirs, cands []string) string {
+	for _, d := range linkerDefaults {
+		for _, c := range cands {
+			if isFile(filepath.Join(d, c)) {
+				return ""
+			}
+		}
+	}
+	for _, d := range libDirs {
+		if !sysdirs.System(d) {
+			return d
+		}
+	}
+	return ""
 }
 
 func libKind(path string) FileKind {

@@ -131,6 +131,9 @@ type InputContent struct {
 	// reference's mtime: then a digest that differs is an edit the step's outputs lack whatever the
 	// mtimes say (a build that only touched the reference moved it past the edit). "" otherwise.
 	Build string
+	// Through, for an input judged by other files (a linked library that is gone, by the sources its
+	// last build read), lists the files compared; Changed those whose content differs now.
+	Through, Changed []string
 }
 
 // Has reports whether the input carries the clue h.

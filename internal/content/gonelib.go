@@ -1,0 +1,110 @@
+package content
+
+import (
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/graph"
+)
+
+// annotateGoneLibraries judges a library a live step links that is gone (`cargo clean -p` of a
+// staticlib a Go program links: the program keeps a copy nothing on disk can be compared with) by the
+// sources its last build read: the content baselines the store keeps for the runs that made it (keyed by
+// step ID, "<profile>/<package>-<hash>/<target>", which outlive the records), the newest run of each
+// target before the consumer was linked. A source whose content differs now means the consumer holds
+// old code (ContentDiffers, Changed naming them); all the same says only that the recorded sources did
+// not change (ContentSame: a header found first in another folder now is not among them); no baseline:
+// ContentUnknown.
+func annotateGoneLibraries(g *graph.Graph, st *Store, dig *digest.Cache) {
+	var runs map[string][]string
+	for _, s := range g.Steps {
+		if !s.Live() || !s.Reference.Exists {
+			continue
+		}
+		for _, in := range s.Inputs {
+			if in.File.Exists || in.Content != nil || !graph.LinkedLibrary(in) {
+				continue
+			}
+			if runs == nil {
+				runs = st.runsByStep()
+			}
+			in.Content = goneLibrary(g, st, dig, runs, in.File.Path, s.Written())
+		}
+	}
+}
+
+func goneLibrary(g *graph.Graph, st *Store, dig *digest.Cache, runs map[string][]string, lib string, before int64) *graph.InputContent {
+	ic := &graph.InputContent{Verdict: graph.ContentUnknown}
+	crate := libName(filepath.Base(lib))
+	folder := filepath.Dir(lib)
+	// The newest run before the link of each target of the package that made the library (its profile
+	// folder is the library's folder).
+	newest := map[string]string{} // target -> key
+	for id, keys := range runs {
+		prof, rest, ok := strings.Cut(id, "/")
+		for ok && strings.Count(rest, "/") > 1 { // a <triple>/<profile> folder
+			var p2 string
+			p2, rest, _ = strings.Cut(rest, "/")
+			prof += "/" + p2
+		}
+		unitDir, target, ok2 := strings.Cut(rest, "/")
+		i := strings.LastIndexByte(unitDir, '-')
+		if !ok || !ok2 || i <= 0 || strings.ReplaceAll(unitDir[:i], "-", "_") != crate || !strings.HasSuffix(folder, string(filepath.Separator)+prof) {
+			continue
+		}
+		for _, k := range keys {
+			ns := keyNS(k)
+			if ns > before {
+				continue
+			}
+			if cur, seen := newest[target]; !seen || ns > keyNS(cur) {
+				newest[target] = k
+			}
+		}
+	}
+	compared := map[string]bool{}
+	for _, k := range newest {
+		b, _ := st.c.get(k)
+		for rel, base := range b.Inputs {
+			p := rel
+			if !filepath.IsAbs(p) {
+				p = filepath.Join(g.Workspace, rel)
+			}
+			if compared[p] {
+				continue
+			}
+			compared[p] = true
+			ic.Through = append(ic.Through, p)
+			d, err := dig.File(p)
+			if err != nil || d.String() != base && !st.sameCode(p, base, d.String()) {
+				ic.Changed = append(ic.Changed, p)
+			}
+			ic.BaselineNS = max(ic.BaselineNS, b.RecordedNS)
+		}
+	}
+	sort.Strings(ic.Through)
+	sort.Strings(ic.Changed)
+	switch {
+	case len(ic.Through) == 0:
+		ic.Why = fmt.Sprintf("no content baseline of the build that made it is kept (stalecheck had not checked that build before it was removed)")
+	case len(ic.Changed) > 0:
+		ic.Verdict = graph.ContentDiffers
+		ic.Why = fmt.Sprintf("%d of the %d sources its last build read differ from the content recorded then", len(ic.Changed), len(ic.Through))
+	default:
+		ic.Verdict = graph.ContentSame
+		ic.Why = fmt.Sprintf("the %d sources its last build read have the content recorded then (a file that build did not read, such as a header found first in another folder now, is not among them)", len(ic.Through))
+	}
+	return ic
+}
+
+// libName is the link name of a library file: libfoo.a, libfoo.so, libfoo.so.1 -> foo.
+func libName(base string) string {
+	n := strings.TrimPrefix(base, "lib")
+	if i := strings.Index(n, ".so"); i >= 0 {
+		return n[:i]
+	}
+	return strings.TrimSuffix(n, filepath.Ext(n))
+}
