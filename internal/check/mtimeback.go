@@ -132,6 +132,12 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 				},
 				Fix: fix,
 			}
+			if c.Moved && c.CTimeNS <= s.Reference.MTimeNS {
+				// No time of the file moved: the path names another file (a symbolic link on the way).
+				f.Message = fmt.Sprintf("%s names another file than when %s last ran at %s (device:inode %s then, another now: a symbolic link on the way points elsewhere, or the file was replaced keeping its times), whose mtime %s is older; its content differs from what %s used; %s, so the next build will not redo it%s",
+					display(g, in.File.Path), stepWhat(s), fmtTime(s.Reference.MTimeNS), c.Was, fmtTime(in.File.MTimeNS), unitName(s), watch, tail)
+				f.Evidence[0].Detail = fmt.Sprintf("another file than the one recorded (%s); mtime and ctime not newer than the reference", c.Was)
+			}
 			if linked != "" {
 				f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: in.File.Path, How: "content-baseline", Detail: linked})
 			}

@@ -453,3 +453,37 @@ func TestGoPkgConfigHeader(t *testing.T) {
 		t.Fatalf("header edited: exit %d, want an error naming vallib.h: %+v", code, fs)
 	}
 }
+
+// TestSymlinkIncludeRetargeted: the include folder inc is a symbolic link to v1; switching it to v2,
+// whose val.h is older than main.o, makes make do nothing (the depfile's inc/val.h is not newer), and the
+// program is old. A check before the switch recorded the file inc/val.h named then: the path names
+// another file now, with other content, and no time of it moved: changed-with-older-mtime says so.
+func TestSymlinkIncludeRetargeted(t *testing.T) {
+	needTools(t, "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"v1/val.h": "#define VAL 1\n", "v2/val.h": "#define VAL 2\n",
+		"main.c":   "#include \"val.h\"\nint main(void) { return VAL - 1; }\n",
+		"Makefile": "CFLAGS = -MMD -MP -Iinc\napp: main.o\n\t$(CC) -o $@ $^\n-include main.d\n",
+	})
+	if err := os.Symlink("v1", filepath.Join(dir, "inc")); err != nil {
+		t.Fatal(err)
+	}
+	shIn(t, dir, nil, "make")
+	if fs, code := checkSystems(t, dir); code != 0 { // records the baseline of inc/val.h
+		t.Fatalf("clean build: exit %d %+v", code, fs)
+	}
+	os.Remove(filepath.Join(dir, "inc"))
+	if err := os.Symlink("v2", filepath.Join(dir, "inc")); err != nil {
+		t.Fatal(err)
+	}
+	if out := shIn(t, dir, nil, "make", "-n"); strings.Contains(out, "main.c") { // the premise
+		t.Fatalf("make would rebuild:\n%s", out)
+	}
+	hdr := filepath.Join(dir, "inc", "val.h")
+	fs, code := checkSystems(t, dir)
+	got := find(fs, "changed-with-older-mtime", hdr)
+	if code != 1 || len(got) != 1 || got[0].Severity != "error" || !strings.Contains(got[0].Message, "names another file") {
+		t.Fatalf("include folder switched: exit %d, want an error naming inc/val.h: %+v", code, fs)
+	}
+}

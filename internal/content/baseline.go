@@ -25,6 +25,10 @@ type stepBaseline struct {
 	RecordedNS int64 `json:"recorded_ns"` // when the first input was recorded (ns since the epoch)
 	// Inputs maps a path (relative to the workspace when inside it, else absolute) to "blake3:<hex>".
 	Inputs map[string]string `json:"inputs"`
+	// Files maps the same paths to the identity of the file they named when the digest was recorded
+	// ("<device>:<inode>"): a path that names another file now (a symbolic link on the way switched to
+	// another folder of older files) is hashed again though no mtime or ctime moved.
+	Files map[string]string `json:"files,omitempty"`
 	// Env, Flags and Archive: for a build-script run, what its tools read from the environment and
 	// whether it made a static library, as its records showed (kept for after `cargo clean -p`
 	// removes them: graph.RemovedRun).
@@ -198,7 +202,9 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 					}
 				}
 			}
-			if k.MtimeNS <= usedAt && k.CtimeNS <= usedAt {
+			id := fmt.Sprintf("%d:%d", k.Dev, k.Ino)
+			moved := hasBase && b.Files[rel] != "" && b.Files[rel] != id // the path names another file now
+			if k.MtimeNS <= usedAt && k.CtimeNS <= usedAt && !moved {
 				if !hasBase {
 					if d, err := dig.File(p); err == nil {
 						if b.Inputs == nil {
@@ -209,9 +215,19 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 						recorded = true
 					}
 				}
+				if b.Files[rel] == "" {
+					if b.Files == nil {
+						b.Files = map[string]string{}
+					}
+					b.Files[rel] = id
+					recorded = true
+				}
 				continue
 			}
 			ic := &graph.InputContent{Verdict: graph.ContentUnknown, CTimeNS: k.CtimeNS, Baseline: base, BaselineNS: b.RecordedNS}
+			if moved {
+				ic.Moved, ic.Was = true, b.Files[rel]
+			}
 			in.Content = ic
 			if !hasBase {
 				if k.MtimeNS <= ref {

@@ -131,6 +131,11 @@ type InputContent struct {
 	// reference's mtime: then a digest that differs is an edit the step's outputs lack whatever the
 	// mtimes say (a build that only touched the reference moved it past the edit). "" otherwise.
 	Build string
+	// Moved: the path names another file than when the baseline was recorded (another device or
+	// inode: a symbolic link on the way now points elsewhere, or the file was replaced keeping its
+	// times); Was is the identity recorded then, "<device>:<inode>".
+	Moved bool
+	Was   string
 	// Through, for an input judged by other files (a linked library that is gone, by the sources its
 	// last build read), lists the files compared; Changed those whose content differs now.
 	Through, Changed []string
