@@ -133,8 +133,27 @@ func TestFormatDamageUnderAValidCRC(t *testing.T) {
 	}
 }
 
-// TestSortByFolderOrder: entries end ordered by folder, then name, path and op, as one comparison
-// of the whole key would order them, whatever order they came in.
+// TestSortByFolderNewestFirst: folders come by the newest ctime among their entries, newest first (the
+// look-up after a rebuild meets a change in the first chunk), then by name; a folder's entries by name.
+func TestSortByFolderNewestFirst(t *testing.T) {
+	at := func(p string, ctime int64) fsrec.Entry {
+		return fsrec.Entry{Path: p, Op: fsrec.OpStat, Sig: fsrec.Sig{CtimeNS: ctime}}
+	}
+	ents := []fsrec.Entry{at("/w/src/a.rs", 10), at("/w/t/deps/app.d", 90), at("/w/src/b.rs", 50), at("/w/t/fp/x", 70),
+		at("/w/t/deps/lib.d", 20), at("/w/old/o", 5), at("/w/t/fp/y", 70), at("/w/missing", 0)}
+	sortByFolder(ents)
+	var got []string
+	for _, e := range ents {
+		got = append(got, e.Path)
+	}
+	want := []string{"/w/t/deps/app.d", "/w/t/deps/lib.d", "/w/t/fp/x", "/w/t/fp/y", "/w/src/a.rs", "/w/src/b.rs", "/w/old/o", "/w/missing"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v\nwant %v", got, want)
+	}
+}
+
+// TestSortByFolderOrder: with no times, entries end ordered by folder, then name, path and op, as one
+// comparison of the whole key would order them, whatever order they came in.
 func TestSortByFolderOrder(t *testing.T) {
 	var ents []fsrec.Entry
 	for _, p := range []string{"/w/b/x", "/w/a", "/w/b", "/w/a/z", "/w/a/y", "/w/ab/c", "/w/a/y", "/w/.", "/x", "/w/b/x"} {

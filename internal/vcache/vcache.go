@@ -403,7 +403,10 @@ func splitPath(p string) (dir, base string, ok bool) {
 }
 
 // sortByFolder orders entries by folder, then name and op, so that a folder's entries are contiguous
-// (firstChanged stats them through one descriptor of the folder).
+// (firstChanged stats them through one descriptor of the folder). Folders come newest first (by the
+// newest ctime among their entries, then by name): what changed lately is what a build changes again
+// (a crate's fingerprint and deps folders, the edited source's folder), and the look-up after a
+// rebuild, which stops at the first change, then stops in the first chunk instead of near the last.
 func sortByFolder(ents []fsrec.Entry) {
 	// The folders are numbered and sorted (a few thousand names, against tens of thousands of entries
 	// that share long prefixes), the entries placed by their folder's rank (a counting sort), then each
@@ -415,6 +418,7 @@ func sortByFolder(ents []fsrec.Entry) {
 	}
 	ids := make(map[string]int, len(ents)/4)
 	var dirs []string
+	var newest []int64
 	of := make([]int, len(ents))
 	bases := make([]string, len(ents))
 	for i := range ents {
@@ -424,14 +428,18 @@ func sortByFolder(ents []fsrec.Entry) {
 			id = len(dirs)
 			ids[d] = id
 			dirs = append(dirs, d)
+			newest = append(newest, 0)
 		}
 		of[i], bases[i] = id, b
+		newest[id] = max(newest[id], ents[i].Sig.CtimeNS)
 	}
 	order := make([]int, len(dirs))
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortFunc(order, func(a, b int) int { return strings.Compare(dirs[a], dirs[b]) })
+	slices.SortFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(newest[b], newest[a]), strings.Compare(dirs[a], dirs[b]))
+	})
 	rank := make([]int, len(dirs))
 	for r, id := range order {
 		rank[id] = r
