@@ -20,6 +20,7 @@ import (
 	"context"
 
 	"github.com/stalecheck/stalecheck/internal/check"
+	"github.com/stalecheck/stalecheck/internal/cmaketree"
 	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -74,6 +75,8 @@ func Annotate(g *graph.Graph, opt Options) []check.Finding {
 	includes.Annotate(g)
 	// The files each step's command line names and no record declares, for every build system.
 	cmdargs.Annotate(g)
+	// The sources a glob of the build description matches that nothing builds (CMake's file(GLOB)).
+	cmaketree.AnnotateGlobs(g)
 	if !opt.NoNative {
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
 		evidence.Annotate(g, opt.StateDir)

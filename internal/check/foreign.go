@@ -207,6 +207,14 @@ func untrackedForeign(g *graph.Graph) []Finding {
 					display(g, in.File.Path), s.Label, fmtTime(in.File.MTimeNS), s.Label, fmtTime(s.Reference.MTimeNS),
 					display(g, s.Reference.Path), w.NotWatched, w.Tool, s.Label)
 			}
+			fix := forceCmd(g, s, in.File.Path)
+			if in.Has(graph.Glob) && in.Via != "" {
+				// A source the build description's glob matches, added after the step that evaluates the
+				// glob ran: nothing compiles it until that step runs again.
+				msg = fmt.Sprintf("%s was added or modified at %s, after %s last ran at %s (%s); a glob of %s matches it, but the build evaluates that glob only when it runs %s, which it does not redo for a new file, so no step compiles it: a fresh build would",
+					display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Label, fmtTime(s.Reference.MTimeNS), display(g, s.Reference.Path), display(g, in.Via), s.Label)
+				fix = "touch " + display(g, in.Via) + " && " + rebuildCmd(s) + " (or make the glob one the build checks on every run: CMake's CONFIGURE_DEPENDS)"
+			}
 			f := Finding{
 				Rule: "untracked-input-changed", Severity: sev, System: s.System,
 				Message:  msg,
@@ -217,7 +225,7 @@ func untrackedForeign(g *graph.Graph) []Finding {
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
 					{Kind: "declared", Path: s.Reference.Path, Detail: watchedSummary(g, s)},
 				},
-				Fix: forceCmd(g, s, in.File.Path),
+				Fix: fix,
 			}
 			f.Evidence = append(f.Evidence, verdictEvidence(s)...)
 			f.Evidence = append(f.Evidence, traceEvidence(in)...)

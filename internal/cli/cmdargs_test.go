@@ -487,3 +487,48 @@ func TestSymlinkIncludeRetargeted(t *testing.T) {
 		t.Fatalf("include folder switched: exit %d, want an error naming inc/val.h: %+v", code, fs)
 	}
 }
+
+// TestCMakeGlobNewSource: CMakeLists.txt collects src/*.c with file(GLOB) and no CONFIGURE_DEPENDS; a
+// source added after the configure step is compiled by nobody (the build does not configure again):
+// an error naming it and the CMakeLists.txt to touch, on both generators; after the fix, nothing.
+func TestCMakeGlobNewSource(t *testing.T) {
+	for _, gen := range []string{"Unix Makefiles", "Ninja"} {
+		t.Run(strings.Fields(gen)[0], func(t *testing.T) {
+			tool := "make"
+			if gen == "Ninja" {
+				tool = "ninja"
+			}
+			needTools(t, "cmake", tool, "cc")
+			dir := t.TempDir()
+			writeFiles(t, dir, map[string]string{
+				"CMakeLists.txt": "cmake_minimum_required(VERSION 3.10)\nproject(g C)\nfile(GLOB SRCS \"${CMAKE_CURRENT_SOURCE_DIR}/src/*.c\")\nadd_executable(app ${SRCS})\n",
+				"src/main.c":     "int extra(void) __attribute__((weak));\nint main(void) { return extra ? extra() : 0; }\n",
+			})
+			bld := filepath.Join(dir, "build")
+			shIn(t, dir, nil, "cmake", "-S", ".", "-B", "build", "-G", gen)
+			shIn(t, dir, nil, "cmake", "--build", "build")
+			if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 {
+				t.Fatalf("clean build: exit %d %+v", code, fs)
+			}
+			extra := filepath.Join(dir, "src", "extra.c")
+			writeFiles(t, dir, map[string]string{"src/extra.c": "int extra(void) { return 3; }\n"})
+			when := time.Now().Add(2 * time.Second)
+			os.Chtimes(extra, when, when)
+			time.Sleep(time.Until(when) + 10*time.Millisecond)
+			shIn(t, dir, nil, "cmake", "--build", "build")
+			if out := shIn(t, dir, nil, "find", "build", "-name", "extra.c.o"); strings.TrimSpace(out) != "" { // the premise
+				t.Fatalf("the build compiled extra.c: %s", out)
+			}
+			fs, code := checkSystems(t, bld)
+			got := find(fs, "untracked-input-changed", extra)
+			if code != 1 || len(got) != 1 || got[0].Severity != "error" || !strings.Contains(got[0].Fix, "CMakeLists.txt") {
+				t.Fatalf("a source the glob matches, added after configuring: exit %d, want one error: %+v", code, fs)
+			}
+			shIn(t, dir, nil, "touch", "CMakeLists.txt")
+			shIn(t, dir, nil, "cmake", "--build", "build")
+			if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(find(fs, "untracked-input-changed", extra)) != 0 {
+				t.Fatalf("after the fix: exit %d %+v", code, fs) // CMake's progress lines moved: info at most
+			}
+		})
+	}
+}

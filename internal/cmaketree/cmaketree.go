@@ -2,7 +2,9 @@
 // (CMakeFiles/Makefile.cmake's CMAKE_MAKEFILE_DEPENDS, OUTPUTS and PRODUCTS; a target's
 // DependInfo.cmake's CMAKE_DEPENDS_DEPENDENCY_FILES): `set(NAME` on a line of its own, one quoted item
 // per line, `)` on a line of its own. The Make reader (a "Unix Makefiles" tree) and the Cargo reader
-// (the tree the cmake crate builds in OUT_DIR) share it.
+// (the tree the cmake crate builds in OUT_DIR) share it. It also reads the file(GLOB) calls of a
+// project's CMakeLists.txt (glob.go): sources a glob matches that nothing compiles, added after the
+// configure step ran, are inputs of that step on every generator.
 package cmaketree
 
 import "strings"

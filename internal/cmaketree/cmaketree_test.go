@@ -2,6 +2,7 @@ package cmaketree
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -16,5 +17,24 @@ func TestList(t *testing.T) {
 	}
 	if got := List(text, "CMAKE_MAKEFILE_OUTPUTS"); got != nil {
 		t.Errorf("absent list: %q", got)
+	}
+}
+
+// TestGlobs: file(GLOB) and file(GLOB_RECURSE) calls, their options skipped, patterns resolved against
+// the list's folder and the source tree's top; CONFIGURE_DEPENDS globs and values only CMake knows are
+// left out.
+func TestGlobs(t *testing.T) {
+	text := "project(p C)\nfile(GLOB SRCS src/*.c \"${CMAKE_SOURCE_DIR}/common/*.c\") # sources\n" +
+		"file(GLOB_RECURSE MORE LIST_DIRECTORIES false RELATIVE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/lib/*.cpp)\n" +
+		"file(GLOB WATCHED CONFIGURE_DEPENDS src/*.h)\nfile(GLOB OTHER ${MY_DIR}/*.c)\n"
+	got := Globs("/w/sub/CMakeLists.txt", text, "/w")
+	if len(got) != 2 {
+		t.Fatalf("got %d globs: %+v", len(got), got)
+	}
+	if g := got[0]; g.Line != 2 || g.Recurse || strings.Join(g.Patterns, " ") != "/w/sub/src/*.c /w/common/*.c" {
+		t.Errorf("first: %+v", g)
+	}
+	if g := got[1]; g.Line != 3 || !g.Recurse || strings.Join(g.Patterns, " ") != "/w/sub/lib/*.cpp" {
+		t.Errorf("second: %+v", g)
 	}
 }

@@ -463,6 +463,46 @@ func (sc simple) files(dir, line string, out *[]Word) string {
 	return dir
 }
 
+// WithoutPrinting returns cmd (one shell command per line) without the lines that only print to the
+// terminal: every simple command of the line is echo, printf, true or `:` with no redirection, or
+// CMake's `cmake -E echo`, `echo_append` or `cmake_echo_color` (its progress lines, whose numbers
+// move when a target gains a source). Such a line cannot change what the command writes.
+func WithoutPrinting(cmd string) string {
+	var keep []string
+	for _, line := range strings.Split(cmd, "\n") {
+		if !printsOnly(strings.TrimLeft(strings.TrimSpace(line), "@+-")) {
+			keep = append(keep, line)
+		}
+	}
+	return strings.Join(keep, "\n")
+}
+
+func printsOnly(line string) bool {
+	cmds := lex(line)
+	if len(cmds) == 0 {
+		return false
+	}
+	for _, sc := range cmds {
+		if len(sc) == 0 {
+			return false
+		}
+		for _, w := range sc {
+			if w.redirect != 0 {
+				return false
+			}
+		}
+		switch prog := filepath.Base(sc[0].text); {
+		case sc[0].dynamic:
+			return false
+		case prog == "echo" || prog == "printf" || prog == "true" || prog == ":":
+		case prog == "cmake" && len(sc) >= 3 && sc[1].text == "-E" && (sc[2].text == "echo" || sc[2].text == "echo_append" || sc[2].text == "cmake_echo_color"):
+		default:
+			return false
+		}
+	}
+	return true
+}
+
 // isAssignment reports a shell variable assignment (NAME=value).
 func isAssignment(s string) bool {
 	i := strings.IndexByte(s, '=')

@@ -107,3 +107,13 @@ func TestLinks(t *testing.T) {
 		t.Errorf("no -L folder: %v", l)
 	}
 }
+
+// TestWithoutPrinting: lines that only print (echo, printf, CMake's progress lines) are dropped; a
+// line that prints into a file, or does anything else beside printing, stays.
+func TestWithoutPrinting(t *testing.T) {
+	cmd := "@/usr/bin/cmake -E cmake_echo_color --switch= --green --progress-num=3 \"Building C object x.o\"\n" +
+		"cc -c x.c -o x.o\necho done\necho v > version.h\nprintf 'a\\n' && touch y\n: nothing"
+	if got, want := WithoutPrinting(cmd), "cc -c x.c -o x.o\necho v > version.h\nprintf 'a\\n' && touch y"; got != want {
+		t.Errorf("got %q\nwant %q", got, want)
+	}
+}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/cinclude"
+	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -496,6 +497,8 @@ func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.C
 		if b.CommandText != "" {
 			if why, inert := inertCommandChange(headers, s, b.CommandText, s.Command); inert {
 				c.Verdict, c.Why = graph.ContentSame, why
+			} else if cmdargs.WithoutPrinting(b.CommandText) == cmdargs.WithoutPrinting(s.Command) {
+				c.Verdict, c.Why = graph.ContentSame, "the command differs only in lines that print to the terminal (echo, CMake's progress lines), which write nothing the outputs hold"
 			}
 		}
 	}

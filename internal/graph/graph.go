@@ -46,6 +46,10 @@ const (
 	// not as an output (internal/cmdargs). The command may read it or write it: the text alone does not
 	// say, so the rules judge such an input by its content baseline.
 	CommandArg How = "command-arg"
+	// Glob: a glob of the build description matches the file (CMake's file(GLOB) without
+	// CONFIGURE_DEPENDS), which the build evaluates only when it configures: a source added since is
+	// not built until the configure step runs again (internal/cmaketree). Input.Via is the description.
+	Glob How = "glob"
 )
 
 // StepKind names the kind of build action, in words common to build systems; each adapter maps its
@@ -77,6 +81,9 @@ type Input struct {
 	How []How
 	// Detail says where each clue came from (e.g. the depfile path or the `running:` line), parallel to How.
 	Detail []string
+	// Via is the file whose text ties the input to the step when that is not a record of the step (the
+	// build description holding a glob that matches it); touching it makes the build redo the step.
+	Via string
 	// Watched is true when the build system will rebuild the step if this file changes.
 	Watched bool
 	// SystemWatched is true for an input of a driven step (Step.Driver) that the step's own system
