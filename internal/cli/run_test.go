@@ -210,6 +210,10 @@ func readFile(t *testing.T, path string) string {
 // A fresh build is recorded with its whole identity, in the default SQLite ledger and in PostgreSQL.
 func TestRunRecordsIdentity(t *testing.T) {
 	p := hotProject(t)
+	// The run below has PROVER_WINDOW=7, which hot-sys's script declares: built in that environment (a
+	// binary built with another value is stale there: pending-rebuild).
+	p.Env = append(p.Env, "PROVER_WINDOW=7")
+	p.Cargo("build", "--release")
 	ws := p.Dir
 	git := func(args ...string) string {
 		cmd := exec.Command("git", append([]string{"-c", "user.name=t", "-c", "user.email=t@example.com"}, args...)...)

@@ -480,10 +480,19 @@ func TestBadInput(t *testing.T) {
 		}
 		p := m.Package("example.com/x")
 		all := strings.Join(append(p.Problems, p.Unresolved...), "\n")
-		for _, w := range []string{"include folder " + filepath.Join(dir, "nowhere"), "-L " + filepath.Join(dir, "nolib") + " is missing", `#include "gone.h" at ` + filepath.Join(dir, "x.go") + ":6", "-lnothere"} {
+		for _, w := range []string{"include folder " + filepath.Join(dir, "nowhere"), "-L " + filepath.Join(dir, "nolib") + " is missing", `#include "gone.h" at ` + filepath.Join(dir, "x.go") + ":6"} {
 			if !strings.Contains(all, w) {
 				t.Errorf("%q not in\n%s", w, all)
 			}
+		}
+		// -lnothere is in no folder, the linker's default ones included: the link took it from the
+		// project's -L folder, and it is gone (a missing input, judged by the rules).
+		found := false
+		for _, in := range p.Discovered {
+			found = found || in.Path == filepath.Join(dir, "nolib", "libnothere.a") && strings.Contains(in.Clues[0].Detail, "-lnothere")
+		}
+		if !found {
+			t.Errorf("-lnothere is no missing input of nolib: %+v", p.Discovered)
 		}
 	})
 	t.Run("not a Go binary", func(t *testing.T) {
