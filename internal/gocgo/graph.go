@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -341,6 +342,17 @@ func modulePath(gomod string) (string, error) {
 
 var majorSuffix = regexp.MustCompile(`^v[0-9]+$`)
 
+// listed returns up to maxScan entries of the folder d (none when it cannot be read).
+func listed(d string) []fs.DirEntry {
+	f, err := fsrec.Open(d)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	ents, _ := f.ReadDir(maxScan)
+	return fsrec.ListOpened(d, ents)
+}
+
 // DefaultBinaryName is the file name `go build` gives the binary of a main package (cmd/go's
 // DefaultExecName: the last element of the import path, or the one before a /vN suffix).
 func DefaultBinaryName(importPath string) string {
@@ -377,41 +389,25 @@ func findBinaries(dir, modPath string, m *Module) ([]*Binary, []graph.Problem) {
 				above = append(above, filepath.Join(d, n))
 			}
 		}
-		for i := 0; i < len(dirs)+len(above); i++ {
-			if i >= len(dirs) {
-				d := above[i-len(dirs)]
-				if st, err := fsrec.Stat(d); err != nil || !st.IsDir() {
-					continue
-				}
-				f, err := fsrec.Open(d)
-				if err != nil {
-					continue
-				}
-				ents, _ := f.ReadDir(maxScan)
-				ents = fsrec.ListOpened(d, ents)
-				f.Close()
-				for _, e := range ents {
-					if e.Type().IsRegular() && filepath.Ext(e.Name()) == "" {
-						cands = append(cands, filepath.Join(d, e.Name()))
-					}
-				}
-				continue
-			}
+		for i := 0; i < len(dirs); i++ {
 			d := dirs[i]
-			f, err := fsrec.Open(d)
-			if err != nil {
-				continue
-			}
-			ents, _ := f.ReadDir(maxScan)
-			ents = fsrec.ListOpened(d, ents)
-			f.Close()
-			for _, e := range ents {
+			for _, e := range listed(d) {
 				name := e.Name()
 				switch {
 				case e.Type().IsRegular() && (i == 0 || filepath.Ext(name) == ""):
 					cands = append(cands, filepath.Join(d, name))
 				case i == 0 && e.IsDir() && !strings.HasPrefix(name, ".") && name != "vendor" && name != "testdata" && len(dirs) <= maxSubfolders:
 					dirs = append(dirs, filepath.Join(d, name))
+				}
+			}
+		}
+		for _, d := range above {
+			if st, err := fsrec.Stat(d); err != nil || !st.IsDir() {
+				continue
+			}
+			for _, e := range listed(d) {
+				if e.Type().IsRegular() && filepath.Ext(e.Name()) == "" {
+					cands = append(cands, filepath.Join(d, e.Name()))
 				}
 			}
 		}
