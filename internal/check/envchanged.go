@@ -5,21 +5,11 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
-// cargoSetsForScripts are variables Cargo itself sets for a build script from the unit's own
-// configuration (Cargo's "Environment variables Cargo sets for build scripts"): a change in them makes a
-// new unit, so they are never a reason of this rule.
-var cargoSetsForScripts = map[string]bool{
-	"TARGET": true, "HOST": true, "OPT_LEVEL": true, "DEBUG": true, "PROFILE": true, "NUM_JOBS": true,
-	"OUT_DIR": true, "RUSTC": true, "RUSTDOC": true, "RUSTC_LINKER": true, "RUSTC_WRAPPER": true,
-	"RUSTC_WORKSPACE_WRAPPER": true,
-}
-
-func setByCargo(name string) bool {
-	return cargoSetsForScripts[name] || strings.HasPrefix(name, "CARGO_") || strings.HasPrefix(name, "DEP_")
-}
+func setByCargo(name string) bool { return unit.SetForScripts(name) }
 
 // untrackedEnvChanged: a live build-script run's tools looked up an environment variable (cc-rs logs
 // each lookup: `CFLAGS = None`) that the script does not declare with rerun-if-env-changed, and the

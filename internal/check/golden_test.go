@@ -388,6 +388,14 @@ func ruleCases() []ruleCase {
 					Through: []string{"/w/rs/include/lib.h", "/w/rs/src/a.c"}, Changed: []string{"/w/rs/include/lib.h"},
 					Why: "1 of the 2 sources its last build read differ from the content recorded then"}})
 		}), []string{"untracked-input-changed"}},
+		{"linked-library-gone-sources-same", program(contentOrigin{make_}, "go", func(_ *graph.Graph, _, link *graph.Step) {
+			// As linked-library-gone, and everything the library's last build read is as it was: info.
+			link.Inputs = append(link.Inputs, &graph.Input{File: graph.FileInfo{Path: "/w/rs/target/release/librs.a"},
+				How: []graph.How{graph.CommandLine}, Detail: []string{"-lrs in #cgo LDFLAGS of /w/main.go"},
+				Content: &graph.InputContent{Verdict: graph.ContentSame, BaselineNS: t0 - 5e9,
+					Through: []string{"/w/rs/include/lib.h", "/w/rs/src/a.c"},
+					Why:     "the 2 sources its last build read have the content recorded then, no folder searched before one of its headers holds a file of that name now, and the environment it read is the same"}})
+		}), []string{"untracked-input-changed"}},
 		{"clean-content", program(contentOrigin{make_}, "go", func(_ *graph.Graph, obj, _ *graph.Step) {
 			obj.Inputs[0].File.MTimeNS = t0 + 5e9 // a newer mtime is no reason of its own where content is compared
 		}), nil},

@@ -76,8 +76,9 @@ func untrackedInputChangedNeutral(g *graph.Graph) []Finding {
 // clean -p of a staticlib a Go program links): the program holds a copy that nothing on disk can be
 // compared with, and the next build of the library will not make the step relink. Judged by the sources
 // the library's last build read (internal/content, gonelib.go): one that differs from the content
-// recorded then is an error naming it; otherwise a warning that cannot tell (a header found first in
-// another folder now is not among those sources), which says what was compared.
+// recorded then, or a header a folder searched before it holds now, is an error naming it; all the same
+// (and the environment it read) is info; with no baseline or no recorded search order a warning that
+// cannot tell, which says what was compared.
 func linkedLibraryGone(g *graph.Graph, s *graph.Step, in *graph.Input) Finding {
 	w := s.Words()
 	f := Finding{
@@ -110,6 +111,12 @@ func linkedLibraryGone(g *graph.Graph, s *graph.Step, in *graph.Input) Finding {
 				f.Evidence = append(f.Evidence, Evidence{Kind: "input", Path: p, How: "content-baseline",
 					Detail: fmt.Sprintf("a source of the library's last build (baseline recorded at %s); its content differs now", fmtTime(c.BaselineNS))})
 			}
+		case graph.ContentSame:
+			// What the library's last build read is all as it was: rebuilding it makes what the
+			// program holds (only its presence is unknown).
+			f.Severity = Info
+			f.Message = fmt.Sprintf("%s, which %s links, is gone (a clean of the build that made it, or a removed file), but %s: rebuilding it makes what %s holds, and %s, so that build will not relink %s either",
+				display(g, in.File.Path), stepWhat(s), c.Why, display(g, s.Reference.Path), w.NotWatched, s.Label)
 		default:
 			if c.Why != "" {
 				f.Message += "; " + c.Why

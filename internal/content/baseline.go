@@ -30,6 +30,12 @@ type stepBaseline struct {
 	// ("<device>:<inode>"): a path that names another file now (a symbolic link on the way switched to
 	// another folder of older files) is hashed again though no mtime or ctime moved.
 	Files map[string]string `json:"files,omitempty"`
+	// Search is the run's header search order (each compile's own folder, then its -iquote, -I,
+	// -isystem and -idirafter folders, the first sight of each kept), and Searched that it was recorded
+	// (a run that compiles no C has none): after `cargo clean -p` removes the run's records, a header
+	// that a folder earlier in it holds now would shadow the one the run read (gonelib.go).
+	Search   []string `json:"search,omitempty"`
+	Searched bool     `json:"searched,omitempty"`
 	// Env, Flags and Archive: for a build-script run, what its tools read from the environment and
 	// whether it made a static library, as its records showed (kept for after `cargo clean -p`
 	// removes them: graph.RemovedRun).
@@ -252,6 +258,10 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 				ic.Verdict = graph.ContentDiffers
 			}
 		}
+		if !b.Searched && len(b.Inputs) > 0 {
+			b.Search, b.Searched = searchOrder(s), true
+			recorded = true
+		}
 		if s.Command != "" && s.CommandFrom != "" {
 			if judgeCommand(s, &b, ref, headers) {
 				recorded = true
@@ -305,6 +315,28 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			st.keepNewest(runs[s.ID], key, pinned)
 		}
 	}
+}
+
+// searchOrder is the header search order of s's compiles (stepBaseline.Search).
+func searchOrder(s *graph.Step) []string {
+	var out []string
+	seen := map[string]bool{}
+	add := func(ds ...string) {
+		for _, d := range ds {
+			if d != "" && filepath.IsAbs(d) && !seen[d] {
+				seen[d] = true
+				out = append(out, filepath.Clean(d))
+			}
+		}
+	}
+	for _, c := range s.Compiles {
+		add(filepath.Dir(c.Source))
+		add(c.Quote...)
+		add(c.Dirs...)
+		add(c.System...)
+		add(c.After...)
+	}
+	return out
 }
 
 // compiledAt is the mtime of the oldest depfile that lists the input (0 when none does): the time of

@@ -178,3 +178,17 @@ func TreeOf(g *graph.Graph) *Tree {
 	}
 	return &Tree{}
 }
+
+// scriptVars are variables Cargo itself sets for a build script from the unit's own configuration
+// (Cargo's "Environment variables Cargo sets for build scripts"): a change in them makes a new unit, and
+// the environment stalecheck runs in does not have them.
+var scriptVars = map[string]bool{
+	"TARGET": true, "HOST": true, "OPT_LEVEL": true, "DEBUG": true, "PROFILE": true, "NUM_JOBS": true,
+	"OUT_DIR": true, "RUSTC": true, "RUSTDOC": true, "RUSTC_LINKER": true, "RUSTC_WRAPPER": true,
+	"RUSTC_WORKSPACE_WRAPPER": true,
+}
+
+// SetForScripts reports whether Cargo sets the variable for a build script (scriptVars, CARGO_*, DEP_*).
+func SetForScripts(name string) bool {
+	return scriptVars[name] || strings.HasPrefix(name, "CARGO_") || strings.HasPrefix(name, "DEP_")
+}
