@@ -427,6 +427,10 @@ func TestGoBinaryInRepoBin(t *testing.T) {
 	if got := find(fs, "untracked-input-changed", hdr); code != 1 || len(got) != 1 || got[0].Severity != "error" {
 		t.Fatalf("header edited: exit %d, want an error naming include/val.h: %+v", code, fs)
 	}
+	// which, from the binary: no module above it; it says so in Go's words.
+	if _, errOut, code := run(t, "which", filepath.Join(dir, "bin", "app")); code != 2 || !strings.Contains(errOut, "is a Go binary of module example.com/app") {
+		t.Fatalf("which: exit %d, stderr %q", code, errOut)
+	}
 }
 
 // TestGoPkgConfigHeader: a cgo preamble takes its include folder from `#cgo pkg-config: vallib`; the

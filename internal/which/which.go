@@ -29,6 +29,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
 	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/evidence"
+	"github.com/stalecheck/stalecheck/internal/gocgo"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -97,6 +98,11 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 		// Not in a Cargo build: a Go binary or a Make/Ninja program (which_joined.go).
 		if libs, notes, ok, jerr := joinedLibraries(binary, opt); ok {
 			return libs, notes, jerr
+		}
+		if b, gerr := gocgo.ReadBinary(binary); gerr == nil && b.MainModule != "" {
+			// A Go binary built outside its module's folder tree (go build -o ../bin/app): say so in
+			// Go's words rather than Cargo's.
+			return nil, nil, fmt.Errorf("%s is a Go binary of module %s, and no go.mod of that module lies at or above it (it was built elsewhere, e.g. go build -o ../bin/app): `stalecheck check MODULE_FOLDER` finds it from the module; give the copies of a library with --candidate", binary, b.MainModule)
 		}
 		return nil, nil, fmt.Errorf("%w; give the copies with --candidate", err)
 	}
