@@ -308,12 +308,13 @@ func declaredEnvPending(g *graph.Graph, s *graph.Step, what, build string) []Fin
 			continue
 		}
 		w := s.Words()
+		watches := strings.Replace(w.Watched, " it", " "+e.Name, 1) // "Cargo watches LEVEL"
 		built, how := "was built", "the build's record keeps its value"
 		if s.Kind == graph.ScriptRun {
 			built, how = "last ran", "it declares rerun-if-env-changed="+e.Name
 		}
 		msg := fmt.Sprintf("%s %s with %s %s and it is %s in this environment; %s (%s), so the next build here redoes %s: the binary you have was built with the old value",
-			what, built, e.Name, envText(e), envText(now), strings.Replace(w.Watched, " it", " "+e.Name, 1), how, unitName(s))
+			what, built, e.Name, envText(e), envText(now), watches, how, unitName(s))
 		rec := s.RecordDir
 		if rec == "" {
 			rec = s.Reference.Path
@@ -324,7 +325,7 @@ func declaredEnvPending(g *graph.Graph, s *graph.Step, what, build string) []Fin
 		if e.Set && !now.Set {
 			f.Severity = Warning
 			f.Message = fmt.Sprintf("%s %s with %s %s and it is not set in this environment; %s (%s): unless the build sets it from its own configuration (such as Cargo's [env] table), the next build here redoes %s, and the binary you have was built with that value",
-				what, built, e.Name, envText(e), strings.Replace(w.Watched, " it", " "+e.Name, 1), how, unitName(s))
+				what, built, e.Name, envText(e), watches, how, unitName(s))
 		}
 		out = append(out, f)
 	}

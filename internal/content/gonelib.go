@@ -108,7 +108,7 @@ func goneLibrary(g *graph.Graph, st *Store, dig *digest.Cache, runs map[string][
 	sort.Strings(envNow)
 	switch {
 	case len(ic.Through) == 0:
-		ic.Why = fmt.Sprintf("no content baseline of the build that made it is kept (stalecheck had not checked that build before it was removed)")
+		ic.Why = "no content baseline of the build that made it is kept (stalecheck had not checked that build before it was removed)"
 	case len(ic.Changed) > 0:
 		ic.Verdict = graph.ContentDiffers
 		ic.Why = fmt.Sprintf("%d of the %d sources its last build read differ from the content recorded then, or a header found first now shadows one", len(ic.Changed), len(ic.Through))
