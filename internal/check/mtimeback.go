@@ -35,6 +35,10 @@ func contentJudged(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Fi
 			same = "its content differs from when " + unitName(s) + " ran, but " + c.Why
 			detail = fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s, and the code digests (comments and blank runs left out) are equal: %s",
 				c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s), c.Why)
+			if len(c.Through) > 0 {
+				detail = fmt.Sprintf("digest %s differs from the content baseline %s recorded at %s for this run of %s, and %s",
+					c.Digest, c.Baseline, fmtTime(c.BaselineNS), unitName(s), c.Why)
+			}
 		}
 		if in.Watched {
 			what := "the mtime of " + display(g, in.File.Path) + " changed"

@@ -129,6 +129,59 @@ func (s *Store) sameCode(path, base, now string) bool {
 	return code == was
 }
 
+// keepMeaning records, for an input whose bytes are not reproducible (graph.Input.Meaning), the digest
+// of the file written with it that states what it holds, while its bytes have the digest d.
+func (s *Store) keepMeaning(in *graph.Input, d string, dig *digest.Cache) {
+	if _, ok := s.code.get(d); ok || in.Meaning == "" {
+		return
+	}
+	if m, ok := meaningDigest(in, d, dig); ok {
+		s.code.put(d, m)
+	}
+}
+
+// sameMeaning reports whether in, now with content digest now, holds what it held with digest base:
+// the file written with it (in.Meaning) has the content it had beside the baseline.
+func (s *Store) sameMeaning(in *graph.Input, base, now string, dig *digest.Cache) bool {
+	was, ok := s.code.get(base)
+	if in.Meaning == "" || !ok || !strings.HasPrefix(was, meaningPrefix) {
+		return false
+	}
+	m, ok := meaningDigest(in, now, dig)
+	return ok && m == was
+}
+
+// meaningPrefix marks the digests meaningDigest gives in the code digest store (a content-addressed
+// map like the code digests: the meaning of one version of a record is fixed).
+const meaningPrefix = "meaning:"
+
+// meaningDigest is the digest of in.Meaning while in's bytes have the digest d, when that file was
+// written with in (not older than it): otherwise it may state an earlier or later version, and ok
+// is false.
+func meaningDigest(in *graph.Input, d string, dig *digest.Cache) (string, bool) {
+	k, ok, err := digest.StatKey(in.File.Path)
+	if err != nil || !ok {
+		return "", false
+	}
+	mk, ok, err := digest.StatKey(in.Meaning)
+	if err != nil || !ok || mk.MtimeNS < k.MtimeNS {
+		return "", false
+	}
+	if cur, err := dig.File(in.File.Path); err != nil || cur.String() != d {
+		return "", false
+	}
+	m, err := dig.File(in.Meaning)
+	if err != nil {
+		return "", false
+	}
+	return meaningPrefix + m.String(), true
+}
+
+// sameMeaningWhy is the reason a content verdict gives for a record rewritten with what it held.
+func sameMeaningWhy(g *graph.Graph, in *graph.Input) string {
+	return relTo(g.Workspace, in.Meaning) + ", which the build system writes with it, is the same as then: its own bytes are not reproducible (their order varies from run to run), the settings it holds are what that run used"
+}
+
 // sameCodeWhy is the reason a content verdict gives for an edit of comments only.
 const sameCodeWhy = "only comments or blanks changed: its code, line numbers included, is what the step compiled"
 
@@ -176,7 +229,9 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 		compares := s.ComparesContent()
 		for _, in := range s.Inputs {
 			p := in.File.Path
-			if !in.File.Exists || made[p] || generated(g, p) || compares && !in.Watched {
+			// A generated file is not compared, unless its build system states what it holds (Meaning):
+			// then that is compared.
+			if !in.File.Exists || made[p] || generated(g, p) && in.Meaning == "" || compares && !in.Watched {
 				continue
 			}
 			if in.CompiledAs != "" || elsewhere {
@@ -219,6 +274,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 						}
 						b.Inputs[rel] = d.String()
 						st.keepCode(p, d.String())
+						st.keepMeaning(in, d.String(), dig)
 						recorded = true
 					}
 				}
@@ -254,6 +310,8 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 				ic.Verdict = graph.ContentSame
 			case st.sameCode(p, base, ic.Digest):
 				ic.Verdict, ic.Why = graph.ContentSame, sameCodeWhy
+			case st.sameMeaning(in, base, ic.Digest, dig):
+				ic.Verdict, ic.Why, ic.Through = graph.ContentSame, sameMeaningWhy(g, in), []string{in.Meaning}
 			default:
 				ic.Verdict = graph.ContentDiffers
 			}

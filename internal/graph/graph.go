@@ -84,6 +84,11 @@ type Input struct {
 	// Via is the file whose text ties the input to the step when that is not a record of the step (the
 	// build description holding a glob that matches it); touching it makes the build redo the step.
 	Via string
+	// Meaning, when set, is a file the build system writes together with this one that states what this
+	// one holds in bytes that are reproducible, while this one's are not (a serialization whose order
+	// varies from run to run): two versions of this file mean the same when Meaning had the same
+	// content beside each (internal/content), provided it is not older than this file (written with it).
+	Meaning string
 	// Watched is true when the build system will rebuild the step if this file changes.
 	Watched bool
 	// SystemWatched is true for an input of a driven step (Step.Driver) that the step's own system

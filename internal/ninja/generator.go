@@ -34,6 +34,12 @@ type Generator struct {
 	CompileDB string
 	// Err is the record's read error (a damaged cache or JSON), naming the file.
 	Err error
+	// Meanings maps a record of the tool whose bytes are not reproducible to the file the tool writes
+	// with it stating the same settings reproducibly (graph.Input.Meaning). Meson pickles its options
+	// into meson-private/coredata.dat, whose set order varies from run to run (a `meson configure` of
+	// the value an option already has rewrites other bytes), and writes them as JSON to
+	// meson-info/intro-buildoptions.json in the same run (observed meson 1.0).
+	Meanings map[string]string
 }
 
 // CompileEntry is one compile_commands.json entry (clang's JSON compilation database).
@@ -102,6 +108,9 @@ func DetectGenerator(dir string) *Generator {
 		}
 		g.Err = err
 		g.Source, g.Version = info.Directories.Source, info.MesonVersion.Full
+		g.Meanings = map[string]string{
+			filepath.Join(dir, "meson-private", "coredata.dat"): filepath.Join(dir, "meson-info", "intro-buildoptions.json"),
+		}
 		ents, _ := fsrec.ReadDir(filepath.Join(dir, "meson-info"))
 		for _, e := range ents {
 			if strings.HasPrefix(e.Name(), "intro-") && strings.HasSuffix(e.Name(), ".json") {

@@ -263,6 +263,13 @@ func (b *Build) Graph() *graph.Graph {
 			s.KeepsLive = append(s.KeepsLive, regen...)
 		}
 	}
+	if b.Generator != nil {
+		for _, s := range regen {
+			for _, in := range s.Inputs {
+				in.Meaning = b.Generator.Meanings[in.File.Path]
+			}
+		}
+	}
 	for _, d := range deps {
 		for _, p := range d.paths {
 			if p2 := byOut[p]; p2 != nil && p2 != d.s && !contains(d.s.Deps, p2) {
