@@ -241,7 +241,7 @@ func TestStalecheckOnCleanTree(t *testing.T) {
 			for _, m := range cm.Matched {
 				run := ""
 				for _, s := range g.Steps {
-					if s.Kind == graph.ScriptRun && strings.HasPrefix(m, s.Script.OutDir+"/") {
+					if s.Kind == graph.ScriptRun && strings.HasPrefix(m, s.Script().OutDir+"/") {
 						run = s.ID
 					}
 				}

@@ -13,8 +13,10 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/metrics"
 	"runtime/pprof"
 	"runtime/trace"
+	"strings"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/cli"
@@ -24,6 +26,7 @@ func main() {
 	n := flag.Int("n", 10, "how many times to run the command")
 	cpu := flag.String("cpu", "", "write a CPU profile here")
 	mem := flag.String("mem", "", "write an allocation profile (alloc_space) here")
+	mem2 := flag.Bool("memclasses", false, "print the runtime's memory classes (runtime/metrics) after the runs: what the memory limit counts beside the heap")
 	tr := flag.String("trace", "", "write an execution trace here (go tool trace; -pprof=sync or =sched for where goroutines waited)")
 	flag.Parse()
 	args := append([]string{"stalecheck"}, flag.Args()...)
@@ -45,6 +48,21 @@ func main() {
 	}
 	fmt.Fprintf(os.Stderr, "profcheck: %d runs, %.1f ms each, exit status %d\n", *n,
 		float64(time.Since(t0).Microseconds())/1000/float64(*n), rc)
+	if *mem2 {
+		descs := metrics.All()
+		var ss []metrics.Sample
+		for _, d := range descs {
+			if strings.HasPrefix(d.Name, "/memory/classes/") || d.Name == "/gc/heap/live:bytes" || d.Name == "/gc/cycles/total:gc-cycles" || d.Name == "/gc/heap/allocs:bytes" {
+				ss = append(ss, metrics.Sample{Name: d.Name})
+			}
+		}
+		metrics.Read(ss)
+		for _, s := range ss {
+			if s.Value.Kind() == metrics.KindUint64 {
+				fmt.Fprintf(os.Stderr, "%-55s %10.1f MB\n", s.Name, float64(s.Value.Uint64())/1e6)
+			}
+		}
+	}
 	if *mem != "" {
 		f, err := os.Create(*mem)
 		if err == nil {

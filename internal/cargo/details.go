@@ -104,10 +104,10 @@ func (r *reader) readBuildDirs() {
 	})
 	for i, d := range dirs {
 		for _, s := range d.Steps {
-			s.Script.DirBytes = d.Bytes
+			s.OwnScript().DirBytes = d.Bytes
 			if s.Kind == graph.ScriptRun {
 				p := unit.PathsOf(r.l.BuildDir, s)
-				s.Script.RunDir, s.Script.OutDir = p.Run, p.Out
+				s.OwnScript().RunDir, s.OwnScript().OutDir = p.Run, p.Out
 				s.Outputs = outs[i]
 			}
 		}
@@ -159,10 +159,10 @@ func (r *reader) readDetails() {
 	r.g.Env = map[string]graph.EnvRead{}
 	for _, s := range runs {
 		names := []string{}
-		for _, e := range s.Script.EnvReads {
+		for _, e := range s.Script().EnvReads {
 			names = append(names, e.Name)
 		}
-		for _, f := range s.Script.FlagsSeen {
+		for _, f := range s.Script().FlagsSeen {
 			names = append(names, f.Names...)
 		}
 		for _, e := range unit.Of(s).DeclaredEnvValues {
@@ -303,7 +303,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 		}
 		return
 	}
-	s.Script.ScriptSource = ins[0]
+	s.OwnScript().ScriptSource = ins[0]
 	for dir := filepath.Dir(ins[0]); ; dir = filepath.Dir(dir) {
 		if _, err := fsrec.Stat(filepath.Join(dir, "Cargo.toml")); err == nil {
 			s.PackageRoot = dir
@@ -322,7 +322,7 @@ func (r *reader) compileDetails(s *graph.Step) {
 func (r *reader) inheritFromCompile(s *graph.Step) {
 	for _, d := range s.Deps {
 		if d.Kind == graph.ScriptCompile {
-			s.PackageRoot, s.Script.ScriptSource, s.PathPackage = d.PackageRoot, d.Script.ScriptSource, d.PathPackage
+			s.PackageRoot, s.OwnScript().ScriptSource, s.PathPackage = d.PackageRoot, d.Script().ScriptSource, d.PathPackage
 			unit.Of(s).Features = unit.Of(d).Features
 			if unit.Of(s).Rustc == 0 {
 				unit.Of(s).Rustc = unit.Of(d).Rustc
@@ -458,19 +458,19 @@ func (r *reader) manifestEnv(s *graph.Step, di *DepInfo) {
 // `root-output`, `invoked.timestamp`; then, for a live run, its inputs.
 func (r *reader) runDetails(s *graph.Step) {
 	paths := unit.PathsOf(r.l.BuildDir, s)
-	if s.Script.RunDir == "" {
-		s.Script.RunDir, s.Script.OutDir = paths.Run, paths.Out
+	if s.Script().RunDir == "" {
+		s.OwnScript().RunDir, s.OwnScript().OutDir = paths.Run, paths.Out
 	}
 	outFile := paths.Stdout
 	if !r.reference(s, outFile) {
 		return
 	}
-	inv := r.stamp(s, filepath.Join(s.Script.RunDir, "invoked.timestamp"))
+	inv := r.stamp(s, filepath.Join(s.Script().RunDir, "invoked.timestamp"))
 	switch {
 	case !s.Reference.Exists && inv.Exists:
 		s.Failed = fmt.Sprintf("the build script started (%s) but never finished: the run folder has no %s file", inv.Path, filepath.Base(outFile))
 	case !s.Reference.Exists:
-		if isDir(s.Script.RunDir) {
+		if isDir(s.Script().RunDir) {
 			r.stepProblem(s, outFile, fmt.Errorf("the build-script run folder has no %s file", filepath.Base(outFile)))
 		}
 		return
@@ -486,12 +486,13 @@ func (r *reader) runDetails(s *graph.Step) {
 		r.stepProblem(s, outFile, err)
 		return
 	}
-	rootOut, err := safeio.ReadFileKept(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
+	rootOut, err := safeio.ReadFileKept(filepath.Join(s.Script().RunDir, "root-output"), safeio.MaxRecord)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		r.stepProblem(s, filepath.Join(s.Script.RunDir, "root-output"), err)
+		r.stepProblem(s, filepath.Join(s.Script().RunDir, "root-output"), err)
 	}
-	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script.OutDir)
-	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.Script.OutDir)
+	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script().OutDir)
+	bo.Intern(r.strs.str)
+	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.Script().OutDir)
 
 	declared := bo.RerunIfChanged
 	if fp := r.fingerprint(s); fp != nil {
@@ -526,29 +527,29 @@ func (r *reader) runDetails(s *graph.Step) {
 		}
 		unit.Of(s).DeclaredPaths = append(unit.Of(s).DeclaredPaths, r.pkgPath(s, p))
 	}
-	s.Script.EnvReads = bo.EnvReads
+	s.OwnScript().EnvReads = bo.EnvReads
 	for _, f := range bo.CMakeFlags {
 		f.Names = ccEnvNames(f.Var, r.host, s.ProfileDir)
-		s.Script.FlagsSeen = append(s.Script.FlagsSeen, f)
+		s.OwnScript().FlagsSeen = append(s.Script().FlagsSeen, f)
 	}
 	for _, ls := range bo.LinkSearch {
 		if ls.Kind == "native" || ls.Kind == "all" || ls.Kind == "dependency" {
-			s.Script.LinkSearch = append(s.Script.LinkSearch, ls.Path)
+			s.OwnScript().LinkSearch = append(s.Script().LinkSearch, ls.Path)
 		}
 	}
 	for _, ll := range bo.LinkLibs {
-		s.Script.Links = append(s.Script.Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.Script.LinkSearch, ll)})
+		s.OwnScript().Links = append(s.Script().Links, graph.Link{Kind: ll.Kind, Modifiers: ll.Modifiers, Name: ll.Name, Path: findLib(s.Script().LinkSearch, ll)})
 	}
-	s.Script.PointsAt = r.pointsAt(s, bo)
+	s.OwnScript().PointsAt = r.pointsAt(s, bo)
 	if s.Live() && !r.opt.LinksOnly {
 		r.runInputs(s, bo)
-		s.Script.Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
+		s.OwnScript().Written = runWritten(s, data, strings.TrimSpace(string(rootOut)), bo)
 		r.otherTree(s, bo)
 	}
 }
 
 // runWritten finds the OUT_DIR files the last run's records show it installed or rebuilt (see
-// graph.Step.Script.Written): CMake's "-- Installing: P" and "-- Up-to-date: P" lines in `output`, the files
+// graph.Step.Script().Written): CMake's "-- Installing: P" and "-- Up-to-date: P" lines in `output`, the files
 // an install_manifest.txt lists when the last run wrote it (mtime not before `output`), and the files
 // under a folder where a running: line ran `cmake --build` or make. Paths recorded under root-output
 // are mapped to where OUT_DIR is now.
@@ -556,8 +557,8 @@ func runWritten(s *graph.Step, output []byte, rootOut string, bo *BuildOutput) m
 	w := map[string]string{}
 	mapOut := func(p string) string {
 		p = filepath.Clean(strings.TrimSpace(p))
-		if rootOut != "" && rootOut != s.Script.OutDir && (p == rootOut || strings.HasPrefix(p, rootOut+"/")) {
-			return s.Script.OutDir + strings.TrimPrefix(p, rootOut)
+		if rootOut != "" && rootOut != s.Script().OutDir && (p == rootOut || strings.HasPrefix(p, rootOut+"/")) {
+			return s.Script().OutDir + strings.TrimPrefix(p, rootOut)
 		}
 		return p
 	}
@@ -631,13 +632,13 @@ func libFiles(runs []*graph.Step) map[string]graph.FileInfo {
 		if !s.Live() {
 			continue
 		}
-		for _, d := range s.Script.LinkSearch {
+		for _, d := range s.Script().LinkSearch {
 			if !seenD[d] {
 				seenD[d] = true
 				dirs = append(dirs, d)
 			}
 		}
-		for _, l := range s.Script.Links {
+		for _, l := range s.Script().Links {
 			if !seenN[l.Name] && l.Kind != "framework" {
 				seenN[l.Name] = true
 				names = append(names, l.Name)
@@ -845,8 +846,8 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	}
 	var script []byte
 	var words *textWords
-	if s.Script.ScriptSource != "" {
-		script, words = r.text(s.Script.ScriptSource)
+	if s.Script().ScriptSource != "" {
+		script, words = r.text(s.Script().ScriptSource)
 		unit.Of(s).SourceNames = envNames(script)
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
@@ -863,7 +864,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		// script reads goes into its outputs as surely as a source it compiles.
 		for _, p := range scan.data {
 			if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (strings.Contains(rel, "/") && words.mentions(rel) || words.mentions(`"`+filepath.Base(p)+`"`)) {
-				add(p, unit.ScriptSource, s.Script.ScriptSource)
+				add(p, unit.ScriptSource, s.Script().ScriptSource)
 			}
 		}
 		// The same for a file that a build description the script declares names (a CMakeLists.txt
@@ -900,7 +901,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 			}
 		}
 		if rel, err := filepath.Rel(s.PackageRoot, p); err == nil && script != nil && (words.mentions(rel) || words.mentions(base)) {
-			add(p, unit.ScriptSource, s.Script.ScriptSource)
+			add(p, unit.ScriptSource, s.Script().ScriptSource)
 		}
 		if !isHeader(base) {
 			if o := outputOfStem(s, strings.TrimSuffix(base, filepath.Ext(base)), filepath.Ext(base)); o != "" {

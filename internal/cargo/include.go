@@ -422,7 +422,7 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 // script names them (as an -I argument or an include call first, else as any word): the order its
 // compiler searches them in, for the scripts that name each folder once.
 func scriptSourceCompile(s *graph.Step, src string, dirs []string) compileCmd {
-	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.Script.ScriptSource, inferred: true}
+	c := compileCmd{source: src, dir: s.PackageRoot, from: "no command line logged; search folders named in " + s.Script().ScriptSource, inferred: true}
 	c.Dirs = append([]string(nil), dirs...)
 	return c
 }

@@ -64,7 +64,7 @@ func shapeOf(g *graph.Graph) shape {
 	for _, st := range g.Steps {
 		u := unit.Of(st)
 		s.Steps = append(s.Steps, strings.Join([]string{st.ID, string(st.Kind), st.Package, st.Label, map[bool]string{true: "live", false: "orphan"}[st.Live()], map[bool]string{true: "failed", false: "ok"}[st.Failed != ""],
-			"root=" + rel(st.PackageRoot), "source=" + u.Source, "version=" + u.Version, "script=" + rel(st.Script.ScriptSource), fmt.Sprintf("inputs=%d outputs=%d", len(st.Inputs), len(st.Outputs))}, " "))
+			"root=" + rel(st.PackageRoot), "source=" + u.Source, "version=" + u.Version, "script=" + rel(st.Script().ScriptSource), fmt.Sprintf("inputs=%d outputs=%d", len(st.Inputs), len(st.Outputs))}, " "))
 		for _, d := range st.Deps {
 			s.Edges = append(s.Edges, st.ID+" -> "+d.ID)
 		}
@@ -135,8 +135,8 @@ func TestReadBothLayouts(t *testing.T) {
 			}
 			switch s.Kind {
 			case graph.ScriptRun:
-				if s.Script.RunDir != p.Run || s.Script.OutDir != p.Out || s.Reference.Path != p.Stdout || !s.Reference.Exists {
-					t.Errorf("%s: run %s out %s reference %+v, want %+v", s.ID, s.Script.RunDir, s.Script.OutDir, s.Reference, p)
+				if s.Script().RunDir != p.Run || s.Script().OutDir != p.Out || s.Reference.Path != p.Stdout || !s.Reference.Exists {
+					t.Errorf("%s: run %s out %s reference %+v, want %+v", s.ID, s.Script().RunDir, s.Script().OutDir, s.Reference, p)
 				}
 				if want := map[bool]string{false: "output", true: "stdout"}[c.newLayout]; filepath.Base(s.Reference.Path) != want {
 					t.Errorf("%s: reference %s, want the %s file", s.ID, s.Reference.Path, want)
@@ -145,8 +145,8 @@ func TestReadBothLayouts(t *testing.T) {
 					t.Errorf("%s: OUT_DIR files %v not under %s", s.ID, s.Outputs, p.Out)
 				}
 			case graph.ScriptCompile:
-				if s.Script.ScriptSource == "" || !strings.HasSuffix(s.Script.ScriptSource, "fastmath-sys/build.rs") && !strings.HasSuffix(s.Script.ScriptSource, "build.rs") {
-					t.Errorf("%s: script source %q (from the .d file in %s)", s.ID, s.Script.ScriptSource, p.ScriptArtifacts)
+				if s.Script().ScriptSource == "" || !strings.HasSuffix(s.Script().ScriptSource, "fastmath-sys/build.rs") && !strings.HasSuffix(s.Script().ScriptSource, "build.rs") {
+					t.Errorf("%s: script source %q (from the .d file in %s)", s.ID, s.Script().ScriptSource, p.ScriptArtifacts)
 				}
 			case graph.Compile:
 				if s.Live() && (!s.Reference.Exists || !strings.HasPrefix(s.Reference.Path, p.Fingerprint+"/dep-")) {

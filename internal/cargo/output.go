@@ -2,8 +2,10 @@ package cargo
 
 import (
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -129,6 +131,58 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 		}
 	}
 	return bo
+}
+
+// Intern replaces every string bo holds with the one str gives for it. The parse keeps slices of the
+// whole output (one string for all its lines), which pin it as long as any is kept: a run's step keeps
+// its environment look-ups, link names and folders for the whole check, and a large tree has thousands
+// of runs whose outputs say the same words (each copy of a package prints the same look-ups). A
+// reader passes an interner: one copy of each word for all runs, and the outputs can go.
+func (bo *BuildOutput) Intern(str func(string) string) {
+	each := func(ss []string) {
+		for i := range ss {
+			ss[i] = str(ss[i])
+		}
+	}
+	each(bo.RerunIfChanged)
+	each(bo.RerunIfEnvChanged)
+	for i := range bo.LinkLibs {
+		l := &bo.LinkLibs[i]
+		l.Kind, l.Modifiers, l.Name = str(l.Kind), str(l.Modifiers), str(l.Name)
+	}
+	for i := range bo.LinkSearch {
+		bo.LinkSearch[i].Kind, bo.LinkSearch[i].Path = str(bo.LinkSearch[i].Kind), str(bo.LinkSearch[i].Path)
+	}
+	for _, c := range bo.Commands {
+		each(c)
+	}
+	for i := range bo.EnvReads {
+		e := &bo.EnvReads[i]
+		e.Name, e.Value = str(e.Name), str(e.Value)
+	}
+	bo.EnvReads = slices.Clip(bo.EnvReads)
+	for i := range bo.CMakeFlags {
+		f := &bo.CMakeFlags[i]
+		f.Var, f.Value, f.Define = str(f.Var), str(f.Value), str(f.Define)
+		each(f.Names)
+	}
+	each(bo.MetadataPaths)
+	each(bo.AbsPaths)
+}
+
+// interner keeps one copy of each string it is given, for all the workers of a read.
+type interner struct{ m sync.Map }
+
+func (in *interner) str(s string) string {
+	if s == "" {
+		return ""
+	}
+	if v, ok := in.m.Load(s); ok {
+		return v.(string)
+	}
+	c := strings.Clone(s)
+	v, _ := in.m.LoadOrStore(c, c)
+	return v.(string)
 }
 
 // envRead reads cc-rs's log of one environment lookup (cc-rs src/lib.rs, `getenv`: it prints

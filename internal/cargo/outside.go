@@ -44,7 +44,7 @@ func (r *reader) pointsAt(s *graph.Step, bo *BuildOutput) []string {
 			continue
 		}
 		p = filepath.Clean(p)
-		if seen[p] || inside(p, s.Script.OutDir) || inside(p, s.Script.RunDir) || inside(p, r.opt.CargoHome) {
+		if seen[p] || inside(p, s.Script().OutDir) || inside(p, s.Script().RunDir) || inside(p, r.opt.CargoHome) {
 			continue
 		}
 		if !(inside(p, r.l.TargetDir) || inside(p, r.l.BuildDir) || inside(p, r.l.Workspace)) {
@@ -96,16 +96,16 @@ func (r *reader) outsideWrites(runs []*graph.Step) {
 		if !s.Reference.Exists {
 			continue
 		}
-		end, err := fsrec.Stat(filepath.Join(s.Script.RunDir, "root-output"))
+		end, err := fsrec.Stat(filepath.Join(s.Script().RunDir, "root-output"))
 		if err != nil {
 			continue
 		}
 		from, to := s.Reference.MTimeNS, end.ModTime().UnixNano()
 		unit.Of(s).RunEndNS = to
-		for _, p := range s.Script.PointsAt {
+		for _, p := range s.Script().PointsAt {
 			for _, f := range list(p) {
 				if f.MTimeNS >= from && f.MTimeNS <= to {
-					s.Script.WroteOutside = append(s.Script.WroteOutside, f)
+					s.OwnScript().WroteOutside = append(s.Script().WroteOutside, f)
 				}
 			}
 		}

@@ -271,6 +271,7 @@ func judge(g *graph.Graph) {
 
 type reader struct {
 	g     *graph.Graph
+	strs  interner // one copy of the words of every build script's output
 	l     *Layout
 	opt   ReadOptions
 	mu    sync.Mutex
@@ -434,6 +435,10 @@ func (r *reader) readFingerprints(prof string) error {
 		damaged []*graph.Step // steps whose hash file could not be read
 	}
 	results := make([]result, len(dirs))
+	// The first step of each folder and its unit come from one array each: a large tree has tens of
+	// thousands of them, alive until the check ends, and one allocation for all of them spares the
+	// collector as many objects and the heap the partly filled spans they leave among short-lived ones.
+	firstSteps, firstUnits := make([]graph.Step, len(dirs)), make([]unit.Unit, len(dirs))
 	Parallel(len(dirs), func(i int) {
 		d := dirs[i]
 		pkg, hash, dir := d.pkg, d.hash, d.dir
@@ -476,8 +481,13 @@ func (r *reader) readFingerprints(prof string) error {
 				strings.HasSuffix(n, ".json") || n == "invoked.timestamp" {
 				continue
 			}
-			s := &graph.Step{
-				System: unit.System, Origin: &unit.Unit{Hash: hash, Target: n, FingerprintDir: dir},
+			s, u := new(graph.Step), new(unit.Unit)
+			if len(results[i].steps) == 0 {
+				s, u = &firstSteps[i], &firstUnits[i]
+			}
+			*u = unit.Unit{Hash: hash, Target: n, FingerprintDir: dir}
+			*s = graph.Step{
+				System: unit.System, Origin: u,
 				ID: prof + "/" + idName + "/" + n, Kind: stepKind(n), Package: pkg,
 				Name: pkg + "-" + hash, Label: n, RecordDir: dir,
 				ProfileDir: prof,

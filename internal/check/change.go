@@ -70,7 +70,7 @@ func setChange(g *graph.Graph, fs []Finding) {
 		}
 		if f.Change == "" && len(f.Subjects) > 0 {
 			if s := owners.owner(f.Subjects[0]); s != nil {
-				for _, c := range []string{manifestOf(s), s.CommandFrom, s.Script.ScriptSource} {
+				for _, c := range []string{manifestOf(s), s.CommandFrom, s.Script().ScriptSource} {
 					if source(c) {
 						f.Change = c
 						break
@@ -108,7 +108,7 @@ func newOwnerIndex(g *graph.Graph) *ownerIndex {
 				x.outputs[o.Path] = s
 			}
 		}
-		for _, d := range []string{s.Script.RunDir, s.Script.OutDir, s.RecordDir} {
+		for _, d := range []string{s.Script().RunDir, s.Script().OutDir, s.RecordDir} {
 			if _, ok := x.dirs[d]; d != "" && !ok {
 				x.dirs[d] = i
 			}

@@ -29,7 +29,7 @@ func TestCleanBuildDebianPsm(t *testing.T) {
 	none(t, fs, "rerun-scan-disabled") // a registry package: Cargo treats its sources as immutable
 	var psm bool
 	for _, s := range g.Steps {
-		if s.Package != "psm" || !s.Live() || s.Script.RunDir == "" {
+		if s.Package != "psm" || !s.Live() || s.Script().RunDir == "" {
 			continue
 		}
 		psm = true

@@ -66,16 +66,16 @@ func TestCmakeCrateCleanBuildsHealthy(t *testing.T) {
 		}
 		// The premise of the leftover case: CMake installed cmk.h with its source's mtime, older than the
 		// run's start, and the crate's dep-info names it (include_str!).
-		hdr := filepath.Join(run.Script.OutDir, "include", "cmk.h")
+		hdr := filepath.Join(run.Script().OutDir, "include", "cmk.h")
 		st, err := os.Stat(hdr)
 		if err != nil || st.ModTime().UnixNano() >= run.Reference.MTimeNS {
 			t.Fatalf("the premise fails: %s should be older than %s (%v)", hdr, run.Reference.Path, err)
 		}
-		if !strings.Contains(run.Script.Written[hdr], "CMake's install step") {
-			t.Errorf("the run's records should show it installed %s: %q", hdr, run.Script.Written[hdr])
+		if !strings.Contains(run.Script().Written[hdr], "CMake's install step") {
+			t.Errorf("the run's records should show it installed %s: %q", hdr, run.Script().Written[hdr])
 		}
-		lib := filepath.Join(run.Script.OutDir, "lib", "libcmk.a")
-		if run.Script.Written[lib] == "" {
+		lib := filepath.Join(run.Script().OutDir, "lib", "libcmk.a")
+		if run.Script().Written[lib] == "" {
 			t.Errorf("the run's records should show it installed %s", lib)
 		}
 		cmake, cc := stepOf(g, "cmake", "lib-cmake"), stepOf(g, "cc", "lib-cc")
@@ -146,7 +146,7 @@ func TestCmakeCrateCleanBuildsHealthy(t *testing.T) {
 	fs, g = p.Check()
 	f := one(t, fs, "out-dir-leftover")
 	run := stepOf(g, "cm-sys", "run-build-script-build-script-build")
-	if f.Subjects[0] != filepath.Join(run.Script.OutDir, "include", "cmk.h") || !strings.Contains(f.Message, "dep-info") {
+	if f.Subjects[0] != filepath.Join(run.Script().OutDir, "include", "cmk.h") || !strings.Contains(f.Message, "dep-info") {
 		t.Fatalf("want the header no run installs any more:\n%s", testutil.Dump(fs))
 	}
 }

@@ -18,9 +18,9 @@ type outDirIndex map[string]int
 func outDirsOf(g *graph.Graph) outDirIndex {
 	m := outDirIndex{}
 	for i, s := range g.Steps {
-		if s.Kind == graph.ScriptRun && s.Script.OutDir != "" {
-			if _, ok := m[filepath.Clean(s.Script.OutDir)]; !ok {
-				m[filepath.Clean(s.Script.OutDir)] = i
+		if s.Kind == graph.ScriptRun && s.Script().OutDir != "" {
+			if _, ok := m[filepath.Clean(s.Script().OutDir)]; !ok {
+				m[filepath.Clean(s.Script().OutDir)] = i
 			}
 		}
 	}
@@ -169,7 +169,7 @@ func copyNotRewritten(g *graph.Graph, cm graph.ContentMatch, run *graph.Step) (F
 		differs += "; " + strings.Join(cm.Evidence, "; ")
 	}
 	notWritten := fmt.Sprintf("did not write (its mtime %s is older)", fmtTime(inside))
-	if rec, ok := run.Script.Written[held]; ok {
+	if rec, ok := run.Script().Written[held]; ok {
 		notWritten = fmt.Sprintf("left in place (its mtime %s is older; the run's records took it for up to date: %s)", fmtTime(inside), rec)
 	}
 	f := Finding{
@@ -328,12 +328,12 @@ func searchOrder(r *graph.Root) []string {
 	var inside, outside []string
 	seen := map[string]bool{}
 	for _, s := range runs {
-		for _, d := range s.Script.LinkSearch {
+		for _, d := range s.Script().LinkSearch {
 			if seen[d] {
 				continue
 			}
 			seen[d] = true
-			if d == s.Script.OutDir || strings.HasPrefix(d, s.Script.OutDir+string(filepath.Separator)) {
+			if d == s.Script().OutDir || strings.HasPrefix(d, s.Script().OutDir+string(filepath.Separator)) {
 				inside = append(inside, d)
 			} else {
 				outside = append(outside, d)

@@ -32,7 +32,7 @@ func TestS02TwoCopiesWhichIsLinked(t *testing.T) {
 		feats := map[string]string{}
 		for _, s := range g.Steps {
 			if s.Kind == graph.ScriptRun && s.Package == "seed-sys" {
-				feats[filepath.Join(s.Script.OutDir, "libgroth16_cuda.a")] = strings.Join(s.Records().Features, ",")
+				feats[filepath.Join(s.Script().OutDir, "libgroth16_cuda.a")] = strings.Join(s.Records().Features, ",")
 			}
 		}
 		return f, feats

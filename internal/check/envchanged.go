@@ -27,7 +27,7 @@ func untrackedEnvChanged(g *graph.Graph) []Finding {
 		for _, e := range s.Records().DeclaredEnv {
 			declared[e] = true
 		}
-		changed, ev := envChanges(g, s.Script.EnvReads, s.Script.FlagsSeen, declared, s.Reference.Path, "the build script's output logs", "; not declared with rerun-if-env-changed")
+		changed, ev := envChanges(g, s.Script().EnvReads, s.Script().FlagsSeen, declared, s.Reference.Path, "the build script's output logs", "; not declared with rerun-if-env-changed")
 		if len(changed) == 0 {
 			continue
 		}
@@ -113,8 +113,8 @@ func rerunEnvLines(names []string) string {
 }
 
 func displayScript(s *graph.Step) string {
-	if s.Script.ScriptSource != "" {
-		return s.Script.ScriptSource
+	if s.Script().ScriptSource != "" {
+		return s.Script().ScriptSource
 	}
 	return "build.rs"
 }

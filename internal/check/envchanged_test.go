@@ -143,8 +143,8 @@ func TestUntrackedEnvChangedCMake(t *testing.T) {
 func TestUntrackedEnvChangedLongValues(t *testing.T) {
 	long := func(tag string) string { return strings.Repeat("-DFILLER_"+tag+"=1 ", 4000) }
 	g := cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
-		run.Script.EnvReads = []graph.EnvRead{{Name: "KIT_OPTS", Value: long("a"), Set: true}}
-		run.Script.FlagsSeen = []graph.FlagsSeen{{Var: "CFLAGS", Names: []string{"CFLAGS_x86_64_unknown_linux_gnu", "CFLAGS"},
+		run.OwnScript().EnvReads = []graph.EnvRead{{Name: "KIT_OPTS", Value: long("a"), Set: true}}
+		run.OwnScript().FlagsSeen = []graph.FlagsSeen{{Var: "CFLAGS", Names: []string{"CFLAGS_x86_64_unknown_linux_gnu", "CFLAGS"},
 			Value: "-ffunction-sections -fdata-sections -fPIC -m64 " + long("b"), Define: "-DCMAKE_C_FLAGS"}}
 		g.Env = map[string]graph.EnvRead{
 			"KIT_OPTS": {Name: "KIT_OPTS", Value: long("c"), Set: true},

@@ -113,7 +113,7 @@ func cargoBuild(edit func(g *graph.Graph, run, bin *graph.Step)) *graph.Graph {
 	run := &graph.Step{System: unit.System, ID: "run", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-1111111111111111",
 		Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/ksys",
 		RecordDir: "/ws/target/release/.fingerprint/ksys-1111111111111111",
-		Script: graph.ScriptDetails{RunDir: runDir, OutDir: runDir + "/out", ScriptSource: "/ws/ksys/build.rs",
+		ScriptData: &graph.ScriptDetails{RunDir: runDir, OutDir: runDir + "/out", ScriptSource: "/ws/ksys/build.rs",
 			Links: []graph.Link{{Name: "k", Kind: "static", Path: runDir + "/out/libk.a"}}},
 		Reference: file(runDir+"/output", t0), Outputs: []graph.FileInfo{file(runDir+"/out/libk.a", t0+1e8)},
 		Inputs: []*graph.Input{input("/ws/ksys/build.rs", t0-9e9, true, graph.Declared, "rerun-if-changed=build.rs")},
@@ -207,22 +207,22 @@ func ruleCases() []ruleCase {
 		{"orphaned-build-dir", cargoBuild(func(g *graph.Graph, _, _ *graph.Step) {
 			// A run folder of another configuration (features ["fast"]) that no root reaches any more.
 			old := &graph.Step{System: unit.System, ID: "old", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-3333333333333333",
-				Label: "run-build-script-build-script-build", ProfileDir: "release", Script: graph.ScriptDetails{RunDir: "/ws/target/release/build/ksys-3333333333333333"},
+				Label: "run-build-script-build-script-build", ProfileDir: "release", ScriptData: &graph.ScriptDetails{RunDir: "/ws/target/release/build/ksys-3333333333333333"},
 				Config: graph.Config{{Key: "features", Value: `["fast"]`}}, Reference: file("/ws/target/release/build/ksys-3333333333333333/output", t0-3e10),
 				Origin: &unit.Unit{Hash: "3333333333333333", Target: "run-build-script-build-script-build", Records: graph.Records{Features: []string{"fast"}}}}
 			g.Steps = append(g.Steps, old)
-			g.BuildDirs = []*graph.BuildDir{{Path: old.Script.RunDir, ProfileDir: "release", Package: "ksys", Hash: "3333333333333333", Bytes: 3 << 20, Steps: []*graph.Step{old}}}
+			g.BuildDirs = []*graph.BuildDir{{Path: old.Script().RunDir, ProfileDir: "release", Package: "ksys", Hash: "3333333333333333", Bytes: 3 << 20, Steps: []*graph.Step{old}}}
 		}), []string{"orphaned-build-dir"}},
 		{"untracked-env-changed", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
 			// The script's cc read CFLAGS=-O2; the shell now has -O3, and the script declares no rerun-if-env-changed.
-			run.Script.EnvReads = []graph.EnvRead{{Name: "CFLAGS", Value: "-O2", Set: true}}
+			run.OwnScript().EnvReads = []graph.EnvRead{{Name: "CFLAGS", Value: "-O2", Set: true}}
 			g.Env = map[string]graph.EnvRead{"CFLAGS": {Name: "CFLAGS", Value: "-O3", Set: true}}
 		}), []string{"untracked-env-changed"}},
 		{"duplicate-native-artifact", cargoBuild(func(g *graph.Graph, _, _ *graph.Step) {
 			// The run of another configuration left its own libk.a: two copies, the linked one known by its run.
 			const dir = "/ws/target/release/build/ksys-4444444444444444"
 			old := &graph.Step{System: unit.System, ID: "old", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-4444444444444444",
-				Label: "run-build-script-build-script-build", ProfileDir: "release", Script: graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out"},
+				Label: "run-build-script-build-script-build", ProfileDir: "release", ScriptData: &graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out"},
 				Config: graph.Config{{Key: "features", Value: `["fast"]`}}, Reference: file(dir+"/output", t0-3e10),
 				Outputs: []graph.FileInfo{file(dir+"/out/libk.a", t0-3e10)},
 				Origin:  &unit.Unit{Hash: "4444444444444444", Target: "run-build-script-build-script-build", Records: graph.Records{Features: []string{"fast"}}}}
@@ -262,17 +262,17 @@ func ruleCases() []ruleCase {
 		}), []string{"rerun-scan-disabled"}},
 		{"output-outside-out-dir", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
 			// The script builds libk.a with make inside the package and prints that folder as a link-search folder.
-			run.Script.LinkSearch = []string{"/ws/ksys/native/build"}
-			run.Script.Links = []graph.Link{{Name: "k", Kind: "static", Path: "/ws/ksys/native/build/libk.a"}}
+			run.OwnScript().LinkSearch = []string{"/ws/ksys/native/build"}
+			run.OwnScript().Links = []graph.Link{{Name: "k", Kind: "static", Path: "/ws/ksys/native/build/libk.a"}}
 			run.Outputs = nil
-			run.Script.WroteOutside = []graph.FileInfo{file("/ws/ksys/native/build/libk.a", t0+1e8)}
+			run.OwnScript().WroteOutside = []graph.FileInfo{file("/ws/ksys/native/build/libk.a", t0+1e8)}
 		}), []string{"output-outside-out-dir"}},
 		{"linked-library-shadowed", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
 			// An earlier configuration left libk.so in OUT_DIR; the last run wrote libk.a; a link name
 			// without a kind lets ld take the shared object first.
 			const out = "/ws/target/release/build/ksys-1111111111111111/out"
-			run.Script.LinkSearch = []string{out}
-			run.Script.Links = []graph.Link{{Name: "k", Path: out + "/libk.a"}}
+			run.OwnScript().LinkSearch = []string{out}
+			run.OwnScript().Links = []graph.Link{{Name: "k", Path: out + "/libk.a"}}
 			old := file(out+"/libk.so", t0-6e10)
 			run.Outputs = append(run.Outputs, old)
 			g.LibFiles = map[string]graph.FileInfo{out + "/libk.a": run.Outputs[0], out + "/libk.so": old}
@@ -280,10 +280,10 @@ func ruleCases() []ruleCase {
 		{"link-search-shadowing", cargoBuild(func(g *graph.Graph, run, bin *graph.Step) {
 			// Another -sys crate's run also writes a libk.a into its OUT_DIR: -lk finds the first folder's.
 			const dir = "/ws/target/release/build/zsys-5555555555555555"
-			run.Script.LinkSearch = []string{run.Script.OutDir}
+			run.OwnScript().LinkSearch = []string{run.Script().OutDir}
 			z := &graph.Step{System: unit.System, ID: "z", Kind: graph.ScriptRun, Package: "zsys", Name: "zsys-5555555555555555",
 				Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true,
-				Script: graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/zsys/build.rs",
+				ScriptData: &graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/zsys/build.rs",
 					LinkSearch: []string{dir + "/out"}, Links: []graph.Link{{Name: "k", Kind: "static", Path: dir + "/out/libk.a"}}},
 				Reference: file(dir+"/output", t0+5e8), Outputs: []graph.FileInfo{file(dir+"/out/libk.a", t0+6e8)},
 				Origin: &unit.Unit{Hash: "5555555555555555", Target: "run-build-script-build-script-build"}, Roots: bin.Roots, Dependents: []*graph.Step{bin}}
@@ -295,10 +295,10 @@ func ruleCases() []ruleCase {
 			// the release run with features ["fast"] wrote it last, so the live run's consumers read its version.
 			const inc = "/ws/target/include"
 			const dir = "/ws/target/release/build/ksys-6666666666666666"
-			run.Script.PointsAt = []string{inc}
+			run.OwnScript().PointsAt = []string{inc}
 			fast := &graph.Step{System: unit.System, ID: "fast", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-6666666666666666",
 				Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true,
-				Script: graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/ksys/build.rs",
+				ScriptData: &graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/ksys/build.rs",
 					PointsAt: []string{inc}, WroteOutside: []graph.FileInfo{file(inc+"/k_config.h", t0+3e9+1e8)}},
 				Config: graph.Config{{Key: "features", Value: `["fast"]`}}, Reference: file(dir+"/output", t0+3e9),
 				Origin: &unit.Unit{Hash: "6666666666666666", Target: "run-build-script-build-script-build", Records: graph.Records{Features: []string{"fast"}}}}
@@ -309,7 +309,7 @@ func ruleCases() []ruleCase {
 			// code) for k_run, and the binary's bytes hold that copy, while k.o on disk is the second.
 			lib := run.Outputs[0]
 			g.DuplicateMembers = []graph.DuplicateMember{{Archive: lib, Step: run, Name: "k.o", Taken: 0, Current: 1,
-				Object: file(run.Script.OutDir+"/k.o", t0+5e7),
+				Object: file(run.Script().OutDir+"/k.o", t0+5e7),
 				Copies: []graph.MemberCopy{
 					{Index: 0, Offset: 68, Size: 1200, Symbols: []string{"k_run"}, Digest: "blake3:" + strings.Repeat("1", 64)},
 					{Index: 1, Offset: 1336, Size: 1240, Symbols: []string{"k_run"}, Digest: "blake3:" + strings.Repeat("2", 64)}},
@@ -326,14 +326,14 @@ func ruleCases() []ruleCase {
 			// it, and this configuration's run found nothing to redo, though its source reads CARGO_FEATURE_FAST.
 			const lib = "/ws/ksys/csrc/libkc.a"
 			const dir = "/ws/target/release/build/ksys-8888888888888888"
-			run.Script.Links = append(run.Script.Links, graph.Link{Name: "kc", Kind: "static", Path: lib})
+			run.OwnScript().Links = append(run.Script().Links, graph.Link{Name: "kc", Kind: "static", Path: lib})
 			run.Origin.(*unit.Unit).SourceNames = []string{"CARGO_FEATURE_FAST"}
 			fast := &graph.Step{System: unit.System, ID: "fast", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-8888888888888888",
 				Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/ksys",
-				Script:    graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/ksys/build.rs", WroteOutside: []graph.FileInfo{file(lib, t0-2e9+1e8)}},
-				Config:    graph.Config{{Key: "features", Value: `["fast"]`}},
-				Reference: file(dir+"/output", t0-2e9),
-				Origin:    &unit.Unit{Hash: "8888888888888888", Target: "run-build-script-build-script-build", Records: graph.Records{Features: []string{"fast"}, RunEndNS: t0 - 2e9 + 5e8}}}
+				ScriptData: &graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/ksys/build.rs", WroteOutside: []graph.FileInfo{file(lib, t0-2e9+1e8)}},
+				Config:     graph.Config{{Key: "features", Value: `["fast"]`}},
+				Reference:  file(dir+"/output", t0-2e9),
+				Origin:     &unit.Unit{Hash: "8888888888888888", Target: "run-build-script-build-script-build", Records: graph.Records{Features: []string{"fast"}, RunEndNS: t0 - 2e9 + 5e8}}}
 			g.Steps = append(g.Steps, fast)
 		}), []string{"other-config-library"}},
 		{"edited-copy-not-built", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
@@ -351,7 +351,7 @@ func ruleCases() []ruleCase {
 			const dir = "/ws/target/release/build/ksys-7777777777777777"
 			newer := &graph.Step{System: unit.System, ID: "newer", Kind: graph.ScriptRun, Package: "ksys", Name: "ksys-7777777777777777",
 				Label: "run-build-script-build-script-build", ProfileDir: "release", PathPackage: true,
-				Script: graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/ksys/build.rs"}, Config: graph.Config{{Key: "features", Value: `["timing"]`}}, Reference: file(dir+"/output", t0+4e9),
+				ScriptData: &graph.ScriptDetails{RunDir: dir, OutDir: dir + "/out", ScriptSource: "/ws/ksys/build.rs"}, Config: graph.Config{{Key: "features", Value: `["timing"]`}}, Reference: file(dir+"/output", t0+4e9),
 				Outputs: []graph.FileInfo{file(dir+"/out/libk.a", t0+4e9+1e8)},
 				Origin:  &unit.Unit{Hash: "7777777777777777", Target: "run-build-script-build-script-build", Records: graph.Records{Features: []string{"timing"}}}}
 			g.Steps = append(g.Steps, newer)
@@ -362,10 +362,10 @@ func ruleCases() []ruleCase {
 			// ksys's script builds libk.a with CMake in out/build and installs it into out/lib, which the
 			// link takes; the last run rebuilt out/build/libk.a from an edited k.c, and the install kept the
 			// old out/lib/libk.a (mtimes within a second): the binary's bytes hold the old copy.
-			dir := run.Script.OutDir
-			run.Script.Links[0].Path = dir + "/lib/libk.a"
+			dir := run.Script().OutDir
+			run.Script().Links[0].Path = dir + "/lib/libk.a"
 			run.Outputs = []graph.FileInfo{file(dir+"/build/libk.a", t0+1e8), file(dir+"/lib/libk.a", t0-5e8)}
-			run.Script.Written = map[string]string{dir + "/lib/libk.a": "-- Up-to-date: " + dir + "/lib/libk.a (output)"}
+			run.OwnScript().Written = map[string]string{dir + "/lib/libk.a": "-- Up-to-date: " + dir + "/lib/libk.a (output)"}
 			run.Inputs = append(run.Inputs,
 				input("/ws/ksys/native/k.c", t0-2e8, true, graph.Depfile, dir+"/build/CMakeFiles/k.dir/native/k.c.o.d"),
 				input("/usr/include/stdio.h", t0-9e10, true, graph.Depfile, dir+"/build/CMakeFiles/k.dir/native/k.c.o.d"))

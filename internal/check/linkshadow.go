@@ -40,7 +40,7 @@ func linkedLibraryShadowed(g *graph.Graph) []Finding {
 				continue
 			}
 			for _, o := range s.Outputs {
-				if o.MTimeNS >= s.Reference.MTimeNS || s.Script.Written[o.Path] != "" {
+				if o.MTimeNS >= s.Reference.MTimeNS || s.Script().Written[o.Path] != "" {
 					written[o.Path] = true
 				}
 			}
@@ -50,7 +50,7 @@ func linkedLibraryShadowed(g *graph.Graph) []Finding {
 			if s.Kind != graph.ScriptRun || s.Failed != "" {
 				continue
 			}
-			for _, l := range s.Script.Links {
+			for _, l := range s.Script().Links {
 				built := builtLibrary(g, s, l.Name, written)
 				if built == "" || seen[l.Name] {
 					continue
@@ -104,7 +104,7 @@ func builtLibrary(g *graph.Graph, s *graph.Step, name string, written map[string
 			return o.Path
 		}
 	}
-	for _, d := range s.Script.LinkSearch {
+	for _, d := range s.Script().LinkSearch {
 		for _, ext := range []string{".a", ".so"} {
 			p := filepath.Join(d, "lib"+name+ext)
 			if f, ok := g.LibFiles[p]; ok && f.MTimeNS >= s.Reference.MTimeNS {
@@ -133,7 +133,7 @@ func shadowFinding(g *graph.Graph, r *graph.Root, s *graph.Step, l graph.Link, p
 	default:
 		by := "a build script"
 		for _, x := range reach {
-			if x.Kind == graph.ScriptRun && slices.Contains(x.Script.LinkSearch, dir) {
+			if x.Kind == graph.ScriptRun && slices.Contains(x.Script().LinkSearch, dir) {
 				by = "the build script of " + x.Package
 				break
 			}
@@ -172,7 +172,7 @@ func shadowFinding(g *graph.Graph, r *graph.Root, s *graph.Step, l graph.Link, p
 		},
 		// Removing the file alone leaves the binary as it is (Cargo does not know it): the script reruns.
 		Fix: fmt.Sprintf("rm %s && touch %s && %s (or print cargo:rustc-link-lib=static=%s so ld takes the archive)",
-			display(g, pick), display(g, s.Script.ScriptSource), rebuildCmd(r.Step), l.Name),
+			display(g, pick), display(g, s.Script().ScriptSource), rebuildCmd(r.Step), l.Name),
 	}
 	if kind == "outside the target folder" {
 		f.Fix = fmt.Sprintf("make the build script of %s print its own folder first (or link static=%s), or remove %s from the search path, then %s",

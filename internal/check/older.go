@@ -69,9 +69,9 @@ func olderFix(g *graph.Graph, r *graph.Root, s *graph.Step) string {
 		return w.Rebuild
 	}
 	build := rebuildCmd(r.Step)
-	if s.Kind == graph.ScriptRun && s.Script.ScriptSource != "" {
+	if s.Kind == graph.ScriptRun && s.Script().ScriptSource != "" {
 		// Cargo does not track OUT_DIR contents: only a rerun of the script relinks.
-		return "touch " + display(g, s.Script.ScriptSource) + " && " + build
+		return "touch " + display(g, s.Script().ScriptSource) + " && " + build
 	}
 	return build
 }

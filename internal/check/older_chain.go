@@ -43,7 +43,7 @@ func behindLibrary(g *graph.Graph, r *graph.Root, consumer *graph.Step, lib stri
 	reach := (&graph.Root{Step: prod}).Reach()
 	generated := func(p string) bool {
 		for _, s := range reach {
-			if s.Script.OutDir != "" && strings.HasPrefix(p, s.Script.OutDir+string(filepath.Separator)) {
+			if s.Script().OutDir != "" && strings.HasPrefix(p, s.Script().OutDir+string(filepath.Separator)) {
 				return true
 			}
 			for _, o := range s.Outputs {

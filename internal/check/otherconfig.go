@@ -23,8 +23,8 @@ import (
 func otherConfigLibrary(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range liveSteps(g, graph.ScriptRun) {
-		for _, l := range s.Script.Links {
-			if l.Path == "" || l.Path == s.Script.OutDir || withinDir(l.Path, s.Script.OutDir) || inBuildOutput(g, l.Path) {
+		for _, l := range s.Script().Links {
+			if l.Path == "" || l.Path == s.Script().OutDir || withinDir(l.Path, s.Script().OutDir) || inBuildOutput(g, l.Path) {
 				continue
 			}
 			lib, made := madeFrom(g, s, l.Path)
@@ -92,12 +92,12 @@ func otherConfigLibrary(g *graph.Graph) []Finding {
 				ev = append(ev, Evidence{Kind: "artifact", Path: o.f.Path, MTimeNS: o.f.MTimeNS, Size: o.f.Size,
 					Detail: fmt.Sprintf("written within the run of %s%s, from %s; not written since", unitName(o.w), inParens(configString(o.w)), fmtTime(o.w.Reference.MTimeNS))})
 			}
-			ev = append(ev, Evidence{Kind: "declared", Path: s.Script.ScriptSource, Detail: "the configurations differ in " + strings.Join(diff, ", ")})
+			ev = append(ev, Evidence{Kind: "declared", Path: s.Script().ScriptSource, Detail: "the configurations differ in " + strings.Join(diff, ", ")})
 			f := Finding{
 				Rule: "other-config-library", Severity: sev,
 				Message: fmt.Sprintf("%s, which the build script of %s links for %s, %s during its run for %s (%s), not by this configuration's run, which started later (%s): the build it drives found nothing to redo; %s",
 					display(g, l.Path), s.Package, orThis(configString(s)), heldWords(libOld, names), configString(olds[0].w), unitName(olds[0].w), fmtTime(s.Reference.MTimeNS), why),
-				Subjects: append([]string{l.Path, s.Script.RunDir}, names...),
+				Subjects: append([]string{l.Path, s.Script().RunDir}, names...),
 				Roots:    roots,
 				Evidence: append(ev, rootEv...),
 				Fix: fmt.Sprintf("rm %s (or have %s build into OUT_DIR, whose path carries the configuration), then: %s",
@@ -153,7 +153,7 @@ func madeFrom(g *graph.Graph, s *graph.Step, lib string) (graph.FileInfo, []grap
 		}
 	}
 	for _, w := range g.Steps {
-		for _, f := range w.Script.WroteOutside {
+		for _, f := range w.Script().WroteOutside {
 			if !info.Exists && f.Path == lib && w.Package == s.Package {
 				info = f
 			}

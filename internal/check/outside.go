@@ -25,9 +25,9 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 	var order []string
 	for _, s := range liveSteps(g, graph.ScriptRun) {
 		seen := map[string]bool{}
-		for _, dir := range s.Script.LinkSearch {
+		for _, dir := range s.Script().LinkSearch {
 			dir = filepath.Clean(dir)
-			if seen[dir] || dir == s.Script.OutDir || withinDir(dir, s.Script.OutDir) || inBuildOutput(g, dir) {
+			if seen[dir] || dir == s.Script().OutDir || withinDir(dir, s.Script().OutDir) || inBuildOutput(g, dir) {
 				continue
 			}
 			if !(dir == s.PackageRoot || withinDir(dir, s.PackageRoot) || g.Workspace != "" && (dir == g.Workspace || withinDir(dir, g.Workspace))) {
@@ -41,7 +41,7 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 				order = append(order, dir)
 			}
 			gr.runs = append(gr.runs, s)
-			for _, l := range s.Script.Links {
+			for _, l := range s.Script().Links {
 				if l.Path != "" && filepath.Dir(l.Path) == dir {
 					gr.libs[l.Path] = true
 				}
@@ -93,7 +93,7 @@ func outputOutsideOutDir(g *graph.Graph) []Finding {
 		}
 		for _, r := range gr.runs {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: r.Reference.Path, MTimeNS: r.Reference.MTimeNS,
-				Detail: fmt.Sprintf("build-script run %s%s printed rustc-link-search=%s; its OUT_DIR is %s", unitName(r), inParens(configString(r)), dir, r.Script.OutDir)})
+				Detail: fmt.Sprintf("build-script run %s%s printed rustc-link-search=%s; its OUT_DIR is %s", unitName(r), inParens(configString(r)), dir, r.Script().OutDir)})
 		}
 		for _, r := range gr.runs {
 			f.Evidence = append(f.Evidence, rootEvidence(g, r)...)
@@ -118,8 +118,8 @@ func withinDir(p, dir string) bool {
 }
 
 func orScript(g *graph.Graph, s *graph.Step) string {
-	if s.Script.ScriptSource == "" {
+	if s.Script().ScriptSource == "" {
 		return "the build script"
 	}
-	return display(g, s.Script.ScriptSource)
+	return display(g, s.Script().ScriptSource)
 }

@@ -116,8 +116,8 @@ func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, e
 }
 
 func unitDir(s *graph.Step) string {
-	if s.Script.RunDir != "" {
-		return s.Script.RunDir
+	if s.Script().RunDir != "" {
+		return s.Script().RunDir
 	}
 	return s.RecordDir
 }

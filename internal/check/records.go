@@ -20,8 +20,8 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 			continue
 		}
 		subject := s.RecordDir
-		if s.Script.RunDir != "" {
-			subject = s.Script.RunDir
+		if s.Script().RunDir != "" {
+			subject = s.Script().RunDir
 		}
 		what := fmt.Sprintf("%s (%s, profile %s)", unitName(s), s.Label, s.ProfileDir)
 		f := Finding{

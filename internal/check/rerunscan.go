@@ -42,7 +42,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		if len(missing) == 0 {
 			continue
 		}
-		key := s.Script.ScriptSource + "\x00" + s.PackageRoot
+		key := s.Script().ScriptSource + "\x00" + s.PackageRoot
 		a := byScript[key]
 		if a == nil {
 			a = &agg{s: s, missing: map[string]bool{}, roots: map[string]bool{}, strong: map[string]bool{}}
@@ -51,7 +51,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		}
 		out := s.Reference.Path // the run's stdout record: `output` (legacy layout) or `run/stdout` (new)
 		if out == "" {
-			out = filepath.Join(s.Script.RunDir, "output")
+			out = filepath.Join(s.Script().RunDir, "output")
 		}
 		a.runs = append(a.runs, out)
 		for _, r := range rootPaths(s) {
@@ -99,12 +99,12 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 		f := Finding{
 			Rule: "rerun-scan-disabled", Severity: sev,
 			Message: fmt.Sprintf("the build script %s %s, which switches off Cargo's scan of package %s, while %d native source(s) there are not declared (%s): editing them will not rebuild%s",
-				display(g, s.Script.ScriptSource), how, s.Package, len(missing), strings.Join(limit(rels, 5), ", "), tail),
-			Subjects: []string{s.Script.ScriptSource},
+				display(g, s.Script().ScriptSource), how, s.Package, len(missing), strings.Join(limit(rels, 5), ", "), tail),
+			Subjects: []string{s.Script().ScriptSource},
 			Roots:    sortedKeys(a.roots),
-			Fix:      "add " + strings.Join(decl, " and ") + " to " + display(g, s.Script.ScriptSource),
+			Fix:      "add " + strings.Join(decl, " and ") + " to " + display(g, s.Script().ScriptSource),
 		}
-		f.Evidence = append(f.Evidence, Evidence{Kind: "declared", Path: s.Script.ScriptSource, Detail: declaredSummary(g, s)})
+		f.Evidence = append(f.Evidence, Evidence{Kind: "declared", Path: s.Script().ScriptSource, Detail: declaredSummary(g, s)})
 		for _, r := range a.runs {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: r, Detail: "run folder whose fingerprint holds these declarations"})
 		}

@@ -49,10 +49,10 @@ func TestFailedRunReuseIgnoresOtherConfigurations(t *testing.T) {
 				t.Fatal("no build-script run of the other configuration found")
 			}
 			if other.Live() {
-				t.Errorf("the other configuration's run %s is live for %v", other.Script.RunDir, other.Roots)
+				t.Errorf("the other configuration's run %s is live for %v", other.Script().RunDir, other.Roots)
 			}
 			for _, f := range fs {
-				if testutil.HasSubject(f, other.Script.RunDir) && len(f.Roots) > 0 {
+				if testutil.HasSubject(f, other.Script().RunDir) && len(f.Roots) > 0 {
 					t.Errorf("%s %s names %v for the other configuration's run: %s", f.Severity, f.Rule, f.Roots, f.Message)
 				}
 			}

@@ -134,7 +134,7 @@ func foreignSystem(s *graph.Step) string {
 }
 
 func stepOutputs(s *graph.Step) string {
-	if s.Kind == graph.ScriptRun && s.Script.OutDir != "" {
+	if s.Kind == graph.ScriptRun && s.Script().OutDir != "" {
 		return "what it wrote to OUT_DIR"
 	}
 	return s.Label
@@ -149,7 +149,7 @@ func orNone(p, shown string) string {
 
 func lookupSubjects(l *graph.Lookup, now string, s *graph.Step) []string {
 	var out []string
-	for _, p := range []string{now, l.Then, s.Script.RunDir, s.Reference.Path} {
+	for _, p := range []string{now, l.Then, s.Script().RunDir, s.Reference.Path} {
 		if p != "" {
 			out = append(out, p)
 		}
@@ -159,7 +159,7 @@ func lookupSubjects(l *graph.Lookup, now string, s *graph.Step) []string {
 
 func lookupFix(g *graph.Graph, s *graph.Step, l *graph.Lookup) string {
 	if s.Kind == graph.ScriptRun {
-		script := display(g, s.Script.ScriptSource)
+		script := display(g, s.Script().ScriptSource)
 		if script == "" {
 			script = "build.rs"
 		}

@@ -23,19 +23,19 @@ func unkeyedOutput(g *graph.Graph) []Finding {
 		if s.Kind != graph.ScriptRun {
 			continue
 		}
-		for _, d := range s.Script.LinkSearch {
+		for _, d := range s.Script().LinkSearch {
 			if !inBuildOutput(g, filepath.Clean(d)) {
 				linkedFrom[filepath.Clean(d)] = true
 			}
 		}
-		for _, p := range s.Script.PointsAt {
+		for _, p := range s.Script().PointsAt {
 			byDir[p] = append(byDir[p], s)
 		}
 	}
 	var out []Finding
 	seen := map[string]bool{}
 	for _, w := range g.Steps {
-		for _, f := range w.Script.WroteOutside {
+		for _, f := range w.Script().WroteOutside {
 			dir := filepath.Dir(f.Path)
 			if seen[f.Path] || linkedFrom[dir] {
 				continue

@@ -38,12 +38,12 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 				Message: fmt.Sprintf("%s was modified at %s, after the build script of %s last ran at %s (%s); %s (%s), so it will not rebuild %s",
 					display(g, in.File.Path), fmtTime(in.File.MTimeNS), s.Package, fmtTime(s.Reference.MTimeNS),
 					display(g, s.Reference.Path), s.Words().NotWatched, declaredSummary(g, s), what),
-				Subjects: append([]string{in.File.Path, s.Script.RunDir}, products...),
+				Subjects: append([]string{in.File.Path, s.Script().RunDir}, products...),
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
 					{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: clueDetail(in)},
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Detail: "start of the build script's last successful run (Cargo compares against this file's mtime)"},
-					{Kind: "declared", Path: s.Script.ScriptSource, Detail: declaredSummary(g, s)},
+					{Kind: "declared", Path: s.Script().ScriptSource, Detail: declaredSummary(g, s)},
 				},
 				Fix: rerunFix(g, s, in.File.Path),
 			}
@@ -68,8 +68,8 @@ func untrackedInputChanged(g *graph.Graph) []Finding {
 // linkedArchives returns the library files a run tells rustc to link that lie in its own OUT_DIR.
 func linkedArchives(s *graph.Step) []string {
 	var out []string
-	for _, l := range s.Script.Links {
-		if l.Path != "" && strings.HasPrefix(l.Path, s.Script.OutDir+string(filepath.Separator)) {
+	for _, l := range s.Script().Links {
+		if l.Path != "" && strings.HasPrefix(l.Path, s.Script().OutDir+string(filepath.Separator)) {
 			out = append(out, l.Path)
 		}
 	}
@@ -91,12 +91,12 @@ func declaredSummary(g *graph.Graph, s *graph.Step) string {
 // rerunFix proposes the declaration that makes Cargo watch p, then the rebuild.
 func rerunFix(g *graph.Graph, s *graph.Step, p string) string {
 	rel, err := filepath.Rel(s.PackageRoot, filepath.Dir(p))
-	script := display(g, s.Script.ScriptSource)
+	script := display(g, s.Script().ScriptSource)
 	if script == "" {
 		script = "the build script"
 	}
 	touch := "touch " + script + " && "
-	if s.Script.ScriptSource == "" {
+	if s.Script().ScriptSource == "" {
 		touch = ""
 	}
 	build := rebuildCmd(s)

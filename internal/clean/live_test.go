@@ -201,7 +201,7 @@ func TestCheckAndCleanAgreeOnOrphans(t *testing.T) {
 	fs, _ = p.Check()
 	orphans = orphansOf(fs)
 	for _, o := range orphans {
-		if o == dead.Script.RunDir || o == live.Script.RunDir {
+		if o == dead.Script().RunDir || o == live.Script().RunDir {
 			t.Fatalf("check calls the tied run %s orphaned", o)
 		}
 	}

@@ -30,7 +30,7 @@ func forPackages(g *graph.Graph, fs []check.Finding, pkgs []string) ([]check.Fin
 		if !slices.Contains(pkgs, s.Package) {
 			continue
 		}
-		for _, d := range []string{s.Script.RunDir, s.RecordDir, s.PackageRoot} {
+		for _, d := range []string{s.Script().RunDir, s.RecordDir, s.PackageRoot} {
 			if d != "" {
 				dirs = append(dirs, d)
 			}

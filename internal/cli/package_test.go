@@ -12,7 +12,7 @@ import (
 // folders, and names the packages there are for an unknown name.
 func TestForPackages(t *testing.T) {
 	app := &graph.Step{Package: "app", RecordDir: "/t/debug/.fingerprint/app-1"}
-	sys := &graph.Step{Package: "ksys", Kind: graph.ScriptRun, Script: graph.ScriptDetails{RunDir: "/t/debug/build/ksys-2"}, PackageRoot: "/w/ksys"}
+	sys := &graph.Step{Package: "ksys", Kind: graph.ScriptRun, ScriptData: &graph.ScriptDetails{RunDir: "/t/debug/build/ksys-2"}, PackageRoot: "/w/ksys"}
 	g := &graph.Graph{Steps: []*graph.Step{app, sys}, Roots: []*graph.Root{{File: graph.FileInfo{Path: "/t/debug/app"}, Step: app}},
 		BuildDirs: []*graph.BuildDir{{Path: "/t/debug/build/ksys-3", Package: "ksys"}}} // the script's compile folder
 	fs := []check.Finding{

@@ -328,13 +328,13 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 		if s.Program != "" && judgeTool(s, &b, path, dig) {
 			recorded = true
 		}
-		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.Script.EnvReads) > 0 || len(s.Script.FlagsSeen) > 0) {
-			b.Env = make([]graph.EnvRead, len(s.Script.EnvReads))
-			for i, e := range s.Script.EnvReads {
+		if s.Kind == graph.ScriptRun && b.Env == nil && b.Flags == nil && (len(s.Script().EnvReads) > 0 || len(s.Script().FlagsSeen) > 0) {
+			b.Env = make([]graph.EnvRead, len(s.Script().EnvReads))
+			for i, e := range s.Script().EnvReads {
 				b.Env[i] = e.Kept()
 			}
-			b.Flags = make([]graph.FlagsSeen, len(s.Script.FlagsSeen))
-			for i, f := range s.Script.FlagsSeen {
+			b.Flags = make([]graph.FlagsSeen, len(s.Script().FlagsSeen))
+			for i, f := range s.Script().FlagsSeen {
 				b.Flags[i] = f.Kept()
 			}
 			b.Record = s.Reference.Path

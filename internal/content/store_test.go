@@ -68,8 +68,8 @@ func TestBaselineKeepsLongEnvValueAsDigest(t *testing.T) {
 	big := strings.Repeat("v", 4<<20)
 	s := &graph.Step{ID: "release/x-1/run-build-script-build-script-build", Kind: graph.ScriptRun, Label: "build script run", PathPackage: true,
 		Reference: graph.FileInfo{Path: out, MTimeNS: st.ModTime().Add(-time.Hour).UnixNano(), Exists: true}}
-	s.Script.EnvReads = []graph.EnvRead{{Name: "BIG", Value: big, Set: true}, {Name: "CC", Value: "gcc", Set: true}}
-	s.Script.FlagsSeen = []graph.FlagsSeen{{Var: "CFLAGS", Names: []string{"CFLAGS"}, Value: strings.Repeat("-DX ", 1<<20), Define: "-DCMAKE_C_FLAGS"}}
+	s.OwnScript().EnvReads = []graph.EnvRead{{Name: "BIG", Value: big, Set: true}, {Name: "CC", Value: "gcc", Set: true}}
+	s.OwnScript().FlagsSeen = []graph.FlagsSeen{{Var: "CFLAGS", Names: []string{"CFLAGS"}, Value: strings.Repeat("-DX ", 1<<20), Define: "-DCMAKE_C_FLAGS"}}
 	s.Roots = []*graph.Root{{File: graph.FileInfo{Path: filepath.Join(dir, "app")}}}
 	state := filepath.Join(dir, "state")
 	if err := os.Mkdir(state, 0o755); err != nil {
@@ -89,10 +89,10 @@ func TestBaselineKeepsLongEnvValueAsDigest(t *testing.T) {
 	if !ok || len(b.Env) != 2 {
 		t.Fatalf("the run's baseline after reload: %+v, %v", b.Env, ok)
 	}
-	if !b.Env[0].Same(s.Script.EnvReads[0]) || b.Env[0].Same(graph.EnvRead{Name: "BIG", Value: big + "!", Set: true}) {
+	if !b.Env[0].Same(s.Script().EnvReads[0]) || b.Env[0].Same(graph.EnvRead{Name: "BIG", Value: big + "!", Set: true}) {
 		t.Errorf("the kept value does not answer for the whole one")
 	}
-	if b.Env[1] != s.Script.EnvReads[1] {
+	if b.Env[1] != s.Script().EnvReads[1] {
 		t.Errorf("a short value is kept whole: %+v", b.Env[1])
 	}
 }

@@ -99,7 +99,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 		}
 	}
 	for _, s := range runs {
-		for _, l := range s.Script.Links {
+		for _, l := range s.Script().Links {
 			if l.Path == "" || !(l.Kind == "static" || l.Kind == "") {
 				continue
 			}
@@ -111,7 +111,7 @@ func rootCopies(g *graph.Graph, r *graph.Root, idx map[string][]string) map[stri
 	// Shadowing: the same file name in several link-search folders of this root's runs.
 	byName := map[string][]string{}
 	for _, s := range runs {
-		for _, dir := range s.Script.LinkSearch {
+		for _, dir := range s.Script().LinkSearch {
 			ents, err := fsrec.ReadDir(dir)
 			if err != nil {
 				continue

@@ -95,7 +95,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 		names[LibName(only)] = true
 	case root != nil && root.Step != nil:
 		for _, s := range root.Reach() {
-			for _, l := range s.Script.Links {
+			for _, l := range s.Script().Links {
 				if IsStaticLink(l) {
 					names[l.Name] = true
 				}
@@ -145,7 +145,7 @@ func Libraries(g *graph.Graph, root *graph.Root, only string) []Library {
 			}
 			// The archive the run's link-search folders lead to, wherever it lies (a library built in
 			// the source tree by make, a prefix outside OUT_DIR): the linker took that file.
-			for _, l := range s.Script.Links {
+			for _, l := range s.Script().Links {
 				if l.Name == n && filepath.Base(l.Path) == "lib"+n+".a" {
 					if st, err := fsrec.Stat(l.Path); err == nil && st.Mode().IsRegular() {
 						lib.Copies = append(lib.Copies, Copy{Path: l.Path, Size: st.Size(), MTimeNS: st.ModTime().UnixNano(), Step: s})
@@ -187,7 +187,7 @@ func IsStaticLink(l graph.Link) bool {
 // linksStatic reports whether a run links name as a static library that rustc bundles into the rlib
 // of its package (kind `static` without `-bundle`; rustc bundles no other kind).
 func linksStatic(s *graph.Step, name string) bool {
-	for _, l := range s.Script.Links {
+	for _, l := range s.Script().Links {
 		if l.Name == name && l.Kind == "static" && !strings.Contains(l.Modifiers, "-bundle") {
 			return true
 		}

@@ -24,7 +24,7 @@ func TestLibrariesFindsTheLinkedArchiveOutsideOutDir(t *testing.T) {
 		}
 	}
 	g := &graph.Graph{Steps: []*graph.Step{
-		{ID: "a", Kind: graph.ScriptRun, Script: graph.ScriptDetails{LinkSearch: []string{filepath.Dir(inTree)},
+		{ID: "a", Kind: graph.ScriptRun, ScriptData: &graph.ScriptDetails{LinkSearch: []string{filepath.Dir(inTree)},
 			Links: []graph.Link{{Kind: "static", Name: "truth", Path: inTree, Modifiers: "-bundle"}}}},
 		{ID: "b", Kind: graph.ScriptRun, Outputs: []graph.FileInfo{{Path: inOut, Exists: true}}},
 	}}

@@ -53,7 +53,7 @@ func reachesSharedCandidate(g *graph.Graph, r *graph.Root) bool {
 	}
 	names := map[string]bool{}
 	for _, s := range r.Reach() {
-		for _, l := range s.Script.Links {
+		for _, l := range s.Script().Links {
 			names["lib"+l.Name+".so"] = true
 		}
 	}

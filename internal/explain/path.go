@@ -204,7 +204,7 @@ func (e *pathExplainer) rel(p string) string { return e.g.Display(p) }
 // run explains a build-script run: the file is its input (declared or read by a record), or one of
 // its OUT_DIR outputs.
 func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
-	if s.Script.OutDir != "" && within(e.p, s.Script.OutDir) && e.p != s.Script.OutDir {
+	if s.Script().OutDir != "" && within(e.p, s.Script().OutDir) && e.p != s.Script().OutDir {
 		return e.outDirFile(s)
 	}
 	clues := e.runClues(s)
@@ -238,7 +238,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 		if ref.Path != "" {
 			what = filepath.Base(ref.Path) + " file"
 		}
-		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no %s: the script never finished, Cargo reruns it", s.Script.RunDir, what))
+		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no %s: the script never finished, Cargo reruns it", s.Script().RunDir, what))
 	case unit.Of(s).ScanKey != "" && precalcScan:
 		v.Declared, v.DeclaredBy = true, "Cargo's scan of the whole package (the script prints no rerun-if line)"
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
@@ -367,8 +367,8 @@ func (e *pathExplainer) runClues(s *graph.Step) []Clue {
 	}
 	if s.Reference.Exists {
 		if data, err := safeio.ReadFile(s.Reference.Path, safeio.MaxRecord); err == nil {
-			rootOut, _ := safeio.ReadFile(filepath.Join(s.Script.RunDir, "root-output"), safeio.MaxRecord)
-			bo := cargo.ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script.OutDir)
+			rootOut, _ := safeio.ReadFile(filepath.Join(s.Script().RunDir, "root-output"), safeio.MaxRecord)
+			bo := cargo.ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script().OutDir)
 			for _, cmd := range bo.Commands {
 				for _, src := range cargo.CommandSources(cmd) {
 					if pkgPath(s, src) == e.p {
@@ -407,7 +407,7 @@ func pkgPath(s *graph.Step, p string) string {
 func (e *pathExplainer) outDirFile(s *graph.Step) *StepVerdict {
 	v := e.newVerdict(s)
 	v.setRef(s.Reference)
-	v.Reads = []Clue{{How: "output", Detail: "written into OUT_DIR " + s.Script.OutDir}}
+	v.Reads = []Clue{{How: "output", Detail: "written into OUT_DIR " + s.Script().OutDir}}
 	v.Reasons = append(v.Reasons, reason(OutDirUnwatched, "%s is an output of the build script, in its OUT_DIR: Cargo tracks only the run folder's output file, so editing, replacing or deleting %s never reruns the script (and Cargo never empties OUT_DIR before a rerun)",
 		e.rel(e.p), filepath.Base(e.p)))
 	e.otherConfig(v, s)
@@ -420,9 +420,9 @@ func (e *pathExplainer) linkClue(s *graph.Step) (*graph.Step, *graph.Link) {
 		if d.Kind != graph.ScriptRun || d.Package != s.Package {
 			continue
 		}
-		for i := range d.Script.Links {
-			if d.Script.Links[i].Path == e.p {
-				return d, &d.Script.Links[i]
+		for i := range d.Script().Links {
+			if d.Script().Links[i].Path == e.p {
+				return d, &d.Script().Links[i]
 			}
 		}
 	}

@@ -60,7 +60,7 @@ func AttachDriven(g, nested *Graph, dir string) []*Step {
 		if s.Kind != ScriptRun || s.PackageRoot == "" || !within(dir, s.PackageRoot) {
 			continue
 		}
-		for _, l := range s.Script.Links {
+		for _, l := range s.Script().Links {
 			if p := prod[l.Path]; l.Path != "" && p != nil {
 				links = append(links, link{s, p})
 				if !slices.Contains(drivers, s) {

@@ -13,7 +13,7 @@ func TestAttachDriven(t *testing.T) {
 	pkg := "/w/p"
 	fi := func(p string, ns int64) FileInfo { return FileInfo{Path: p, MTimeNS: ns, Exists: true} }
 	run := &Step{System: "cargo", ID: "run", Kind: ScriptRun, Package: "p", PackageRoot: pkg, Reference: fi("/w/t/out", 10),
-		Script: ScriptDetails{Links: []Link{{Kind: "static", Name: "m", Path: pkg + "/csrc/libm.a"}}},
+		ScriptData: &ScriptDetails{Links: []Link{{Kind: "static", Name: "m", Path: pkg + "/csrc/libm.a"}}},
 		Inputs: []*Input{
 			{File: fi(pkg+"/csrc/a.c", 5), How: []How{Declared}, Watched: true, WatchedBy: "rerun-if-changed=csrc/a.c"},
 			{File: fi(pkg+"/csrc/lib.h", 5), How: []How{PackageFolder}},

@@ -257,9 +257,11 @@ type Step struct {
 	Outputs []FileInfo
 	Inputs  []*Input
 
-	// Script holds what the records of a run of the user's own build-time program (a Cargo build script)
-	// show of that run; zero for every other step.
-	Script ScriptDetails
+	// ScriptData holds what the records of a run of the user's own build-time program (a Cargo build
+	// script) show of that run, and the size of a script's folder; nil for every other step (most steps
+	// of a large tree: it is kept apart to keep them small). Read it through Script, fill it through
+	// OwnScript.
+	ScriptData *ScriptDetails
 
 	// Command is the command the build system would run for the step now, as its records give it (a
 	// Make recipe expanded); "" when unknown. CommandFrom is the file that defines it (the makefile), and
@@ -307,6 +309,22 @@ type Step struct {
 	KeepsLive []*Step
 	// Roots are the roots that reach this step through Deps and KeepsLive (filled by MarkLive).
 	Roots []*Root
+}
+
+// Script returns what the records of the step's build-script run show (zero for a step without).
+func (s *Step) Script() ScriptDetails {
+	if s.ScriptData == nil {
+		return ScriptDetails{}
+	}
+	return *s.ScriptData
+}
+
+// OwnScript returns the step's build-script details to fill, made on first use.
+func (s *Step) OwnScript() *ScriptDetails {
+	if s.ScriptData == nil {
+		s.ScriptData = new(ScriptDetails)
+	}
+	return s.ScriptData
 }
 
 // ScriptDetails are what the records of a build-script run (a program of the user's that the build runs

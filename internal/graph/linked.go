@@ -38,8 +38,8 @@ func (r *Root) NewerLinked() []LinkedInput {
 		}
 		switch s.Kind {
 		case ScriptRun:
-			for _, l := range s.Script.Links {
-				if l.Path == "" || !strings.HasPrefix(l.Path, s.Script.OutDir+string(filepath.Separator)) {
+			for _, l := range s.Script().Links {
+				if l.Path == "" || !strings.HasPrefix(l.Path, s.Script().OutDir+string(filepath.Separator)) {
 					continue
 				}
 				for _, o := range s.Outputs {

@@ -266,7 +266,7 @@ func omittedByDepfile(cache *cinclude.Cache, s *graph.Step, producer map[string]
 					continue
 				}
 				p = filepath.Clean(p)
-				if have[p] || s.Script.OutDir != "" && strings.HasPrefix(p, s.Script.OutDir+string(filepath.Separator)) {
+				if have[p] || s.Script().OutDir != "" && strings.HasPrefix(p, s.Script().OutDir+string(filepath.Separator)) {
 					// Known, or made by the run itself in its output folder (a configured header the
 					// adapter left out of the inputs as the run's own output).
 					continue

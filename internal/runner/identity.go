@@ -75,7 +75,7 @@ func (p *Plan) identity(ctx context.Context, getenv func(string) string) {
 		if s.Failed != "" {
 			continue
 		}
-		for _, l := range s.Script.Links {
+		for _, l := range s.Script().Links {
 			if l.Path == "" || natSeen[l.Path] {
 				continue
 			}

@@ -72,7 +72,7 @@ func (p *Project) RunDirs(prof, pkg string) []string {
 }
 
 // StdoutFile returns the file holding a build script's stdout in a run folder (as RunDirs and
-// graph.Step.Script.RunDir give it): `run/stdout` in the new layout, `output` in the legacy one.
+// graph.Step.Script().RunDir give it): `run/stdout` in the new layout, `output` in the legacy one.
 func StdoutFile(runDir string) string {
 	if filepath.Base(runDir) == "run" {
 		return filepath.Join(runDir, "stdout")

@@ -262,9 +262,9 @@ func testCargoBuildScriptShapes(t *testing.T) {
 	if runStep == nil || compileStep == nil {
 		t.Fatalf("no build-script run or compile of shapes in the records: %v", hashes)
 	}
-	if run.NewLayout != p.NewLayout || run.OutDir != runStep.Script.OutDir || run.Unit != compileStep.Name ||
+	if run.NewLayout != p.NewLayout || run.OutDir != runStep.Script().OutDir || run.Unit != compileStep.Name ||
 		filepath.Dir(run.Proc.Exe()) != unit.PathsOf(g.BuildDir, compileStep).ScriptArtifacts || run.BuildDir != filepath.Join(l.BuildDir, "debug") {
-		t.Errorf("build-script run %+v (exe %s), want OUT_DIR %s, unit %s in %s", *run, run.Proc.Exe(), runStep.Script.OutDir, compileStep.Name, unit.PathsOf(g.BuildDir, compileStep).ScriptArtifacts)
+		t.Errorf("build-script run %+v (exe %s), want OUT_DIR %s, unit %s in %s", *run, run.Proc.Exe(), runStep.Script().OutDir, compileStep.Name, unit.PathsOf(g.BuildDir, compileStep).ScriptArtifacts)
 	}
 	if run.Proc.RanAgain(run.Proc.Start) {
 		t.Errorf("RanAgain before the run ended")

@@ -196,8 +196,8 @@ func (j *joiner) join() {
 	var others []*graph.Step
 	for _, s := range j.g.Steps {
 		switch {
-		case s.System == unit.System && s.Kind == graph.ScriptRun && s.Script.OutDir != "":
-			runs[filepath.Clean(s.Script.OutDir)] = s
+		case s.System == unit.System && s.Kind == graph.ScriptRun && s.Script().OutDir != "":
+			runs[filepath.Clean(s.Script().OutDir)] = s
 		case s.System == unit.System:
 			if h := unit.Of(s).Hash; h != "" {
 				units[h] = append(units[h], s)
@@ -274,7 +274,7 @@ func (j *joiner) joinStep(s *graph.Step, p *trace.Process, lookups bool) {
 		return
 	}
 	j.joined++
-	own := []string{s.Script.RunDir, s.Script.OutDir}
+	own := []string{s.Script().RunDir, s.Script().OutDir}
 	byPath := map[string]*graph.Input{}
 	for _, in := range s.Inputs {
 		byPath[in.File.Path] = in

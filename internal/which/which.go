@@ -129,7 +129,7 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 				return nil, nil, fmt.Errorf("cannot tell which native libraries %s links: its build-script run %s has no output record %s", binary, s.ID, s.Reference.Path)
 			}
 			for _, p := range g.Problems {
-				if p.Step == s || p.Path == s.Reference.Path || s.Script.RunDir != "" && within(p.Path, s.Script.RunDir) ||
+				if p.Step == s || p.Path == s.Reference.Path || s.Script().RunDir != "" && within(p.Path, s.Script().RunDir) ||
 					s.RecordDir != "" && within(p.Path, s.RecordDir) {
 					return nil, nil, fmt.Errorf("cannot tell which native libraries %s links: the record %s of %s, which it is built from, could not be read (%s)", binary, p.Path, s.ID, p.Err)
 				}
@@ -138,7 +138,7 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 		var shared []string
 		seen := map[string]bool{}
 		for _, s := range root.Reach() {
-			for _, l := range s.Script.Links {
+			for _, l := range s.Script().Links {
 				if !evidence.IsStaticLink(l) && !seen[l.Name] {
 					seen[l.Name] = true
 					shared = append(shared, l.Name)
