@@ -510,9 +510,9 @@ func (r *reader) runDetails(s *graph.Step) {
 				}
 				unit.Of(s).DeclaredEnvValues = append(unit.Of(s).DeclaredEnvValues, e)
 			case l.Precalculated != nil:
-				unit.Of(s).ScanKey = *l.Precalculated
-				if ns, file, ok := PrecalculatedTime(unit.Of(s).ScanKey); ok {
-					unit.Of(s).ScanNewestNS, unit.Of(s).ScanNewestFile = ns, file
+				unit.Of(s).OwnScan().ScanKey = *l.Precalculated
+				if ns, file, ok := PrecalculatedTime(unit.Of(s).Scan().ScanKey); ok {
+					unit.Of(s).OwnScan().ScanNewestNS, unit.Of(s).OwnScan().ScanNewestFile = ns, file
 				}
 			}
 		}
@@ -852,10 +852,10 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 	}
 	if scan := r.pkgScan[s.PackageRoot]; scan != nil {
 		if scan.newest != "" {
-			unit.Of(s).PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
+			unit.Of(s).OwnScan().PackageNewest = graph.FileInfo{Path: scan.newest, MTimeNS: scan.newestNS, Exists: true}
 		}
-		if unit.Of(s).ScanNewestFile != "" {
-			unit.Of(s).ScanNewestNow = fileInfo(r.pkgPath(s, unit.Of(s).ScanNewestFile))
+		if unit.Of(s).Scan().ScanNewestFile != "" {
+			unit.Of(s).OwnScan().ScanNewestNow = fileInfo(r.pkgPath(s, unit.Of(s).Scan().ScanNewestFile))
 		}
 		for _, src := range scan.native {
 			add(src, graph.PackageFolder, s.PackageRoot)

@@ -45,19 +45,19 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 	}
 	trees := []string{tree}
 	u := unit.Of(s)
-	u.BuiltInTree, u.BuiltInTreeEvidence = tree, ev
-	u.BuiltInTreeDWARF = !slices.Contains(bo.AbsPaths, ev)
+	u.OwnOtherTree().BuiltInTree, u.OwnOtherTree().BuiltInTreeEvidence = tree, ev
+	u.OwnOtherTree().BuiltInTreeDWARF = !slices.Contains(bo.AbsPaths, ev)
 	// Inputs are read from this workspace (Cargo's records are relative) or from the other tree (paths
 	// the output names): each is compared with its counterpart in the other one.
 	for _, in := range s.Inputs {
 		p := in.File.Path
 		if rel, err := filepath.Rel(ws, p); err == nil && !strings.HasPrefix(rel, "..") {
 			if !sameBytes(p, filepath.Join(trees[0], rel)) {
-				u.OtherTreeDiffers = append(u.OtherTreeDiffers, p)
+				u.OwnOtherTree().OtherTreeDiffers = append(u.OwnOtherTree().OtherTreeDiffers, p)
 			}
 		} else if rel, err := filepath.Rel(trees[0], p); err == nil && !strings.HasPrefix(rel, "..") {
 			if here := filepath.Join(ws, rel); !sameBytes(p, here) {
-				u.OtherTreeDiffers = append(u.OtherTreeDiffers, here)
+				u.OwnOtherTree().OtherTreeDiffers = append(u.OwnOtherTree().OtherTreeDiffers, here)
 			}
 		}
 	}
@@ -148,7 +148,7 @@ func (r *reader) rootsOtherTree() {
 		}
 	}
 	for _, root := range r.g.Roots {
-		if root.Step == nil || root.Kind == "lib" || root.Kind == "test" || unit.Of(root.Step).BuiltInTree != "" {
+		if root.Step == nil || root.Kind == "lib" || root.Kind == "test" || unit.Of(root.Step).OtherTree().BuiltInTree != "" {
 			continue
 		}
 		// Only the bytes matter here, and Cargo rewrites them unchanged on every no-op build: read
@@ -173,8 +173,8 @@ func (r *reader) rootsOtherTree() {
 			if tree, ev, in = r.dwarfTree(root.File.Path); tree == "" || r.treeReported(root.Step.Package, tree) {
 				continue
 			}
-			u.BuiltInTreeDWARF = true
-			u.BuiltInTreeRecord = root.File.Path
+			u.OwnOtherTree().BuiltInTreeDWARF = true
+			u.OwnOtherTree().BuiltInTreeRecord = root.File.Path
 			// The unit's own inputs (dep-info, this workspace's paths: include_str! files too, which no
 			// line table names) are compared with that tree's as well.
 			for _, i := range root.Step.Inputs {
@@ -183,9 +183,9 @@ func (r *reader) rootsOtherTree() {
 				}
 			}
 		} else {
-			u.BuiltInTreeRecord = root.File.Path + ".d"
+			u.OwnOtherTree().BuiltInTreeRecord = root.File.Path + ".d"
 		}
-		u.BuiltInTree, u.BuiltInTreeEvidence = tree, ev
+		u.OwnOtherTree().BuiltInTree, u.OwnOtherTree().BuiltInTreeEvidence = tree, ev
 		seen := map[string]bool{}
 		for _, p := range in {
 			if seen[p] {
@@ -197,7 +197,7 @@ func (r *reader) rootsOtherTree() {
 				continue
 			}
 			if here := filepath.Join(r.l.Workspace, rel); !sameBytes(p, here) {
-				u.OtherTreeDiffers = append(u.OtherTreeDiffers, here)
+				u.OwnOtherTree().OtherTreeDiffers = append(u.OwnOtherTree().OtherTreeDiffers, here)
 			}
 		}
 	}
@@ -207,7 +207,7 @@ func (r *reader) rootsOtherTree() {
 // made there, otherTree): the binary compiled there is the same fault, said once.
 func (r *reader) treeReported(pkg, tree string) bool {
 	for _, s := range r.g.Steps {
-		if s.Package == pkg && s.Live() && unit.Of(s).BuiltInTree == tree {
+		if s.Package == pkg && s.Live() && unit.Of(s).OtherTree().BuiltInTree == tree {
 			return true
 		}
 	}

@@ -640,10 +640,10 @@ func (r *reader) resolveDeps() {
 			switch {
 			case len(named) == 0:
 				hx := HashHex(d.Hash)
-				unit.Of(s).GoneDeps = append(unit.Of(s).GoneDeps, d.Name+" "+hx)
+				unit.Of(s).OwnRemoved().GoneDeps = append(unit.Of(s).OwnRemoved().GoneDeps, d.Name+" "+hx)
 				dangling = append(dangling, danglingDep{s, d})
 				if own, ok := pkgID[s]; ok && strings.HasPrefix(d.Name, "build_script_") && d.PkgID != own && !r.anyOfPackage(s, d.PkgID, pkgID) {
-					unit.Of(s).RemovedOtherRuns = append(unit.Of(s).RemovedOtherRuns, d.Name+" "+hx)
+					unit.Of(s).OwnRemoved().RemovedOtherRuns = append(unit.Of(s).OwnRemoved().RemovedOtherRuns, d.Name+" "+hx)
 				}
 				continue
 			case len(named) > 1:

@@ -318,8 +318,8 @@ func ruleCases() []ruleCase {
 		{"built-in-other-tree", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
 			// ksys's live run was made in the worktree /ws2 that shares /ws/target; k.c differs between the trees.
 			u := run.Origin.(*unit.Unit)
-			u.BuiltInTree, u.BuiltInTreeEvidence = "/ws2", "/ws2/ksys/native/k.c"
-			u.OtherTreeDiffers = []string{"/ws/ksys/native/k.c"}
+			u.OwnOtherTree().BuiltInTree, u.OwnOtherTree().BuiltInTreeEvidence = "/ws2", "/ws2/ksys/native/k.c"
+			u.OwnOtherTree().OtherTreeDiffers = []string{"/ws/ksys/native/k.c"}
 		}), []string{"built-in-other-tree"}},
 		{"other-config-library", cargoBuild(func(g *graph.Graph, run, _ *graph.Step) {
 			// ksys's script runs make in ksys/csrc and links csrc/libkc.a; the run for features ["fast"] wrote

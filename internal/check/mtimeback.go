@@ -155,12 +155,12 @@ func changedWithOlderMtime(g *graph.Graph) []Finding {
 // precalculatedRerun reports whether an old-style build script's recorded newest package file no longer
 // matches the package (pendingRebuild's Precalculated case): Cargo reruns the script.
 func precalculatedRerun(s *graph.Step) bool {
-	if s.Records().ScanNewestNS == 0 || !s.PathPackage || s.Kind != graph.ScriptRun {
+	if s.Records().Scan().ScanNewestNS == 0 || !s.PathPackage || s.Kind != graph.ScriptRun {
 		return false
 	}
-	if s.Records().PackageNewest.MTimeNS > s.Records().ScanNewestNS {
+	if s.Records().Scan().PackageNewest.MTimeNS > s.Records().Scan().ScanNewestNS {
 		return true
 	}
-	now := s.Records().ScanNewestNow
-	return now.Exists && now.MTimeNS < s.Records().ScanNewestNS && s.Records().PackageNewest.MTimeNS < s.Records().ScanNewestNS
+	now := s.Records().Scan().ScanNewestNow
+	return now.Exists && now.MTimeNS < s.Records().Scan().ScanNewestNS && s.Records().Scan().PackageNewest.MTimeNS < s.Records().Scan().ScanNewestNS
 }

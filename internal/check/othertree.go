@@ -17,32 +17,32 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
 		u := s.Records()
-		if u.BuiltInTree == "" || !s.Live() {
+		if u.OtherTree().BuiltInTree == "" || !s.Live() {
 			continue
 		}
 		what, verb, names := "the build script of "+s.Package, "last ran", "its output names"
 		ev := []Evidence{{Kind: "record", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS,
-			Detail: "the run's output names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
-		if u.BuiltInTreeDWARF && u.BuiltInTreeRecord == "" {
+			Detail: "the run's output names " + u.OtherTree().BuiltInTreeEvidence + ", in " + u.OtherTree().BuiltInTree}}
+		if u.OtherTree().BuiltInTreeDWARF && u.OtherTree().BuiltInTreeRecord == "" {
 			names = "the DWARF of the objects it left in OUT_DIR names"
-			ev[0].Detail = "the DWARF of the run's objects in OUT_DIR names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree + " (the compiler ran in that tree's package folder)"
+			ev[0].Detail = "the DWARF of the run's objects in OUT_DIR names " + u.OtherTree().BuiltInTreeEvidence + ", in " + u.OtherTree().BuiltInTree + " (the compiler ran in that tree's package folder)"
 		}
 		reuse := "Cargo reuses the run here because the paths relative to the workspace match and the files here are not newer"
-		if u.BuiltInTreeRecord != "" {
+		if u.OtherTree().BuiltInTreeRecord != "" {
 			// An uplifted binary a build of the other copy replaced (internal/cargo rootsOtherTree).
-			what, verb, names = strings.Join(rootPaths(s), ", "), "was last built", "its dep-info "+display(g, u.BuiltInTreeRecord)+" names"
-			ev = []Evidence{{Kind: "record", Path: u.BuiltInTreeRecord, Detail: "Cargo's dep-info of the uplifted binary names " + u.BuiltInTreeEvidence + ", in " + u.BuiltInTree}}
+			what, verb, names = strings.Join(rootPaths(s), ", "), "was last built", "its dep-info "+display(g, u.OtherTree().BuiltInTreeRecord)+" names"
+			ev = []Evidence{{Kind: "record", Path: u.OtherTree().BuiltInTreeRecord, Detail: "Cargo's dep-info of the uplifted binary names " + u.OtherTree().BuiltInTreeEvidence + ", in " + u.OtherTree().BuiltInTree}}
 			reuse = "a build there with this target folder replaced the binary, and a no-op build here leaves it in place"
-			if u.BuiltInTreeDWARF {
+			if u.OtherTree().BuiltInTreeDWARF {
 				names = "its DWARF debug info (DW_AT_comp_dir and DW_AT_name of its compile units) names"
-				ev = []Evidence{{Kind: "record", Path: u.BuiltInTreeRecord, Detail: "the binary's DWARF compile units were compiled in " + u.BuiltInTree + " (" + u.BuiltInTreeEvidence + "); Cargo's " + display(g, u.BuiltInTreeRecord+".d") + " names this workspace only because a no-op build here rewrote it"}}
-				reuse = "a build there with this target folder replaced the binary, and a no-op build here left it in place (rewriting only its dep-info " + display(g, u.BuiltInTreeRecord+".d") + ")"
+				ev = []Evidence{{Kind: "record", Path: u.OtherTree().BuiltInTreeRecord, Detail: "the binary's DWARF compile units were compiled in " + u.OtherTree().BuiltInTree + " (" + u.OtherTree().BuiltInTreeEvidence + "); Cargo's " + display(g, u.OtherTree().BuiltInTreeRecord+".d") + " names this workspace only because a no-op build here rewrote it"}}
+				reuse = "a build there with this target folder replaced the binary, and a no-op build here left it in place (rewriting only its dep-info " + display(g, u.OtherTree().BuiltInTreeRecord+".d") + ")"
 			}
 		}
-		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
-		differs, linked := otherTreeDiffersLinked(g, s.ProfileDir, u.OtherTreeDiffers)
+		sev, tail := Warning, "the sources here have the same bytes, but the binary carries "+u.OtherTree().BuiltInTree+"'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
+		differs, linked := otherTreeDiffersLinked(g, s.ProfileDir, u.OtherTree().OtherTreeDiffers)
 		if len(linked) > 0 {
-			tail = "the sources that differ from that tree's reach the binary only through archive copies compiled from the content here (" + strings.Join(linked, "; ") + "), but the binary carries " + u.BuiltInTree + "'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
+			tail = "the sources that differ from that tree's reach the binary only through archive copies compiled from the content here (" + strings.Join(linked, "; ") + "), but the binary carries " + u.OtherTree().BuiltInTree + "'s paths (CARGO_MANIFEST_DIR, file!(), paths its build script printed)"
 		}
 		if len(differs) > 0 {
 			sev = Error
@@ -51,14 +51,14 @@ func builtInOtherTree(g *graph.Graph) []Finding {
 				if i < 3 {
 					shown = append(shown, display(g, p))
 				}
-				ev = append(ev, Evidence{Kind: "input", Path: p, Detail: "differs from its copy in " + u.BuiltInTree})
+				ev = append(ev, Evidence{Kind: "input", Path: p, Detail: "differs from its copy in " + u.OtherTree().BuiltInTree})
 			}
 			tail = fmt.Sprintf("%d source(s) here differ from that tree's (%s), so the binary is not built from what is here", len(differs), strings.Join(shown, ", "))
 		}
 		f := Finding{
 			Rule: "built-in-other-tree", Severity: sev,
 			Message: fmt.Sprintf("%s %s in %s, another copy of this workspace (%s) sharing the target folder %s: %s %s; %s; %s",
-				what, verb, u.BuiltInTree, g.Workspace, g.TargetDir, names, u.BuiltInTreeEvidence, reuse, tail),
+				what, verb, u.OtherTree().BuiltInTree, g.Workspace, g.TargetDir, names, u.OtherTree().BuiltInTreeEvidence, reuse, tail),
 			Subjects: []string{s.RecordDir},
 			Roots:    rootPaths(s),
 			Evidence: ev,

@@ -16,24 +16,24 @@ import (
 // cargoPrecalculatedPending: a path package's old-style script (no rerun-if line) is rerun when the
 // package's newest file is no longer the one Cargo recorded in its Precalculated fingerprint.
 func cargoPrecalculatedPending(g *graph.Graph, s *graph.Step, build string) []Finding {
-	if ns, file := s.Records().ScanNewestNS, s.Records().ScanNewestFile; ns != 0 && s.PathPackage && s.Kind == graph.ScriptRun {
+	if ns, file := s.Records().Scan().ScanNewestNS, s.Records().Scan().ScanNewestFile; ns != 0 && s.PathPackage && s.Kind == graph.ScriptRun {
 		// Cargo compares the recorded "<mtime> (<file>)" for equality with the package's newest
 		// file now: a newer file reruns the script, and so does the recorded file's mtime going
 		// back (cp -p of older content) when nothing newer took its place.
-		newest, newestNS := s.Records().PackageNewest.Path, s.Records().PackageNewest.MTimeNS
+		newest, newestNS := s.Records().Scan().PackageNewest.Path, s.Records().Scan().PackageNewest.MTimeNS
 		var f *Finding
 		if newestNS > ns {
 			msg := fmt.Sprintf("%s was modified at %s, after the build script of %s last ran (Cargo recorded the newest package file %s at %s); the script prints no rerun-if line, so Cargo reruns it on the next build: the binary you have is old",
 				display(g, newest), fmtTime(newestNS), s.Package, file, fmtTime(ns))
 			x := pendingFinding(g, s, msg, newest, build,
-				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Records().ScanKey)})
+				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "newest file of the package; Cargo's Precalculated fingerprint is " + fmt.Sprintf("%q", s.Records().Scan().ScanKey)})
 			f = &x
-		} else if now := s.Records().ScanNewestNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
+		} else if now := s.Records().Scan().ScanNewestNow; now.Exists && now.MTimeNS < ns && newestNS < ns {
 			newest, newestNS = now.Path, now.MTimeNS
 			msg := fmt.Sprintf("%s now has the mtime %s, older than the %s Cargo recorded for it as the newest file of package %s when the build script last ran (its mtime was set back: cp -p, rsync -t, tar); Cargo compares the two for equality, so it reruns the script on the next build",
 				display(g, newest), fmtTime(newestNS), fmtTime(ns), s.Package)
 			x := pendingFinding(g, s, msg, newest, build,
-				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", s.Records().ScanKey)})
+				Evidence{Kind: "input", Path: newest, MTimeNS: newestNS, How: string(graph.PackageFolder), Detail: "the file Cargo's Precalculated fingerprint names: " + fmt.Sprintf("%q", s.Records().Scan().ScanKey)})
 			f = &x
 		}
 		if f != nil {
@@ -54,9 +54,9 @@ func cargoPrecalculatedPending(g *graph.Graph, s *graph.Step, build string) []Fi
 // or `cargo clean -p` removed its records) makes Cargo rebuild the unit.
 func cargoDanglingPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
 	var out []Finding
-	for _, d := range s.Records().GoneDeps {
+	for _, d := range s.Records().Removed().GoneDeps {
 		name, hash, _ := strings.Cut(d, " ")
-		if content.RemovedDependency(g, s, name) || slices.Contains(s.Records().RemovedOtherRuns, d) {
+		if content.RemovedDependency(g, s, name) || slices.Contains(s.Records().Removed().RemovedOtherRuns, d) {
 			out = append(out, removedDep(g, s, what, build, name, hash))
 			continue
 		}
@@ -72,7 +72,7 @@ func cargoDanglingPending(g *graph.Graph, s *graph.Step, what, build string) []F
 // all gone from its profile folder.
 func cargoRemovedDepsPending(g *graph.Graph, s *graph.Step, what, build string) []Finding {
 	var out []Finding
-	for _, d := range s.Records().GoneDeps {
+	for _, d := range s.Records().Removed().GoneDeps {
 		if name, hash, _ := strings.Cut(d, " "); content.RemovedDependency(g, s, name) {
 			out = append(out, removedDep(g, s, what, build, name, hash))
 		}
@@ -109,7 +109,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 	}
 	var differs, unknown *graph.Input
 	for _, in := range newer {
-		switch ic := s.Records().RemovedDepContent[in.File.Path]; {
+		switch ic := s.Records().Removed().RemovedDepContent[in.File.Path]; {
 		case ic == nil || ic.Verdict == graph.ContentUnknown:
 			if unknown == nil {
 				unknown = in
@@ -124,7 +124,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 	switch {
 	case differs != nil:
 		in = differs
-		ic := s.Records().RemovedDepContent[in.File.Path]
+		ic := s.Records().Removed().RemovedDepContent[in.File.Path]
 		f.Severity = Error
 		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s; its content differs from what the removed units of %s used (content baseline recorded %s): the binary you have predates it",
 			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS), name, fmtTime(ic.BaselineNS))
@@ -132,7 +132,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 		f.Severity = Warning
 		f.Message = fmt.Sprintf("%s, and %s, a source of %s, was modified at %s, after %s was built at %s: the binary you have may predate it",
 			head, display(g, in.File.Path), name, fmtTime(in.File.MTimeNS), unitName(s), fmtTime(s.Reference.MTimeNS))
-		if ic := s.Records().RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
+		if ic := s.Records().Removed().RemovedDepContent[in.File.Path]; ic != nil && ic.Why != "" {
 			f.Message += " (its content was not compared: " + ic.Why + ")"
 		}
 	default:
@@ -153,7 +153,7 @@ func removedDepJudged(g *graph.Graph, s *graph.Step, what, name string, f *Findi
 func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *Finding) bool {
 	u := s.Records()
 	for _, in := range content.NewerSources(g, name, math.MinInt64) {
-		ic := u.RemovedDepContent[in.File.Path]
+		ic := u.Removed().RemovedDepContent[in.File.Path]
 		if in.File.MTimeNS > s.Reference.MTimeNS || ic == nil || ic.Verdict != graph.ContentDiffers || linkedNow(u, name) {
 			continue
 		}
@@ -167,7 +167,7 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 	// A removed run that left an archive member duplicated (`ar q`) whose linked copy is older code
 	// than the run's own: s, built after it, holds that copy, and Cargo's rebuild makes a fresh archive.
 	if linksItself(s) {
-		for _, r := range u.RemovedDepRuns {
+		for _, r := range u.Removed().RemovedDepRuns {
 			if r.Dep != name || len(r.OldMembers) == 0 || r.RunNS > s.Reference.MTimeNS {
 				continue
 			}
@@ -186,7 +186,7 @@ func removedDepStaleBefore(g *graph.Graph, s *graph.Step, name, head string, f *
 	var firstEv []Evidence
 	var firstRun graph.RemovedRun
 	n := 0
-	for _, r := range u.RemovedDepRuns {
+	for _, r := range u.Removed().RemovedDepRuns {
 		if r.Dep != name || !r.Archive {
 			continue
 		}
@@ -228,7 +228,7 @@ func linksItself(s *graph.Step) bool {
 // members whose linked copies were all written from the sources as they are now (graph.RemovedRun.LinkedNow):
 // the removed run's own inputs differing from the files does not make the binary stale.
 func linkedNow(u *graph.Records, name string) bool {
-	for _, r := range u.RemovedDepRuns {
+	for _, r := range u.Removed().RemovedDepRuns {
 		if r.Dep == name && r.LinkedNow {
 			return true
 		}

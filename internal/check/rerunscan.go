@@ -28,7 +28,7 @@ func rerunScanDisabled(g *graph.Graph) []Finding {
 	byScript := map[string]*agg{}
 	var order []string
 	for _, s := range liveSteps(g, graph.ScriptRun) {
-		if !s.Records().DeclarationsKnown || s.Records().ScanKey != "" || !s.PathPackage || s.PackageRoot == "" {
+		if !s.Records().DeclarationsKnown || s.Records().Scan().ScanKey != "" || !s.PathPackage || s.PackageRoot == "" {
 			continue
 		}
 		var missing []string

@@ -82,8 +82,8 @@ func declaredSummary(g *graph.Graph, s *graph.Step) string {
 	switch {
 	case len(parts) > 0:
 		return "declared: " + strings.Join(parts, ", ")
-	case s.Records().ScanKey != "":
-		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", s.Records().ScanKey)
+	case s.Records().Scan().ScanKey != "":
+		return "no rerun-if line; Cargo keys the run on " + fmt.Sprintf("%q", s.Records().Scan().ScanKey)
 	}
 	return "nothing declared"
 }

@@ -225,7 +225,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 		recorded := false
 		// A run made in another copy of the workspace (internal/cargo otherTree) read that copy's files:
 		// the content of their counterparts here is no baseline of it.
-		elsewhere := unit.Of(s).BuiltInTree != "" && unit.Of(s).BuiltInTreeRecord == ""
+		elsewhere := unit.Of(s).OtherTree().BuiltInTree != "" && unit.Of(s).OtherTree().BuiltInTreeRecord == ""
 		compares := s.ComparesContent()
 		for _, in := range s.Inputs {
 			p := in.File.Path
@@ -236,7 +236,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			}
 			if in.CompiledAs != "" || elsewhere {
 				in.Content = &graph.InputContent{Verdict: graph.ContentUnknown,
-					Why: "the run compiled another copy's file (" + orOther(in.CompiledAs, unit.Of(s).BuiltInTree) + "), so the content of this one says nothing of what went in"}
+					Why: "the run compiled another copy's file (" + orOther(in.CompiledAs, unit.Of(s).OtherTree().BuiltInTree) + "), so the content of this one says nothing of what went in"}
 				continue
 			}
 			k, ok, err := digest.StatKey(p)

@@ -25,11 +25,11 @@ import (
 func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 	runs := st.runsByStep()
 	for _, s := range g.Steps {
-		if !s.Live() || !s.Reference.Exists || len(unit.Of(s).GoneDeps) == 0 {
+		if !s.Live() || !s.Reference.Exists || len(unit.Of(s).Removed().GoneDeps) == 0 {
 			continue
 		}
 		u := unit.Of(s)
-		for _, d := range u.GoneDeps {
+		for _, d := range u.Removed().GoneDeps {
 			crate, _, _ := strings.Cut(d, " ")
 			if !RemovedDependency(g, s, crate) {
 				continue
@@ -39,7 +39,7 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 			// units may have been stale already (an unwatched header edited before s's build).
 			for _, in := range NewerSources(g, crate, math.MinInt64) {
 				p := in.File.Path
-				if _, done := u.RemovedDepContent[p]; done {
+				if _, done := u.Removed().RemovedDepContent[p]; done {
 					continue
 				}
 				ic := &graph.InputContent{Verdict: graph.ContentUnknown}
@@ -54,17 +54,17 @@ func annotateRemovedDeps(g *graph.Graph, st *Store, dig *digest.Cache) {
 						ic.Verdict = graph.ContentDiffers
 					}
 				}
-				if u.RemovedDepContent == nil {
-					u.RemovedDepContent = map[string]*graph.InputContent{}
+				if u.Removed().RemovedDepContent == nil {
+					u.OwnRemoved().RemovedDepContent = map[string]*graph.InputContent{}
 				}
-				u.RemovedDepContent[p] = ic
+				u.Removed().RemovedDepContent[p] = ic
 			}
-			if !slices.ContainsFunc(u.RemovedDepRuns, func(r graph.RemovedRun) bool { return r.Dep == crate }) {
-				u.RemovedDepRuns = append(u.RemovedDepRuns, removedRuns(g, st, runs, keys, crate, dig)...)
+			if !slices.ContainsFunc(u.Removed().RemovedDepRuns, func(r graph.RemovedRun) bool { return r.Dep == crate }) {
+				u.OwnRemoved().RemovedDepRuns = append(u.OwnRemoved().RemovedDepRuns, removedRuns(g, st, runs, keys, crate, dig)...)
 			}
 		}
 		// Today's values of what those runs read, for the variables no step on disk reads any more.
-		for _, r := range u.RemovedDepRuns {
+		for _, r := range u.Removed().RemovedDepRuns {
 			names := []string{}
 			for _, e := range r.EnvReads {
 				names = append(names, e.Name)
@@ -140,7 +140,7 @@ func removedBaseline(st *Store, keys []string, s *graph.Step, crate, rel string)
 // (removedRunBefore).
 func removedKeys(st *Store, runs map[string][]string, s *graph.Step, crate string) []string {
 	var named []string
-	for _, d := range unit.Of(s).GoneDeps {
+	for _, d := range unit.Of(s).Removed().GoneDeps {
 		if n, h, ok := strings.Cut(d, " "); ok && n == crate {
 			named = append(named, h)
 		}

@@ -34,7 +34,7 @@ func TestRemovedKeysByHash(t *testing.T) {
 	put(run+"@250", "af3dc8f2ee04e4e6", nil, "blake3:d") // after the app: not what it used
 	app := &graph.Step{ID: "debug/app-d2defff11876493f/bin-app", ProfileDir: "debug", Package: "app",
 		Reference: graph.FileInfo{Exists: true, MTimeNS: 200},
-		Origin:    &unit.Unit{Records: graph.Records{GoneDeps: []string{"bg_sys 8f99ffd8aca81883"}}}}
+		Origin:    &unit.Unit{Records: graph.Records{RemovedData: &graph.RemovedDeps{GoneDeps: []string{"bg_sys 8f99ffd8aca81883"}}}}}
 	runs := st.runsByStep()
 	if got, want := removedKeys(st, runs, app, "bg_sys"), []string{run + "@140", lib + "@150"}; !slices.Equal(got, want) {
 		t.Fatalf("removedKeys = %v, want %v", got, want)

@@ -218,7 +218,7 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 	if !e.fi.Exists && decl != e.p {
 		decl = "" // a declared folder does not make a file that is not there one of its inputs
 	}
-	precalcScan := e.fi.Exists && unit.Of(s).ScanKey != "" && s.PathPackage && within(e.p, s.PackageRoot)
+	precalcScan := e.fi.Exists && unit.Of(s).Scan().ScanKey != "" && s.PathPackage && within(e.p, s.PackageRoot)
 	if len(clues) == 0 && decl == "" && !precalcScan {
 		return nil
 	}
@@ -239,21 +239,21 @@ func (e *pathExplainer) run(s *graph.Step) *StepVerdict {
 			what = filepath.Base(ref.Path) + " file"
 		}
 		v.Reasons = append(v.Reasons, reason(LastRunFailed, "%s has no %s: the script never finished, Cargo reruns it", s.Script().RunDir, what))
-	case unit.Of(s).ScanKey != "" && precalcScan:
+	case unit.Of(s).Scan().ScanKey != "" && precalcScan:
 		v.Declared, v.DeclaredBy = true, "Cargo's scan of the whole package (the script prints no rerun-if line)"
 		v.ComparedPath, v.ComparedNS = e.p, e.fi.MTimeNS
 		switch {
-		case e.fi.MTimeNS > unit.Of(s).ScanNewestNS:
+		case e.fi.MTimeNS > unit.Of(s).Scan().ScanNewestNS:
 			v.WillRerun = true
 			v.Reasons = append(v.Reasons, reason(PrecalculatedChanged, "%s (modified %s) is newer than the newest package file Cargo recorded, %s at %s, in Precalculated(%q): Cargo reruns the script (\"the precalculated components changed\")",
-				name, FmtTime(e.fi.MTimeNS), unit.Of(s).ScanNewestFile, FmtTime(unit.Of(s).ScanNewestNS), unit.Of(s).ScanKey))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).Scan().ScanNewestFile, FmtTime(unit.Of(s).Scan().ScanNewestNS), unit.Of(s).Scan().ScanKey))
 		default:
 			v.Reasons = append(v.Reasons, reason(Unchanged, "%s (modified %s) is not newer than the newest package file Cargo recorded (%s at %s): fresh",
-				name, FmtTime(e.fi.MTimeNS), unit.Of(s).ScanNewestFile, FmtTime(unit.Of(s).ScanNewestNS)))
+				name, FmtTime(e.fi.MTimeNS), unit.Of(s).Scan().ScanNewestFile, FmtTime(unit.Of(s).Scan().ScanNewestNS)))
 		}
-	case unit.Of(s).ScanKey != "":
+	case unit.Of(s).Scan().ScanKey != "":
 		v.Reasons = append(v.Reasons, reason(PrecalculatedVersion, "the build script of %s prints no rerun-if line, so Cargo keys the run on Precalculated(%q): for a %s package that is its %s, which no edit of %s changes; Cargo never reruns the script for it",
-			s.Package, unit.Of(s).ScanKey, sourceName(s), versionWord(s), name))
+			s.Package, unit.Of(s).Scan().ScanKey, sourceName(s), versionWord(s), name))
 		e.addAge(v, ref)
 	case decl != "" && e.cargoHomeSkip(decl):
 		v.DeclaredBy = "rerun-if-changed=" + e.rel(decl) + " (skipped by Cargo)"

@@ -24,6 +24,45 @@ type Records struct {
 	// the build system keeps them (Cargo's fingerprint: RerunIfEnvChanged's val): another value in the
 	// environment of the next build makes it run the step again.
 	DeclaredEnvValues []EnvRead
+	// ScanData holds the whole-package scan that stands in for a run's declarations (PackageScan); nil
+	// when the records hold none. Read it through Scan, fill it through OwnScan.
+	ScanData *PackageScan
+	// RunEndNS is when the run's last run ended (its start is the step's Reference): a file whose mtime
+	// lies in between was written during that run. 0 when unknown.
+	RunEndNS int64
+	// SourceNames are the environment variable names the script's source spells out as string literals:
+	// settings it reads by name, so what it does may differ between configurations that differ in them.
+	// nil when the source was not read.
+	SourceNames []string
+
+	// RemovedData holds the dependency edges whose records are gone (RemovedDeps); nil when none.
+	// Read it through Removed, fill it through OwnRemoved.
+	RemovedData *RemovedDeps
+	// CompiledEnv are the package variables the compiler recorded as read by the step's code, with the
+	// values it was compiled with; ManifestEnv what the package's manifest (Manifest) gives them now.
+	// nil when the code reads none.
+	CompiledEnv map[string]string
+	ManifestEnv map[string]string
+	Manifest    FileInfo
+
+	// OtherTreeData says the step was built in another copy of the workspace (OtherTreeRecords); nil
+	// when not. Read it through OtherTree, fill it through OwnOtherTree.
+	OtherTreeData *OtherTreeRecords
+
+	// Where the build system takes the package from.
+	Version string // the package version ("" when the package root is unknown)
+	// Source is "path", "registry", "directory" (a directory or vendored source replacing a registry),
+	// "git" or "" when unknown.
+	Source   string
+	SourceID string // the lock file's source of the package; "" for a path package
+}
+
+// The groups of Records that few steps have are kept apart, behind a pointer each, so that the records
+// of a large tree's many dead copies stay small. Each is read through a method that gives its value
+// (zero when the step has none) and filled through one that makes it on first use.
+
+// PackageScan is the whole-package scan that stands in for a run's declarations.
+type PackageScan struct {
 	// ScanKey is set when the run declared nothing, so the build system keys it on a scan of the whole
 	// package folder instead (Cargo's Precalculated fingerprint: the newest file's mtime, or the version
 	// for a package it treats as immutable), as the records spell the key.
@@ -35,14 +74,10 @@ type Records struct {
 	ScanNewestFile string
 	ScanNewestNow  FileInfo
 	PackageNewest  FileInfo
-	// RunEndNS is when the run's last run ended (its start is the step's Reference): a file whose mtime
-	// lies in between was written during that run. 0 when unknown.
-	RunEndNS int64
-	// SourceNames are the environment variable names the script's source spells out as string literals:
-	// settings it reads by name, so what it does may differ between configurations that differ in them.
-	// nil when the source was not read.
-	SourceNames []string
+}
 
+// RemovedDeps are a step's dependency edges whose records are gone, and how they are judged.
+type RemovedDeps struct {
 	// GoneDeps are dependency edges of the step whose recorded identity matches no step on disk: the
 	// dependency was rebuilt since, so the build system will redo this step. Each is "<name> <identity>".
 	GoneDeps []string
@@ -57,13 +92,10 @@ type Records struct {
 	// last runs before this step was built, as the content store recorded them: the build system reruns
 	// the script in today's environment.
 	RemovedDepRuns []RemovedRun
-	// CompiledEnv are the package variables the compiler recorded as read by the step's code, with the
-	// values it was compiled with; ManifestEnv what the package's manifest (Manifest) gives them now.
-	// nil when the code reads none.
-	CompiledEnv map[string]string
-	ManifestEnv map[string]string
-	Manifest    FileInfo
+}
 
+// OtherTreeRecords say that a step was built in another copy of the workspace.
+type OtherTreeRecords struct {
 	// BuiltInTree is set when the step's outputs were made in another copy of the workspace that shares
 	// this build folder (a git worktree): that copy's root, from the absolute paths its records name
 	// (BuiltInTreeEvidence is the first; BuiltInTreeRecord the record that names it, "" for a run).
@@ -72,13 +104,54 @@ type Records struct {
 	BuiltInTree, BuiltInTreeEvidence, BuiltInTreeRecord string
 	BuiltInTreeDWARF                                    bool
 	OtherTreeDiffers                                    []string
+}
 
-	// Where the build system takes the package from.
-	Version string // the package version ("" when the package root is unknown)
-	// Source is "path", "registry", "directory" (a directory or vendored source replacing a registry),
-	// "git" or "" when unknown.
-	Source   string
-	SourceID string // the lock file's source of the package; "" for a path package
+// Scan returns the package scan of the records (zero when none).
+func (r *Records) Scan() PackageScan {
+	if r.ScanData == nil {
+		return PackageScan{}
+	}
+	return *r.ScanData
+}
+
+// OwnScan returns the package scan to fill, made on first use.
+func (r *Records) OwnScan() *PackageScan {
+	if r.ScanData == nil {
+		r.ScanData = new(PackageScan)
+	}
+	return r.ScanData
+}
+
+// Removed returns the records' gone dependency edges (zero when none).
+func (r *Records) Removed() RemovedDeps {
+	if r.RemovedData == nil {
+		return RemovedDeps{}
+	}
+	return *r.RemovedData
+}
+
+// OwnRemoved returns the gone dependency edges to fill, made on first use.
+func (r *Records) OwnRemoved() *RemovedDeps {
+	if r.RemovedData == nil {
+		r.RemovedData = new(RemovedDeps)
+	}
+	return r.RemovedData
+}
+
+// OtherTree returns where else the step was built (zero when here).
+func (r *Records) OtherTree() OtherTreeRecords {
+	if r.OtherTreeData == nil {
+		return OtherTreeRecords{}
+	}
+	return *r.OtherTreeData
+}
+
+// OwnOtherTree returns the other-tree records to fill, made on first use.
+func (r *Records) OwnOtherTree() *OtherTreeRecords {
+	if r.OtherTreeData == nil {
+		r.OtherTreeData = new(OtherTreeRecords)
+	}
+	return r.OtherTreeData
 }
 
 // RemovedRun is a script run whose records a clean removed, as the content store recorded it while it

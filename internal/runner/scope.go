@@ -131,7 +131,7 @@ func hardLinked(fi os.FileInfo) bool {
 // Otherwise the whole build folder must be read.
 func scopeHeld(g *graph.Graph, scopedBy, how string) bool {
 	for _, s := range g.Steps {
-		if u := unit.Of(s); u != nil && s.Live() && len(u.GoneDeps) > 0 {
+		if u := unit.Of(s); u != nil && s.Live() && len(u.Removed().GoneDeps) > 0 {
 			return false
 		}
 	}

@@ -77,7 +77,7 @@ func (u *Unit) Decides() graph.Decision { return graph.ByRecord }
 // for a path package whose script prints no rerun-if line, Cargo's whole-package scan. (Declarations
 // under Cargo's own registry or git folders, which Cargo skips, are the reader's to leave out.)
 func (u *Unit) WatchedBy(s *graph.Step, p string) string {
-	if u.ScanKey != "" && s.PathPackage && under(p, s.PackageRoot) {
+	if u.Scan().ScanKey != "" && s.PathPackage && under(p, s.PackageRoot) {
 		return "Cargo's package scan (the script prints no rerun-if line)"
 	}
 	for _, d := range u.DeclaredPaths {
