@@ -956,7 +956,7 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 		k := c.source + "\x00" + strings.Join(c.SearchPath.All(), "\x00")
 		if !c.inferred && !recorded[k] {
 			recorded[k] = true
-			s.Compiles = append(s.Compiles, graph.CompilerRun{Source: c.source, Dir: c.dir, Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After})
+			s.OwnCmd().Compiles = append(s.OwnCmd().Compiles, graph.CompilerRun{Source: c.source, Dir: c.dir, Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After})
 		}
 	}
 	r.includeScan(s, scan, add)

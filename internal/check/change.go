@@ -70,7 +70,7 @@ func setChange(g *graph.Graph, fs []Finding) {
 		}
 		if f.Change == "" && len(f.Subjects) > 0 {
 			if s := owners.owner(f.Subjects[0]); s != nil {
-				for _, c := range []string{manifestOf(s), s.CommandFrom, s.Script().ScriptSource} {
+				for _, c := range []string{manifestOf(s), s.Cmd().CommandFrom, s.Script().ScriptSource} {
 					if source(c) {
 						f.Change = c
 						break

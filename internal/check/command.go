@@ -16,30 +16,30 @@ import (
 func commandChanged(g *graph.Graph) []Finding {
 	var out []Finding
 	for _, s := range g.Steps {
-		c := s.CommandContent
-		if !s.Live() || s.Failed != "" || !s.Reference.Exists || s.CommandWatched || c == nil {
+		c := s.Cmd().CommandContent
+		if !s.Live() || s.Failed != "" || !s.Reference.Exists || s.Cmd().CommandWatched || c == nil {
 			continue
 		}
 		w := s.Words()
 		// Who changed it: the file that defines the command, when it moved since the run; else what
 		// the command reads from the user's environment (a variable make takes from the shell).
 		moved := c.CTimeNS > s.Reference.MTimeNS
-		if st, err := fsrec.Stat(s.CommandFrom); err == nil && st.ModTime().UnixNano() > s.Reference.MTimeNS {
+		if st, err := fsrec.Stat(s.Cmd().CommandFrom); err == nil && st.ModTime().UnixNano() > s.Reference.MTimeNS {
 			moved = true
 		}
-		who := display(g, s.CommandFrom)
+		who := display(g, s.Cmd().CommandFrom)
 		if !moved {
-			who = "the environment (a variable " + display(g, s.CommandFrom) + " reads)"
+			who = "the environment (a variable " + display(g, s.Cmd().CommandFrom) + " reads)"
 		}
 		switch {
 		case c.Verdict == graph.ContentSame && c.Why != "":
 			out = append(out, Finding{
 				Rule: "untracked-input-changed", Severity: Info, System: foreignSystem(s),
 				Message:  fmt.Sprintf("%s changed the command of %s since it was built at %s, but %s", who, s.Label, fmtTime(s.Reference.MTimeNS), c.Why),
-				Subjects: []string{s.CommandFrom, s.Reference.Path},
+				Subjects: []string{s.Cmd().CommandFrom, s.Reference.Path},
 				Roots:    rootPaths(s),
 				Evidence: []Evidence{
-					{Kind: "record", Path: s.CommandFrom, How: "command-baseline",
+					{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
 						Detail: fmt.Sprintf("command digest %s differs from %s, recorded at %s for this run of %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS), s.Label)},
 					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
 				},
@@ -53,19 +53,19 @@ func commandChanged(g *graph.Graph) []Finding {
 			Rule: "untracked-input-changed", Severity: Error, System: foreignSystem(s),
 			Message: fmt.Sprintf("%s changed the command of %s since it was built at %s: the command now differs from the one it ran; %s compares mtimes only, not commands, so the next build will not redo %s",
 				who, s.Label, fmtTime(s.Reference.MTimeNS), w.Tool, s.Label),
-			Subjects: []string{s.CommandFrom, s.Reference.Path},
+			Subjects: []string{s.Cmd().CommandFrom, s.Reference.Path},
 			Roots:    rootPaths(s),
 			Evidence: []Evidence{
-				{Kind: "input", Path: s.CommandFrom, How: "command-baseline",
+				{Kind: "input", Path: s.Cmd().CommandFrom, How: "command-baseline",
 					Detail: fmt.Sprintf("defines the command; changed at %s (ctime)", fmtTime(c.CTimeNS))},
-				{Kind: "record", Path: s.CommandFrom, How: "command-baseline",
+				{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
 					Detail: fmt.Sprintf("command digest %s differs from %s, recorded at %s for this run of %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS), s.Label)},
 				{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
 			},
-			Fix: "rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s) + " (touching " + display(g, s.CommandFrom) + " is not enough: no rule has it as a prerequisite)",
+			Fix: "rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s) + " (touching " + display(g, s.Cmd().CommandFrom) + " is not enough: no rule has it as a prerequisite)",
 		}
 		if c.BaselineText != "" {
-			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.CommandFrom, How: "command-baseline",
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
 				Detail: "the command it ran: " + c.BaselineText + "; the command now: " + s.Command})
 		}
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)

@@ -311,7 +311,7 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 // ranSince reports whether the step's command ran after the input last changed, as a file it writes on
 // every run and copies over its output only when they differ shows (graph.Step.Ran).
 func ranSince(s *graph.Step, in *graph.Input) bool {
-	return s.Ran.Exists && in.File.MTimeNS <= s.Ran.MTimeNS
+	return s.Cmd().Ran.Exists && in.File.MTimeNS <= s.Cmd().Ran.MTimeNS
 }
 
 // ranAfter makes a pending-rebuild finding info when the step's command ran after the input changed
@@ -321,9 +321,9 @@ func ranAfter(g *graph.Graph, s *graph.Step, in *graph.Input, f Finding) Finding
 	f.Severity = Info
 	f.Message = fmt.Sprintf("%s was modified at %s, after %s was last written at %s, but its command ran after that: it wrote %s at %s and copies it over %s only when they differ, so %s is what the current %s makes; %s runs the command again on every build until the output changes (its mtime stays older than %s)",
 		display(g, in.File.Path), fmtTime(in.File.MTimeNS), display(g, s.Reference.Path), fmtTime(s.Reference.MTimeNS),
-		display(g, s.Ran.Path), fmtTime(s.Ran.MTimeNS), display(g, s.Reference.Path), display(g, s.Reference.Path),
+		display(g, s.Cmd().Ran.Path), fmtTime(s.Cmd().Ran.MTimeNS), display(g, s.Reference.Path), display(g, s.Reference.Path),
 		display(g, in.File.Path), s.Words().Tool, display(g, in.File.Path))
-	f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.Ran.Path, MTimeNS: s.Ran.MTimeNS, Size: s.Ran.Size,
+	f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.Cmd().Ran.Path, MTimeNS: s.Cmd().Ran.MTimeNS, Size: s.Cmd().Ran.Size,
 		Detail: "written by the step's command on every run, then copied over the output when it differs"})
 	f.Fix = "nothing to rebuild; to stop the reruns, have the command touch its output (or let the build system restat it, as Ninja's restat = 1 does)"
 	return f

@@ -95,7 +95,7 @@ func generated(o any, edit func(gen *graph.Step, in *graph.Input)) *graph.Graph 
 		in := input("/w/table.in", t0-2e9, false, graph.CommandArg, "named by the command: sh gen.sh table.in table.h")
 		gen := &graph.Step{System: "make", ID: "gen", Kind: graph.Compile, Name: "table.h", Label: "table.h", Reference: file("/w/table.h", t0-1e9),
 			Outputs: []graph.FileInfo{file("/w/table.h", t0-1e9)}, Origin: o, PathPackage: true,
-			Command: "sh gen.sh table.in table.h", CommandDir: "/w",
+			Command: "sh gen.sh table.in table.h", CommandData: &graph.CommandRecords{CommandDir: "/w"},
 			Inputs: []*graph.Input{input("/w/gen.sh", t0-3e9, true, graph.Declared, "prerequisite of table.h"), in},
 			Roots:  obj.Roots, Dependents: []*graph.Step{obj}}
 		obj.Inputs = append(obj.Inputs, input("/w/table.h", t0-1e9, true, graph.Declared, "prerequisite of main.o"))
@@ -187,7 +187,7 @@ func ruleCases() []ruleCase {
 		}), []string{"archive-member-without-rule"}},
 		{"path-lookup-changed", program(make_, "make", func(_ *graph.Graph, obj, _ *graph.Step) {
 			// The traced compile found cc in /usr/bin; a cc now earlier on PATH would be run instead.
-			obj.Lookups = []graph.Lookup{{Kind: graph.LookupPATH, Name: "cc", Search: "/opt/tools/bin:/usr/bin", Then: "/usr/bin/cc", Tried: 2,
+			obj.OwnCmd().Lookups = []graph.Lookup{{Kind: graph.LookupPATH, Name: "cc", Search: "/opt/tools/bin:/usr/bin", Then: "/usr/bin/cc", Tried: 2,
 				Now: "/opt/tools/bin/cc", TraceFile: "/w/.stalecheck/trace", PID: 42, Exe: "/usr/bin/make", TimeNS: t0 - 3e9}}
 		}), []string{"path-lookup-changed"}},
 		{"clean-cargo", cargoBuild(nil), nil},

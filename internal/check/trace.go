@@ -66,8 +66,8 @@ func pathLookupChanged(g *graph.Graph) []Finding {
 			continue
 		}
 		seen := map[string]bool{}
-		for i := range s.Lookups {
-			l := &s.Lookups[i]
+		for i := range s.Cmd().Lookups {
+			l := &s.Cmd().Lookups[i]
 			if !l.Changed() {
 				continue
 			}

@@ -527,7 +527,7 @@ func isAssignment(s string) bool {
 func Annotate(g *graph.Graph) {
 	var produced map[string]*graph.Step // output path -> the step that makes it
 	for _, s := range g.Steps {
-		if s.Command == "" || s.CommandDir == "" || !s.Live() || s.Failed != "" {
+		if s.Command == "" || s.Cmd().CommandDir == "" || !s.Live() || s.Failed != "" {
 			continue
 		}
 		if produced == nil {
@@ -547,7 +547,7 @@ func Annotate(g *graph.Graph) {
 		for _, in := range s.Inputs {
 			have[in.File.Path] = true
 		}
-		words, links := parse(s.Command, s.CommandDir)
+		words, links := parse(s.Command, s.Cmd().CommandDir)
 		for _, l := range links {
 			p := l.find(g)
 			if p == "" || have[p] {
@@ -618,8 +618,8 @@ func ranBy(g *graph.Graph, s *graph.Step, words []Word, produced map[string]*gra
 		if err != nil || !fi.Mode().IsRegular() {
 			continue
 		}
-		if t := fi.ModTime().UnixNano(); t > s.Reference.MTimeNS && t > s.Ran.MTimeNS {
-			s.Ran = graph.FileInfo{Path: w.Path, Size: fi.Size(), MTimeNS: t, Exists: true}
+		if t := fi.ModTime().UnixNano(); t > s.Reference.MTimeNS && t > s.Cmd().Ran.MTimeNS {
+			s.OwnCmd().Ran = graph.FileInfo{Path: w.Path, Size: fi.Size(), MTimeNS: t, Exists: true}
 		}
 	}
 }

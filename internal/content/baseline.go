@@ -320,7 +320,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			b.Search, b.Searched = searchOrder(s), true
 			recorded = true
 		}
-		if s.Command != "" && s.CommandFrom != "" {
+		if s.Command != "" && s.Cmd().CommandFrom != "" {
 			if judgeCommand(s, &b, ref, headers) {
 				recorded = true
 			}
@@ -387,7 +387,7 @@ func searchOrder(s *graph.Step) []string {
 			}
 		}
 	}
-	for _, c := range s.Compiles {
+	for _, c := range s.Cmd().Compiles {
 		add(filepath.Dir(c.Source))
 		add(c.Quote...)
 		add(c.Dirs...)
@@ -559,7 +559,7 @@ const maxCommandText = 16 << 10
 // them without tracking them). A command that differs only in -D/-U options of macros the compile never
 // reads (internal/cinclude's mention scan) is judged the same, with the difference said in Why.
 func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.Cache) bool {
-	k, ok, err := digest.StatKey(s.CommandFrom)
+	k, ok, err := digest.StatKey(s.Cmd().CommandFrom)
 	if err != nil || !ok {
 		return false
 	}
@@ -579,7 +579,7 @@ func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.C
 		BaselineText: b.CommandText}
 	switch {
 	case b.Command == "":
-		c.Why = "no command was recorded for this run (stalecheck had not checked the build since it ran, before " + s.CommandFrom + " changed)"
+		c.Why = "no command was recorded for this run (stalecheck had not checked the build since it ran, before " + s.Cmd().CommandFrom + " changed)"
 	case b.Command == now:
 		c.Verdict = graph.ContentSame
 	default:
@@ -592,7 +592,7 @@ func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.C
 			}
 		}
 	}
-	s.CommandContent = c
+	s.OwnCmd().CommandContent = c
 	return false
 }
 

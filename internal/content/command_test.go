@@ -26,7 +26,7 @@ func TestCommandBaseline(t *testing.T) {
 	}
 	st, _ := os.Stat(ref)
 	mkStep := func(cmd string) (*graph.Graph, *graph.Step) {
-		s := &graph.Step{ID: "make:" + ref, System: "make", Label: "a.o", PathPackage: true, Command: cmd, CommandFrom: mk,
+		s := &graph.Step{ID: "make:" + ref, System: "make", Label: "a.o", PathPackage: true, Command: cmd, CommandData: &graph.CommandRecords{CommandFrom: mk},
 			Reference: graph.FileInfo{Path: ref, MTimeNS: st.ModTime().UnixNano(), Exists: true}}
 		s.Roots = []*graph.Root{{File: graph.FileInfo{Path: filepath.Join(dir, "app")}}}
 		return &graph.Graph{Workspace: dir, Steps: []*graph.Step{s}}, s
@@ -34,8 +34,8 @@ func TestCommandBaseline(t *testing.T) {
 	store := OpenStore("")
 	g, s := mkStep("cc -c a.c -o a.o")
 	Annotate(g, Options{Baselines: store})
-	if s.CommandContent != nil {
-		t.Fatalf("the makefile is older than the step: record, do not judge (%+v)", s.CommandContent)
+	if s.Cmd().CommandContent != nil {
+		t.Fatalf("the makefile is older than the step: record, do not judge (%+v)", s.Cmd().CommandContent)
 	}
 	// The makefile is edited after the step (ctime and mtime move past the reference).
 	time.Sleep(20 * time.Millisecond)
@@ -44,12 +44,12 @@ func TestCommandBaseline(t *testing.T) {
 	}
 	g, s = mkStep("cc -DFAST -c a.c -o a.o")
 	Annotate(g, Options{Baselines: store})
-	if c := s.CommandContent; c == nil || c.Verdict != graph.ContentDiffers {
+	if c := s.Cmd().CommandContent; c == nil || c.Verdict != graph.ContentDiffers {
 		t.Fatalf("a changed command: want differs, got %+v", c)
 	}
 	g, s = mkStep("cc -c a.c -o a.o")
 	Annotate(g, Options{Baselines: store})
-	if c := s.CommandContent; c == nil || c.Verdict != graph.ContentSame {
+	if c := s.Cmd().CommandContent; c == nil || c.Verdict != graph.ContentSame {
 		t.Fatalf("the same command: want same, got %+v", c)
 	}
 }

@@ -15,7 +15,7 @@ import (
 // that adds -DTRUTH_DESC to every compile while one source tests it changes that object only; the others
 // hold the same code. why says what differs and why it does not matter.
 func inertCommandChange(headers *cinclude.Cache, s *graph.Step, old, now string) (why string, inert bool) {
-	if len(s.Compiles) == 0 {
+	if len(s.Cmd().Compiles) == 0 {
 		return "", false
 	}
 	added, removed := wordDiff(strings.Fields(old), strings.Fields(now))
@@ -39,10 +39,10 @@ func inertCommandChange(headers *cinclude.Cache, s *graph.Step, old, now string)
 		}
 	}
 	var sources []string
-	for _, c := range s.Compiles {
+	for _, c := range s.Cmd().Compiles {
 		sources = append(sources, c.Source)
 	}
-	for _, c := range s.Compiles {
+	for _, c := range s.Cmd().Compiles {
 		sp := cinclude.SearchPath{Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After}
 		defs := cinclude.CommandDefines(strings.Fields(now))
 		where, certain := headers.Mentions(sp, defs, names, c.Source)

@@ -42,8 +42,8 @@ func judgeTool(s *graph.Step, b *stepBaseline, path string, dig *digest.Cache) b
 			return false // another path to the same program (a link, a copy): it makes the same objects
 		}
 	}
-	s.Lookups = append(s.Lookups, graph.Lookup{Kind: graph.LookupPATH, Name: prog, Search: path, Then: b.ToolPath,
-		Now: found, Recorded: true, From: s.CommandFrom})
+	s.OwnCmd().Lookups = append(s.OwnCmd().Lookups, graph.Lookup{Kind: graph.LookupPATH, Name: prog, Search: path, Then: b.ToolPath,
+		Now: found, Recorded: true, From: s.Cmd().CommandFrom})
 	return false
 }
 

@@ -247,12 +247,6 @@ type Step struct {
 	// moves the mtime); inputs changed after it are judged newer (Written). Reference keeps the file as
 	// it is, whose mtime keys content baselines.
 	WrittenNS int64
-	// Ran, when it exists, is a file the step's command writes on every run and then copies over an
-	// output only when the two differ (a temporary file and CMake's copy_if_different, cp or install):
-	// its mtime says when the command last ran, which the output's does not. Inputs changed before it
-	// were read by that run, so the output is what they make, though a build system that compares
-	// mtimes runs the command again on every build (internal/cmdargs fills it when newer than Reference).
-	Ran FileInfo
 	// Outputs are the step's outputs: the files in a run's output folder, a compile's artifacts.
 	Outputs []FileInfo
 	Inputs  []*Input
@@ -264,28 +258,16 @@ type Step struct {
 	ScriptData *ScriptDetails
 
 	// Command is the command the build system would run for the step now, as its records give it (a
-	// Make recipe expanded); "" when unknown. CommandFrom is the file that defines it (the makefile), and
-	// CommandWatched tells whether the build system redoes the step when it changes (Ninja compares its
-	// log's command hash; Make does not). CommandContent is Command judged against the command recorded
-	// while CommandFrom was not newer than the step's reference (internal/content), nil when not judged.
-	Command     string
-	CommandFrom string
-	// CommandDir is the folder Command runs in (Make's folder, Ninja's build folder): relative paths on
-	// the command line name files there (internal/cmdargs). "" when unknown.
-	CommandDir string
+	// Make recipe expanded); "" when unknown. Where it comes from and what it runs are in Cmd().
+	Command string
 	// Program is the program the step's command runs first, when the command names it without a folder
 	// (CommandProgram): PATH finds it each time the build runs the step, and no build system watches that
 	// search (internal/content judges it again). "" when the command names a path or is unknown.
-	Program        string
-	CommandWatched bool
-	CommandContent *InputContent
-	// Compiles are the compiler runs the step's records show (a Ninja edge's command, a Make recipe, a
-	// build script's logged compiles, a cgo package's flags), each with its include search folders:
-	// internal/includes resolves their #include lines again, the same way whatever system ran them.
-	Compiles []CompilerRun
-	// Lookups are the searches for a program on PATH (or a header in include folders) the step's
-	// processes made in a traced build, with the answer the same search gives now (internal/tracejoin).
-	Lookups []Lookup
+	Program string
+	// CommandData holds the rest of what the step's records show of its command (CommandRecords); nil
+	// for a step whose system records none (most steps of a large Cargo tree). Read it through Cmd,
+	// fill it through OwnCmd.
+	CommandData *CommandRecords
 
 	// Origin is the adapter's own record of the step: what only
 	// that build system knows. Rules that only make sense for one system read it through the adapter's
@@ -309,6 +291,49 @@ type Step struct {
 	KeepsLive []*Step
 	// Roots are the roots that reach this step through Deps and KeepsLive (filled by MarkLive).
 	Roots []*Root
+}
+
+// CommandRecords are what a step's records show of its command besides the command itself.
+type CommandRecords struct {
+	// CommandFrom is the file that defines the step's command (the makefile), and CommandWatched tells
+	// whether the build system redoes the step when it changes (Ninja compares its log's command hash;
+	// Make does not). CommandContent is the command judged against the one recorded while CommandFrom
+	// was not newer than the step's reference (internal/content), nil when not judged.
+	CommandFrom string
+	// CommandDir is the folder the command runs in (Make's folder, Ninja's build folder): relative paths
+	// on the command line name files there (internal/cmdargs). "" when unknown.
+	CommandDir     string
+	CommandWatched bool
+	CommandContent *InputContent
+	// Compiles are the compiler runs the step's records show (a Ninja edge's command, a Make recipe, a
+	// build script's logged compiles, a cgo package's flags), each with its include search folders:
+	// internal/includes resolves their #include lines again, the same way whatever system ran them.
+	Compiles []CompilerRun
+	// Lookups are the searches for a program on PATH (or a header in include folders) the step's
+	// processes made in a traced build, with the answer the same search gives now (internal/tracejoin).
+	Lookups []Lookup
+	// Ran, when it exists, is a file the step's command writes on every run and then copies over an
+	// output only when the two differ (a temporary file and CMake's copy_if_different, cp or install):
+	// its mtime says when the command last ran, which the output's does not. Inputs changed before it
+	// were read by that run, so the output is what they make, though a build system that compares
+	// mtimes runs the command again on every build (internal/cmdargs fills it when newer than Reference).
+	Ran FileInfo
+}
+
+// Cmd returns what the step's records show of its command (zero when nothing).
+func (s *Step) Cmd() CommandRecords {
+	if s.CommandData == nil {
+		return CommandRecords{}
+	}
+	return *s.CommandData
+}
+
+// OwnCmd returns the step's command records to fill, made on first use.
+func (s *Step) OwnCmd() *CommandRecords {
+	if s.CommandData == nil {
+		s.CommandData = new(CommandRecords)
+	}
+	return s.CommandData
 }
 
 // Script returns what the records of the step's build-script run show (zero for a step without).

@@ -55,7 +55,7 @@ func Annotate(g *graph.Graph) {
 		}
 	}
 	for _, s := range g.Steps {
-		if !s.Live() || len(s.Compiles) == 0 || s.Failed != "" {
+		if !s.Live() || len(s.Cmd().Compiles) == 0 || s.Failed != "" {
 			continue
 		}
 		read := map[string]bool{}
@@ -87,21 +87,21 @@ func Annotate(g *graph.Graph) {
 		omittedByDepfile(cache, s, producer, func(d *graph.Step) { g.AddDep(s, d) })
 		seen := map[string]bool{}
 		traced := map[string]int{}
-		for i, l := range s.Lookups {
+		for i, l := range s.Cmd().Lookups {
 			if l.Kind == graph.LookupInclude && !l.Recorded {
 				traced[l.Name+"\x00"+l.Then+"\x00"+l.Now] = i
 			}
 		}
-		for _, c := range s.Compiles {
+		for _, c := range s.Cmd().Compiles {
 			for _, l := range shadowed(cache, c, read) {
 				k := l.Name + "\x00" + l.Then + "\x00" + l.Now
 				if i, ok := traced[k]; ok {
-					s.Lookups[i].Differs = true // the trace saw the same search: it says more (which process, when)
+					s.Cmd().Lookups[i].Differs = true // the trace saw the same search: it says more (which process, when)
 					continue
 				}
 				if !seen[k] {
 					seen[k] = true
-					s.Lookups = append(s.Lookups, l)
+					s.OwnCmd().Lookups = append(s.OwnCmd().Lookups, l)
 				}
 			}
 		}
@@ -184,7 +184,7 @@ func scanInputs(cache *cinclude.Cache, s *graph.Step) (added []string) {
 		}
 		have[filepath.Clean(in.File.Path)] = true
 	}
-	for _, c := range s.Compiles {
+	for _, c := range s.Cmd().Compiles {
 		sp := cinclude.SearchPath{Quote: c.Quote, Dirs: c.Dirs, System: c.System, After: c.After}
 		queue := []string{filepath.Clean(c.Source)}
 		seen := map[string]bool{queue[0]: true}
@@ -238,7 +238,7 @@ func omittedByDepfile(cache *cinclude.Cache, s *graph.Step, producer map[string]
 	if len(listed) == 0 {
 		return nil
 	}
-	for _, c := range s.Compiles {
+	for _, c := range s.Cmd().Compiles {
 		src := filepath.Clean(c.Source)
 		if !listed[src] {
 			continue // the depfile is not this compile's (or names the source otherwise): not judged

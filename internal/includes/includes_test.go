@@ -23,7 +23,7 @@ func write(t *testing.T, p, s string) {
 func step(dir string, read ...string) *graph.Step {
 	s := &graph.Step{Label: "a.o", Reference: graph.FileInfo{Path: filepath.Join(dir, "a.o"), Exists: true}}
 	s.Roots = []*graph.Root{{File: graph.FileInfo{Path: filepath.Join(dir, "app")}}}
-	s.Compiles = []graph.CompilerRun{{Source: filepath.Join(dir, "src/a.c"), Dir: dir,
+	s.OwnCmd().Compiles = []graph.CompilerRun{{Source: filepath.Join(dir, "src/a.c"), Dir: dir,
 		Dirs: []string{filepath.Join(dir, "override"), filepath.Join(dir, "include")}}}
 	s.Inputs = append(s.Inputs, &graph.Input{File: graph.FileInfo{Path: filepath.Join(dir, "src/a.c"), Exists: true}, How: []graph.How{graph.Depfile}})
 	for _, r := range read {
@@ -40,22 +40,22 @@ func TestShadowedHeader(t *testing.T) {
 	s := step(dir, "include/lib.h", "include/detail.h")
 	g := &graph.Graph{Steps: []*graph.Step{s}}
 	Annotate(g)
-	if len(s.Lookups) != 0 {
-		t.Fatalf("nothing shadows yet, got %+v", s.Lookups)
+	if len(s.Cmd().Lookups) != 0 {
+		t.Fatalf("nothing shadows yet, got %+v", s.Cmd().Lookups)
 	}
 	// A copy with the same bytes in the folder searched first changes nothing the compiler makes.
 	write(t, filepath.Join(dir, "override/lib.h"), "#include \"detail.h\"\n#define X 1\n")
 	Annotate(g)
-	if len(s.Lookups) != 0 {
-		t.Fatalf("an identical header is no shadow, got %+v", s.Lookups)
+	if len(s.Cmd().Lookups) != 0 {
+		t.Fatalf("an identical header is no shadow, got %+v", s.Cmd().Lookups)
 	}
 	// Another detail.h beside the new lib.h: found first for the include inside it, too.
 	write(t, filepath.Join(dir, "override/lib.h"), "#include \"detail.h\"\n#define X 2\n")
 	Annotate(g)
-	if len(s.Lookups) != 1 {
-		t.Fatalf("want one shadowed search, got %+v", s.Lookups)
+	if len(s.Cmd().Lookups) != 1 {
+		t.Fatalf("want one shadowed search, got %+v", s.Cmd().Lookups)
 	}
-	l := s.Lookups[0]
+	l := s.Cmd().Lookups[0]
 	if !l.Recorded || l.Kind != graph.LookupInclude || l.Name != "lib.h" || l.Then != filepath.Join(dir, "include/lib.h") ||
 		l.Now != filepath.Join(dir, "override/lib.h") || l.From != filepath.Join(dir, "src/a.c") {
 		t.Errorf("lookup = %+v", l)
@@ -71,8 +71,8 @@ func TestNoRecordsNoShadowButScan(t *testing.T) {
 	s.Inputs = nil // no depfile: the records name no header
 	g := &graph.Graph{Steps: []*graph.Step{s}}
 	Annotate(g)
-	if len(s.Lookups) != 0 {
-		t.Errorf("no read records, no recorded lookup: %+v", s.Lookups)
+	if len(s.Cmd().Lookups) != 0 {
+		t.Errorf("no read records, no recorded lookup: %+v", s.Cmd().Lookups)
 	}
 	var scanned []string
 	for _, in := range s.Inputs {

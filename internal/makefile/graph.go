@@ -178,16 +178,16 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		case s.Complete && len(s.Commands) > 0 && s.RuleFrom != "" && s.RuleFrom != "built-in":
 			// make compares mtimes only: a recipe edited in the makefile does not redo the target.
 			gs.Command = strings.Join(s.Commands, "\n")
-			gs.CommandFrom = ruleFile(s.RuleFrom)
+			gs.OwnCmd().CommandFrom = ruleFile(s.RuleFrom)
 		case s.Complete && len(s.Commands) > 0 && s.RuleFrom == "built-in":
-			gs.Command, gs.CommandFrom = strings.Join(s.Commands, "\n"), b.Folder.Makefile // its variables are the makefile's
+			gs.Command, gs.OwnCmd().CommandFrom = strings.Join(s.Commands, "\n"), b.Folder.Makefile // its variables are the makefile's
 		}
 		if gs.Command != "" {
-			gs.CommandDir = b.Folder.Dir // make runs each recipe line in its own folder
+			gs.OwnCmd().CommandDir = b.Folder.Dir // make runs each recipe line in its own folder
 			gs.Program = graph.CommandProgram(strings.TrimLeft(s.Commands[0], "@-+ \t"))
 		}
 		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {
-			gs.Compiles = append(gs.Compiles, graph.CompilerRun{Source: c.source, Dir: b.Folder.Dir,
+			gs.OwnCmd().Compiles = append(gs.OwnCmd().Compiles, graph.CompilerRun{Source: c.source, Dir: b.Folder.Dir,
 				Quote: c.sp.Quote, Dirs: c.sp.Dirs, System: c.sp.System, After: c.sp.After})
 		}
 		for _, kv := range s.Config {

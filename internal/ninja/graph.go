@@ -186,11 +186,11 @@ func (b *Build) Graph() *graph.Graph {
 		if e.ManifestEdge != nil {
 			s.Program = graph.CommandProgram(e.Command)
 			// Ninja redoes an edge whose command changed (the log's command hash).
-			s.Command, s.CommandWatched, s.CommandDir = e.Command, true, b.Dir
+			s.Command, s.OwnCmd().CommandWatched, s.OwnCmd().CommandDir = e.Command, true, b.Dir
 		}
 		if c := e.Compile; c != nil {
 			sp := c.searchPath()
-			s.Compiles = []graph.CompilerRun{{Source: c.Source, Dir: c.Dir, Quote: sp.Quote, Dirs: sp.Dirs, System: sp.System, After: sp.After}}
+			s.OwnCmd().Compiles = []graph.CompilerRun{{Source: c.Source, Dir: c.Dir, Quote: sp.Quote, Dirs: sp.Dirs, System: sp.System, After: sp.After}}
 		}
 		if e.DepfileErr != nil {
 			// A depfile ninja reads (or one left over beside a deps log) that cannot be read or parsed:

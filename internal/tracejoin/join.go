@@ -356,7 +356,7 @@ func (j *joiner) pathLookups(s *graph.Step, p *trace.Process) {
 		if next := j.nextPATH(l.PATH, cur); next != "" && cleanPATH(next) != cleanPATH(l.PATH) {
 			gl.NextSearch, gl.NowNext = next, l.NowWith(next)
 		}
-		s.Lookups = append(s.Lookups, gl)
+		s.OwnCmd().Lookups = append(s.OwnCmd().Lookups, gl)
 		j.lookups++
 	}
 }
@@ -454,7 +454,7 @@ func (j *joiner) includeLookups(s *graph.Step, p *trace.Process) {
 				now = a.Path
 			}
 			dirs = append(dirs, strings.TrimSuffix(a.Path, "/"+name))
-			s.Lookups = append(s.Lookups, graph.Lookup{Kind: graph.LookupInclude, Name: name, Search: strings.Join(dirs, ":"),
+			s.OwnCmd().Lookups = append(s.OwnCmd().Lookups, graph.Lookup{Kind: graph.LookupInclude, Name: name, Search: strings.Join(dirs, ":"),
 				Then: a.Path, Tried: len(dirs), Now: now, TraceFile: j.t.File, PID: pr.PID, Exe: j.exe(pr), TimeNS: tried[0].at})
 			j.lookups++
 		}
