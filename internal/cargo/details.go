@@ -491,7 +491,7 @@ func (r *reader) runDetails(s *graph.Step) {
 		r.stepProblem(s, filepath.Join(s.Script().RunDir, "root-output"), err)
 	}
 	bo := ParseBuildOutput(data, strings.TrimSpace(string(rootOut)), s.Script().OutDir)
-	bo.Intern(r.strs.str)
+	bo.intern(&r.strs)
 	unit.Of(s).MovedFrom, unit.Of(s).MovedTo = movedPrefix(strings.TrimSpace(string(rootOut)), s.Script().OutDir)
 
 	declared := bo.RerunIfChanged

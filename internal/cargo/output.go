@@ -133,12 +133,13 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 	return bo
 }
 
-// Intern replaces every string bo holds with the one str gives for it. The parse keeps slices of the
+// intern replaces every string bo holds with the interner's copy. The parse keeps slices of the
 // whole output (one string for all its lines), which pin it as long as any is kept: a run's step keeps
 // its environment look-ups, link names and folders for the whole check, and a large tree has thousands
 // of runs whose outputs say the same words (each copy of a package prints the same look-ups). A
-// reader passes an interner: one copy of each word for all runs, and the outputs can go.
-func (bo *BuildOutput) Intern(str func(string) string) {
+// reader keeps an interner: one copy of each word for all runs, and the outputs can go.
+func (bo *BuildOutput) intern(in *interner) {
+	str := in.str
 	each := func(ss []string) {
 		for i := range ss {
 			ss[i] = str(ss[i])
@@ -160,7 +161,7 @@ func (bo *BuildOutput) Intern(str func(string) string) {
 		e := &bo.EnvReads[i]
 		e.Name, e.Value = str(e.Name), str(e.Value)
 	}
-	bo.EnvReads = slices.Clip(bo.EnvReads)
+	bo.EnvReads = in.readList(bo.EnvReads)
 	for i := range bo.CMakeFlags {
 		f := &bo.CMakeFlags[i]
 		f.Var, f.Value, f.Define = str(f.Var), str(f.Value), str(f.Define)
@@ -170,8 +171,33 @@ func (bo *BuildOutput) Intern(str func(string) string) {
 	each(bo.AbsPaths)
 }
 
-// interner keeps one copy of each string it is given, for all the workers of a read.
-type interner struct{ m sync.Map }
+// readList returns one shared copy of each list of look-ups (each copy of a package's script logs the
+// same ones): the list is only read after the parse.
+func (in *interner) readList(rs []graph.EnvRead) []graph.EnvRead {
+	if len(rs) == 0 {
+		return rs
+	}
+	var b strings.Builder
+	for _, e := range rs {
+		b.WriteString(e.Name)
+		b.WriteByte(0)
+		b.WriteString(e.Value)
+		if e.Set {
+			b.WriteByte(1)
+		} else {
+			b.WriteByte(0)
+		}
+	}
+	key := b.String()
+	if v, ok := in.lists.Load(key); ok {
+		return v.([]graph.EnvRead)
+	}
+	v, _ := in.lists.LoadOrStore(key, slices.Clip(rs))
+	return v.([]graph.EnvRead)
+}
+
+// interner keeps one copy of each string (and look-up list) it is given, for all the workers of a read.
+type interner struct{ m, lists sync.Map }
 
 func (in *interner) str(s string) string {
 	if s == "" {
