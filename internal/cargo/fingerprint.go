@@ -68,7 +68,13 @@ func HashHex(v uint64) string {
 // ReadHashFile returns the 16 hex digits of a unit's hash file. An empty file (Cargo truncates it
 // when a unit starts rebuilding and rewrites it on success) gives "" and no error.
 func ReadHashFile(path string) (string, error) {
-	data, err := safeio.ReadFileKept(path, safeio.MaxRecord)
+	var buf []byte
+	return readHashFile(path, &buf)
+}
+
+// readHashFile is ReadHashFile reading into *buf (safeio.ReadFileKeptInto).
+func readHashFile(path string, buf *[]byte) (string, error) {
+	data, err := safeio.ReadFileKeptInto(path, safeio.MaxRecord, buf)
 	if err != nil {
 		return "", err
 	}

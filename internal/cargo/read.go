@@ -459,6 +459,8 @@ func (r *reader) readFingerprints(prof string) error {
 			r.problem(dir, err)
 			return
 		}
+		buf := recordBufs.Get().(*[]byte)
+		defer recordBufs.Put(buf)
 		if len(files) == 0 {
 			r.problem(dir, fmt.Errorf("the unit's fingerprint folder is empty: its hash file and fingerprint are missing"))
 			return
@@ -493,7 +495,7 @@ func (r *reader) readFingerprints(prof string) error {
 				ProfileDir: prof,
 			}
 			hf := filepath.Join(dir, n)
-			h, err := ReadHashFile(hf)
+			h, err := readHashFile(hf, buf)
 			if err != nil {
 				r.problem(hf, err)
 				results[i].damaged = append(results[i].damaged, s)
@@ -503,7 +505,7 @@ func (r *reader) readFingerprints(prof string) error {
 			unit.Of(s).FingerprintHash, s.Key = h, h
 			var fp *Fingerprint
 			jf := hf + ".json"
-			if data, err := safeio.ReadFileKept(jf, safeio.MaxRecord); err != nil {
+			if data, err := safeio.ReadFileKeptInto(jf, safeio.MaxRecord, buf); err != nil {
 				r.problem(jf, err)
 			} else if fp, err = ParseFingerprint(data); err != nil {
 				r.problem(jf, err)
@@ -564,6 +566,10 @@ func (r *reader) readFingerprints(prof string) error {
 	r.index[prof] = idx
 	return nil
 }
+
+// recordBufs are the buffers the fingerprint folders' hash files and JSON are read into, one per worker
+// at a time: the parses copy what they keep, and a large tree has tens of thousands of each.
+var recordBufs = sync.Pool{New: func() any { return new([]byte) }}
 
 // hostProfile returns the host profile folder of a `<triple>/<profile>` folder ("" for a host one).
 func hostProfile(prof string) string {

@@ -13,9 +13,10 @@ import (
 // readFileDirect is readFile through the system calls themselves: open (non-blocking, so a FIFO never
 // blocks), fstat, read until end of file, close. An os.File costs three to four calls more per file
 // (the poller's registration, the flag calls of SetNonblock, a second fstat), and a check reads
-// tens of thousands of small records (a fingerprint's hash file and JSON per unit). handled is false
-// when the caller should take the portable path instead (never on Linux).
-func readFileDirect(path string, max int64, noteOpen bool) (data []byte, fi os.FileInfo, handled bool, err error) {
+// tens of thousands of small records (a fingerprint's hash file and JSON per unit). The bytes are read
+// into into when it is large enough. handled is false when the caller should take the portable path
+// instead (never on Linux).
+func readFileDirect(path string, max int64, noteOpen bool, into []byte) (data []byte, fi os.FileInfo, handled bool, err error) {
 	var fd int
 	for {
 		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
@@ -56,8 +57,14 @@ func readFileDirect(path string, max int64, noteOpen bool) (data []byte, fi os.F
 	if st.Size > max {
 		return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than the %d this kind of file may hold", ErrTooLarge, st.Size, max)}
 	}
-	// One buffer of the size fstat gave plus a byte, to see a file that grew since.
-	buf := make([]byte, st.Size+1)
+	// One buffer of the size fstat gave plus a byte, to see a file that grew since: the caller's when
+	// it is large enough.
+	var buf []byte
+	if int64(cap(into)) > st.Size {
+		buf = into[:st.Size+1]
+	} else {
+		buf = make([]byte, st.Size+1)
+	}
 	n := 0
 	for {
 		if n == len(buf) {

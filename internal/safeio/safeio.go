@@ -82,6 +82,31 @@ func ReadFileKept(path string, max int64) ([]byte, error) {
 	return data, err
 }
 
+// ReadFileKeptInto is ReadFileKept for a caller that only reads the bytes, and is done with them before
+// it reads the next file: they are read into *buf (grown as needed and kept there), or are a memo's own,
+// so a reader of tens of thousands of small records (a large tree's fingerprints) makes a buffer per
+// worker instead of one per file. The bytes must not be changed.
+func ReadFileKeptInto(path string, max int64, buf *[]byte) ([]byte, error) {
+	var name string
+	if fsrec.Memoizing() {
+		name = "safeio.read\x00" + path + "\x00" + strconv.FormatInt(max, 10)
+		if b, ok := fsrec.Reuse(name); ok {
+			return b, nil
+		}
+	}
+	data, _, err := readFileInto(path, max, true, *buf)
+	if err != nil {
+		return nil, err
+	}
+	if cap(data) > cap(*buf) {
+		*buf = data[:0]
+	}
+	if name != "" {
+		fsrec.Keep(name, path, bytes.Clone(data))
+	}
+	return data, nil
+}
+
 // ReadContent is ReadFile for a caller that uses only the bytes, not the file's mtime, size or inode:
 // the verdict cache records the bytes' checksum (fsrec.OpContent), so a rewrite with the same bytes
 // (Cargo's uplifted `<bin>.d` on every no-op build) keeps a cached verdict valid. A failed read is
@@ -97,7 +122,11 @@ func ReadContent(path string, max int64) ([]byte, error) {
 }
 
 func readFile(path string, max int64, noteOpen bool) ([]byte, os.FileInfo, error) {
-	if data, fi, handled, err := readFileDirect(path, max, noteOpen); handled {
+	return readFileInto(path, max, noteOpen, nil)
+}
+
+func readFileInto(path string, max int64, noteOpen bool, into []byte) ([]byte, os.FileInfo, error) {
+	if data, fi, handled, err := readFileDirect(path, max, noteOpen, into); handled {
 		return data, fi, err
 	}
 	f, err := open(path, noteOpen)
