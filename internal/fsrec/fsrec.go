@@ -515,17 +515,17 @@ func (e entry) Info() (fs.FileInfo, error) {
 	return fi, err
 }
 
-// ReadDir is os.ReadDir, recorded: the folder by its signature (stat'ed before the listing, so an
+// ReadDir is os.ReadDir (through listDir), recorded: the folder by its signature (stat'ed before the listing, so an
 // entry added during it is seen at the end), each entry's Info by its lstat.
 func ReadDir(path string) ([]fs.DirEntry, error) {
 	r := cur.Load()
 	if r == nil {
-		return os.ReadDir(path)
+		return listDir(path)
 	}
 	if _, err := lookup(path, OpStat); err != nil {
 		return nil, err
 	}
-	ents, err := os.ReadDir(path)
+	ents, err := listDir(path)
 	return wrapEntries(path, ents), err
 }
 
@@ -547,22 +547,58 @@ func wrapEntries(dir string, ents []fs.DirEntry) []fs.DirEntry {
 
 // WalkDir is filepath.WalkDir, recorded: the root and every folder it lists by their lstat (taken
 // before the listing), every entry whose Info fn asks for by its lstat.
+// It walks as filepath.WalkDir does (same calls of fn, in the same order), with listDir's listings.
 func WalkDir(root string, fn fs.WalkDirFunc) error {
 	r := cur.Load()
-	if r == nil {
-		return filepath.WalkDir(root, fn)
-	}
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case d == nil: // the root's lstat failed
-			r.note(p, OpLstat, nil, err)
-		case d.IsDir():
-			lookup(p, OpLstat)
-		default:
-			d = entry{d, p}
+	info, err := os.Lstat(root)
+	if err != nil {
+		if r != nil {
+			r.note(root, OpLstat, nil, err)
 		}
-		return fn(p, d, err)
-	})
+		err = fn(root, nil, err)
+	} else {
+		err = walkListed(root, fs.FileInfoToDirEntry(info), fn, r)
+	}
+	if err == filepath.SkipDir || err == filepath.SkipAll {
+		return nil
+	}
+	return err
+}
+
+// walkListed is filepath.WalkDir's walk of path, whose entry is d; r, when recording, records every
+// folder by its lstat before it is listed and hands fn entries whose Info is recorded.
+func walkListed(path string, d fs.DirEntry, fn fs.WalkDirFunc, r *Recorder) error {
+	if r != nil {
+		if d.IsDir() {
+			lookup(path, OpLstat)
+		} else {
+			d = entry{d, path}
+		}
+	}
+	if err := fn(path, d, nil); err != nil || !d.IsDir() {
+		if err == filepath.SkipDir && d.IsDir() {
+			err = nil
+		}
+		return err
+	}
+	ents, err := listDir(path)
+	if err != nil {
+		if err = fn(path, d, err); err != nil {
+			if err == filepath.SkipDir && d.IsDir() {
+				err = nil
+			}
+			return err
+		}
+	}
+	for _, e := range ents {
+		if err := walkListed(filepath.Join(path, e.Name()), e, fn, r); err != nil {
+			if err == filepath.SkipDir {
+				break
+			}
+			return err
+		}
+	}
+	return nil
 }
 
 // Glob is filepath.Glob, recorded: the folder of the pattern as listed (a pattern with meta

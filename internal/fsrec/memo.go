@@ -5,7 +5,6 @@ import (
 	"errors"
 	"hash/maphash"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
@@ -361,7 +360,7 @@ func listKept(dir string) ([]fs.DirEntry, error) {
 			return ents, nil
 		}
 	}
-	ents, err := os.ReadDir(dir)
+	ents, err := listDir(dir)
 	ents = wrapEntries(dir, ents)
 	if err == nil {
 		Keep(name, dir, encodeListing(ents))
