@@ -2,6 +2,7 @@ package gocgo
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -9,7 +10,7 @@ import (
 )
 
 // Link is the link step of one Go binary: its reference time (the binary's mtime, nanoseconds), the
-// package main it was built from, the non-standard cgo packages it contains (steps, in go list's
+// package main it was built from, the non-standard cgo packages and local ones it contains (steps, in go list's
 // order) and every library and object their link flags name (deduplicated by path, first package's
 // clues first).
 type Link struct {
@@ -92,7 +93,7 @@ func Check(m *Module, b *Binary, opt CheckOptions) (*Report, error) {
 	}
 	libIdx := map[string]int{}
 	for _, p := range m.Packages {
-		if !in[p.ImportPath] || !p.Cgo || p.Standard {
+		if !in[p.ImportPath] || !(p.Cgo || p.Local) || p.Standard {
 			continue
 		}
 		r.Link.Packages = append(r.Link.Packages, p)
@@ -113,7 +114,7 @@ func Check(m *Module, b *Binary, opt CheckOptions) (*Report, error) {
 			}
 		}
 	}
-	if v, ok := b.Setting("CGO_ENABLED"); ok && v != "1" && len(r.Link.Packages) > 0 {
+	if v, ok := b.Setting("CGO_ENABLED"); ok && v != "1" && slices.ContainsFunc(r.Link.Packages, func(p *Package) bool { return p.Cgo }) {
 		r.Notes = append(r.Notes, fmt.Sprintf("the binary was built with CGO_ENABLED=%s but the listing has cgo packages: list with ListOptionsFor(binary)", v))
 	}
 	if opt.Content {

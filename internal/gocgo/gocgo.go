@@ -101,7 +101,9 @@ type Flags struct {
 
 // Package is one package of the module's build, as `go list -deps` lists it. For a package with cgo
 // (Cgo), it is a step: Declared are the files Go hashes, Discovered the headers and libraries it does
-// not. Packages of the standard library are listed (Standard) but never scanned.
+// not. A Local package without cgo is a step with its Declared files only. Packages of the standard
+// library are listed (Standard) but never scanned, and those of the module cache without cgo are not
+// read either (their files are read-only copies of a version).
 type Package struct {
 	ImportPath string `json:"import_path"`
 	Name       string `json:"name"`
@@ -110,10 +112,14 @@ type Package struct {
 	// Module is the path of the module the package belongs to ("" for the standard library).
 	Module string `json:"module,omitempty"`
 	Cgo    bool   `json:"cgo,omitempty"`
-	Flags  Flags  `json:"flags"`
+	// Local is true for a package without cgo whose files are the user's to edit: one of the main
+	// module, or of a module replaced by a folder (a replace directive naming a path), not one of the
+	// module cache's read-only copies. It is a step too, with the files Go hashes as Declared.
+	Local bool  `json:"local,omitempty"`
+	Flags Flags `json:"flags"`
 	// Deps are the import paths of every package it depends on, transitively (go list's Deps).
 	Deps []string `json:"-"`
-	// Declared and Discovered are set for non-standard cgo packages only.
+	// Declared is set for non-standard cgo packages and Local ones, Discovered for cgo packages only.
 	Declared   []Input `json:"declared,omitempty"`
 	Discovered []Input `json:"discovered,omitempty"`
 	// IncludeDirs are the header search folders, in the compiler's order (-iquote, -I, -isystem,

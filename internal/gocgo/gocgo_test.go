@@ -229,10 +229,19 @@ func TestS10HeaderOutsidePackage(t *testing.T) {
 	if len(s.rep.Missed()) != 0 {
 		t.Fatalf("fresh build: missed inputs %+v", s.rep.Missed())
 	}
-	if len(s.rep.Link.Packages) != 1 || s.rep.Link.Packages[0].ImportPath != "example.com/cgomod/calc" {
-		t.Fatalf("cgo packages of the binary: %+v", s.rep.Link.Packages)
+	// The cgo package, and the main package (local: the module's own, without cgo).
+	var cgoPkgs []*gocgo.Package
+	for _, p := range s.rep.Link.Packages {
+		if p.Cgo {
+			cgoPkgs = append(cgoPkgs, p)
+		} else if !p.Local || p.ImportPath != "example.com/cgomod/cmd/app" || len(p.Discovered) != 0 {
+			t.Fatalf("package %+v", p)
+		}
 	}
-	p := s.rep.Link.Packages[0]
+	if len(cgoPkgs) != 1 || cgoPkgs[0].ImportPath != "example.com/cgomod/calc" || len(s.rep.Link.Packages) != 2 {
+		t.Fatalf("packages of the binary: %+v", s.rep.Link.Packages)
+	}
+	p := cgoPkgs[0]
 	var hdr *gocgo.Input
 	for i, in := range p.Discovered {
 		if in.Path == header {

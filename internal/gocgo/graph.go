@@ -244,7 +244,7 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 	for _, p := range rep.Link.Packages {
 		s := &graph.Step{
 			System: System, ID: "go:" + b.Path + ":" + p.ImportPath, Kind: graph.Compile, Package: p.ImportPath,
-			Name: p.ImportPath, Label: "cgo package " + p.ImportPath + " of " + filepath.Base(b.Path), Config: cfg,
+			Name: p.ImportPath, Label: packageLabel(p) + " of " + filepath.Base(b.Path), Config: cfg,
 			PackageRoot: p.Dir, Reference: ref, WrittenNS: written,
 			Origin: &StepOrigin{Binary: b, Package: p, Rebuild: rebuild, Module: m.Dir},
 			// A package of the main module: its files are the project's own, and change.
@@ -274,6 +274,14 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 	g.Steps = append(g.Steps, link)
 	g.Roots = append(g.Roots, &graph.Root{File: bin, Kind: "bin", Step: link, TiedBy: "build-info"})
 	return link
+}
+
+// packageLabel names a package step's package: "cgo package <path>" or "package <path>".
+func packageLabel(p *Package) string {
+	if p.Cgo {
+		return "cgo package " + p.ImportPath
+	}
+	return "package " + p.ImportPath
 }
 
 // ldflagsLine returns "; #cgo LDFLAGS: …" of the package a library clue names ("" when none).

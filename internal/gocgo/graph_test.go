@@ -83,10 +83,21 @@ func TestReadGraphS10(t *testing.T) {
 		t.Fatalf("roots %+v", g.Roots)
 	}
 	link := g.Roots[0].Step
-	if link.System != gocgo.System || link.Reference.Path != app || link.Reference.MTimeNS > mtime(t, app) || len(link.Deps) != 1 {
+	// Its package steps: the cgo package, and main (the module's own package, without cgo).
+	if link.System != gocgo.System || link.Reference.Path != app || link.Reference.MTimeNS > mtime(t, app) || len(link.Deps) != 2 {
 		t.Fatalf("link step %+v", link)
 	}
-	pkg := link.Deps[0]
+	var pkg *graph.Step
+	for _, d := range link.Deps {
+		if d.Package == "example.com/cgomod/calc" {
+			pkg = d
+		} else if d.Label != "package example.com/cgomod/cmd/app of app" {
+			t.Fatalf("package step %+v", d)
+		}
+	}
+	if pkg == nil {
+		t.Fatalf("no step of the cgo package: %+v", link.Deps)
+	}
 	if pkg.Package != "example.com/cgomod/calc" || !pkg.Live() || pkg.Words().NotWatched != "Go's build cache does not hash it" || !strings.HasPrefix(pkg.Words().Reference, "the Go binary, judged from when go build last wrote it") {
 		t.Fatalf("package step %+v words %+v", pkg, pkg.Words())
 	}
@@ -359,4 +370,78 @@ func written(t *testing.T, p string) int64 {
 		}
 	}
 	return m
+}
+
+// TestReadGraphPureGoPackages: the packages without cgo whose files are the user's (the main module's,
+// a module replaced by a folder) are steps too, with the files Go hashes as watched inputs: an edit of
+// any of them with no go build since is a pending rebuild naming it (a subpackage, main's own file, a
+// //go:embed file, the replaced module's file); after go build, nothing. A standard-library package
+// is no step.
+func TestReadGraphPureGoPackages(t *testing.T) {
+	goEnv(t)
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"go.mod":     "module example.com/pure\n\ngo 1.26\n\nrequire example.com/dep v0.0.0\n\nreplace example.com/dep => ./dep\n",
+		"dep/go.mod": "module example.com/dep\n\ngo 1.26\n",
+		"dep/dep.go": "package dep\n\nfunc D() int { return 1 }\n",
+		"u/u.go":     "package u\n\nfunc U() int { return 1 }\n",
+		"data.txt":   "one\n",
+		"main.go": `package main
+
+import (
+	_ "embed"
+	"fmt"
+
+	"example.com/dep"
+	"example.com/pure/u"
+)
+
+//go:embed data.txt
+var data string
+
+func main() { fmt.Println(u.U(), dep.D(), data) }
+`,
+	})
+	state := t.TempDir()
+	app := filepath.Join(dir, "pure")
+	run(t, dir, "go", "build", "-o", app, ".")
+	fs, g := goCheck(t, dir, state)
+	if errs := testutil.AtLeast(fs, rules.Warning); len(errs) != 0 {
+		t.Fatalf("fresh build: %s", testutil.Dump(errs))
+	}
+	steps := map[string]bool{}
+	for _, s := range g.Steps {
+		steps[s.Label] = true
+	}
+	for _, want := range []string{"package example.com/pure of pure", "package example.com/pure/u of pure", "package example.com/dep of pure"} {
+		if !steps[want] {
+			t.Fatalf("no step %q in %v", want, steps)
+		}
+	}
+	if steps["package fmt of pure"] {
+		t.Fatalf("a standard-library package is a step: %v", steps)
+	}
+	for _, e := range []struct{ rel, old, new string }{
+		{"u/u.go", "return 1", "return 2"}, {"main.go", "u.U(), dep.D()", "dep.D(), u.U()"},
+		{"data.txt", "one", "two"}, {"dep/dep.go", "return 1", "return 3"},
+		// A comment: go build then keeps the build ID (the code is the same) and only touches the
+		// binary; Go hashed the new content, so the binary holds what it makes.
+		{"u/u.go", "func U", "// U is two.\nfunc U"},
+	} {
+		rel, p := e.rel, filepath.Join(dir, e.rel)
+		body, _ := os.ReadFile(p)
+		if !strings.Contains(string(body), e.old) {
+			t.Fatalf("premise: %s lacks %q", rel, e.old)
+		}
+		write(t, dir, map[string]string{rel: strings.Replace(string(body), e.old, e.new, 1)})
+		fs, _ = goCheck(t, dir, state)
+		if pend := findings(fs, "pending-rebuild", p); len(pend) != 1 || pend[0].Severity != rules.Error || !hasRoot(pend[0], app) {
+			t.Fatalf("after editing %s with no go build:\n%s", rel, testutil.Dump(fs))
+		}
+		run(t, dir, "go", "build", "-o", app, ".")
+		fs, _ = goCheck(t, dir, state)
+		if errs := testutil.AtLeast(fs, rules.Warning); len(errs) != 0 {
+			t.Fatalf("after go build (%s): %s", rel, testutil.Dump(errs))
+		}
+	}
 }

@@ -69,7 +69,7 @@ func (st *baselineStore) hash(p string) (digest.Digest, error) {
 	return digest.HashFile(p)
 }
 
-// judge records, under the binary's build ID, the digest of every input of its cgo package steps whose
+// judge records, under the binary's build ID, the digest of every input of its package steps whose
 // mtime and ctime are not newer than the binary (so it is provably what the last link used, or an edit
 // an earlier baseline of the same build ID already shows), and sets Content on every input that has a
 // baseline entry or is newer than the binary: ContentSame or ContentDiffers with Build = the build ID,
@@ -124,12 +124,20 @@ func (st *baselineStore) judge(g *graph.Graph, link *graph.Step, b *Binary) {
 				continue
 			}
 			ic.Digest = d.String()
-			if ic.Digest == base {
+			switch {
+			case ic.Digest == base:
 				ic.Verdict = graph.ContentSame
 				if untouched {
 					continue // nothing moved: no verdict needed
 				}
-			} else {
+			case in.Watched && k.MtimeNS <= b.MTimeNS && k.CtimeNS <= b.MTimeNS:
+				// A go build of this binary ran after the change (it moves the binary's mtime even when it
+				// has nothing to link) and kept the build ID: Go hashes this file, so that build compiled
+				// the new content, and what it would link is what the binary holds (a comment edit).
+				ic.Verdict = graph.ContentSame
+				ic.Why = fmt.Sprintf("go build ran after it changed (the binary's mtime, %s) and kept build ID %s: Go hashes this file, so the new content was compiled, and the code it makes is what the binary holds",
+					time.Unix(0, b.MTimeNS).UTC().Format(time.RFC3339Nano), b.BuildID)
+			default:
 				ic.Verdict = graph.ContentDiffers
 			}
 			in.Content = ic

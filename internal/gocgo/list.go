@@ -75,6 +75,7 @@ type listPackage struct {
 	Module                *struct {
 		Path, Dir, GoMod, GoVersion string
 		Main                        bool
+		Replace                     *struct{ Path, Version string }
 	}
 	Deps                                                                     []string
 	Error                                                                    *struct{ Err string }
@@ -178,8 +179,11 @@ func Read(ctx context.Context, dir string, opt Options) (*Module, error) {
 		if lp.Module != nil && lp.Module.Main && m.Path == "" {
 			m.Path = lp.Module.Path
 		}
-		if p.Cgo && !p.Standard {
+		switch {
+		case p.Cgo && !p.Standard:
 			sc.scanPackage(p, &lp)
+		case p.Local:
+			declareFiles(p, &lp)
 		}
 		m.Packages = append(m.Packages, p)
 		m.byPath[p.ImportPath] = p
@@ -195,6 +199,9 @@ func fromList(lp *listPackage) *Package {
 	}
 	if lp.Module != nil {
 		p.Module = lp.Module.Path
+		// A replace by a folder has a path and no version (go.mod: replace m => ./dep).
+		folder := lp.Module.Replace != nil && lp.Module.Replace.Version == ""
+		p.Local = !p.Cgo && !p.Standard && p.Dir != "" && (lp.Module.Main || folder)
 	}
 	p.Flags = Flags{CPPFLAGS: lp.CgoCPPFLAGS, CFLAGS: lp.CgoCFLAGS, CXXFLAGS: lp.CgoCXXFLAGS, FFLAGS: lp.CgoFFLAGS,
 		LDFLAGS: lp.CgoLDFLAGS, PkgConfig: lp.CgoPkgConfig}

@@ -56,9 +56,8 @@ func fileLists(lp *listPackage) []struct {
 	}
 }
 
-// scanPackage fills Declared (the files Go hashes), the search folders, and Discovered (headers reached
-// through #include outside the declared files, libraries named by LDFLAGS).
-func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
+// declareFiles fills Declared: the files Go hashes, stat'ed; it returns their paths.
+func declareFiles(p *Package, lp *listPackage) map[string]bool {
 	declared := map[string]bool{}
 	for _, l := range fileLists(lp) {
 		for _, f := range l.files {
@@ -70,6 +69,13 @@ func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
 			declared[path] = true
 		}
 	}
+	return declared
+}
+
+// scanPackage fills Declared (the files Go hashes), the search folders, and Discovered (headers reached
+// through #include outside the declared files, libraries named by LDFLAGS).
+func (sc *scanner) scanPackage(p *Package, lp *listPackage) {
+	declared := declareFiles(p, lp)
 	// Header search order of a cgo compile (exec.go, GccCmd(p.Dir, …) then CFlags): -I <package
 	// folder> first, then CGO_CPPFLAGS, the package's CPPFLAGS, CGO_CFLAGS/CXXFLAGS, the package's
 	// CFLAGS/CXXFLAGS, then -I <objdir> (generated files only, not followed).
