@@ -536,3 +536,37 @@ func TestCMakeGlobNewSource(t *testing.T) {
 		})
 	}
 }
+
+// TestNinjaResponseFileContent: ninja hashes an edge's response file content with its command
+// (";rspfile=" and the content): an edit of rspfile_content alone makes it redo the edge, and the
+// build judged without a run of ninja -n (which would write the response file) says so; after the
+// build, nothing.
+func TestNinjaResponseFileContent(t *testing.T) {
+	needTools(t, "ninja", "cc")
+	dir := t.TempDir()
+	manifest := func(val string) string {
+		return "rule cc\n  command = cc @$out.rsp -MMD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\n  rspfile = $out.rsp\n  rspfile_content = -O2 -DVAL=" + val + "\n" +
+			"rule link\n  command = cc $in -o $out\nbuild main.o: cc main.c\nbuild app: link main.o\n"
+	}
+	writeFiles(t, dir, map[string]string{
+		"main.c":      "int main(void) { return VAL - 1; }\n",
+		"build.ninja": manifest("1"),
+	})
+	shIn(t, dir, nil, "ninja")
+	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("fresh build: exit %d %+v", code, fs)
+	}
+	writeFiles(t, dir, map[string]string{"build.ninja": manifest("2")})
+	if out := shIn(t, dir, nil, "ninja", "-n"); !strings.Contains(out, "main.o") {
+		t.Fatalf("premise: ninja -n would not redo main.o:\n%s", out)
+	}
+	os.Remove(filepath.Join(dir, "main.o.rsp")) // what ninja -n wrote
+	fs, code := checkSystems(t, dir)
+	if p := find(fs, "pending-rebuild", ""); code != 1 || len(p) == 0 || p[0].Severity != "error" {
+		t.Fatalf("rspfile_content changed, not built: exit %d %+v", code, fs)
+	}
+	shIn(t, dir, nil, "ninja")
+	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("after the build: exit %d %+v", code, fs)
+	}
+}

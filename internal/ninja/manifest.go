@@ -28,12 +28,23 @@ type ManifestEdge struct {
 	// Depfile is the evaluated `depfile` ("" when the edge has none); Deps is `deps` ("gcc", "msvc" or "").
 	Depfile, Deps string
 	// Dyndep is the evaluated `dyndep` path, if any; Rspfile the evaluated `rspfile` (a file ninja
-	// writes before running the command, also under -n).
-	Dyndep, Rspfile   string
-	Restat, Generator bool
+	// writes before running the command, also under -n) and RspfileContent the evaluated
+	// `rspfile_content` it writes there.
+	Dyndep, Rspfile, RspfileContent string
+	Restat, Generator               bool
 	// File and Line locate the `build` line.
 	File string
 	Line int
+}
+
+// HashedCommand is the command as ninja hashes it into .ninja_log (src/graph.cc, Edge::EvaluateCommand
+// with incl_rsp_file): the command, then ";rspfile=" and the response file's content when it has one. A
+// change of the content alone makes ninja redo the edge.
+func (e *ManifestEdge) HashedCommand() string {
+	if e.RspfileContent == "" {
+		return e.Command
+	}
+	return e.Command + ";rspfile=" + e.RspfileContent
 }
 
 // Manifest is a parsed build.ninja with its includes and subninjas.
@@ -566,6 +577,7 @@ func (m *Manifest) parseEdge(file string, l logicalLine, rest string, block []lo
 	me.Deps = look("deps")
 	me.Dyndep = look("dyndep")
 	me.Rspfile = look("rspfile")
+	me.RspfileContent = look("rspfile_content")
 	me.Restat = look("restat") != ""
 	me.Generator = look("generator") != ""
 	m.Edges = append(m.Edges, me)

@@ -203,7 +203,9 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	if !opts.NoDryRun && !opts.AllowDryRunWrites {
 		writes = dryRunWrites(m)
 	}
-	self := !opts.NoDryRun && !opts.AskNinja && len(writes) == 0
+	// The evaluation writes nothing: it answers whatever ninja -n would write (an edge it finds dirty
+	// then asks ninja, which is not run when it would write).
+	self := !opts.NoDryRun && !opts.AskNinja
 	if self {
 		if why := b.canSelfCheck(); why != "" {
 			self = false

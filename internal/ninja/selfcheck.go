@@ -62,8 +62,9 @@ type SelfCheck struct {
 
 // canSelfCheck says why Read cannot evaluate ninja's rules itself ("" when it can): the logs must be
 // read without damage, the build log of a version whose command hash is MurmurHash64A (v5, v6; v7's
-// rapidhash is not implemented), the deps log v4 (or none), and no edge may name an rspfile or a
-// dyndep file (their effect on the hash and the graph is not modelled).
+// rapidhash is not implemented), the deps log v4 (or none), and no edge may name a dyndep file (its
+// effect on the graph is not modelled). A response file's content is part of the command hash
+// (ManifestEdge.HashedCommand).
 func (b *Build) canSelfCheck() string {
 	switch {
 	case b.LogErr != nil || b.DepsErr != nil:
@@ -76,8 +77,8 @@ func (b *Build) canSelfCheck() string {
 		return fmt.Sprintf(".ninja_deps v%d", b.Deps.Version)
 	}
 	for _, e := range b.Manifest.Edges {
-		if e.Rspfile != "" || e.Dyndep != "" {
-			return "edge " + firstOutM(e) + " names an rspfile or dyndep file"
+		if e.Dyndep != "" {
+			return "edge " + firstOutM(e) + " names a dyndep file"
 		}
 	}
 	return ""
@@ -89,7 +90,7 @@ func (b *Build) canSelfCheck() string {
 // depfile is missing or unreadable (depfile without deps); an input (explicit, implicit, or from the deps
 // record or depfile) is missing, or is the output of a dirty edge; an output is older than the newest
 // such input (a restat edge's output mtime from its log entry); or its .ninja_log entry is missing
-// (non-generator edges), records another command hash (MurmurHash64A) or an mtime older than the
+// (non-generator edges), records another command hash (MurmurHash64A of HashedCommand) or an mtime older than the
 // newest input. Order-only inputs do not make an edge dirty. Each dirty edge gets SelfDirty, the first
 // reason found.
 func (b *Build) selfCheck() *SelfCheck {
@@ -231,7 +232,7 @@ func (b *Build) edgeDirty(e *Edge, inputDirty func(string, int) (string, bool)) 
 			}
 			continue
 		}
-		if !e.Generator && MurmurHash64A([]byte(e.Command)) != entry.CommandHash {
+		if !e.Generator && MurmurHash64A([]byte(e.HashedCommand())) != entry.CommandHash {
 			return "command line changed for " + manifestName
 		}
 		if newestPath != "" && entry.MTime < newest {
