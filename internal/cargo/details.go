@@ -867,6 +867,12 @@ func (r *reader) runInputs(s *graph.Step, bo *BuildOutput) {
 				add(p, unit.ScriptSource, s.Script().ScriptSource)
 			}
 		}
+		// And for a file outside the package that the script names by a path from its package folder
+		// (fs::read("../shared/cfg.txt"), concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/cfg.txt")):
+		// a build script runs in its package folder, and Cargo's scan of that folder never sees it.
+		for _, p := range r.outsideMentions(s, script) {
+			add(p, unit.ScriptSource, s.Script().ScriptSource)
+		}
 		// The same for a file that a build description the script declares names (a CMakeLists.txt
 		// that reads version.txt with file(STRINGS)): the tool it runs reads it at configure time, and
 		// neither Cargo nor that tool's own regeneration rules watch it.
@@ -1446,6 +1452,33 @@ var envLiteral = regexp.MustCompile(`"([A-Z][A-Z0-9_]{1,63})"`)
 
 // envNames lists the distinct environment variable names a build script's source spells out as string
 // literals, in order of first mention (at most 256).
+// pathLiteral is a string literal that climbs out of the folder it is taken from: "../x", "/../x"
+// (after CARGO_MANIFEST_DIR), without escapes or format placeholders.
+var pathLiteral = regexp.MustCompile(`"/?(\.\./[^"\\{}\n]+)"`)
+
+// outsideMentions returns the regular files, in the workspace and outside s's package folder (and
+// outside the target folder), that a string literal of the build script names by a path from the
+// package folder: files the script may read, which neither Cargo's package scan nor the script's
+// declarations cover unless it says so.
+func (r *reader) outsideMentions(s *graph.Step, script []byte) []string {
+	if script == nil || s.PackageRoot == "" || r.l.Workspace == "" {
+		return nil
+	}
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range pathLiteral.FindAllSubmatch(script, 64) {
+		p := filepath.Join(s.PackageRoot, string(m[1]))
+		if seen[p] || !under(p, r.l.Workspace) || under(p, s.PackageRoot) || under(p, r.l.TargetDir) || r.l.BuildDir != "" && under(p, r.l.BuildDir) {
+			continue
+		}
+		seen[p] = true
+		if st, err := fsrec.Stat(p); err == nil && st.Mode().IsRegular() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
 func envNames(src []byte) []string {
 	var out []string
 	seen := map[string]bool{}

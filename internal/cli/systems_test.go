@@ -13,6 +13,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/stalecheck/stalecheck/internal/testutil"
 	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
@@ -520,5 +521,40 @@ func TestMesonConfigureSameValue(t *testing.T) {
 	shIn(t, bld, nil, "ninja")
 	if fs, code := checkSystems(t, src); code != 0 {
 		t.Fatalf("after the rebuild: exit %d: %+v", code, fs)
+	}
+}
+
+// TestBuildScriptReadsFileOutsidePackage: a build script reads ../shared/cfg.txt (in the workspace,
+// outside its package) and declares only build.rs; Cargo's package scan never sees the file, so an
+// edit of it leaves the build Fresh and the binary old: untracked-input-changed naming it. Before the
+// edit, nothing.
+func TestBuildScriptReadsFileOutsidePackage(t *testing.T) {
+	need.RealBuild(t)
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml":     "[workspace]\nmembers = [\"app\"]\nresolver = \"2\"\n",
+		"shared/cfg.txt": "7\n",
+		"app/Cargo.toml": "[package]\nname = \"app\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"app/build.rs": `use std::{env, fs, path::PathBuf};
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    let v = fs::read_to_string("../shared/cfg.txt").unwrap();
+    let out = PathBuf::from(env::var("OUT_DIR").unwrap());
+    fs::write(out.join("cfg.rs"), format!("pub const CFG: u32 = {};\n", v.trim())).unwrap();
+}
+`,
+		"app/src/main.rs": "include!(concat!(env!(\"OUT_DIR\"), \"/cfg.rs\"));\nfn main() { println!(\"{}\", CFG); }\n",
+	})
+	p.Cargo("build")
+	cfg := p.Path("shared/cfg.txt")
+	if fs, code := checkSystems(t, p.Dir); code != 0 || len(find(fs, "untracked-input-changed", "")) != 0 {
+		t.Fatalf("fresh build: exit %d %+v", code, fs)
+	}
+	editLater(t, cfg, "8\n")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh app") {
+		t.Fatalf("premise: cargo rebuilt app:\n%s", out)
+	}
+	fs, code := checkSystems(t, p.Dir)
+	if u := find(fs, "untracked-input-changed", cfg); code != 1 || len(u) != 1 || u[0].Severity != "error" {
+		t.Fatalf("after editing the file outside the package: exit %d %+v", code, fs)
 	}
 }
