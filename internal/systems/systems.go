@@ -435,7 +435,8 @@ var ErrSeveralBuilds = errors.New("several unrelated builds")
 
 // unrelated groups the graphs that Merge tied together (a step of one depends on a step of another)
 // or that one names a file inside another's build folder (a program linking a staticlib that
-// `cargo clean -p` removed): each group is one build, as the indexes of its graphs.
+// `cargo clean -p` removed) or workspace (a Go module of a go.work that another module's program is
+// built from): each group is one build, as the indexes of its graphs.
 func unrelated(gs []*graph.Graph) [][]int {
 	of := map[*graph.Step]int{}
 	for i, g := range gs {
@@ -465,7 +466,7 @@ func unrelated(gs []*graph.Graph) [][]int {
 	}
 	for i, g := range gs {
 		var dirs []string
-		for _, d := range []string{g.TargetDir, g.BuildDir} {
+		for _, d := range []string{g.TargetDir, g.BuildDir, g.Workspace} {
 			if d != "" {
 				dirs = append(dirs, filepath.Clean(d)+string(filepath.Separator))
 			}

@@ -234,3 +234,39 @@ func TestReadAllRefusesUnrelatedBuilds(t *testing.T) {
 		t.Fatalf("--system make: %v", err)
 	}
 }
+
+// A go.work that uses two modules, one of whose programs is built from the other: one build, read at
+// the root (the program's steps read the other module's files), not two unrelated ones.
+func TestReadAllGoWorkIsOneBuild(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a real go build: not under -short")
+	}
+	need(t, "go")
+	t.Setenv("GOFLAGS", "")
+	t.Setenv("GOWORK", "")
+	t.Setenv("GOTOOLCHAIN", "local")
+	t.Setenv("GOPROXY", "off")
+	root := t.TempDir()
+	write(t, root, map[string]string{
+		"go.work":     "go 1.21\n\nuse (\n\t./app\n\t./lib\n)\n",
+		"lib/go.mod":  "module example.com/lib\n\ngo 1.21\n",
+		"lib/lib.go":  "package lib\n\nfunc K() int { return 3 }\n",
+		"app/go.mod":  "module example.com/app\n\ngo 1.21\n\nrequire example.com/lib v0.0.0\n",
+		"app/main.go": "package main\n\nimport (\n\t\"fmt\"\n\n\t\"example.com/lib\"\n)\n\nfunc main() { fmt.Println(lib.K()) }\n",
+	})
+	sh(t, filepath.Join(root, "app"), "go", "build", "-o", "app", ".")
+	g, _, err := ReadAll(context.Background(), root, nil, Options{})
+	if err != nil {
+		t.Fatalf("go.work root: %v", err)
+	}
+	libFile := filepath.Join(root, "lib", "lib.go")
+	read := false
+	for _, s := range g.Steps {
+		for _, in := range s.Inputs {
+			read = read || in.File.Path == libFile
+		}
+	}
+	if len(g.Roots) != 1 || !read {
+		t.Fatalf("roots %d, lib.go an input: %v", len(g.Roots), read)
+	}
+}
