@@ -2,6 +2,8 @@ package check
 
 import (
 	"fmt"
+	"path/filepath"
+	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 
@@ -49,6 +51,25 @@ func commandChanged(g *graph.Graph) []Finding {
 		case c.Verdict != graph.ContentDiffers:
 			continue
 		}
+		if dropped := droppedMembers(s, c.BaselineText); len(dropped) > 0 {
+			// The command now only leaves out objects that the archive keeps as members all the same
+			// (`ar r` and `ar q` never remove one): whether the binary gets their code is the question
+			// archive-member-without-rule answers, not this.
+			out = append(out, Finding{
+				Rule: "untracked-input-changed", Severity: Warning, System: foreignSystem(s),
+				Message: fmt.Sprintf("%s changed the command of %s since it was built at %s, but the change only leaves out %s, which %s still holds as members (an archive tool keeps what it is no longer given); what that means for the binary is said of the members themselves",
+					who, s.Label, fmtTime(s.Reference.MTimeNS), strings.Join(dropped, ", "), s.Label),
+				Subjects: []string{s.Cmd().CommandFrom, s.Reference.Path},
+				Roots:    rootPaths(s),
+				Evidence: []Evidence{
+					{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
+						Detail: "the command it ran: " + c.BaselineText + "; the command now: " + s.Command},
+					{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
+				},
+				Fix: "rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s) + " (the archive is written afresh from the objects its rule names)",
+			})
+			continue
+		}
 		f := Finding{
 			Rule: "untracked-input-changed", Severity: Error, System: foreignSystem(s),
 			Message: fmt.Sprintf("%s changed the command of %s since it was built at %s: the command now differs from the one it ran; %s compares mtimes only, not commands, so the next build will not redo %s",
@@ -70,6 +91,47 @@ func commandChanged(g *graph.Graph) []Finding {
 		}
 		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
 		out = append(out, f)
+	}
+	return out
+}
+
+// droppedMembers returns the words the command s ran (was) has and its command now lacks, when that is
+// the whole change and each of them names a member of s's archive that no step makes any more (an
+// ArchiveMember input without a producer); nil otherwise.
+func droppedMembers(s *graph.Step, was string) []string {
+	if was == "" {
+		return nil
+	}
+	count := map[string]int{}
+	for _, w := range strings.Fields(was) {
+		count[w]++
+	}
+	for _, w := range strings.Fields(s.Command) {
+		if count[w] == 0 {
+			return nil // a word the old command lacks: more than a removal
+		}
+		count[w]--
+	}
+	members := map[string]bool{}
+	for _, in := range s.Inputs {
+		if in.Has(graph.ArchiveMember) && producer(s, in.File.Path) == nil {
+			members[in.File.Path] = true
+		}
+	}
+	var out []string
+	for _, w := range strings.Fields(was) {
+		if count[w] == 0 {
+			continue
+		}
+		count[w]--
+		p := w
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(s.Cmd().CommandDir, p)
+		}
+		if !members[filepath.Clean(p)] {
+			return nil
+		}
+		out = append(out, w)
 	}
 	return out
 }

@@ -558,3 +558,36 @@ fn main() {
 		t.Fatalf("after editing the file outside the package: exit %d %+v", code, fs)
 	}
 }
+
+// TestMakeArchiveCommandDropsMember: an object dropped from an archive's rule (its source deleted,
+// its call gone) changes the archive's command, but `ar r` keeps the member, so redoing the command
+// would not change the archive: the command change is a warning that says so, beside the member's own
+// archive-member-without-rule warning; the binary, which takes nothing from the member, is no error.
+func TestMakeArchiveCommandDropsMember(t *testing.T) {
+	needTools(t, "make", "cc", "ar")
+	dir := t.TempDir()
+	mk := func(objs string) string {
+		return "OBJS = " + objs + "\napp: main.o libz.a\n\tcc -o app main.o libz.a\nlibz.a: $(OBJS)\n\tar rcs $@ $^\n%.o: %.c\n\tcc -c $< -o $@\n"
+	}
+	writeFiles(t, dir, map[string]string{
+		"Makefile": mk("a.o b.o"),
+		"a.c":      "int f(void) { return 1; }\n",
+		"b.c":      "int g(void) { return 2; }\n",
+		"main.c":   "int f(void); int g(void);\nint main(void) { return f() + g() - 3; }\n",
+	})
+	shIn(t, dir, nil, "make", "-s")
+	if fs, code := checkSystems(t, dir); code != 0 {
+		t.Fatalf("fresh build: exit %d %+v", code, fs)
+	}
+	time.Sleep(20 * time.Millisecond)
+	os.Remove(filepath.Join(dir, "b.c"))
+	writeFiles(t, dir, map[string]string{"Makefile": mk("a.o"), "main.c": "int f(void);\nint main(void) { return f() - 1; }\n"})
+	shIn(t, dir, nil, "make", "-s")
+	fs, code := checkSystems(t, dir)
+	mkfile := filepath.Join(dir, "Makefile")
+	u := find(fs, "untracked-input-changed", mkfile)
+	if code != 0 || len(u) != 1 || u[0].Severity != "warning" || !strings.Contains(u[0].Message, "only leaves out b.o") ||
+		len(find(fs, "archive-member-without-rule", "")) != 1 {
+		t.Fatalf("b.o dropped from the archive's rule: exit %d %+v", code, fs)
+	}
+}
