@@ -23,14 +23,13 @@ func commandChanged(g *graph.Graph) []Finding {
 			continue
 		}
 		w := s.Words()
-		// Who changed it: the file that defines the command, when it moved since the run; else what
-		// the command reads from the user's environment (a variable make takes from the shell).
-		moved := c.CTimeNS > s.Reference.MTimeNS
-		if st, err := fsrec.Stat(s.Cmd().CommandFrom); err == nil && st.ModTime().UnixNano() > s.Reference.MTimeNS {
-			moved = true
-		}
-		who := display(g, s.Cmd().CommandFrom)
-		if !moved {
+		// Who changed it: the file that defines the command, or another its definition draws on (an
+		// included makefile), when it moved since the run; else what the command reads from the
+		// user's environment (a variable make takes from the shell).
+		changer := movedSince(append([]string{s.Cmd().CommandFrom}, s.Cmd().CommandReads...), s.Reference.MTimeNS)
+		who := display(g, changer)
+		if changer == "" {
+			changer = s.Cmd().CommandFrom
 			who = "the environment (a variable " + display(g, s.Cmd().CommandFrom) + " reads)"
 		}
 		switch {
@@ -74,16 +73,16 @@ func commandChanged(g *graph.Graph) []Finding {
 			Rule: "untracked-input-changed", Severity: Error, System: foreignSystem(s),
 			Message: fmt.Sprintf("%s changed the command of %s since it was built at %s: the command now differs from the one it ran; %s compares mtimes only, not commands, so the next build will not redo %s",
 				who, s.Label, fmtTime(s.Reference.MTimeNS), w.Tool, s.Label),
-			Subjects: []string{s.Cmd().CommandFrom, s.Reference.Path},
+			Subjects: []string{changer, s.Reference.Path},
 			Roots:    rootPaths(s),
 			Evidence: []Evidence{
-				{Kind: "input", Path: s.Cmd().CommandFrom, How: "command-baseline",
+				{Kind: "input", Path: changer, How: "command-baseline",
 					Detail: fmt.Sprintf("defines the command; changed at %s (ctime)", fmtTime(c.CTimeNS))},
 				{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
 					Detail: fmt.Sprintf("command digest %s differs from %s, recorded at %s for this run of %s", c.Digest, c.Baseline, fmtTime(c.BaselineNS), s.Label)},
 				{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
 			},
-			Fix: "rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s) + " (touching " + display(g, s.Cmd().CommandFrom) + " is not enough: no rule has it as a prerequisite)",
+			Fix: "rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s) + " (touching " + display(g, changer) + " is not enough: no rule has it as a prerequisite)",
 		}
 		if c.BaselineText != "" {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
@@ -134,4 +133,14 @@ func droppedMembers(s *graph.Step, was string) []string {
 		out = append(out, w)
 	}
 	return out
+}
+
+// movedSince returns the first of paths whose mtime is after ns ("" when none is).
+func movedSince(paths []string, ns int64) string {
+	for _, p := range paths {
+		if st, err := fsrec.Stat(p); err == nil && st.ModTime().UnixNano() > ns {
+			return p
+		}
+	}
+	return ""
 }

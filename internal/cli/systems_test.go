@@ -591,3 +591,32 @@ func TestMakeArchiveCommandDropsMember(t *testing.T) {
 		t.Fatalf("b.o dropped from the archive's rule: exit %d %+v", code, fs)
 	}
 }
+
+// TestMakeIncludedMakefileChangesCommand: a recipe's flags come from an included config.mk; an edit of
+// it changes the command make would run, which make does not redo the object for: the error names
+// config.mk as what changed it (not the environment, nor the Makefile).
+func TestMakeIncludedMakefileChangesCommand(t *testing.T) {
+	needTools(t, "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile":  "include config.mk\napp: main.o\n\tcc -o app main.o\nmain.o: main.c\n\tcc $(CFLAGS) -c main.c -o main.o\n",
+		"config.mk": "CFLAGS += -DVAL=1\n",
+		"main.c":    "int main(void) { return VAL - 1; }\n",
+	})
+	shIn(t, dir, nil, "make", "-s")
+	if fs, code := checkSystems(t, dir); code != 0 {
+		t.Fatalf("fresh build: exit %d %+v", code, fs)
+	}
+	cfg := filepath.Join(dir, "config.mk")
+	writeFiles(t, dir, map[string]string{"config.mk": "CFLAGS += -DVAL=2\n"})
+	when := time.Now().Add(2 * time.Second)
+	os.Chtimes(cfg, when, when)
+	if out := shIn(t, dir, nil, "make", "-n"); strings.Contains(out, "cc ") {
+		t.Fatalf("premise: make would redo something:\n%s", out)
+	}
+	fs, code := checkSystems(t, dir)
+	u := find(fs, "untracked-input-changed", cfg)
+	if code != 1 || len(u) != 1 || u[0].Severity != "error" || !strings.HasPrefix(u[0].Message, "config.mk changed the command of main.o") {
+		t.Fatalf("config.mk edited: exit %d %+v", code, fs)
+	}
+}

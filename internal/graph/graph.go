@@ -302,7 +302,11 @@ type CommandRecords struct {
 	CommandFrom string
 	// CommandDir is the folder the command runs in (Make's folder, Ninja's build folder): relative paths
 	// on the command line name files there (internal/cmdargs). "" when unknown.
-	CommandDir     string
+	CommandDir string
+	// CommandReads are the other files the command's definition draws on (the makefiles make read
+	// besides CommandFrom: an included config.mk that sets its variables): when the command differs
+	// from the one the run ran, the one of them that changed since is what changed it.
+	CommandReads   []string
 	CommandWatched bool
 	CommandContent *InputContent
 	// Compiles are the compiler runs the step's records show (a Ninja edge's command, a Make recipe, a

@@ -184,6 +184,11 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		}
 		if gs.Command != "" {
 			gs.OwnCmd().CommandDir = b.Folder.Dir // make runs each recipe line in its own folder
+			for _, m := range b.Makefiles {
+				if m != gs.Cmd().CommandFrom {
+					gs.OwnCmd().CommandReads = append(gs.OwnCmd().CommandReads, m) // an included config.mk's variables
+				}
+			}
 			gs.Program = graph.CommandProgram(strings.TrimLeft(s.Commands[0], "@-+ \t"))
 		}
 		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {

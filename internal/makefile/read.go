@@ -200,6 +200,9 @@ type Build struct {
 	// cd lib && $(MAKE), CMake's $(MAKE) -f CMakeFiles/Makefile2 in the same folder), sorted: builds of
 	// their own, whose rules make the files the recipe stands for (read and joined by internal/systems).
 	SubMakes []SubMake
+	// Makefiles are the makefiles make read (MAKEFILE_LIST), absolute, less those it includes as
+	// dependency files (.d and the like): the files a recipe's variables may come from.
+	Makefiles []string
 }
 
 // SubMake is one make a recipe runs: the folder it runs in (absolute) and the makefile it reads there
@@ -230,6 +233,11 @@ func Read(ctx context.Context, folder *Folder) (*Build, error) {
 		b.Problems = append(b.Problems, Problem{Path: folder.Makefile, Err: err})
 	}
 	r := &reader{b: b, db: q.DB, dir: folder.Dir, stats: map[string]Stat{}}
+	for _, m := range q.DB.MakefilesRead {
+		if !depfileExt[filepath.Ext(m)] {
+			b.Makefiles = append(b.Makefiles, r.abs(m))
+		}
+	}
 	r.analyse()
 	return b, nil
 }
