@@ -367,7 +367,7 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 		case h != nil && h.Verdict == graph.DiffersContent:
 			f.Message = when + ", and by content it holds other code: " + h.Detail
 		default:
-			watch := "and " + s.Words().Tool + " will relink it on the next build"
+			watch := "and " + s.Words().Tool + " relinks it the next time it builds it"
 			if !in.Watched {
 				watch = "and " + s.Words().NotWatched + ", so it will not relink it"
 				f.Fix = forceCmd(g, s, in.File.Path)

@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -568,5 +569,38 @@ func TestNinjaResponseFileContent(t *testing.T) {
 	shIn(t, dir, nil, "ninja")
 	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
 		t.Fatalf("after the build: exit %d %+v", code, fs)
+	}
+}
+
+// TestNinjaFixNamesNonDefaultTarget: a manifest whose `default` builds app1 only; both programs link
+// util.o; after an edit of util.c and a plain ninja, app2 is stale and only a build naming it relinks
+// it: the fix names it, and running the fix clears the error.
+func TestNinjaFixNamesNonDefaultTarget(t *testing.T) {
+	needTools(t, "ninja", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"util.c": "int util(int x) { return x * 3; }\n",
+		"m1.c":   "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n",
+		"m2.c":   "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n",
+		"build.ninja": "rule cc\n  command = cc -MD -MF $out.d -c $in -o $out\n  depfile = $out.d\n  deps = gcc\nrule link\n  command = cc $in -o $out\n" +
+			"build util.o: cc util.c\nbuild m1.o: cc m1.c\nbuild m2.o: cc m2.c\nbuild app1: link m1.o util.o\nbuild app2: link m2.o util.o\ndefault app1\n",
+	})
+	shIn(t, dir, nil, "ninja", "app1", "app2")
+	editLater(t, filepath.Join(dir, "util.c"), "/* edited */ int util2(void) { return 0; }\n")
+	shIn(t, dir, nil, "ninja")
+	fs, code := checkSystems(t, dir)
+	app2 := filepath.Join(dir, "app2")
+	var fix string
+	for _, f := range fs {
+		if f.Severity == "error" && slices.Contains(f.Subjects, app2) {
+			fix = f.Fix
+		}
+	}
+	if code != 1 || fix != "ninja -C "+dir+" app2" {
+		t.Fatalf("app2 left stale by the default build: exit %d, fix %q, %+v", code, fix, fs)
+	}
+	shIn(t, dir, nil, "ninja", "app2")
+	if fs, code := checkSystems(t, dir); code != 0 {
+		t.Fatalf("after the fix: exit %d %+v", code, fs)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -53,12 +54,63 @@ func (o *Origin) Words() graph.Words {
 	}
 }
 
-// Rebuild is the command that redoes the edge now that Ninja knows it must.
-func (o *Origin) Rebuild(*graph.Step) string {
+// Rebuild is the command that redoes the edge now that Ninja knows it must: the plain build, naming
+// the programs of s's roots that it does not build (the manifest's `default` statements leave them
+// out: CMake's EXCLUDE_FROM_ALL, a hand-written `default app1`), which only a build naming them redoes.
+func (o *Origin) Rebuild(s *graph.Step) string {
+	var targets []string
+	if s != nil {
+		for _, r := range s.Roots {
+			if ro, ok := r.Step.Origin.(*Origin); ok && ro.Build == o.Build {
+				if out := firstOut(ro.Edge); !o.Build.builtByDefault(out) && !slices.Contains(targets, out) {
+					targets = append(targets, out)
+				}
+			}
+		}
+	}
 	if g := o.Build.Generator; g != nil && g.System == "cmake" {
+		if len(targets) > 0 {
+			return "cmake --build " + o.Build.Dir + " --target " + strings.Join(targets, " ")
+		}
 		return "cmake --build " + o.Build.Dir
 	}
+	if len(targets) > 0 {
+		return "ninja -C " + o.Build.Dir + " " + strings.Join(targets, " ")
+	}
 	return "ninja -C " + o.Build.Dir
+}
+
+// builtByDefault reports whether a plain ninja builds the manifest path out: there is no `default`
+// statement (ninja then builds every output no edge takes in), or out is a default target or an input,
+// at any depth, of an edge that makes one.
+func (b *Build) builtByDefault(out string) bool {
+	b.defaultsOnce.Do(func() {
+		if b.Manifest == nil || len(b.Manifest.Defaults) == 0 {
+			return
+		}
+		b.defaults = map[string]bool{}
+		byOut := map[string]*ManifestEdge{}
+		for _, e := range b.Manifest.Edges {
+			for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
+				byOut[o] = e
+			}
+		}
+		stack := append([]string{}, b.Manifest.Defaults...)
+		for len(stack) > 0 {
+			p := stack[len(stack)-1]
+			stack = stack[:len(stack)-1]
+			if b.defaults[p] {
+				continue
+			}
+			b.defaults[p] = true
+			if e := byOut[p]; e != nil {
+				for _, l := range [][]string{e.Explicit, e.Implicit, e.OrderOnly} {
+					stack = append(stack, l...)
+				}
+			}
+		}
+	})
+	return b.defaults == nil || b.defaults[out]
 }
 
 // ForceRebuild is what makes Ninja see input and redo the edge: a depfile the compiler writes, then

@@ -139,6 +139,9 @@ type Build struct {
 	Edges     []*Edge
 	// ByOutput maps each output (manifest path) to its edge.
 	ByOutput map[string]*Edge
+	// defaults are the manifest paths a plain ninja builds (builtByDefault); nil: every one.
+	defaults     map[string]bool
+	defaultsOnce sync.Once
 	// Generator is the CMake or Meson configuration that wrote build.ninja (nil for a hand-written one).
 	Generator *Generator
 	Notes     []string
