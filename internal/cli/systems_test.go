@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -618,5 +619,37 @@ func TestMakeIncludedMakefileChangesCommand(t *testing.T) {
 	u := find(fs, "untracked-input-changed", cfg)
 	if code != 1 || len(u) != 1 || u[0].Severity != "error" || !strings.HasPrefix(u[0].Message, "config.mk changed the command of main.o") {
 		t.Fatalf("config.mk edited: exit %d %+v", code, fs)
+	}
+}
+
+// TestMakeFixNamesNonDefaultTarget: make's default goal (the first target) builds app1 only; both
+// programs link util.o; after an edit of util.c and a plain make, app2 is stale and only a make
+// naming it relinks it: the fix names it, and running the fix clears the error.
+func TestMakeFixNamesNonDefaultTarget(t *testing.T) {
+	needTools(t, "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"util.c":   "int util(int x) { return x * 3; }\n",
+		"m1.c":     "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n",
+		"m2.c":     "int util(int);\nint main(int c, char **v) { return util(c) - 3; }\n",
+		"Makefile": "CFLAGS = -MMD -MP\napp1: m1.o util.o\n\tcc -o $@ $^\napp2: m2.o util.o\n\tcc -o $@ $^\n-include *.d\n",
+	})
+	shIn(t, dir, nil, "make", "-s", "app1", "app2")
+	editLater(t, filepath.Join(dir, "util.c"), "int util2(void) { return 0; }\n")
+	shIn(t, dir, nil, "make", "-s")
+	fs, code := checkSystems(t, dir)
+	app2 := filepath.Join(dir, "app2")
+	var fix string
+	for _, f := range fs {
+		if f.Severity == "error" && slices.Contains(f.Subjects, app2) {
+			fix = f.Fix
+		}
+	}
+	if code != 1 || fix != "make -C "+dir+" app2" {
+		t.Fatalf("app2 left stale by the default goal: exit %d, fix %q, %+v", code, fix, fs)
+	}
+	shIn(t, dir, nil, "make", "-s", "app2")
+	if fs, code := checkSystems(t, dir); code != 0 {
+		t.Fatalf("after the fix: exit %d %+v", code, fs)
 	}
 }

@@ -32,6 +32,7 @@ type GraphOptions struct {
 type Origin struct {
 	Step   *Step
 	Folder *Folder
+	Build  *Build
 	Facts  []Fact
 	// GoalPass is false when make's goal pass was not run (ErrTargetShell): no -q verdict then.
 	GoalPass bool
@@ -55,8 +56,23 @@ func (o *Origin) Words() graph.Words {
 	}
 }
 
-// Rebuild is the command that redoes the step now that make knows it must: make in its folder.
-func (o *Origin) Rebuild(*graph.Step) string { return o.Folder.MakeCommand() }
+// Rebuild is the command that redoes the step now that make knows it must: make in its folder, naming
+// the programs of s's roots that make's default goal does not reach (the first target builds app1
+// only), which only a make naming them redoes.
+func (o *Origin) Rebuild(s *graph.Step) string {
+	var targets []string
+	if s != nil && o.Build != nil {
+		for _, r := range s.Roots {
+			if ro, ok := r.Step.Origin.(*Origin); ok && ro.Build == o.Build && !o.Build.builtByDefault(ro.Step.Target) && !slices.Contains(targets, ro.Step.Target) {
+				targets = append(targets, ro.Step.Target)
+			}
+		}
+	}
+	if len(targets) > 0 {
+		return o.Folder.MakeCommand() + " " + strings.Join(targets, " ")
+	}
+	return o.Folder.MakeCommand()
+}
 
 // ForceRebuild is what makes make see input and redo the step: include the depfiles make writes (or
 // name the input as a prerequisite), then remove the stale target and make again.
@@ -198,7 +214,7 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 		for _, kv := range s.Config {
 			gs.Config = append(gs.Config, graph.KV{Key: kv.Key, Value: kv.Value})
 		}
-		o := &Origin{Step: s, Folder: b.Folder, Facts: facts[s.Output.Path], GoalPass: goal}
+		o := &Origin{Step: s, Folder: b.Folder, Build: b, Facts: facts[s.Output.Path], GoalPass: goal}
 		if opt.NoNative {
 			var keep []Fact
 			for _, f := range o.Facts {

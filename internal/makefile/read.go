@@ -200,6 +200,8 @@ type Build struct {
 	// cd lib && $(MAKE), CMake's $(MAKE) -f CMakeFiles/Makefile2 in the same folder), sorted: builds of
 	// their own, whose rules make the files the recipe stands for (read and joined by internal/systems).
 	SubMakes []SubMake
+	// defaults are the targets make's default goal reaches (builtByDefault); nil: not known.
+	defaults map[string]bool
 	// Makefiles are the makefiles make read (MAKEFILE_LIST), absolute, less those it includes as
 	// dependency files (.d and the like): the files a recipe's variables may come from.
 	Makefiles []string
@@ -239,6 +241,7 @@ func Read(ctx context.Context, folder *Folder) (*Build, error) {
 		}
 	}
 	r.analyse()
+	b.defaults = defaultReach(q.DB)
 	return b, nil
 }
 
@@ -903,3 +906,33 @@ func absJoin(dir, p string) string {
 	}
 	return filepath.Join(dir, p)
 }
+
+// defaultReach is the set of targets a plain make builds: the default goal (.DEFAULT_GOAL, the first
+// target) and every prerequisite of it, at any depth; nil when the data base names no default goal.
+func defaultReach(db *Database) map[string]bool {
+	if db == nil {
+		return nil
+	}
+	goal, ok := db.Variables[".DEFAULT_GOAL"]
+	if !ok || strings.TrimSpace(goal.Value) == "" {
+		return nil
+	}
+	reach := map[string]bool{}
+	stack := strings.Fields(goal.Value)
+	for len(stack) > 0 {
+		n := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if reach[n] {
+			continue
+		}
+		reach[n] = true
+		if f := db.Files[n]; f != nil {
+			stack = append(stack, f.Prereqs...)
+			stack = append(stack, f.OrderOnly...)
+		}
+	}
+	return reach
+}
+
+// builtByDefault reports whether a plain make builds target (true when that is not known).
+func (b *Build) builtByDefault(target string) bool { return b.defaults == nil || b.defaults[target] }
