@@ -202,9 +202,13 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.readSources()
 		r.rootsOtherTree()
 	}
+	built := defaultPackages(l.Workspace)
 	Parallel(len(g.Steps), func(i int) {
 		s := g.Steps[i]
 		s.Config = unit.Config(unit.Of(s), s.ProfileDir)
+		if s.PathPackage && s.PackageRoot != "" && !built(s.PackageRoot) {
+			unit.Of(s).NotBuiltByDefault = true
+		}
 	})
 	sort.Slice(g.Problems, func(i, j int) bool {
 		a, b := g.Problems[i], g.Problems[j]
@@ -1258,4 +1262,42 @@ func (r *reader) readRustcDepfile(path string) ([]string, error) {
 		out = append(out, in)
 	}
 	return out, nil
+}
+
+// defaultPackages returns whether a plain `cargo build` at the workspace root ws builds the package in
+// folder root (Cargo's package selection without -p or --workspace): the workspace's default-members
+// when it names them (paths or globs from ws), else the root package alone when ws is a package,
+// else (a virtual workspace) every member. Unknown (no manifest, one that does not decode): every one.
+func defaultPackages(ws string) func(root string) bool {
+	all := func(string) bool { return true }
+	if ws == "" {
+		return all
+	}
+	var doc struct {
+		Package   map[string]any `toml:"package"`
+		Workspace *struct {
+			DefaultMembers []string `toml:"default-members"`
+		} `toml:"workspace"`
+	}
+	if err := decodeTOML(filepath.Join(ws, "Cargo.toml"), &doc); err != nil || doc.Workspace == nil {
+		return all
+	}
+	if pats := doc.Workspace.DefaultMembers; len(pats) > 0 {
+		return func(root string) bool {
+			rel, err := filepath.Rel(ws, root)
+			if err != nil {
+				return true
+			}
+			for _, p := range pats {
+				if ok, _ := filepath.Match(filepath.Clean(p), rel); ok {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	if doc.Package != nil {
+		return func(root string) bool { return root == ws }
+	}
+	return all
 }

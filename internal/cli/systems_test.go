@@ -653,3 +653,40 @@ func TestMakeFixNamesNonDefaultTarget(t *testing.T) {
 		t.Fatalf("after the fix: exit %d %+v", code, fs)
 	}
 }
+
+// TestCargoFixNamesPackageOutsideDefaultMembers: a workspace whose default-members is a; both a and b
+// use common; after an edit of common and a plain cargo build, b is stale and only a build naming it
+// rebuilds it: every fix for b names it (-p b), and running the fix clears the errors.
+func TestCargoFixNamesPackageOutsideDefaultMembers(t *testing.T) {
+	need.RealBuild(t)
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml":        "[workspace]\nmembers = [\"a\", \"b\", \"common\"]\ndefault-members = [\"a\"]\nresolver = \"2\"\n",
+		"common/Cargo.toml": "[package]\nname = \"common\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"common/src/lib.rs": "pub fn k(x: u32) -> u32 { x * 3 }\n",
+		"a/Cargo.toml":      "[package]\nname = \"a\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ncommon = { path = \"../common\" }\n",
+		"a/src/main.rs":     "fn main() { println!(\"{}\", common::k(1)); }\n",
+		"b/Cargo.toml":      "[package]\nname = \"b\"\nversion = \"0.1.0\"\nedition = \"2021\"\n\n[dependencies]\ncommon = { path = \"../common\" }\n",
+		"b/src/main.rs":     "fn main() { println!(\"{}\", common::k(2)); }\n",
+	})
+	p.Cargo("build", "--workspace")
+	p.Edit("common/src/lib.rs", "x * 3", "x * 4")
+	p.Cargo("build")
+	fs, code := checkSystems(t, p.Dir)
+	b := p.Path("target/debug/b")
+	n := 0
+	for _, f := range fs {
+		if f.Severity == "error" {
+			n++
+			if !strings.HasSuffix(f.Fix, " -p b") {
+				t.Errorf("fix of %s %v: %q", f.Rule, f.Subjects, f.Fix)
+			}
+		}
+	}
+	if code != 1 || n == 0 || len(find(fs, "binary-older-than-input", b)) == 0 {
+		t.Fatalf("b left stale by the default members: exit %d %+v", code, fs)
+	}
+	p.Cargo("build", "-p", "b")
+	if fs, code := checkSystems(t, p.Dir); code != 0 {
+		t.Fatalf("after the fix: exit %d %+v", code, fs)
+	}
+}

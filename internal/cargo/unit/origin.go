@@ -27,6 +27,7 @@ var _ interface {
 // Rebuild is the cargo build that builds s's configuration: its profile folder's flags and the
 // features of the first root's unit that reaches s (the package the user builds), or s's own when no
 // root reaches it.
+// A root whose package a plain cargo build leaves out (default-members) is named with -p.
 func (u *Unit) Rebuild(s *graph.Step) string {
 	features := u.Features
 	for _, r := range s.Roots {
@@ -35,7 +36,17 @@ func (u *Unit) Rebuild(s *graph.Step) string {
 			break
 		}
 	}
-	return BuildCommand(s.ProfileDir, features)
+	cmd := BuildCommand(s.ProfileDir, features)
+	var pkgs []string
+	for _, r := range s.Roots {
+		if ru, ok := r.Step.Origin.(*Unit); ok && ru.NotBuiltByDefault && !slices.Contains(pkgs, r.Step.Package) {
+			pkgs = append(pkgs, r.Step.Package)
+		}
+	}
+	for _, p := range pkgs {
+		cmd += " -p " + p
+	}
+	return cmd
 }
 
 // ForceRebuild makes Cargo see input: a newer mtime on a file it watches, then the build.

@@ -52,6 +52,11 @@ type Unit struct {
 	// MovedFrom and MovedTo are set when the tree was copied or moved since the run (root-output names
 	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
 	MovedFrom, MovedTo string
+
+	// NotBuiltByDefault: the unit's package is one a plain `cargo build` at the workspace root does not
+	// build (the workspace's default-members leave it out, or the root package is the only one built):
+	// only a build that names it (-p) rebuilds it.
+	NotBuiltByDefault bool
 }
 
 // words are Cargo's words for the rules' messages (graph.Words).
