@@ -201,6 +201,7 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.readDetails()
 		r.readSources()
 		r.rootsOtherTree()
+		r.judgeConfig()
 	}
 	built := defaultPackages(l.Workspace)
 	Parallel(len(g.Steps), func(i int) {

@@ -82,6 +82,7 @@ func pendingRebuild(g *graph.Graph) []Finding {
 		out = append(out, cargoManifestPending(g, s, build)...)
 		out = append(out, cargoDanglingPending(g, s, what, build)...)
 		out = append(out, declaredEnvPending(g, s, what, build)...)
+		out = append(out, configPending(g, s, build)...)
 		if s.Kind == graph.Compile {
 			own := newestOutput(s)
 			for _, d := range s.Deps {

@@ -266,3 +266,52 @@ func boolKeys(m map[string]string) map[string]bool {
 	}
 	return out
 }
+
+// configPending (part of pending-rebuild): a configuration file the build system reads on every build
+// changed after it last built the step's program (graph.Records.ConfigChanges). Settings that decide
+// how the step is built differ from what that build read (a profile's opt-level or lto, a feature, a
+// flag): the next build redoes the step, an error. Only settings not known to decide, or nothing kept
+// to compare with: whether it does is unknown, a warning.
+func configPending(g *graph.Graph, s *graph.Step, build string) []Finding {
+	var out []Finding
+	for _, c := range s.Records().ConfigChanges {
+		when := fmt.Sprintf("%s changed at %s, after the last build of %s at %s", display(g, c.Path), fmtTime(c.MTimeNS), unitName(s), fmtTime(c.BuiltNS))
+		f := Finding{
+			Rule: "pending-rebuild", Severity: Error, System: foreignSystem(s),
+			Subjects: []string{c.Path, unitDir(s)},
+			Roots:    rootPaths(s),
+			Evidence: []Evidence{{Kind: "input", Path: c.Path, MTimeNS: c.MTimeNS, How: "configuration",
+				Detail: s.Words().Tool + " reads it on every build"}},
+			Fix: build,
+		}
+		switch {
+		case len(c.Deciding) > 0:
+			f.Message = fmt.Sprintf("%s, in settings that decide how it is built (%s); %s reads them on every build, so the next build redoes %s: the binary you have is old",
+				when, listSome(c.Deciding), s.Words().Tool, unitName(s))
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: c.Path, How: "configuration-baseline",
+				Detail: "differs from the settings it held at that build in " + strings.Join(c.Deciding, ", ")})
+		case c.Unknown:
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s; %s reads it on every build, and whether what changed decides how %s is built is unknown: its settings at that build were not kept (stalecheck had not checked the build since)",
+				when, s.Words().Tool, unitName(s))
+		default:
+			f.Severity = Warning
+			f.Message = fmt.Sprintf("%s, in settings not known to decide how it is built (%s); %s reads it on every build, and whether the next build redoes %s is unknown",
+				when, listSome(c.Other), s.Words().Tool, unitName(s))
+			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: c.Path, How: "configuration-baseline",
+				Detail: "differs from the settings it held at that build in " + strings.Join(c.Other, ", ")})
+		}
+		f.Evidence = append(f.Evidence, Evidence{Kind: "reference", Path: s.Reference.Path, MTimeNS: c.BuiltNS,
+			Detail: "the last build of the program (its uplifted dep-info, which every build of it rewrites)"})
+		out = append(out, f)
+	}
+	return out
+}
+
+// listSome names up to four items, then how many more.
+func listSome(items []string) string {
+	if len(items) <= 4 {
+		return strings.Join(items, ", ")
+	}
+	return strings.Join(items[:4], ", ") + fmt.Sprintf(" and %d more", len(items)-4)
+}

@@ -690,3 +690,64 @@ func TestCargoFixNamesPackageOutsideDefaultMembers(t *testing.T) {
 		t.Fatalf("after the fix: exit %d %+v", code, fs)
 	}
 }
+
+// TestCargoConfigurationChanged: Cargo reads its manifests and config.toml on every build. After a
+// check has kept their settings: a comment, a package's description or the release profile of a debug
+// build edited, no finding; the dev profile's opt-level, the default features, or config.toml's
+// rustflags edited with no build since, a
+// pending-rebuild error naming the file (Cargo rebuilds for them); after cargo build, nothing. A file
+// edited with nothing kept to compare with is a warning that says so.
+func TestCargoConfigurationChanged(t *testing.T) {
+	need.RealBuild(t)
+	p := testutil.NewProject(t, map[string]string{
+		"Cargo.toml": "[package]\nname = \"cfgd\"\nversion = \"0.1.0\"\nedition = \"2021\"\ndescription = \"one\"\n\n" +
+			"[features]\ndefault = [\"fast\"]\nfast = []\n\n[profile.dev]\nopt-level = 0\n\n[profile.release]\nlto = false\n",
+		".cargo/config.toml": "[build]\nrustflags = []\n",
+		"src/main.rs":        "fn main() { println!(\"{}\", cfg!(feature = \"fast\")); }\n",
+	})
+	p.Cargo("build")
+	manifest := p.Path("Cargo.toml")
+	if fs, code := checkSystems(t, p.Dir); code != 0 || len(find(fs, "pending-rebuild", "")) != 0 {
+		t.Fatalf("fresh build: exit %d %+v", code, fs)
+	}
+	for _, e := range []struct {
+		file, old, new string
+		stale          bool
+	}{
+		{"Cargo.toml", "opt-level = 0\n", "opt-level = 0 # still none\n", false},
+		{"Cargo.toml", "description = \"one\"", "description = \"two\"", false},
+		{"Cargo.toml", "lto = false", "lto = true", false}, // another profile's
+		{"Cargo.toml", "opt-level = 0", "opt-level = 2", true},
+		{"Cargo.toml", "default = [\"fast\"]", "default = []", true},
+		{".cargo/config.toml", "rustflags = []", "rustflags = [\"--cfg\", \"fast2\"]", true},
+	} {
+		p.Edit(e.file, e.old, e.new)
+		when := time.Now().Add(2 * time.Second)
+		os.Chtimes(p.Path(e.file), when, when)
+		fs, code := checkSystems(t, p.Dir)
+		pend := find(fs, "pending-rebuild", p.Path(e.file))
+		if !e.stale {
+			if code != 0 || len(pend) != 0 {
+				t.Fatalf("%s: %q -> %q: exit %d %+v", e.file, e.old, e.new, code, fs)
+			}
+			continue
+		}
+		if code != 1 || len(pend) != 1 || pend[0].Severity != "error" {
+			t.Fatalf("%s: %q -> %q with no build: exit %d %+v", e.file, e.old, e.new, code, fs)
+		}
+		time.Sleep(time.Until(when) + 10*time.Millisecond)
+		p.Cargo("build")
+		if fs, code := checkSystems(t, p.Dir); code != 0 || len(find(fs, "pending-rebuild", "")) != 0 {
+			t.Fatalf("%s after cargo build: exit %d %+v", e.file, code, fs)
+		}
+	}
+	// Nothing kept: a fresh state folder, then an edit.
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	p.Edit("Cargo.toml", "opt-level = 2", "opt-level = 3")
+	when := time.Now().Add(2 * time.Second)
+	os.Chtimes(manifest, when, when)
+	fs, _ := checkSystems(t, p.Dir)
+	if w := find(fs, "pending-rebuild", manifest); len(w) != 1 || w[0].Severity != "warning" {
+		t.Fatalf("with nothing kept: %+v", fs)
+	}
+}

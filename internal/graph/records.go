@@ -49,6 +49,11 @@ type Records struct {
 	// when not. Read it through OtherTree, fill it through OwnOtherTree.
 	OtherTreeData *OtherTreeRecords
 
+	// ConfigChanges are the configuration files the build system reads on every build (Cargo's
+	// manifests and config.toml) that changed after it last built the step's program, as judged against
+	// the settings they held then; nil when none did.
+	ConfigChanges []ConfigChange
+
 	// Where the build system takes the package from.
 	Version string // the package version ("" when the package root is unknown)
 	// Source is "path", "registry", "directory" (a directory or vendored source replacing a registry),
@@ -235,4 +240,15 @@ func (g *Graph) PackageCopies() []*PackageCopy {
 		out = append(out, g.Origins[n].(CopyLister).PackageCopies()...)
 	}
 	return out
+}
+
+// ConfigChange is one configuration file that changed after the build system last built a program:
+// Deciding are the settings that differ and decide how a step is built (a profile's, a feature, a
+// flag: the next build redoes it), Other those that differ and are not known to; Unknown is true when
+// no version of the file from that build was kept to compare with.
+type ConfigChange struct {
+	Path             string
+	MTimeNS, BuiltNS int64
+	Deciding, Other  []string
+	Unknown          bool
 }

@@ -168,7 +168,7 @@ func TestMergeTiesMakeToNinja(t *testing.T) {
 		}
 	}
 	if len(older) != 1 || older[0].Subjects[0] != filepath.Join(mk, "app") || older[0].Subjects[1] != lib || older[0].System != "make" ||
-		!strings.Contains(older[0].Evidence[1].Detail, "written by ninja step libk.a") || !strings.Contains(older[0].Message, "Make will relink it") {
+		!strings.Contains(older[0].Evidence[1].Detail, "written by ninja step libk.a") || !strings.Contains(older[0].Message, "Make relinks it the next time it builds it") {
 		t.Fatalf("binary-older-than-input %+v", older)
 	}
 	sh(t, mk, "make")
