@@ -8,7 +8,8 @@
 //     `run`'s scoped Cargo read, brings its own graph);
 //  2. annotate: what no single adapter knows is added to that graph, the same way for every system:
 //     a stored trace of the build joined (internal/tracejoin), header searches answered again
-//     (internal/includes), content evidence where copies compete (internal/evidence), content
+//     (internal/includes), the options objects say they were compiled with (internal/compileflags),
+//     content evidence where copies compete (internal/evidence), content
 //     judgements of files newer than what used them (internal/content);
 //  3. rules: check.Run over the annotated graph;
 //  4. render: left to the caller (text, JSON, SARIF, a refusal to time a binary).
@@ -22,6 +23,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/check"
 	"github.com/stalecheck/stalecheck/internal/cmaketree"
 	"github.com/stalecheck/stalecheck/internal/cmdargs"
+	"github.com/stalecheck/stalecheck/internal/compileflags"
 	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
@@ -78,6 +80,8 @@ func Annotate(g *graph.Graph, opt Options) []check.Finding {
 	// The sources a glob of the build description matches that nothing builds (CMake's file(GLOB)).
 	cmaketree.AnnotateGlobs(g)
 	if !opt.NoNative {
+		// The options objects record they were compiled with, against their commands now.
+		compileflags.Annotate(g)
 		// Content evidence where copies compete (duplicates, shadowing), cached in the state folder.
 		evidence.Annotate(g, opt.StateDir)
 	}

@@ -94,6 +94,61 @@ func commandChanged(g *graph.Graph) []Finding {
 	return out
 }
 
+// builtWithOtherOptions (part of untracked-input-changed): the object a step writes records, in its
+// own DWARF, that it was compiled at another optimization level than the step's command gives now
+// (graph.CommandRecords.Built, internal/compileflags): a build with flags given on make's command line
+// or in the environment, or a makefile edited since. A build system that does not compare commands
+// leaves the object as it is. Not said when the command-baseline judgement already says the command
+// changed, nor when an input the build system watches is newer (it redoes the step anyway).
+func builtWithOtherOptions(g *graph.Graph) []Finding {
+	var out []Finding
+	for _, s := range g.Steps {
+		b := s.Cmd().Built
+		if c := s.Cmd().CommandContent; c != nil && c.Verdict == graph.ContentDiffers {
+			continue // commandChanged says so, with the command it ran
+		}
+		if b == nil || !s.Live() || !s.Reference.Exists || s.Cmd().CommandWatched || redoneAnyway(s) {
+			continue
+		}
+		w := s.Words()
+		obj := display(g, b.Object)
+		changer := movedSince(append([]string{s.Cmd().CommandFrom}, s.Cmd().CommandReads...), s.Reference.MTimeNS)
+		why := fmt.Sprintf("it was built with other flags than %s gives now (set on the build's command line or in its environment then, or in neither now)", display(g, s.Cmd().CommandFrom))
+		subjects := []string{b.Object, s.Cmd().CommandFrom} // nothing to edit: the object is what is wrong
+		if changer != "" {
+			why = display(g, changer) + " changed the command since"
+			subjects = []string{changer, b.Object}
+		}
+		f := Finding{
+			Rule: "untracked-input-changed", Severity: Error, System: foreignSystem(s),
+			Message: fmt.Sprintf("%s was compiled with %s, but the command of %s now gives %s: %s; %s compares mtimes only, not commands, so the next build will not redo %s, and the binary holds code built otherwise than the build description says",
+				obj, b.Was, s.Label, b.Now, why, w.Tool, s.Label),
+			Subjects: subjects,
+			Roots:    rootPaths(s),
+			Evidence: []Evidence{
+				{Kind: "record", Path: b.Object, How: "dwarf-producer", Detail: fmt.Sprintf("DW_AT_producer %q: compiled with %s", b.Producer, b.Was)},
+				{Kind: "record", Path: s.Cmd().CommandFrom, How: "command", Detail: fmt.Sprintf("the command now, with %s: %s", b.Now, s.Command)},
+				{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
+			},
+			Fix: "rm " + obj + " && " + rebuildCmd(s) + " (or, if the other flags were meant, give them to every build: the object keeps what it was compiled with)",
+		}
+		f.Evidence = append(f.Evidence, foreignRootEvidence(g, s)...)
+		out = append(out, f)
+	}
+	return out
+}
+
+// redoneAnyway reports whether an input the build system watches is missing or newer than the step's
+// reference: the next build redoes the step whatever its command (pending-rebuild says so).
+func redoneAnyway(s *graph.Step) bool {
+	for _, in := range s.Inputs {
+		if in.Watched && (!in.File.Exists || in.File.MTimeNS > s.Reference.MTimeNS) {
+			return true
+		}
+	}
+	return false
+}
+
 // droppedMembers returns the words the command s ran (was) has and its command now lacks, when that is
 // the whole change and each of them names a member of s's archive that no step makes any more (an
 // ArchiveMember input without a producer); nil otherwise.

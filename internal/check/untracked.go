@@ -13,8 +13,9 @@ import (
 // step (depfile, DWARF, command line, archive member of the same stem, named in build.rs); warning when
 // the only clue is that a native source lies in the package folder.
 func untrackedInputChanged(g *graph.Graph) []Finding {
-	out := commandChanged(g)                      // command.go
-	out = append(out, linkedContentChanged(g)...) // linkedcontent.go
+	out := commandChanged(g)                       // command.go
+	out = append(out, builtWithOtherOptions(g)...) // command.go
+	out = append(out, linkedContentChanged(g)...)  // linkedcontent.go
 	for _, s := range liveSteps(g, graph.ScriptRun) {
 		for _, in := range s.Inputs {
 			if in.Watched || !in.File.Exists || in.File.MTimeNS <= s.Reference.MTimeNS {

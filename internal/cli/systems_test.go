@@ -14,6 +14,7 @@ import (
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/testutil"
 	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
@@ -749,5 +750,75 @@ func TestCargoConfigurationChanged(t *testing.T) {
 	fs, _ := checkSystems(t, p.Dir)
 	if w := find(fs, "pending-rebuild", manifest); len(w) != 1 || w[0].Severity != "warning" {
 		t.Fatalf("with nothing kept: %+v", fs)
+	}
+}
+
+// TestObjectCompiledWithOtherFlags: built once with `make CFLAGS=...` (and, for CMake's Unix Makefiles,
+// `make C_FLAGS=...`, whose objects sit in a subfolder the command cds into), then a plain make that
+// redoes nothing: the objects' DWARF producer says -O0, the command now -O2, an error naming the
+// object; the clean build before had no finding, and the fix (rm the object, make) clears it.
+func TestObjectCompiledWithOtherFlags(t *testing.T) {
+	needTools(t, "make", "cc")
+	t.Run("make", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFiles(t, dir, map[string]string{
+			"Makefile": "CFLAGS = -O2 -g -MMD -MP\napp: main.o\n\t$(CC) -o $@ $^\n-include main.d\n",
+			"main.c":   "int main(int c, char **v) { int s = 0; for (int i = 0; i < c * 100; i++) s += i; return s == 0; }\n",
+		})
+		shIn(t, dir, nil, "make", "-s")
+		if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+			t.Fatalf("clean build: exit %d %+v", code, fs)
+		}
+		obj := filepath.Join(dir, "main.o")
+		os.Remove(obj)
+		shIn(t, dir, nil, "make", "-s", "CFLAGS=-O0 -g -MMD -MP")
+		objectOtherFlags(t, dir, obj, "make", "-s")
+	})
+	t.Run("cmake", func(t *testing.T) {
+		needTools(t, "cmake")
+		root := t.TempDir()
+		src, bld := filepath.Join(root, "src"), filepath.Join(root, "build")
+		writeFiles(t, src, map[string]string{
+			"CMakeLists.txt":     "cmake_minimum_required(VERSION 3.10)\nproject(p C)\nadd_subdirectory(lib)\nadd_executable(app main.c)\ntarget_link_libraries(app k)\n",
+			"lib/CMakeLists.txt": "add_library(k STATIC k.c)\n",
+			"lib/k.c":            "int k(int x) { int s = 0; for (int i = 0; i < x; i++) s += i; return s; }\n",
+			"main.c":             "int k(int);\nint main(int c, char **v) { return k(c) != 0; }\n",
+		})
+		shIn(t, root, nil, "cmake", "-S", src, "-B", bld, "-G", "Unix Makefiles", "-DCMAKE_BUILD_TYPE=RelWithDebInfo")
+		shIn(t, root, nil, "cmake", "--build", bld)
+		if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+			t.Fatalf("clean build: exit %d %+v", code, fs)
+		}
+		obj := filepath.Join(bld, "lib", "CMakeFiles", "k.dir", "k.c.o")
+		os.Remove(obj)
+		shIn(t, bld, nil, "make", "-s", "C_FLAGS=-O0 -g")
+		objectOtherFlags(t, bld, obj, "make", "-s")
+	})
+}
+
+func objectOtherFlags(t *testing.T, dir, obj string, build ...string) {
+	t.Helper()
+	f, err := binfmt.OpenELF(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cus, err := f.CompileUnits()
+	f.Close()
+	if err != nil || len(cus) == 0 || !strings.Contains(cus[0].Producer, " -O0") {
+		t.Fatalf("premise: %s's producer does not say -O0: %v %+v", obj, err, cus)
+	}
+	shIn(t, dir, nil, build[0], build[1:]...)
+	if out := shIn(t, dir, nil, "make", "-n"); strings.Contains(out, obj) {
+		t.Fatalf("premise: a plain make redoes %s:\n%s", obj, out)
+	}
+	fs, code := checkSystems(t, dir)
+	u := find(fs, "untracked-input-changed", obj)
+	if code != 1 || len(u) != 1 || u[0].Severity != "error" || !strings.Contains(u[0].Message, "compiled with -O0, but the command") ||
+		!strings.Contains(u[0].Message, "now gives -O2") || !strings.HasPrefix(u[0].Fix, "rm ") {
+		t.Fatalf("object built with -O0: exit %d %+v", code, fs)
+	}
+	shIn(t, dir, nil, "sh", "-c", u[0].Fix[:strings.Index(u[0].Fix, " (")])
+	if fs, code := checkSystems(t, dir); code != 0 {
+		t.Fatalf("after the fix %q: exit %d %+v", u[0].Fix, code, fs)
 	}
 }

@@ -322,6 +322,16 @@ type CommandRecords struct {
 	// were read by that run, so the output is what they make, though a build system that compares
 	// mtimes runs the command again on every build (internal/cmdargs fills it when newer than Reference).
 	Ran FileInfo
+	// Built, when not nil, is what the object the step writes records of the options it was compiled
+	// with, where they differ from what the command gives now (internal/compileflags).
+	Built *BuiltOptions
+}
+
+// BuiltOptions: Object records (in its DWARF producer, Producer) that it was compiled with option Was;
+// the step's command gives Now instead.
+type BuiltOptions struct {
+	Object, Producer string
+	Was, Now         string
 }
 
 // Cmd returns what the step's records show of its command (zero when nothing).
