@@ -354,7 +354,11 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 			},
 			Fix: rebuildCmd(s),
 		}
-		when := fmt.Sprintf("%s was linked at %s, before %s was written at %s", display(g, r.File.Path), fmtTime(r.File.MTimeNS), display(g, in.File.Path), fmtTime(in.File.MTimeNS))
+		made := s.Words().Made
+		if made == "" {
+			made = "linked"
+		}
+		when := fmt.Sprintf("%s was %s at %s, before %s was written at %s", display(g, r.File.Path), made, fmtTime(r.File.MTimeNS), display(g, in.File.Path), fmtTime(in.File.MTimeNS))
 		h := g.HoldingOf(r, in.File.Path)
 		switch {
 		case graph.SharedLibrary(in.File.Path):
@@ -368,6 +372,9 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 			f.Message = when + ", and by content it holds other code: " + h.Detail
 		default:
 			watch := "and " + s.Words().Tool + " relinks it the next time it builds it"
+			if w := s.Words(); w.Remakes != "" {
+				watch = "and " + w.Remakes
+			}
 			if !in.Watched {
 				watch = "and " + s.Words().NotWatched + ", so it will not relink it"
 				f.Fix = forceCmd(g, s, in.File.Path)

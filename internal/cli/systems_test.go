@@ -822,3 +822,71 @@ func objectOtherFlags(t *testing.T, dir, obj string, build ...string) {
 		t.Fatalf("after the fix %q: exit %d %+v", u[0].Fix, code, fs)
 	}
 }
+
+// TestInstalledCopy: a CMake (Ninja and Unix Makefiles) or Meson build installed to a prefix beside it;
+// after the install every copy is current; an edit and a build with no install leave the installed
+// program older than the build's (binary-older-than-input on the installed copy, fix the install
+// command), and `run` of the installed program finds the build that installed it and refuses it;
+// installing again clears it. A shared library the program loads is installed too, with no finding.
+func TestInstalledCopy(t *testing.T) {
+	for _, c := range []struct{ name, gen string }{{"cmake-ninja", "Ninja"}, {"cmake-make", "Unix Makefiles"}, {"meson", ""}} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.gen == "" {
+				needTools(t, "meson", "ninja", "cc")
+			} else {
+				needTools(t, "cmake", "ninja", "make", "cc")
+			}
+			root := t.TempDir()
+			bld, inst := filepath.Join(root, "build"), filepath.Join(root, "inst")
+			var setup, build, installCmd []string
+			if c.gen == "" {
+				writeFiles(t, root, map[string]string{
+					"meson.build": "project('p', 'c')\nk = shared_library('k', 'k.c', install: true)\nexecutable('app', 'main.c', link_with: k, install: true)\n",
+				})
+				setup = []string{"meson", "setup", bld, "--prefix=" + inst}
+				build, installCmd = []string{"ninja", "-C", bld}, []string{"meson", "install", "-C", bld}
+			} else {
+				writeFiles(t, root, map[string]string{
+					"CMakeLists.txt": "cmake_minimum_required(VERSION 3.16)\nproject(p C)\nadd_library(k SHARED k.c)\nadd_executable(app main.c)\n" +
+						"target_link_libraries(app k)\ninstall(TARGETS app k)\n",
+				})
+				setup = []string{"cmake", "-S", root, "-B", bld, "-G", c.gen, "-DCMAKE_INSTALL_PREFIX=" + inst}
+				build, installCmd = []string{"cmake", "--build", bld}, []string{"cmake", "--install", bld}
+			}
+			writeFiles(t, root, map[string]string{
+				"k.c":    "int k(int x) { return x * 3; }\n",
+				"main.c": "int k(int);\nint main(int c, char **v) { return k(c) != 3; }\n",
+			})
+			shIn(t, root, nil, setup[0], setup[1:]...)
+			shIn(t, root, nil, build[0], build[1:]...)
+			shIn(t, root, nil, installCmd[0], installCmd[1:]...)
+			app := filepath.Join(inst, "bin", "app")
+			if _, err := os.Stat(app); err != nil {
+				t.Fatalf("premise: nothing installed at %s: %v", app, err)
+			}
+			fs, code := checkSystems(t, bld, "--fail-on", "warning", "-v")
+			if code != 0 || len(fs) != 0 {
+				t.Fatalf("after the install: exit %d %+v", code, fs)
+			}
+			// The build and the install copy whole-second mtimes: the edit lands in a later second.
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+			writeFiles(t, root, map[string]string{"main.c": "int k(int);\nint main(int c, char **v) { return k(c) != 3 + 0; }\n"})
+			shIn(t, root, nil, build[0], build[1:]...)
+			fs, code = checkSystems(t, bld)
+			o := find(fs, "binary-older-than-input", app)
+			if code != 1 || len(o) != 1 || o[0].Severity != "error" || o[0].Fix != strings.Join(installCmd, " ") ||
+				!strings.Contains(o[0].Message, "was installed at") || len(fs) != 1 {
+				t.Fatalf("rebuilt, not installed: exit %d %+v", code, fs)
+			}
+			t.Run("run", func(t *testing.T) { // its own test: runIn's folder change ends with it
+				if _, stderr, code := runIn(t, root, "run", "--ledger", filepath.Join(root, "l.db"), "-q", "--", app); code != 125 || !strings.Contains(stderr, "binary-older-than-input") {
+					t.Fatalf("run of the installed copy: exit %d %s", code, stderr)
+				}
+			})
+			shIn(t, root, nil, installCmd[0], installCmd[1:]...)
+			if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+				t.Fatalf("installed again: exit %d %+v", code, fs)
+			}
+		})
+	}
+}

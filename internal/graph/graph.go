@@ -414,6 +414,12 @@ type Words struct {
 	// Rebuild is the command that rebuilds the step whatever the build system's records say (e.g.
 	// "go build -a -o app ./cmd/app"), for fixes; "" when the rule's own fix applies.
 	Rebuild string
+	// Made says how the step made its reference, as a past participle ("installed" for a copy); ""
+	// means "linked".
+	Made string
+	// Remakes says that the system makes the reference again the next time it runs the step (an
+	// install copying it again); "" means "<Tool> relinks it the next time it builds it".
+	Remakes string
 	// Untagged: findings about the system's steps name no system (Cargo's, the home system of
 	// stalecheck's reports); others are tagged with Step.System.
 	Untagged bool

@@ -11,8 +11,10 @@ import (
 // start folder (the first --binary's folder, the program's, the working folder) that holds a Make,
 // Ninja or Go build itself (systems.BuildAbove with no folder up: Cargo builds a Go binary links from
 // come along): `run` then checks a Go binary or a Make/Ninja program as `check` would and refuses it
-// when stale. nil when no start folder has such a build; the error is the reader's.
-func joinedGraph(ctx context.Context, starts []string, stateDir string) (*graph.Graph, error) {
+// when stale. A program installed from such a build (CMake's or Meson's install records list it: an
+// inst/bin/app beside the project's build/) is read with the build that installed it. nil when no
+// start folder has such a build; the error is the reader's.
+func joinedGraph(ctx context.Context, starts []string, program, stateDir string) (*graph.Graph, error) {
 	for _, s := range starts {
 		d := systems.BuildAbove(s, 0)
 		if d == "" {
@@ -23,6 +25,10 @@ func joinedGraph(ctx context.Context, starts []string, stateDir string) (*graph.
 			return nil, err
 		}
 		return g, nil
+	}
+	if d := systems.InstalledFrom(program, starts[len(starts)-1:], 3); d != "" {
+		g, _, err := systems.ReadAll(ctx, d, nil, systems.Options{StateDir: stateDir})
+		return g, err
 	}
 	return nil, nil
 }

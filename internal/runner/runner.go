@@ -204,7 +204,11 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	var g *graph.Graph
 	if layout == nil {
 		// Not a Cargo build: a Go binary or a Make/Ninja program (joined.go).
-		jg, err := joinedGraph(ctx, starts, stateDir)
+		target := prog
+		if len(cfg.Binaries) > 0 {
+			target = absIn(cfg.Dir, cfg.Binaries[0])
+		}
+		jg, err := joinedGraph(ctx, starts, target, stateDir)
 		if err != nil {
 			return nil, err
 		}

@@ -1,8 +1,10 @@
 package systems
 
 import (
+	"os"
 	"path/filepath"
 
+	"github.com/stalecheck/stalecheck/internal/install"
 	"github.com/stalecheck/stalecheck/internal/makefile"
 	"github.com/stalecheck/stalecheck/internal/ninja"
 )
@@ -28,6 +30,51 @@ func BuildAbove(dir string, up int) string {
 			break
 		}
 		d = p
+	}
+	return ""
+}
+
+// InstalledFrom returns the build folder whose install records (internal/install) list prog as a copy
+// it installed, looking at the folders directly under each of dirs and under each folder above prog,
+// at most up folders up (a project's build/ beside its inst/), or "" when none does. A folder is read
+// only when it holds a Make or Ninja build, so this costs a listing and a few stats per folder.
+func InstalledFrom(prog string, dirs []string, up int) string {
+	prog, err := filepath.Abs(prog)
+	if err != nil {
+		return ""
+	}
+	var look []string
+	for d, i := filepath.Dir(prog), 0; i <= up; i++ {
+		look = append(look, d)
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	look = append(look, dirs...)
+	seen := map[string]bool{}
+	for _, d := range look {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			sub := filepath.Join(d, e.Name())
+			if !e.IsDir() || seen[sub] {
+				continue
+			}
+			seen[sub] = true
+			if !ninja.IsBuildFolder(sub) && !isFile(filepath.Join(sub, "Makefile")) {
+				continue
+			}
+			_, copies := install.Records(sub)
+			for _, c := range copies {
+				if c.Installed == prog {
+					return sub
+				}
+			}
+		}
 	}
 	return ""
 }

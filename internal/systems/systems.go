@@ -25,6 +25,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/gocgo"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/install"
 	"github.com/stalecheck/stalecheck/internal/makefile"
 	"github.com/stalecheck/stalecheck/internal/ninja"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -422,6 +423,13 @@ func ReadAll(ctx context.Context, path string, only []string, opt Options) (*gra
 	if abs, err := filepath.Abs(path); err == nil && len(want) == 0 && cargoAt(abs) == "" && !slices.ContainsFunc(found, func(f Found) bool { return f.Dir == abs }) {
 		if parts := unrelated(gs); len(parts) > 1 {
 			return nil, found, severalBuilds(path, gs, parts, labels)
+		}
+	}
+	// What each build folder's install copied out of it (a CMake or Meson install), once the graphs
+	// of its sub-makes are joined in (the steps that make what was installed).
+	for _, f := range found {
+		if f.System != unit.System {
+			install.Add(g, f.Dir)
 		}
 	}
 	g.Problems = append(g.Problems, failed...)
