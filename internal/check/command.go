@@ -15,8 +15,14 @@ import (
 // (graph.Step.CommandContent, internal/content): the file was edited since (a flag in a Makefile), and a
 // build system that compares mtimes only does not redo the step for it, so its outputs were made by the
 // old command. The same for every system whose adapter fills Command and leaves CommandWatched false.
-func commandChanged(g *graph.Graph) []Finding {
-	var out []Finding
+func commandChanged(g *graph.Graph) (out []Finding) {
+	unknown := map[string][]*graph.Step{} // a changed makefile -> the steps it may have changed, with nothing recorded
+	var order []string
+	defer func() {
+		for _, m := range order {
+			out = append(out, commandUnknown(g, m, unknown[m]))
+		}
+	}()
 	for _, s := range g.Steps {
 		c := s.Cmd().CommandContent
 		if !s.Live() || s.Failed != "" || !s.Reference.Exists || s.Cmd().CommandWatched || c == nil {
@@ -46,6 +52,15 @@ func commandChanged(g *graph.Graph) []Finding {
 				},
 				Fix: "nothing is stale; to build " + s.Label + " with the command as it is now anyway: rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s),
 			})
+			continue
+		case c.Verdict == graph.ContentUnknown && c.Baseline == "":
+			// Nothing recorded to compare with: said once per changed file the user edits, below.
+			if moved := movedSince(append([]string{s.Cmd().CommandFrom}, g.UserCommandReads(s)...), s.Reference.MTimeNS); moved != "" && !redoneAnyway(s) {
+				if unknown[moved] == nil {
+					order = append(order, moved)
+				}
+				unknown[moved] = append(unknown[moved], s)
+			}
 			continue
 		case c.Verdict != graph.ContentDiffers:
 			continue
@@ -92,6 +107,76 @@ func commandChanged(g *graph.Graph) []Finding {
 		out = append(out, f)
 	}
 	return out
+}
+
+// commandUnknown (part of untracked-input-changed) is the warning for the steps whose command draws on
+// the makefile m, edited after they were built, when no check recorded the command they ran: whether
+// the edit changed it cannot be told, and the build system, comparing mtimes only, will not redo them
+// for it. One warning per file: every step of a build reads its makefiles.
+func commandUnknown(g *graph.Graph, m string, steps []*graph.Step) Finding {
+	s := steps[0]
+	w := s.Words()
+	var names, refs []string
+	roots := map[string]bool{}
+	var rootList []string
+	for _, x := range steps {
+		names = append(names, x.Label)
+		refs = append(refs, display(g, x.Reference.Path))
+		for _, r := range rootPaths(x) {
+			if !roots[r] {
+				roots[r] = true
+				rootList = append(rootList, r)
+			}
+		}
+	}
+	st, _ := fsrec.Stat(m)
+	var mt int64
+	if st != nil {
+		mt = st.ModTime().UnixNano()
+	}
+	f := Finding{
+		Rule: "untracked-input-changed", Severity: Warning, System: foreignSystem(s),
+		Message: fmt.Sprintf("%s changed at %s, after %s %s built; %s takes part of the %s from it, compares mtimes only, not commands, and will not redo %s for it; whether the edit changed the %s cannot be told: no check recorded the %s %s ran (stalecheck records them at each check after a build)",
+			display(g, m), fmtTime(mt), listSome(names), wasWere(len(names)), w.Tool, itsTheir(len(names), "command"), itOrThem(len(names)),
+			itsTheir(len(names), "command"), itsTheir(len(names), "command"), itOrThey(len(names))),
+		Subjects: append([]string{m}, steps[0].Reference.Path),
+		Roots:    rootList,
+		Evidence: []Evidence{{Kind: "input", Path: m, MTimeNS: mt, How: "command-baseline",
+			Detail: "defines or sets part of their commands; no command recorded for their last runs"}},
+		Fix: "if the edit changes how they are built: rm " + strings.Join(refs, " ") + " && " + rebuildCmd(s),
+	}
+	for _, x := range steps {
+		f.Evidence = append(f.Evidence, Evidence{Kind: "reference", Path: x.Reference.Path, MTimeNS: x.Reference.MTimeNS, Size: x.Reference.Size, Detail: w.Reference})
+	}
+	return f
+}
+
+func wasWere(n int) string {
+	if n == 1 {
+		return "was"
+	}
+	return "were"
+}
+
+func itsTheir(n int, what string) string {
+	if n == 1 {
+		return what
+	}
+	return what + "s"
+}
+
+func itOrThem(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
+}
+
+func itOrThey(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "they"
 }
 
 // builtWithOtherOptions (part of untracked-input-changed): the object a step writes records, in its

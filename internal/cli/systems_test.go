@@ -890,3 +890,36 @@ func TestInstalledCopy(t *testing.T) {
 		})
 	}
 }
+
+// TestMakeIncludedMakefileNoBaseline: config.mk, which the Makefile includes for its flags, edited after
+// the build, with no check before the edit: nothing recorded the command main.o ran, so whether the
+// edit changed it cannot be told, a warning naming config.mk (one for both steps), again at the next
+// check (the command now is not recorded as the one the run ran); after make -B, nothing.
+func TestMakeIncludedMakefileNoBaseline(t *testing.T) {
+	needTools(t, "make", "cc")
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile":  "include config.mk\napp: main.o\n\tcc -o app main.o\nmain.o: main.c\n\tcc $(CFLAGS) -MMD -MP -c main.c -o main.o\n-include main.d\n",
+		"config.mk": "CFLAGS += -DVAL=1\n",
+		"main.c":    "int main(void) { return VAL - 1; }\n",
+	})
+	shIn(t, dir, nil, "make", "-s")
+	cfg := filepath.Join(dir, "config.mk")
+	edited := editLater(t, cfg, "CFLAGS += -DVAL=2\n")
+	if out := shIn(t, dir, nil, "make", "-n"); strings.Contains(out, "cc ") {
+		t.Fatalf("premise: make would redo something:\n%s", out)
+	}
+	for i := 0; i < 2; i++ {
+		fs, code := checkSystems(t, dir)
+		u := find(fs, "untracked-input-changed", cfg)
+		if code != 0 || len(fs) != 1 || len(u) != 1 || u[0].Severity != "warning" || !strings.Contains(u[0].Message, "cannot be told") {
+			t.Fatalf("check %d: exit %d %+v", i+1, code, fs)
+		}
+	}
+	time.Sleep(time.Until(time.Unix(0, edited)) + 10*time.Millisecond) // the rebuild comes after the edit's mtime
+	shIn(t, dir, nil, "make", "-s", "-B")
+	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("after make -B: exit %d %+v", code, fs)
+	}
+}

@@ -639,14 +639,7 @@ func (l Link) find(g *graph.Graph) string {
 }
 
 // generatedDir reports whether p lies in one of the folders the build writes wholesale.
-func generatedDir(g *graph.Graph, p string) bool {
-	for _, d := range g.GeneratedDirs {
-		if strings.HasPrefix(p, d+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
+func generatedDir(g *graph.Graph, p string) bool { return g.InGeneratedDir(p) }
 
 // cut shortens s to at most n bytes, marking the cut.
 func cut(s string, n int) string {

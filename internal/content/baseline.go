@@ -321,7 +321,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			recorded = true
 		}
 		if s.Command != "" && s.Cmd().CommandFrom != "" {
-			if judgeCommand(s, &b, ref, headers) {
+			if judgeCommand(s, &b, ref, headers, g.UserCommandReads(s)) {
 				recorded = true
 			}
 		}
@@ -558,13 +558,23 @@ const maxCommandText = 16 << 10
 // a baseline is kept (the variables of the user's environment define a Make recipe too, and make reads
 // them without tracking them). A command that differs only in -D/-U options of macros the compile never
 // reads (internal/cinclude's mention scan) is judged the same, with the difference said in Why.
-func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.Cache) bool {
+func judgeCommand(s *graph.Step, b *stepBaseline, ref int64, headers *cinclude.Cache, reads []string) bool {
 	k, ok, err := digest.StatKey(s.Cmd().CommandFrom)
 	if err != nil || !ok {
 		return false
 	}
 	now := digest.Bytes([]byte(s.Command)).String()
 	moved := k.MtimeNS > ref || k.CtimeNS > ref
+	for _, r := range reads {
+		// An included makefile edited since the run (a config.mk setting the flags): the command now is
+		// not the one the run ran, so it is no baseline to record.
+		if rk, ok, err := digest.StatKey(r); err == nil && ok && (rk.MtimeNS > ref || rk.CtimeNS > ref) {
+			moved = true
+			if rk.CtimeNS > k.CtimeNS {
+				k = rk
+			}
+		}
+	}
 	if !moved && b.Command == "" {
 		b.Command = now
 		if len(s.Command) <= maxCommandText {

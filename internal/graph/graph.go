@@ -710,6 +710,30 @@ type Graph struct {
 	liveHash map[string]bool
 }
 
+// InGeneratedDir reports whether path lies in one of the folders the build writes wholesale
+// (GeneratedDirs): a file the build itself writes, not one the user edits.
+func (g *Graph) InGeneratedDir(path string) bool {
+	for _, d := range g.GeneratedDirs {
+		if strings.HasPrefix(path, d+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// UserCommandReads are the files besides CommandFrom that s's command draws on (CommandReads) and the
+// user edits: those in folders the build writes wholesale are left out (CMake rewrites its own
+// makefiles as it likes, and a build redoes what they change).
+func (g *Graph) UserCommandReads(s *Step) []string {
+	var out []string
+	for _, r := range s.Cmd().CommandReads {
+		if !g.InGeneratedDir(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // AddProblem records an unreadable record.
 func (g *Graph) AddProblem(path string, err error) {
 	g.Problems = append(g.Problems, Problem{Path: path, Err: err.Error()})
