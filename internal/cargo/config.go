@@ -1,7 +1,9 @@
 package cargo
 
 import (
+	"encoding/hex"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"slices"
 	"sort"
@@ -10,6 +12,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
+	"github.com/stalecheck/stalecheck/internal/depfile"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -47,13 +50,17 @@ type configVersion struct {
 type configStore struct {
 	path  string
 	m     map[string][]configVersion
+	used  map[string]bool // the files this check read
 	dirty bool
 }
 
 const configVersionsKept = 4
 
+// maxConfigStore bounds the store's file, well under what a state file may be read at.
+const maxConfigStore = 8 << 20
+
 func openConfigStore(stateDir string) *configStore {
-	st := &configStore{m: map[string][]configVersion{}}
+	st := &configStore{m: map[string][]configVersion{}, used: map[string]bool{}}
 	if stateDir == "" {
 		return st
 	}
@@ -71,8 +78,23 @@ func (st *configStore) save() {
 	if st.path == "" || !st.dirty {
 		return
 	}
+	for f := range st.m {
+		if _, err := os.Stat(f); err != nil {
+			delete(st.m, f) // a configuration file that is gone is read by no build
+		}
+	}
 	data, err := json.Marshal(st.m)
-	if err != nil {
+	if err == nil && len(data) > maxConfigStore {
+		// Past its bound (settings are kept compact, so only a great many workspaces get here): keep
+		// the files this check read, and lose the other workspaces' baselines.
+		for f := range st.m {
+			if !st.used[f] {
+				delete(st.m, f)
+			}
+		}
+		data, err = json.Marshal(st.m)
+	}
+	if err != nil || len(data) > maxConfigStore {
 		return
 	}
 	safeio.WriteBytesAtomic(st.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data) // a failure costs a baseline
@@ -80,6 +102,7 @@ func (st *configStore) save() {
 
 // keep records what file says while its mtime is mtime, unless that version is kept.
 func (st *configStore) keep(file string, mtime int64, keys map[string]string) {
+	st.used[file] = true
 	vs := st.m[file]
 	for _, v := range vs {
 		if v.MTimeNS == mtime {
@@ -96,10 +119,11 @@ func (st *configStore) keep(file string, mtime int64, keys map[string]string) {
 
 // before returns the newest kept version of file whose mtime is not after ns: what a build at ns read.
 func (st *configStore) before(file string, ns int64) (configVersion, bool) {
+	st.used[file] = true
 	vs := st.m[file]
 	for i := len(vs) - 1; i >= 0; i-- {
 		if vs[i].MTimeNS <= ns {
-			return vs[i], true
+			return vs[i], vs[i].Keys != nil // a damaged entry tells nothing
 		}
 	}
 	return configVersion{}, false
@@ -118,10 +142,11 @@ func configFiles(ws, pkg, cargoHome string) []string {
 	add(filepath.Join(pkg, "Cargo.toml"))
 	add(filepath.Join(ws, "Cargo.toml"))
 	for dir := ws; ; dir = filepath.Dir(dir) {
-		if cfg := filepath.Join(dir, ".cargo", "config.toml"); fileExists(cfg) {
-			add(cfg)
+		// With both, Cargo reads the legacy .cargo/config (and warns that it does).
+		if legacy := filepath.Join(dir, ".cargo", "config"); fileExists(legacy) {
+			add(legacy)
 		} else {
-			add(filepath.Join(dir, ".cargo", "config"))
+			add(filepath.Join(dir, ".cargo", "config.toml"))
 		}
 		if filepath.Dir(dir) == dir {
 			break
@@ -169,20 +194,39 @@ func flatConfig(path string) (map[string]string, error) {
 	return out, nil
 }
 
-// decidingKeys are the prefixes of the settings that decide how Cargo builds a unit (a change of one
-// makes it redo the units it applies to): profiles, features, dependencies and targets of a manifest,
-// the workspace's shared dependencies and package fields, patches; flags, targets and environment of
-// a configuration file.
-var decidingKeys = []string{"profile.", "features.", "dependencies.", "build-dependencies.", "target.", "lib.", "bin.",
-	"package.version", "package.edition", "package.build", "package.links", "workspace.dependencies.", "workspace.package.",
-	"patch.", "replace.", "build.rustflags", "build.target", "build.rustc", "env.", "unstable."}
+// configKind is what a changed setting means for one program's build.
+type configKind uint8
+
+const (
+	inert    configKind = iota // changes nothing Cargo builds for it (or Cargo ignores it here)
+	other                      // may or may not: not known to decide
+	deciding                   // Cargo redoes the program's unit for it
+)
+
+// configContext is what deciding whether a setting applies to one program needs.
+type configContext struct {
+	file           string // the configuration file
+	ownManifest    bool   // the package's own Cargo.toml
+	rootManifest   bool   // the workspace's root Cargo.toml (profiles are read from it alone)
+	profiles       map[string]bool
+	features       map[string]bool // the features the program's unit was built with; nil when unknown
+	envDeps        map[string]bool // the variables the unit's code read (rustc's env-deps)
+	host           string          // the target triple of the program's folder or of this machine
+	rustflagsByEnv bool            // RUSTFLAGS or CARGO_ENCODED_RUSTFLAGS is set: config rustflags are not read
+}
+
+// profileSettings are the settings of a profile that its units' fingerprints hold: a change rebuilds
+// them. The others (incremental, split-debuginfo, package and build-override tables) may or may not.
+var profileSettings = map[string]bool{"opt-level": true, "debug": true, "debug-assertions": true, "overflow-checks": true,
+	"lto": true, "panic": true, "codegen-units": true, "strip": true, "rpath": true, "inherits": true}
 
 // inertKeys are the prefixes of settings that change no unit's build (what a package says of itself
-// for people and registries, aliases, network and terminal settings).
+// for people and registries, aliases, network and terminal settings, where outputs go).
 var inertKeys = []string{"package.description", "package.authors", "package.license", "package.readme", "package.repository",
 	"package.homepage", "package.documentation", "package.keywords", "package.categories", "package.publish",
 	"package.metadata.", "workspace.metadata.", "badges.", "alias.", "net.", "http.", "term.", "registries.", "registry.",
-	"credential", "cargo-new.", "doc.", "dev-dependencies.", "package.exclude", "package.include"}
+	"credential", "cargo-new.", "doc.", "dev-dependencies.", "package.exclude", "package.include", "build.jobs",
+	"build.target-dir", "build.build-dir", "cargo-new", "future-incompat-report.", "install.", "source.", "resolver.global-credential-providers"}
 
 func hasPrefix(k string, prefixes []string) bool {
 	for _, p := range prefixes {
@@ -191,6 +235,109 @@ func hasPrefix(k string, prefixes []string) bool {
 		}
 	}
 	return false
+}
+
+// classify says what a change of setting k (its values before and now) means for the program.
+func (c *configContext) classify(k string, was, now map[string]string) configKind {
+	if hasPrefix(k, inertKeys) {
+		return inert
+	}
+	first, rest, _ := strings.Cut(k, ".")
+	switch first {
+	case "profile":
+		if !c.rootManifest && (c.ownManifest || strings.HasSuffix(c.file, "Cargo.toml")) {
+			return inert // Cargo ignores a profile outside the workspace's root manifest
+		}
+		name, setting, _ := strings.Cut(rest, ".")
+		if !c.profiles[name] {
+			return inert
+		}
+		if profileSettings[setting] {
+			return deciding
+		}
+		return other
+	case "env":
+		name, _, _ := strings.Cut(rest, ".")
+		if c.envDeps[name] {
+			return deciding
+		}
+		return other
+	case "build":
+		switch rest {
+		case "rustflags":
+			if c.rustflagsByEnv {
+				return inert
+			}
+			return deciding
+		}
+		return other
+	case "target":
+		spec, setting, _ := strings.Cut(rest, ".")
+		if strings.HasPrefix(spec, "cfg(") {
+			return other
+		}
+		if spec != c.host {
+			return inert // another platform's settings
+		}
+		if setting == "rustflags" && !c.rustflagsByEnv {
+			return deciding
+		}
+		if setting == "runner" {
+			return inert
+		}
+		return other
+	}
+	if !c.ownManifest {
+		return other // another package's manifest (the workspace root's): whether the program uses it is not told here
+	}
+	switch first {
+	case "features":
+		if c.features == nil {
+			return other
+		}
+		name, _, _ := strings.Cut(rest, ".")
+		if c.features[name] {
+			return deciding // a feature the program was built with: its meaning changed
+		}
+		return inert
+	case "dependencies", "build-dependencies":
+		dep, _, _ := strings.Cut(rest, ".")
+		for _, m := range []map[string]string{was, now} {
+			if m[first+"."+dep+".optional"] == "true" {
+				return other // used only with a feature
+			}
+		}
+		return deciding
+	case "package":
+		switch rest {
+		case "version", "edition", "build", "links":
+			return deciding
+		}
+	}
+	return other
+}
+
+// diffConfig returns the keys whose values differ between was and now, split into those that decide
+// the program's build and those not known to (inert ones left out).
+func diffConfig(was, now map[string]string, c *configContext) (decide, oth []string) {
+	seen := map[string]bool{}
+	for _, m := range []map[string]string{was, now} {
+		for k := range m {
+			if seen[k] || was[k] == now[k] {
+				continue
+			}
+			seen[k] = true
+			switch c.classify(k, was, now) {
+			case deciding:
+				decide = append(decide, k)
+			case other:
+				oth = append(oth, k)
+			}
+		}
+	}
+	sort.Strings(decide)
+	sort.Strings(oth)
+	return decide, oth
 }
 
 // buildProfiles are the profiles whose settings decide how the units of a profile folder are built:
@@ -217,34 +364,6 @@ func buildProfiles(profileDir string, was, now map[string]string) map[string]boo
 		n = next
 	}
 	return out
-}
-
-// diffConfig returns the keys whose values differ between was and now, split into those that decide
-// a build of the given profiles and those not known to (inert ones, and other profiles', left out).
-func diffConfig(was, now map[string]string, profiles map[string]bool) (decide, other []string) {
-	seen := map[string]bool{}
-	for _, m := range []map[string]string{was, now} {
-		for k := range m {
-			if seen[k] || was[k] == now[k] {
-				continue
-			}
-			seen[k] = true
-			if rest, ok := strings.CutPrefix(k, "profile."); ok {
-				if name, _, _ := strings.Cut(rest, "."); !profiles[name] {
-					continue
-				}
-			}
-			switch {
-			case hasPrefix(k, decidingKeys):
-				decide = append(decide, k)
-			case !hasPrefix(k, inertKeys):
-				other = append(other, k)
-			}
-		}
-	}
-	sort.Strings(decide)
-	sort.Strings(other)
-	return decide, other
 }
 
 // judgeConfig fills the ConfigChanges of every live root's unit: for each configuration file its build
@@ -285,6 +404,7 @@ func (r *reader) judgeConfig() {
 			if !ok {
 				continue // a manifest that does not decode fails the build itself
 			}
+			keys = compactKeys(keys)
 			if mt <= last {
 				st.keep(p, mt, keys)
 				continue
@@ -292,7 +412,7 @@ func (r *reader) judgeConfig() {
 			c := graph.ConfigChange{Path: p, MTimeNS: mt, BuiltNS: last}
 			if was, ok := st.before(p, last); !ok {
 				c.Unknown = true
-			} else if c.Deciding, c.Other = diffConfig(was.Keys, keys, buildProfiles(s.ProfileDir, was.Keys, keys)); len(c.Deciding)+len(c.Other) == 0 {
+			} else if c.Deciding, c.Other = diffConfig(was.Keys, keys, r.configContext(s, p, was.Keys, keys)); len(c.Deciding)+len(c.Other) == 0 {
 				continue // comments, layout, or settings that change no build
 			}
 			u := unit.Of(s)
@@ -301,4 +421,56 @@ func (r *reader) judgeConfig() {
 			}
 		}
 	}
+}
+
+// configContext is what classifying the settings of file p for the program of root step s needs.
+func (r *reader) configContext(s *graph.Step, p string, was, now map[string]string) *configContext {
+	c := &configContext{
+		file:           p,
+		ownManifest:    p == filepath.Join(s.PackageRoot, "Cargo.toml"),
+		rootManifest:   p == filepath.Join(r.l.Workspace, "Cargo.toml"),
+		profiles:       buildProfiles(s.ProfileDir, was, now),
+		envDeps:        map[string]bool{},
+		host:           hostTriple(r.l),
+		rustflagsByEnv: os.Getenv("RUSTFLAGS") != "" || os.Getenv("CARGO_ENCODED_RUSTFLAGS") != "",
+	}
+	if t := filepath.Base(filepath.Dir(s.ProfileDir)); strings.Count(t, "-") >= 2 {
+		c.host = t // target/<triple>/<profile>: a build for that target
+	}
+	if u := unit.Of(s); !u.FeaturesUnknown {
+		c.features = map[string]bool{}
+		for _, f := range u.Features {
+			c.features[f] = true
+		}
+	}
+	for _, d := range r.depsListing(s.ProfileDir).byHash[unitKey(s)] {
+		if strings.HasSuffix(d, ".d") {
+			if f, err := depfile.ParseFile(d); err == nil {
+				for k := range f.Env {
+					c.envDeps[k] = true
+				}
+			}
+		}
+	}
+	return c
+}
+
+// maxConfigValue bounds the text of one kept setting: a longer one is kept as its digest.
+const maxConfigValue = 512
+
+// compactKeys drops the settings that change no build (they need not be compared) and keeps long
+// values as digests, so that the store stays small whatever the manifests hold.
+func compactKeys(keys map[string]string) map[string]string {
+	out := make(map[string]string, len(keys))
+	for k, v := range keys {
+		if hasPrefix(k, inertKeys) {
+			continue
+		}
+		if len(v) > maxConfigValue {
+			sum := fsrec.SumOf([]byte(v))
+			v = "#blake3:" + hex.EncodeToString(sum[:])
+		}
+		out[k] = v
+	}
+	return out
 }

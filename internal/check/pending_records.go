@@ -296,8 +296,8 @@ func configPending(g *graph.Graph, s *graph.Step, build string) []Finding {
 				when, s.Words().Tool, unitName(s))
 		default:
 			f.Severity = Warning
-			f.Message = fmt.Sprintf("%s, in settings not known to decide how it is built (%s); %s reads it on every build, and whether the next build redoes %s is unknown",
-				when, listSome(c.Other), s.Words().Tool, unitName(s))
+			f.Message = fmt.Sprintf("%s, in settings not known to decide how it is built (%s); %s reads it on every build, and whether the next build redoes %s is unknown (a build that redoes nothing leaves no trace on disk, so this is said until %s is built again)",
+				when, listSome(c.Other), s.Words().Tool, unitName(s), unitName(s))
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: c.Path, How: "configuration-baseline",
 				Detail: "differs from the settings it held at that build in " + strings.Join(c.Other, ", ")})
 		}

@@ -693,9 +693,11 @@ func TestCargoFixNamesPackageOutsideDefaultMembers(t *testing.T) {
 }
 
 // TestCargoConfigurationChanged: Cargo reads its manifests and config.toml on every build. After a
-// check has kept their settings: a comment, a package's description or the release profile of a debug
-// build edited, no finding; the dev profile's opt-level, the default features, or config.toml's
-// rustflags edited with no build since, a
+// check has kept their settings: a comment, a package's description, the release profile of a debug
+// build or another platform's flags edited, no finding; an [env] variable the code does not read, or
+// the profile of dependencies (there are none), a warning (whether Cargo redoes anything is not told,
+// and a build that redoes nothing leaves no trace); the dev profile's opt-level, the default features,
+// config.toml's rustflags or an [env] variable env! reads edited with no build since, a
 // pending-rebuild error naming the file (Cargo rebuilds for them); after cargo build, nothing. A file
 // edited with nothing kept to compare with is a warning that says so.
 func TestCargoConfigurationChanged(t *testing.T) {
@@ -703,8 +705,8 @@ func TestCargoConfigurationChanged(t *testing.T) {
 	p := testutil.NewProject(t, map[string]string{
 		"Cargo.toml": "[package]\nname = \"cfgd\"\nversion = \"0.1.0\"\nedition = \"2021\"\ndescription = \"one\"\n\n" +
 			"[features]\ndefault = [\"fast\"]\nfast = []\n\n[profile.dev]\nopt-level = 0\n\n[profile.release]\nlto = false\n",
-		".cargo/config.toml": "[build]\nrustflags = []\n",
-		"src/main.rs":        "fn main() { println!(\"{}\", cfg!(feature = \"fast\")); }\n",
+		".cargo/config.toml": "[build]\nrustflags = []\n\n[env]\nLEVEL = \"1\"\nUNREAD = \"1\"\n",
+		"src/main.rs":        "fn main() { println!(\"{} {}\", cfg!(feature = \"fast\"), env!(\"LEVEL\")); }\n",
 	})
 	p.Cargo("build")
 	manifest := p.Path("Cargo.toml")
@@ -713,32 +715,41 @@ func TestCargoConfigurationChanged(t *testing.T) {
 	}
 	for _, e := range []struct {
 		file, old, new string
-		stale          bool
+		want           string // the severity of the pending-rebuild naming the file, "" for none
 	}{
-		{"Cargo.toml", "opt-level = 0\n", "opt-level = 0 # still none\n", false},
-		{"Cargo.toml", "description = \"one\"", "description = \"two\"", false},
-		{"Cargo.toml", "lto = false", "lto = true", false}, // another profile's
-		{"Cargo.toml", "opt-level = 0", "opt-level = 2", true},
-		{"Cargo.toml", "default = [\"fast\"]", "default = []", true},
-		{".cargo/config.toml", "rustflags = []", "rustflags = [\"--cfg\", \"fast2\"]", true},
+		{"Cargo.toml", "opt-level = 0\n", "opt-level = 0 # still none\n", ""},
+		{"Cargo.toml", "description = \"one\"", "description = \"two\"", ""},
+		{"Cargo.toml", "lto = false", "lto = true", ""}, // another profile's
+		{".cargo/config.toml", "[env]", "[target.x86_64-pc-windows-msvc]\nrustflags = [\"-Ctarget-feature=+crt-static\"]\n\n[env]", ""},
+		{".cargo/config.toml", "UNREAD = \"1\"", "UNREAD = \"2\"", "warning"},                                             // nothing the program's code reads
+		{"Cargo.toml", "[profile.release]", "[profile.dev.package.\"*\"]\nopt-level = 1\n\n[profile.release]", "warning"}, // dependencies only
+		{"Cargo.toml", "opt-level = 0", "opt-level = 2", "error"},
+		{"Cargo.toml", "default = [\"fast\"]", "default = []", "error"},
+		{".cargo/config.toml", "rustflags = []", "rustflags = [\"--cfg\", \"fast2\"]", "error"},
+		{".cargo/config.toml", "LEVEL = \"1\"", "LEVEL = \"2\"", "error"}, // env!("LEVEL")
 	} {
 		p.Edit(e.file, e.old, e.new)
 		when := time.Now().Add(2 * time.Second)
 		os.Chtimes(p.Path(e.file), when, when)
-		fs, code := checkSystems(t, p.Dir)
+		fs, _ := checkSystems(t, p.Dir)
 		pend := find(fs, "pending-rebuild", p.Path(e.file))
-		if !e.stale {
-			if code != 0 || len(pend) != 0 {
-				t.Fatalf("%s: %q -> %q: exit %d %+v", e.file, e.old, e.new, code, fs)
+		if e.want == "" {
+			if len(pend) != 0 {
+				t.Fatalf("%s: %q -> %q: %+v", e.file, e.old, e.new, fs)
 			}
 			continue
 		}
-		if code != 1 || len(pend) != 1 || pend[0].Severity != "error" {
-			t.Fatalf("%s: %q -> %q with no build: exit %d %+v", e.file, e.old, e.new, code, fs)
+		if len(pend) != 1 || pend[0].Severity != e.want {
+			t.Fatalf("%s: %q -> %q with no build: want a %s, got %+v", e.file, e.old, e.new, e.want, fs)
+		}
+		if e.want != "error" {
+			continue // Cargo finds nothing to redo and leaves no trace of the build: the warning stays
 		}
 		time.Sleep(time.Until(when) + 10*time.Millisecond)
-		p.Cargo("build")
-		if fs, code := checkSystems(t, p.Dir); code != 0 || len(find(fs, "pending-rebuild", "")) != 0 {
+		if out := p.Cargo("build", "-v"); !strings.Contains(out, "Running") {
+			t.Fatalf("premise: cargo did not rebuild for %q -> %q:\n%s", e.old, e.new, out)
+		}
+		if fs, code := checkSystems(t, p.Dir); len(find(fs, "pending-rebuild", p.Path(e.file))) != 0 {
 			t.Fatalf("%s after cargo build: exit %d %+v", e.file, code, fs)
 		}
 	}

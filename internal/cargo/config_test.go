@@ -1,0 +1,74 @@
+package cargo
+
+import (
+	"strings"
+	"testing"
+)
+
+// classify: what a changed setting means for one program built with the dev profile on
+// x86_64-unknown-linux-gnu, with feature "fast" and its code reading LEVEL.
+func TestConfigClassify(t *testing.T) {
+	base := configContext{profiles: map[string]bool{"dev": true}, features: map[string]bool{"default": true, "fast": true},
+		envDeps: map[string]bool{"LEVEL": true}, host: "x86_64-unknown-linux-gnu"}
+	own, member, cfg := base, base, base
+	own.file, own.ownManifest, own.rootManifest = "/ws/Cargo.toml", true, true
+	member.file, member.ownManifest = "/ws/m/Cargo.toml", true
+	cfg.file = "/ws/.cargo/config.toml"
+	for _, c := range []struct {
+		ctx  *configContext
+		key  string
+		want configKind
+	}{
+		{&own, "profile.dev.opt-level", deciding},
+		{&own, "profile.release.opt-level", inert},
+		{&own, "profile.dev.package.*.opt-level", other},
+		{&own, "profile.dev.build-override.opt-level", other},
+		{&own, "profile.dev.incremental", other},
+		{&member, "profile.dev.opt-level", inert}, // Cargo ignores a member's profiles
+		{&cfg, "profile.dev.lto", deciding},
+		{&own, "features.fast", deciding},
+		{&own, "features.slow", inert},
+		{&own, "dependencies.libc.version", deciding},
+		{&own, "package.version", deciding},
+		{&own, "package.description", inert},
+		{&own, "package.metadata.docs.rs", inert},
+		{&cfg, "build.rustflags", deciding},
+		{&cfg, "build.jobs", inert},
+		{&cfg, "build.target", other},
+		{&cfg, "target.x86_64-unknown-linux-gnu.rustflags", deciding},
+		{&cfg, "target.x86_64-pc-windows-msvc.rustflags", inert},
+		{&cfg, "target.cfg(unix).rustflags", other},
+		{&cfg, "target.x86_64-unknown-linux-gnu.runner", inert},
+		{&cfg, "env.LEVEL", deciding},
+		{&cfg, "env.UNREAD", other},
+		{&cfg, "alias.b", inert},
+	} {
+		if got := c.ctx.classify(c.key, nil, nil); got != c.want {
+			t.Errorf("%s in %s: %d, want %d", c.key, c.ctx.file, got, c.want)
+		}
+	}
+	// An optional dependency is used only with a feature; RUSTFLAGS in the environment wins over the
+	// configuration's.
+	if got := own.classify("dependencies.x.version", map[string]string{"dependencies.x.optional": "true"}, nil); got != other {
+		t.Errorf("optional dependency: %d", got)
+	}
+	byEnv := cfg
+	byEnv.rustflagsByEnv = true
+	if got := byEnv.classify("build.rustflags", nil, nil); got != inert {
+		t.Errorf("rustflags with RUSTFLAGS set: %d", got)
+	}
+}
+
+// The store keeps what can decide a build, compactly, and a damaged entry tells nothing.
+func TestConfigStoreCompact(t *testing.T) {
+	keys := compactKeys(map[string]string{"package.metadata.big": strings.Repeat("x", 1<<20), "profile.dev.lto": "true",
+		"dependencies.x.features": `"` + strings.Repeat("y", 4096) + `"`})
+	if _, ok := keys["package.metadata.big"]; ok || keys["profile.dev.lto"] != "true" || !strings.HasPrefix(keys["dependencies.x.features"], "#blake3:") {
+		t.Fatalf("compactKeys: %v", keys)
+	}
+	st := openConfigStore("")
+	st.m["/ws/Cargo.toml"] = []configVersion{{MTimeNS: 1, Keys: nil}}
+	if _, ok := st.before("/ws/Cargo.toml", 2); ok {
+		t.Fatal("a version with no keys was taken as the settings of a build")
+	}
+}
