@@ -307,7 +307,10 @@ func (c *configContext) classify(k string, was, now map[string]string) configKin
 				return other // used only with a feature
 			}
 		}
-		return deciding
+		if hasDep(was, first+"."+dep) != hasDep(now, first+"."+dep) {
+			return deciding // added or removed: the unit's dependencies differ
+		}
+		return other // a new requirement may resolve to the version the lock file already has
 	case "package":
 		switch rest {
 		case "version", "edition", "build", "links":
@@ -315,6 +318,19 @@ func (c *configContext) classify(k string, was, now map[string]string) configKin
 		}
 	}
 	return other
+}
+
+// hasDep reports whether the flattened manifest m names the dependency key (`x = "1"` or an [x] table).
+func hasDep(m map[string]string, key string) bool {
+	if _, ok := m[key]; ok {
+		return true
+	}
+	for k := range m {
+		if strings.HasPrefix(k, key+".") {
+			return true
+		}
+	}
+	return false
 }
 
 // diffConfig returns the keys whose values differ between was and now, split into those that decide
