@@ -28,7 +28,6 @@ func TestConfigClassify(t *testing.T) {
 		{&cfg, "profile.dev.lto", deciding},
 		{&own, "features.fast", deciding},
 		{&own, "features.slow", inert},
-		{&own, "dependencies.libc.version", deciding}, // added (nil before)
 		{&own, "package.version", deciding},
 		{&own, "package.description", inert},
 		{&own, "package.metadata.docs.rs", inert},
@@ -51,6 +50,9 @@ func TestConfigClassify(t *testing.T) {
 	// configuration's.
 	if got := own.classify("dependencies.x.version", map[string]string{"dependencies.x.optional": "true"}, nil); got != other {
 		t.Errorf("optional dependency: %d", got)
+	}
+	if got := own.classify("dependencies.libc", nil, map[string]string{"dependencies.libc": `"0.2"`}); got != deciding {
+		t.Errorf("a dependency added: %d", got)
 	}
 	if got := own.classify("dependencies.x.version", map[string]string{"dependencies.x.version": `"1"`}, map[string]string{"dependencies.x.version": `"1.2"`}); got != other {
 		t.Errorf("a new requirement for a dependency it had: %d", got)
