@@ -198,7 +198,7 @@ func builtWithOtherOptions(g *graph.Graph) []Finding {
 		w := s.Words()
 		obj := display(g, b.Object)
 		changer := movedSince(append([]string{s.Cmd().CommandFrom}, s.Cmd().CommandReads...), s.Reference.MTimeNS)
-		why := fmt.Sprintf("it was built with other flags than %s gives now (set on the build's command line or in its environment then, or in neither now)", display(g, s.Cmd().CommandFrom))
+		why := fmt.Sprintf("it was built with other flags than %s gives now: flags given to that build (on its command line, in MAKEFLAGS or in the environment) and not to this check, or the other way round", display(g, s.Cmd().CommandFrom))
 		subjects := []string{b.Object, s.Cmd().CommandFrom} // nothing to edit: the object is what is wrong
 		if changer != "" {
 			why = display(g, changer) + " changed the command since"

@@ -287,6 +287,11 @@ func TestMakeArchiveKeepsRemovedObject(t *testing.T) {
 		"main.c":   "int a(void);\nint main(void) { return a() - 1; }\n",
 	})
 	shIn(t, dir, nil, "make")
+	// A check records the commands the build ran: without one, the Makefile edit below leaves whether
+	// main.o's command changed untold (a warning of its own, TestMakeIncludedMakefileNoBaseline).
+	if fs, code := checkSystems(t, dir, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
+		t.Fatalf("the first build: exit %d, %+v", code, fs)
+	}
 	writeFiles(t, dir, map[string]string{"Makefile": mk("a.o")})
 	os.Remove(filepath.Join(dir, "b.c"))
 	os.Remove(filepath.Join(dir, "b.o"))

@@ -9,8 +9,8 @@
 // whatever the build's records, the user's shell or an earlier check kept.
 //
 // Annotate reads, for each live step whose command is a GCC-style compile (`-c`, a cc/gcc/g++/c++
-// driver) with debug information (`-g`), that a build system does not watch, the producer of the
-// object it writes, and records the optimization level that differs (graph.CommandRecords.Built). Only
+// driver) that a build system does not watch, the producer of the object it writes (an object without
+// DWARF says nothing), and records the optimization level that differs (graph.CommandRecords.Built). Only
 // the optimization level is compared: the driver adds options of its own (-mtune, -march, hardening
 // defaults) and expands others (-march=native), and leaves out -D, -I and warnings; the level it
 // records is exactly the last -O the command gives (none: -O0; -O: -O1). A producer with no options
@@ -39,14 +39,15 @@ type Compile struct {
 	Level  string // "-O0", "-O1", "-O2", "-O3", "-Os", "-Og", "-Ofast", "-Oz"
 }
 
-// ParseCommand finds a GCC-style compile with debug information among the lines of cmd: ok is false
-// when there is none, or more than one (which object took which options is then not told).
-func ParseCommand(cmd string) (c Compile, ok bool) {
-	found := 0
+// ParseCommand returns the GCC-style compiles among the lines of cmd, each with the object it writes
+// (the -o argument, or the source's name with .o when there is none) and the optimization level it asks
+// for. Words are split as the shell splits them (quotes kept together: `-DFLAGS="-g -O3"` is one word),
+// and a line is cut at its command separators.
+func ParseCommand(cmd string) []Compile {
+	var out []Compile
 	for _, line := range strings.Split(cmd, "\n") {
 		dir := ""
-		for _, part := range splitCommands(line) {
-			words := strings.Fields(part)
+		for _, words := range shellCommands(line) {
 			if len(words) == 2 && words[0] == "cd" {
 				dir = filepath.Join(dir, words[1])
 				continue
@@ -59,44 +60,104 @@ func ParseCommand(cmd string) (c Compile, ok bool) {
 				continue
 			}
 			var obj, level string
-			compile, debug := false, false
+			var sources []string
+			compile, told := false, true
 			for j := i + 1; j < len(words); j++ {
 				w := words[j]
 				switch {
 				case strings.HasPrefix(w, "@"):
-					obj = "" // a response file may hold any option: nothing is told
-					j = len(words)
+					told = false // a response file may hold any option
 				case w == "-c":
 					compile = true
 				case w == "-o" && j+1 < len(words):
 					obj = words[j+1]
 					j++
-				case strings.HasPrefix(w, "-O"):
+				case optLevel.MatchString(w):
 					level = w
-				case w == "-g0":
-					debug = false
-				case strings.HasPrefix(w, "-g") && !strings.HasPrefix(w, "-gno-"):
-					debug = true
-				case w == "-gno-record-gcc-switches":
-					debug = false
+				case w == "-x" || w == "-MF" || w == "-MT" || w == "-MQ" || w == "-include" || w == "-I" || w == "-isystem" || w == "-iquote":
+					j++ // its argument is no source
+				case !strings.HasPrefix(w, "-") && sourceExt[filepath.Ext(w)]:
+					sources = append(sources, w)
 				}
 			}
-			if !compile || !debug || obj == "" {
+			if obj == "" && len(sources) == 1 {
+				obj = strings.TrimSuffix(filepath.Base(sources[0]), filepath.Ext(sources[0])) + ".o" // gcc -c a.c writes a.o here
+			}
+			if !compile || !told || obj == "" || len(sources) > 1 {
 				continue
 			}
-			found++
-			c = Compile{Object: obj, Dir: dir, Level: normalLevel(level)}
+			out = append(out, Compile{Object: obj, Dir: dir, Level: normalLevel(level)})
 		}
 	}
-	return c, found == 1
+	return out
 }
 
-// splitCommands cuts a shell line at its command separators (&&, ||, ;), so that `cd dir && gcc ...`
-// is read as the compile it runs. Quotes are not interpreted: a quoted separator only makes a word
-// that is not a driver.
-func splitCommands(line string) []string {
-	r := strings.NewReplacer("&&", "\x00", "||", "\x00", ";", "\x00")
-	return strings.Split(r.Replace(line), "\x00")
+// optLevel matches the optimization options GCC takes.
+var optLevel = regexp.MustCompile(`^-O([0-3sgz]|fast)?$`)
+
+// sourceExt are the file name endings GCC compiles as C or C++.
+var sourceExt = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".C": true, ".i": true, ".ii": true}
+
+// shellCommands splits a shell line into its simple commands' words: blanks separate words outside
+// quotes, '...' keeps everything, "..." and a backslash keep the next character; ;, &&, || and | end a
+// command. What only the shell decides ($(...), globs) stays as written.
+func shellCommands(line string) [][]string {
+	var cmds [][]string
+	var words []string
+	var w strings.Builder
+	in := false // a word is under way
+	end := func() {
+		if in {
+			words = append(words, w.String())
+			w.Reset()
+			in = false
+		}
+	}
+	for i := 0; i < len(line); i++ {
+		c := line[i]
+		switch {
+		case c == '\\' && i+1 < len(line):
+			i++
+			w.WriteByte(line[i])
+			in = true
+		case c == '\'':
+			k := strings.IndexByte(line[i+1:], '\'')
+			if k < 0 {
+				k = len(line) - i - 1
+			}
+			w.WriteString(line[i+1 : i+1+k])
+			i += k + 1
+			in = true
+		case c == '"':
+			i++
+			for ; i < len(line) && line[i] != '"'; i++ {
+				if line[i] == '\\' && i+1 < len(line) {
+					i++
+				}
+				w.WriteByte(line[i])
+			}
+			in = true
+		case c == ' ' || c == '\t':
+			end()
+		case c == ';' || c == '&' || c == '|':
+			end()
+			if len(words) > 0 {
+				cmds = append(cmds, words)
+				words = nil
+			}
+			if i+1 < len(line) && line[i+1] == c {
+				i++
+			}
+		default:
+			w.WriteByte(c)
+			in = true
+		}
+	}
+	end()
+	if len(words) > 0 {
+		cmds = append(cmds, words)
+	}
+	return cmds
 }
 
 func isAssignment(w string) bool {
@@ -153,21 +214,24 @@ func Annotate(g *graph.Graph) {
 		if !s.Live() || s.Command == "" || s.Failed != "" || !s.Reference.Exists || s.Cmd().CommandWatched {
 			continue
 		}
-		c, ok := ParseCommand(s.Command)
-		if !ok {
-			continue
-		}
-		obj := c.Object
-		if !filepath.IsAbs(obj) {
-			dir := c.Dir
-			if !filepath.IsAbs(dir) {
-				dir = filepath.Join(s.Cmd().CommandDir, dir)
+		var c Compile
+		var obj string
+		n := 0
+		for _, x := range ParseCommand(s.Command) {
+			o := x.Object
+			if !filepath.IsAbs(o) {
+				dir := x.Dir
+				if !filepath.IsAbs(dir) {
+					dir = filepath.Join(s.Cmd().CommandDir, dir)
+				}
+				o = filepath.Join(dir, o)
 			}
-			obj = filepath.Join(dir, obj)
+			if o = filepath.Clean(o); isOutput(s, o) {
+				c, obj, n = x, o, n+1
+			}
 		}
-		obj = filepath.Clean(obj)
-		if !isOutput(s, obj) {
-			continue
+		if n != 1 {
+			continue // no compile of the step's own object, or several (which options made it is not told)
 		}
 		producer, ok := objectProducer(obj)
 		if !ok {

@@ -41,6 +41,8 @@ type Variable struct {
 	Origin string
 	// From is the "file, line N" of a makefile definition ("Makefile:12"), "" if not from a makefile.
 	From string
+	// Append: a target-specific "+=", which adds to the value the variable has elsewhere.
+	Append bool
 }
 
 // File is one entry of the "# Files" section.
@@ -305,7 +307,17 @@ func (p *dbParser) patternVar(l string) error {
 	m := map[string]Variable{}
 	for p.i+1 < p.end && p.lines[p.i+1] != "" {
 		p.i++
-		if err := p.variable(p.lines[p.i], &m, ""); err != nil {
+		l := p.lines[p.i]
+		// make prints each as its origin, then "# NAME := value" (GNU make 4.3), whether it was set
+		// with = or appended with +=: the value is what the pattern adds or sets, which is not told.
+		if origin, from, ok := originOf(l); ok && p.i+1 < p.end {
+			if name, _, value, ok := assignment(strings.TrimPrefix(p.lines[p.i+1], "# ")); ok {
+				m[name] = Variable{Name: name, Value: value, Origin: origin, From: from}
+				p.i++
+				continue
+			}
+		}
+		if err := p.variable(l, &m, ""); err != nil {
 			return err
 		}
 	}
@@ -340,7 +352,7 @@ func (p *dbParser) file() error {
 			tv := p.lines[p.i+1]
 			if k := strings.Index(tv, ": "); k >= 0 {
 				if name, op, value, ok := assignment(tv[k+2:]); ok {
-					tvars = append(tvars, Variable{Name: name, Value: value, Simple: op == ":=", Origin: origin, From: from})
+					tvars = append(tvars, Variable{Name: name, Value: value, Simple: op == ":=", Origin: origin, From: from, Append: op == "+="})
 					p.i += 2
 					continue
 				}

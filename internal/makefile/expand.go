@@ -23,6 +23,11 @@ func (r *reader) expandRecipe(f *File, target string) (lines []string, complete 
 	auto["+"] = strings.Join(f.Prereqs, " ")
 	auto["?"] = auto["^"]
 	complete = true
+	if r.patternVarsFor(target) {
+		// A pattern-specific variable applies, and the data base does not say whether it sets or
+		// appends: the command is not told exactly.
+		return nil, false
+	}
 	for _, line := range f.Recipe {
 		s, ok := r.expand(line, f, auto, 0)
 		if !ok {
@@ -32,6 +37,26 @@ func (r *reader) expandRecipe(f *File, target string) (lines []string, complete 
 		lines = append(lines, strings.TrimLeft(strings.TrimSpace(s), "@-+"))
 	}
 	return lines, complete
+}
+
+// patternVarsFor reports whether a pattern-specific variable's pattern (one %) matches target.
+func (r *reader) patternVarsFor(target string) bool {
+	for pat, vs := range r.db.PatternVars {
+		if len(vs) == 0 {
+			continue
+		}
+		pre, suf, ok := strings.Cut(pat, "%")
+		if !ok {
+			if pat == target {
+				return true
+			}
+			continue
+		}
+		if len(target) >= len(pre)+len(suf) && strings.HasPrefix(target, pre) && strings.HasSuffix(target, suf) {
+			return true
+		}
+	}
+	return false
 }
 
 func dedup(xs []string) []string {
@@ -108,6 +133,9 @@ func (r *reader) lookup(name string, f *File, auto map[string]string) (value, bo
 	// (EXTRA := -DX=$$HOME prints as $$$$HOME): either way one expansion gives the value make uses.
 	for _, tv := range f.TargetVars {
 		if tv.Name == name {
+			if g, ok := r.db.Variables[name]; ok && tv.Append {
+				return value{g.Value + " " + tv.Value, true}, true // += adds to the global value
+			}
 			return value{tv.Value, true}, true
 		}
 	}
