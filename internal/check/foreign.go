@@ -361,7 +361,7 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 		when := fmt.Sprintf("%s was %s at %s, before %s was written at %s", display(g, r.File.Path), made, fmtTime(r.File.MTimeNS), display(g, in.File.Path), fmtTime(in.File.MTimeNS))
 		h := g.HoldingOf(r, in.File.Path)
 		switch {
-		case graph.SharedLibrary(in.File.Path):
+		case graph.SharedLibrary(in.File.Path) && !s.Copies():
 			// Loaded when the program starts: it runs the library's current code, relinked or not.
 			f.Severity, f.Fix = Info, "nothing to rebuild for the library's code (the program loads it); to relink it anyway: "+rebuildCmd(s)
 			f.Message = when + ", but it is a shared library, which the program loads when it starts: it runs the library's current code (a relink would change nothing it runs)"

@@ -903,6 +903,23 @@ func TestInstalledCopy(t *testing.T) {
 			if fs, code := checkSystems(t, bld, "--fail-on", "warning"); code != 0 || len(fs) != 0 {
 				t.Fatalf("installed again: exit %d %+v", code, fs)
 			}
+			// The shared library: the installed copy is what programs load from the prefix.
+			time.Sleep(time.Until(time.Now().Truncate(time.Second).Add(time.Second)))
+			writeFiles(t, root, map[string]string{"k.c": "int k(int x) { return x * 3 + 0; }\n"})
+			shIn(t, root, nil, build[0], build[1:]...)
+			fs, code = checkSystems(t, bld)
+			lib := 0
+			for _, f := range fs {
+				if f.Rule != "binary-older-than-input" || f.Severity != "error" || f.Fix != strings.Join(installCmd, " ") {
+					t.Fatalf("library rebuilt, not installed: %+v", f)
+				}
+				if strings.HasPrefix(f.Subjects[0], inst+"/lib") {
+					lib++
+				}
+			}
+			if code != 1 || lib != 1 {
+				t.Fatalf("library rebuilt, not installed: exit %d %+v", code, fs)
+			}
 		})
 	}
 }

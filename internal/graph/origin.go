@@ -146,3 +146,16 @@ type Watcher interface {
 type BuildFoldered interface {
 	BuildFolder() string
 }
+
+// Copier is implemented by an Origin whose step copies its input as it is (an install into a prefix):
+// the copy holds what the input held when the step ran, whatever kind of file it is (a shared library
+// copied is as old as the copy, not loaded from where it was built).
+type Copier interface {
+	Copies() bool
+}
+
+// Copies reports whether the step copies its input as it is (Copier).
+func (s *Step) Copies() bool {
+	c, ok := s.Origin.(Copier)
+	return ok && c.Copies()
+}

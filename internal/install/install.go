@@ -21,11 +21,12 @@
 package install
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"regexp"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -37,6 +38,7 @@ import (
 type Copy struct {
 	Installed, From string
 	Record          string // the record that names the pair
+	Prefix          string // the prefix it was installed under, when not the one the build is configured with
 }
 
 // Origin is an install step's Origin: the tool that installs and its build folder.
@@ -44,7 +46,15 @@ type Origin struct {
 	Tool     string // "CMake" or "Meson"
 	BuildDir string
 	Record   string
+	Prefix   string // the prefix of the install, when not the one the build is configured with
+	// Remove: the copy has the build file's mtime in whole seconds but another size (rebuilt in the
+	// second of the install): CMake takes it as up to date, so the fix removes it first.
+	Remove string
 }
+
+// Copies reports that the step copies its input as it is (graph.Copier): the copy holds what the
+// input held when it ran, whatever kind of file it is.
+func (o *Origin) Copies() bool { return true }
 
 // Words are the install's words for findings.
 func (o *Origin) Words() graph.Words {
@@ -66,10 +76,21 @@ func (o *Origin) Rebuild(*graph.Step) string { return o.command() }
 func (o *Origin) ForceRebuild(*graph.Step, string) string { return o.command() }
 
 func (o *Origin) command() string {
+	cmd := "cmake --install " + o.BuildDir
 	if o.Tool == "Meson" {
-		return "meson install -C " + o.BuildDir
+		cmd = "meson install -C " + o.BuildDir
 	}
-	return "cmake --install " + o.BuildDir
+	if o.Prefix != "" {
+		if o.Tool == "Meson" {
+			cmd = "meson configure " + o.BuildDir + " --prefix " + o.Prefix + " && " + cmd
+		} else {
+			cmd += " --prefix " + o.Prefix
+		}
+	}
+	if o.Remove != "" {
+		cmd = "rm " + o.Remove + " && " + cmd
+	}
+	return cmd
 }
 
 // Records returns the copies the install records of buildDir name, with the tool that wrote them ("" and
@@ -84,18 +105,23 @@ func Records(buildDir string) (tool string, copies []Copy) {
 	return "", nil
 }
 
-var cmakeFiles = regexp.MustCompile(`file\(INSTALL DESTINATION "[^"]*" TYPE [A-Z_]+ (?:[A-Z_]+ )*FILES ((?:"[^"]*" ?)+)`)
+var cmakeFiles = regexp.MustCompile(`file\(INSTALL DESTINATION "([^"]*)" TYPE [A-Z_]+ (?:[A-Z_]+ )*FILES ((?:"[^"]*" ?)+)`)
 var cmakeInclude = regexp.MustCompile(`include\("([^"]+/cmake_install\.cmake)"\)`)
 
+// cmakeSource is one file an install script copies, and the folder it copies it to (with
+// ${CMAKE_INSTALL_PREFIX} left in).
+type cmakeSource struct{ src, dest string }
+
 // cmakeCopies pairs the files install_manifest.txt lists with the build-tree files the install scripts
-// copy, by file name; a name two sources share is left out (which one went there is not told).
+// copy: by file name, and by destination folder where two sources share a name; a pair that is still
+// not told apart is left out.
 func cmakeCopies(buildDir string) []Copy {
 	manifest := filepath.Join(buildDir, "install_manifest.txt")
 	data, err := safeio.ReadFile(manifest, safeio.MaxRecord)
 	if err != nil {
 		return nil
 	}
-	sources := map[string][]string{} // file name -> build-tree files of that name
+	sources := map[string][]cmakeSource{} // file name -> the build-tree files of that name
 	seen := map[string]bool{}
 	var read func(script string)
 	read = func(script string) {
@@ -108,13 +134,16 @@ func cmakeCopies(buildDir string) []Copy {
 			return
 		}
 		for _, m := range cmakeFiles.FindAllSubmatch(text, -1) {
-			for _, q := range bytes.Split(bytes.TrimSpace(m[1]), []byte(`" "`)) {
+			dest := string(m[1])
+			for _, q := range bytes.Split(bytes.TrimSpace(m[2]), []byte(`" "`)) {
 				src := filepath.Clean(strings.Trim(string(q), `"`))
-				if filepath.IsAbs(src) {
-					base := filepath.Base(src)
-					if !contains(sources[base], src) {
-						sources[base] = append(sources[base], src)
-					}
+				if !filepath.IsAbs(src) {
+					continue
+				}
+				cs := cmakeSource{src, dest}
+				base := filepath.Base(src)
+				if !slices.Contains(sources[base], cs) {
+					sources[base] = append(sources[base], cs)
 				}
 			}
 		}
@@ -123,18 +152,66 @@ func cmakeCopies(buildDir string) []Copy {
 		}
 	}
 	read(filepath.Join(buildDir, "cmake_install.cmake"))
+	prefix := cmakePrefix(buildDir)
 	var out []Copy
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for sc.Scan() {
-		inst := strings.TrimSpace(sc.Text())
+	for _, line := range strings.Split(string(data), "\n") {
+		inst := strings.TrimSpace(line)
 		if !filepath.IsAbs(inst) {
 			continue
 		}
-		if src := sources[filepath.Base(inst)]; len(src) == 1 {
-			out = append(out, Copy{Installed: filepath.Clean(inst), From: src[0], Record: manifest})
+		inst = filepath.Clean(inst)
+		var match []cmakeSource
+		for _, cs := range sources[filepath.Base(inst)] {
+			if destMatches(cs.dest, filepath.Dir(inst)) {
+				match = append(match, cs)
+			}
 		}
+		if len(match) != 1 {
+			continue
+		}
+		c := Copy{Installed: inst, From: match[0].src, Record: manifest}
+		// Installed under another prefix than the cache's (cmake --install --prefix P): the fix says it.
+		if rest, ok := strings.CutPrefix(match[0].dest, "${CMAKE_INSTALL_PREFIX}"); ok && !strings.Contains(rest, "${") {
+			p := filepath.Dir(inst)
+			if rest != "" {
+				p = strings.TrimSuffix(p, filepath.Clean("/"+rest))
+			}
+			if prefix != "" && p != prefix {
+				c.Prefix = p
+			}
+		}
+		out = append(out, c)
 	}
 	return out
+}
+
+// destMatches reports whether an install script's destination folder (${CMAKE_INSTALL_PREFIX}/bin, or
+// an absolute folder) can be the folder dir an installed file lies in.
+func destMatches(dest, dir string) bool {
+	rest, underPrefix := strings.CutPrefix(dest, "${CMAKE_INSTALL_PREFIX}")
+	switch {
+	case strings.Contains(rest, "${"):
+		return true // another variable: not told apart by folder
+	case underPrefix:
+		return rest == "" || strings.HasSuffix(dir, filepath.Clean("/"+rest))
+	}
+	return filepath.Clean(dest) == dir
+}
+
+// cmakePrefix is CMAKE_INSTALL_PREFIX in the build folder's CMakeCache.txt ("" when not found).
+func cmakePrefix(buildDir string) string {
+	data, err := safeio.ReadFile(filepath.Join(buildDir, "CMakeCache.txt"), safeio.MaxRecord)
+	if err != nil {
+		return ""
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		if v, ok := strings.CutPrefix(line, "CMAKE_INSTALL_PREFIX:"); ok {
+			if _, val, ok := strings.Cut(v, "="); ok {
+				return filepath.Clean(strings.TrimSpace(val))
+			}
+		}
+	}
+	return ""
 }
 
 // mesonCopies returns the pairs of intro-installed.json whose installed file the last install wrote
@@ -149,7 +226,7 @@ func mesonCopies(buildDir string) []Copy {
 	if err != nil {
 		return nil
 	}
-	var m map[string]string
+	var m map[string]any
 	if json.Unmarshal(data, &m) != nil {
 		return nil
 	}
@@ -160,21 +237,14 @@ func mesonCopies(buildDir string) []Copy {
 		}
 	}
 	var out []Copy
-	for src, inst := range m {
-		if filepath.IsAbs(src) && filepath.IsAbs(inst) && written[filepath.Clean(inst)] {
+	for src, v := range m {
+		inst, ok := v.(string) // a value of another kind says nothing of this pair alone
+		if ok && filepath.IsAbs(src) && filepath.IsAbs(inst) && written[filepath.Clean(inst)] {
 			out = append(out, Copy{Installed: filepath.Clean(inst), From: filepath.Clean(src), Record: intro})
 		}
 	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Installed < out[j].Installed })
 	return out
-}
-
-func contains(ss []string, s string) bool {
-	for _, x := range ss {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Add adds to g, read from buildDir, an install step and a root for each installed copy of a file a step
@@ -185,12 +255,21 @@ func Add(g *graph.Graph, buildDir string) []*graph.Step {
 		return nil
 	}
 	made := map[string]*graph.Step{}
+	note := func(p string, s *graph.Step) {
+		if p != "" && made[p] == nil {
+			made[p] = s
+		}
+	}
 	for _, s := range g.Steps {
 		for _, o := range s.Outputs {
-			made[o.Path] = s
+			note(o.Path, s)
 		}
-		if s.Reference.Path != "" && made[s.Reference.Path] == nil {
-			made[s.Reference.Path] = s
+		note(s.Reference.Path, s)
+	}
+	for p, s := range made {
+		// A library's links (libk.so -> libk.so.1 -> libk.so.1.2.3): the file they name is the step's.
+		if r, err := filepath.EvalSymlinks(p); err == nil && r != p {
+			note(r, s)
 		}
 	}
 	var added []*graph.Step
@@ -204,10 +283,18 @@ func Add(g *graph.Graph, buildDir string) []*graph.Step {
 			continue // removed since: nothing installed to judge
 		}
 		from := stat(c.From)
-		// The install copies again when the times differ in whole seconds, and CMake gives the copy
-		// the whole second only.
-		from.MTimeNS -= from.MTimeNS % 1e9
-		o := &Origin{Tool: tool, BuildDir: buildDir, Record: c.Record}
+		o := &Origin{Tool: tool, BuildDir: buildDir, Record: c.Record, Prefix: c.Prefix}
+		if tool == "CMake" {
+			// CMake gives the copy the mtime of what it copied in whole seconds, and copies again only
+			// when they differ in whole seconds: the input's is taken in whole seconds, unless the
+			// sizes show that the copy is of another build made in that second.
+			sec := from.MTimeNS - from.MTimeNS%1e9
+			if sec == ref.MTimeNS && from.Size != ref.Size && from.MTimeNS > ref.MTimeNS {
+				o.Remove = c.Installed
+			} else {
+				from.MTimeNS = sec
+			}
+		}
 		s := &graph.Step{
 			System: prod.System, Kind: graph.Compile, Label: "install of " + filepath.Base(c.From),
 			Name: "install", Origin: o,
