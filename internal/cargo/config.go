@@ -405,9 +405,19 @@ func (r *reader) judgeConfig() {
 			continue
 		}
 		last := root.File.MTimeNS
-		if d := strings.TrimSuffix(root.File.Path, filepath.Ext(root.File.Path)) + ".d"; d != root.File.Path {
-			if fi, err := fsrec.Stat(d); err == nil && fi.ModTime().UnixNano() > last {
-				last = fi.ModTime().UnixNano()
+		dRead := false
+		// laterBuild moves last to the uplifted dep-info's mtime when that is newer: read only for a
+		// file newer than the program, since a cargo build that finds nothing to do may rewrite it
+		// (recording it would make every such build a verdict-cache miss).
+		laterBuild := func() {
+			if dRead {
+				return
+			}
+			dRead = true
+			if d := strings.TrimSuffix(root.File.Path, filepath.Ext(root.File.Path)) + ".d"; d != root.File.Path {
+				if fi, err := fsrec.Stat(d); err == nil && fi.ModTime().UnixNano() > last {
+					last = fi.ModTime().UnixNano()
+				}
 			}
 		}
 		for _, p := range configFiles(r.l.Workspace, s.PackageRoot, r.opt.CargoHome) {
@@ -421,6 +431,9 @@ func (r *reader) judgeConfig() {
 				continue // a manifest that does not decode fails the build itself
 			}
 			keys = compactKeys(keys)
+			if mt > last {
+				laterBuild()
+			}
 			if mt <= last {
 				st.keep(p, mt, keys)
 				continue
