@@ -99,6 +99,20 @@ func TestVerdictCacheOnRealBuild(t *testing.T) {
 	if out, dec, _ := vcCheck(t, p.Dir, "--no-cache"); dec != "" || out != base {
 		t.Fatalf("--no-cache: decisions %q", dec)
 	}
+	// A cargo build that finds nothing to do may rewrite the programs' uplifted dep-info
+	// (target/release/app.d): the check reads it only when a manifest is newer than the program, so the
+	// next check still hits.
+	ds, _ := filepath.Glob(p.Path("target/release/*.d"))
+	if len(ds) == 0 {
+		t.Fatal("premise: no uplifted dep-info in target/release")
+	}
+	for _, d := range ds {
+		now := time.Now()
+		os.Chtimes(d, now, now)
+	}
+	if _, dec, _ := vcCheck(t, p.Dir); !strings.HasPrefix(dec, "hit:") {
+		t.Fatalf("after the uplifted dep-info was rewritten: decisions %q", dec)
+	}
 
 	// --output inside the workspace (a folder the scan under PATH lists): a report file that already
 	// holds the report is left alone, so the checks after it hit.
