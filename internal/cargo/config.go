@@ -388,6 +388,7 @@ func (r *reader) judgeConfig() {
 	st := openConfigStore(r.opt.StateDir)
 	defer st.save()
 	flat := map[string]map[string]string{} // read once per check
+	filesOf := map[string][]string{}       // per package folder
 	read := func(p string) (map[string]string, bool) {
 		if m, ok := flat[p]; ok {
 			return m, m != nil
@@ -395,6 +396,8 @@ func (r *reader) judgeConfig() {
 		m, err := flatConfig(p)
 		if err != nil {
 			m = nil
+		} else {
+			m = compactKeys(m)
 		}
 		flat[p] = m
 		return m, m != nil
@@ -420,7 +423,12 @@ func (r *reader) judgeConfig() {
 				}
 			}
 		}
-		for _, p := range configFiles(r.l.Workspace, s.PackageRoot, r.opt.CargoHome) {
+		files, ok := filesOf[s.PackageRoot]
+		if !ok {
+			files = configFiles(r.l.Workspace, s.PackageRoot, r.opt.CargoHome)
+			filesOf[s.PackageRoot] = files
+		}
+		for _, p := range files {
 			fi, err := fsrec.Stat(p)
 			if err != nil {
 				continue
@@ -430,7 +438,6 @@ func (r *reader) judgeConfig() {
 			if !ok {
 				continue // a manifest that does not decode fails the build itself
 			}
-			keys = compactKeys(keys)
 			if mt > last {
 				laterBuild()
 			}
