@@ -211,6 +211,25 @@ type word struct {
 // simple is one simple command: its words in order.
 type simple []word
 
+// Commands splits one shell line into its simple commands' words, as the shell reads them (quotes
+// removed, a quoted `-DFLAGS="-g -O3"` one word), leaving out the targets of redirections; a word only
+// the shell can evaluate ($X, a glob) stays as written.
+func Commands(line string) [][]string {
+	var out [][]string
+	for _, sc := range lex(line) {
+		var words []string
+		for _, w := range sc {
+			if w.redirect == 0 {
+				words = append(words, w.text)
+			}
+		}
+		if len(words) > 0 {
+			out = append(out, words)
+		}
+	}
+	return out
+}
+
 // lex splits one line into simple commands at ; & | && || ( ) and newlines.
 func lex(line string) []simple {
 	var cmds []simple

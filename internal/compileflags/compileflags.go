@@ -24,6 +24,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
+	"github.com/stalecheck/stalecheck/internal/cmdargs"
 	"github.com/stalecheck/stalecheck/internal/graph"
 )
 
@@ -41,13 +42,13 @@ type Compile struct {
 
 // ParseCommand returns the GCC-style compiles among the lines of cmd, each with the object it writes
 // (the -o argument, or the source's name with .o when there is none) and the optimization level it asks
-// for. Words are split as the shell splits them (quotes kept together: `-DFLAGS="-g -O3"` is one word),
-// and a line is cut at its command separators.
+// for. Words are split as the shell splits them (cmdargs.Commands: `-DFLAGS="-g -O3"` is one word), and
+// a line is cut at its command separators.
 func ParseCommand(cmd string) []Compile {
 	var out []Compile
 	for _, line := range strings.Split(cmd, "\n") {
 		dir := ""
-		for _, words := range shellCommands(line) {
+		for _, words := range cmdargs.Commands(line) {
 			if len(words) == 2 && words[0] == "cd" {
 				dir = filepath.Join(dir, words[1])
 				continue
@@ -97,68 +98,6 @@ var optLevel = regexp.MustCompile(`^-O([0-3sgz]|fast)?$`)
 
 // sourceExt are the file name endings GCC compiles as C or C++.
 var sourceExt = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".C": true, ".i": true, ".ii": true}
-
-// shellCommands splits a shell line into its simple commands' words: blanks separate words outside
-// quotes, '...' keeps everything, "..." and a backslash keep the next character; ;, &&, || and | end a
-// command. What only the shell decides ($(...), globs) stays as written.
-func shellCommands(line string) [][]string {
-	var cmds [][]string
-	var words []string
-	var w strings.Builder
-	in := false // a word is under way
-	end := func() {
-		if in {
-			words = append(words, w.String())
-			w.Reset()
-			in = false
-		}
-	}
-	for i := 0; i < len(line); i++ {
-		c := line[i]
-		switch {
-		case c == '\\' && i+1 < len(line):
-			i++
-			w.WriteByte(line[i])
-			in = true
-		case c == '\'':
-			k := strings.IndexByte(line[i+1:], '\'')
-			if k < 0 {
-				k = len(line) - i - 1
-			}
-			w.WriteString(line[i+1 : i+1+k])
-			i += k + 1
-			in = true
-		case c == '"':
-			i++
-			for ; i < len(line) && line[i] != '"'; i++ {
-				if line[i] == '\\' && i+1 < len(line) {
-					i++
-				}
-				w.WriteByte(line[i])
-			}
-			in = true
-		case c == ' ' || c == '\t':
-			end()
-		case c == ';' || c == '&' || c == '|':
-			end()
-			if len(words) > 0 {
-				cmds = append(cmds, words)
-				words = nil
-			}
-			if i+1 < len(line) && line[i+1] == c {
-				i++
-			}
-		default:
-			w.WriteByte(c)
-			in = true
-		}
-	}
-	end()
-	if len(words) > 0 {
-		cmds = append(cmds, words)
-	}
-	return cmds
-}
 
 func isAssignment(w string) bool {
 	k, _, ok := strings.Cut(w, "=")
