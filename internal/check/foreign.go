@@ -358,7 +358,11 @@ func olderForeign(g *graph.Graph, r *graph.Root) []Finding {
 		if made == "" {
 			made = "linked"
 		}
-		when := fmt.Sprintf("%s was %s at %s, before %s was written at %s", display(g, r.File.Path), made, fmtTime(r.File.MTimeNS), display(g, in.File.Path), fmtTime(in.File.MTimeNS))
+		shownIn := display(g, in.File.Path)
+		if filepath.Base(shownIn) == filepath.Base(display(g, r.File.Path)) {
+			shownIn = in.File.Path // two files of one name (an installed copy and its build's): said whole
+		}
+		when := fmt.Sprintf("%s was %s at %s, before %s was written at %s", display(g, r.File.Path), made, fmtTime(r.File.MTimeNS), shownIn, fmtTime(in.File.MTimeNS))
 		h := g.HoldingOf(r, in.File.Path)
 		switch {
 		case graph.SharedLibrary(in.File.Path) && !s.Copies():
