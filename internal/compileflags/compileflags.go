@@ -172,7 +172,10 @@ func Annotate(g *graph.Graph) {
 		if n != 1 {
 			continue // no compile of the step's own object, or several (which options made it is not told)
 		}
-		producer, ok := objectProducer(obj)
+		producer, ok := s.Cmd().Producer, s.Cmd().Producer != "" && obj == s.Reference.Path
+		if !ok {
+			producer, ok = objectProducer(obj)
+		}
 		if !ok {
 			continue
 		}

@@ -1,8 +1,15 @@
 package compileflags
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
+
+	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
 func TestParseCommand(t *testing.T) {
@@ -55,5 +62,44 @@ func TestProducerLevel(t *testing.T) {
 		if ok != c.ok || got != c.want {
 			t.Errorf("ProducerLevel(%q) = %q, %v; want %q, %v", c.producer, got, ok, c.want, c.ok)
 		}
+	}
+}
+
+// Annotate on an object no adapter read: it reads the object's own DWARF. Built with -O0 and a command
+// that says -O2 now: Built says so; with the producer the adapter read (CommandRecords.Producer), the
+// object is not opened; a command that matches says nothing.
+func TestAnnotateReadsTheObject(t *testing.T) {
+	need.RealBuild(t)
+	need.Tools(t, "cc")
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "a.c"), []byte("int a(int x) { return x + 1; }\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("cc", "-O0", "-g", "-c", filepath.Join(dir, "a.c"), "-o", filepath.Join(dir, "a.o")).CombinedOutput(); err != nil {
+		t.Fatalf("cc: %v\n%s", err, out)
+	}
+	obj := filepath.Join(dir, "a.o")
+	st, err := os.Stat(obj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	step := func(cmd, producer string) *graph.Step {
+		s := &graph.Step{Command: cmd, Reference: graph.FileInfo{Path: obj, Exists: true, Size: st.Size(), MTimeNS: st.ModTime().UnixNano()}}
+		s.Outputs = []graph.FileInfo{s.Reference}
+		s.OwnCmd().CommandDir = dir
+		s.OwnCmd().Producer = producer
+		s.Roots = []*graph.Root{{File: s.Reference}}
+		return s
+	}
+	stale, same, told := step("cc -O2 -g -c a.c -o a.o", ""), step("cc -O0 -g -c a.c -o a.o", ""), step("cc -O0 -g -c a.c -o a.o", "GNU C17 12.2.0 -g -O3")
+	Annotate(&graph.Graph{Steps: []*graph.Step{stale, same, told}})
+	if b := stale.Cmd().Built; b == nil || b.Was != "-O0" || b.Now != "-O2" || b.Object != obj || !strings.HasPrefix(b.Producer, "GNU C") {
+		t.Fatalf("-O0 object, -O2 command: %+v", b)
+	}
+	if b := same.Cmd().Built; b != nil {
+		t.Fatalf("-O0 object, -O0 command: %+v", b)
+	}
+	if b := told.Cmd().Built; b == nil || b.Was != "-O3" {
+		t.Fatalf("the producer the adapter read is the one judged: %+v", b)
 	}
 }

@@ -322,6 +322,10 @@ type CommandRecords struct {
 	// were read by that run, so the output is what they make, though a build system that compares
 	// mtimes runs the command again on every build (internal/cmdargs fills it when newer than Reference).
 	Ran FileInfo
+	// Producer is the DW_AT_producer of the step's reference (its object), when the adapter read its
+	// DWARF anyway ("" when it did not, or there is none): internal/compileflags reads the object itself
+	// only without it.
+	Producer string
 	// Built, when not nil, is what the object the step writes records of the options it was compiled
 	// with, where they differ from what the command gives now (internal/compileflags).
 	Built *BuiltOptions

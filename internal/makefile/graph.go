@@ -207,6 +207,9 @@ func (b *Build) Graph(opt GraphOptions) *graph.Graph {
 			}
 			gs.Program = graph.CommandProgram(strings.TrimLeft(s.Commands[0], "@-+ \t"))
 		}
+		if s.Producer != "" {
+			gs.OwnCmd().Producer = s.Producer // read once, with the line tables: internal/compileflags uses it
+		}
 		for _, c := range compileRuns(s.Commands, b.Folder.Dir) {
 			gs.OwnCmd().Compiles = append(gs.OwnCmd().Compiles, graph.CompilerRun{Source: c.source, Dir: b.Folder.Dir,
 				Quote: c.sp.Quote, Dirs: c.sp.Dirs, System: c.sp.System, After: c.sp.After})

@@ -84,7 +84,10 @@ type Step struct {
 	Forced []string
 	// Output is the target file; its mtime is the step's reference time (make compares prerequisites
 	// against it).
-	Output   Stat
+	Output Stat
+	// Producer is the DW_AT_producer of the output's first compile unit that has one, as the DWARF read
+	// for its line tables found it ("" when none: no -g, not ELF).
+	Producer string
 	RuleFrom string   // where the recipe comes from ("Makefile:12", "built-in"), "" with no recipe
 	Recipe   []string // unexpanded
 	// Commands are the recipe lines expanded as make would run them (expand.go); a line with a
@@ -682,6 +685,9 @@ func (r *reader) dwarf(s *Step) {
 		return
 	}
 	for _, cu := range cus {
+		if s.Producer == "" {
+			s.Producer = cu.Producer
+		}
 		for _, f := range cu.Files {
 			if filepath.IsAbs(f) {
 				r.discover(s, f, DWARF, s.Output.Path)
