@@ -28,6 +28,7 @@ func main() {
 	mem := flag.String("mem", "", "write an allocation profile (alloc_space) here")
 	mem2 := flag.Bool("memclasses", false, "print the runtime's memory classes (runtime/metrics) after the runs: what the memory limit counts beside the heap")
 	tr := flag.String("trace", "", "write an execution trace here (go tool trace; -pprof=sync or =sched for where goroutines waited)")
+	stateFrom := flag.String("state-from", "", "before each run, make $XDG_STATE_HOME a copy of this folder (so every run is, say, the first check after a rebuild); the copy is outside the timing")
 	flag.Parse()
 	args := append([]string{"stalecheck"}, flag.Args()...)
 	if *mem != "" {
@@ -42,12 +43,23 @@ func main() {
 		defer trace.Stop()
 	}
 	var rc int
-	t0 := time.Now()
+	var spent time.Duration
 	for i := 0; i < *n; i++ {
+		if *stateFrom != "" {
+			if *cpu != "" {
+				pprof.StopCPUProfile()
+			}
+			resetState(*stateFrom, os.Getenv("XDG_STATE_HOME"))
+			if *cpu != "" {
+				start(fmt.Sprintf("%s.%d", *cpu, i), pprof.StartCPUProfile)
+			}
+		}
+		t0 := time.Now()
 		rc = cli.Main(args, cli.Streams{Out: io.Discard, Err: os.Stderr})
+		spent += time.Since(t0)
 	}
 	fmt.Fprintf(os.Stderr, "profcheck: %d runs, %.1f ms each, exit status %d\n", *n,
-		float64(time.Since(t0).Microseconds())/1000/float64(*n), rc)
+		float64(spent.Microseconds())/1000/float64(*n), rc)
 	if *mem2 {
 		descs := metrics.All()
 		var ss []metrics.Sample
@@ -69,6 +81,23 @@ func main() {
 			pprof.Lookup("allocs").WriteTo(f, 0)
 			f.Close()
 		}
+	}
+}
+
+// resetState makes dst a copy of src (files only, one level of folders deep is enough for a
+// state folder: stalecheck/ and stalecheck/verdicts/).
+func resetState(src, dst string) {
+	if dst == "" || src == "" {
+		fmt.Fprintln(os.Stderr, "profcheck: -state-from needs XDG_STATE_HOME")
+		os.Exit(2)
+	}
+	if err := os.RemoveAll(dst); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	if err := os.CopyFS(dst, os.DirFS(src)); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
 	}
 }
 
