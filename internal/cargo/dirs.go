@@ -89,6 +89,7 @@ func fingerprintFolders(buildDir, prof string) ([]fingerprintFolder, string, err
 	var out []fingerprintFolder
 	legacyRoot := filepath.Join(dir, ".fingerprint")
 	ents, legacyErr := fsrec.ReadDir(legacyRoot)
+	out = make([]fingerprintFolder, 0, len(ents))
 	for _, e := range ents {
 		pkg, hash, ok := SplitUnitName(e.Name())
 		if !ok {

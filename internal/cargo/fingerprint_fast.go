@@ -205,9 +205,10 @@ var errFast = errors.New("not in the fast decoder's subset")
 
 // fastJSON is a cursor over a JSON document.
 type fastJSON struct {
-	b     []byte
-	i     int
-	depth int // objects and arrays open at the cursor
+	b       []byte
+	i       int
+	depth   int    // objects and arrays open at the cursor
+	scratch []byte // where escaped strings are unescaped, one at a time (each then copied out)
 }
 
 // maxFastDepth is the deepest nesting the fast decoder follows: Cargo's fingerprints nest 4 deep. A
@@ -412,7 +413,8 @@ func (p *fastJSON) str(out *string) error {
 
 // escaped finishes a string with escapes that began at start.
 func (p *fastJSON) escaped(start int, out *string) error {
-	buf := append([]byte(nil), p.b[start:p.i]...)
+	buf := append(p.scratch[:0], p.b[start:p.i]...)
+	defer func() { p.scratch = buf[:0] }()
 	for p.i < len(p.b) {
 		c := p.b[p.i]
 		switch {

@@ -55,6 +55,11 @@ type LinkSearch struct {
 // prefix in every directive value when a target folder has moved, and so does this function.
 func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 	bo := &BuildOutput{}
+	// cc-rs logs dozens of environment look-ups a run: they are gathered in a pooled list and kept in
+	// one of their exact length (a list grown by appends left as much again behind, for every run).
+	reads := envReadBufs.Get().(*[]graph.EnvRead)
+	defer envReadBufs.Put(reads)
+	*reads = (*reads)[:0]
 	rewrite := func(v string) string {
 		if rootOutput != "" && outDir != "" && rootOutput != outDir && strings.HasPrefix(v, rootOutput) {
 			return outDir + strings.TrimPrefix(v, rootOutput)
@@ -87,7 +92,7 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 					er.Value = quoted[1 : len(quoted)-1]
 				}
 			}
-			bo.EnvReads = append(bo.EnvReads, er)
+			*reads = append(*reads, er)
 			continue
 		}
 		var body string
@@ -130,8 +135,14 @@ func ParseBuildOutput(data []byte, rootOutput, outDir string) *BuildOutput {
 			}
 		}
 	}
+	if len(*reads) > 0 {
+		bo.EnvReads = slices.Clone(*reads)
+	}
 	return bo
 }
+
+// envReadBufs are ParseBuildOutput's lists of environment look-ups, one per parse at a time.
+var envReadBufs = sync.Pool{New: func() any { return new([]graph.EnvRead) }}
 
 // intern replaces every string bo holds with the interner's copy. The parse keeps slices of the
 // whole output (one string for all its lines), which pin it as long as any is kept: a run's step keeps

@@ -488,9 +488,12 @@ func (r *reader) readFingerprints(prof string) error {
 				strings.HasSuffix(n, ".json") || n == "invoked.timestamp" {
 				continue
 			}
-			s, u := new(graph.Step), new(unit.Unit)
+			var s *graph.Step
+			var u *unit.Unit
 			if len(results[i].steps) == 0 {
 				s, u = &firstSteps[i], &firstUnits[i]
+			} else {
+				s, u = new(graph.Step), new(unit.Unit)
 			}
 			*u = unit.Unit{Hash: hash, Target: n, FingerprintDir: dir}
 			*s = graph.Step{

@@ -356,14 +356,6 @@ func (k *keptInfo) Mode() fs.FileMode  { return k.v.mode }
 func (k *keptInfo) ModTime() time.Time { return time.Unix(0, k.v.sig.MtimeNS) }
 func (k *keptInfo) IsDir() bool        { return k.v.mode.IsDir() }
 
-// statOp is os.Lstat for OpLstat, else os.Stat.
-func statOp(path string, op Op) (fs.FileInfo, error) {
-	if op == OpLstat {
-		return os.Lstat(path)
-	}
-	return os.Stat(path)
-}
-
 // lookup is os.Stat (op OpStat) or os.Lstat, answered from the active recording when it has seen the
 // same look-up, else asked and recorded.
 func lookup(path string, op Op) (fs.FileInfo, error) {

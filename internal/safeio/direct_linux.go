@@ -15,15 +15,10 @@ import (
 // (the poller's registration, the flag calls of SetNonblock, a second fstat), and a check reads
 // tens of thousands of small records (a fingerprint's hash file and JSON per unit). The bytes are read
 // into into when it is large enough. handled is false when the caller should take the portable path
-// instead (never on Linux).
-func readFileDirect(path string, max int64, noteOpen bool, into []byte) (data []byte, fi os.FileInfo, handled bool, err error) {
-	var fd int
-	for {
-		fd, err = syscall.Open(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-		if err != syscall.EINTR {
-			break
-		}
-	}
+// instead (never on Linux). The file's FileInfo is made only where it is used (wantInfo, or the
+// recording notes the file): a reader of tens of thousands of records discards it.
+func readFileDirect(path string, max int64, noteOpen, wantInfo bool, into []byte) (data []byte, fi os.FileInfo, handled bool, err error) {
+	fd, err := fsrec.OpenFD(path, syscall.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC)
 	if err != nil {
 		if err == syscall.ENXIO {
 			// A socket cannot be opened at all: say what it is, as for a FIFO or a folder.
@@ -46,16 +41,20 @@ func readFileDirect(path string, max int64, noteOpen bool, into []byte) (data []
 	if err != nil {
 		return nil, nil, true, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	info := &statInfo{name: baseName(path), st: st}
+	var info *statInfo
 	regular := st.Mode&syscall.S_IFMT == syscall.S_IFREG
-	if fsrec.Active() && (noteOpen || !regular) {
-		fsrec.NoteInfo(path, info)
+	if wantInfo || fsrec.Active() && (noteOpen || !regular) {
+		info = &statInfo{name: baseName(path), st: st}
+		fi = info
+		if fsrec.Active() && (noteOpen || !regular) {
+			fsrec.NoteInfo(path, info)
+		}
 	}
 	if !regular {
-		return nil, nil, true, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(info.Mode()))}
+		return nil, fi, true, &fs.PathError{Op: "open", Path: path, Err: fmt.Errorf("%w (%s)", ErrNotRegular, kind(fsrec.ModeOf(st.Mode)))}
 	}
 	if st.Size > max {
-		return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than the %d this kind of file may hold", ErrTooLarge, st.Size, max)}
+		return nil, fi, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, more than the %d this kind of file may hold", ErrTooLarge, st.Size, max)}
 	}
 	// One buffer of the size fstat gave plus a byte, to see a file that grew since: the caller's when
 	// it is large enough.
@@ -69,7 +68,7 @@ func readFileDirect(path string, max int64, noteOpen bool, into []byte) (data []
 	for {
 		if n == len(buf) {
 			if int64(n) > max {
-				return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+				return nil, fi, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 			}
 			buf = append(buf, make([]byte, len(buf))...)
 		}
@@ -78,7 +77,7 @@ func readFileDirect(path string, max int64, noteOpen bool, into []byte) (data []
 			continue
 		}
 		if rerr != nil {
-			return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: rerr}
+			return nil, fi, true, &fs.PathError{Op: "read", Path: path, Err: rerr}
 		}
 		if m == 0 {
 			break
@@ -91,9 +90,9 @@ func readFileDirect(path string, max int64, noteOpen bool, into []byte) (data []
 		}
 	}
 	if int64(n) > max {
-		return nil, info, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+		return nil, fi, true, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 	}
-	return buf[:n], info, true, nil
+	return buf[:n], fi, true, nil
 }
 
 func baseName(path string) string {

@@ -5,6 +5,6 @@ package safeio
 import "os"
 
 // readFileDirect: the portable path (os.File) elsewhere.
-func readFileDirect(path string, max int64, noteOpen bool, into []byte) ([]byte, os.FileInfo, bool, error) {
+func readFileDirect(path string, max int64, noteOpen, wantInfo bool, into []byte) ([]byte, os.FileInfo, bool, error) {
 	return nil, nil, false, nil
 }

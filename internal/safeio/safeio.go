@@ -60,7 +60,7 @@ func open(path string, noteOK bool) (*os.File, error) {
 
 // ReadFile reads a whole regular file of at most max bytes.
 func ReadFile(path string, max int64) ([]byte, error) {
-	data, _, err := readFile(path, max, true)
+	data, _, err := readFileInto(path, max, true, false, nil)
 	return data, err
 }
 
@@ -94,7 +94,7 @@ func ReadFileKeptInto(path string, max int64, buf *[]byte) ([]byte, error) {
 			return b, nil
 		}
 	}
-	data, _, err := readFileInto(path, max, true, *buf)
+	data, _, err := readFileInto(path, max, true, false, *buf)
 	if err != nil {
 		return nil, err
 	}
@@ -122,11 +122,13 @@ func ReadContent(path string, max int64) ([]byte, error) {
 }
 
 func readFile(path string, max int64, noteOpen bool) ([]byte, os.FileInfo, error) {
-	return readFileInto(path, max, noteOpen, nil)
+	return readFileInto(path, max, noteOpen, true, nil)
 }
 
-func readFileInto(path string, max int64, noteOpen bool, into []byte) ([]byte, os.FileInfo, error) {
-	if data, fi, handled, err := readFileDirect(path, max, noteOpen, into); handled {
+// readFileInto reads path into into (when large enough); its FileInfo is returned when wantInfo (it
+// may be nil otherwise).
+func readFileInto(path string, max int64, noteOpen, wantInfo bool, into []byte) ([]byte, os.FileInfo, error) {
+	if data, fi, handled, err := readFileDirect(path, max, noteOpen, wantInfo, into); handled {
 		return data, fi, err
 	}
 	f, err := open(path, noteOpen)
