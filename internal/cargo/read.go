@@ -158,9 +158,13 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 	}
 	r := &reader{g: g, l: l, opt: opt, index: map[string]map[string][]*graph.Step{}, deps: map[string]*depsDir{},
 		pkgScan: map[string]*pkgScan{}, fps: map[*graph.Step]*Fingerprint{}}
+	var nativeReady chan *nativeCache
 	if !opt.LivenessOnly {
-		r.native = openNativeCache(opt.StateDir)
-		defer r.native.save()
+		// The cache file is decoded while the unit records are read: the build-script runs' details
+		// ask it first (below), and the file is a few hundred kilobytes of JSON.
+		nativeReady = make(chan *nativeCache, 1)
+		go func() { nativeReady <- openNativeCache(opt.StateDir) }()
+		defer func() { r.native.save() }()
 		includes := cinclude.OpenStore(opt.StateDir)
 		defer includes.Save()
 		r.inc = newIncludeScanner(includes)
@@ -194,6 +198,9 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		}
 	}
 	r.readBuildDirs()
+	if nativeReady != nil {
+		r.native = <-nativeReady
+	}
 	switch {
 	case opt.LinksOnly && !opt.LivenessOnly:
 		r.readDetails()
