@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -78,6 +80,9 @@ type File struct {
 	RecipeFrom string
 	// TargetVars are the target-specific variables of this file.
 	TargetVars []Variable
+	// Rules are a double-colon target's rules, each printed as an entry of its own; Prereqs, Recipe
+	// and NeedsUpdate above are then those of the rules whose recipe writes the target (rewrites).
+	Rules []DoubleColonRule
 }
 
 // HasRule reports whether make has a rule that can remake the file: a recipe (its own or from an
@@ -160,7 +165,14 @@ func ParseDatabase(r io.Reader, makefile string) (*Database, error) {
 		known[n] = true
 	}
 	for _, f := range db.Files {
-		f.Prereqs = splitNames(f.Prereqs, known)
+		for i := range f.Rules {
+			f.Rules[i].Prereqs = splitNames(f.Rules[i].Prereqs, known)
+		}
+		if len(f.Rules) > 1 {
+			f.joinRules()
+		} else {
+			f.Prereqs = splitNames(f.Prereqs, known)
+		}
 		f.OrderOnly = splitNames(f.OrderOnly, known)
 	}
 	if ph, ok := db.Files[".PHONY"]; ok {
@@ -418,10 +430,12 @@ func (p *dbParser) file() error {
 		}
 		p.i++
 	}
+	if f.DoubleColon {
+		f.Rules = []DoubleColonRule{{Prereqs: f.Prereqs, Recipe: f.Recipe, RecipeFrom: f.RecipeFrom, NeedsUpdate: f.NeedsUpdate}}
+	}
 	if old, dup := p.db.Files[f.Name]; dup && old.DoubleColon && f.DoubleColon {
-		// Double-colon rules print one entry per rule: keep their union.
-		old.Prereqs = append(old.Prereqs, f.Prereqs...)
-		old.Recipe = append(old.Recipe, f.Recipe...)
+		// Double-colon rules print one entry per rule: Parse joins them (joinRules).
+		old.Rules = append(old.Rules, f.Rules...)
 		return nil
 	}
 	if _, dup := p.db.Files[f.Name]; !dup {
@@ -498,4 +512,53 @@ func splitNames(words []string, known map[string]bool) []string {
 		out = append(out, strings.Join(words[i:next[i]], " "))
 	}
 	return out
+}
+
+// DoubleColonRule is one rule of a double-colon target: make runs its recipe when one of its own
+// prerequisites is newer than the target, whatever the other rules say.
+type DoubleColonRule struct {
+	Prereqs     []string
+	Recipe      []string
+	RecipeFrom  string
+	NeedsUpdate bool
+}
+
+// joinRules makes a double-colon target's Prereqs, Recipe and NeedsUpdate those of the rules whose
+// recipe writes the target: a rule whose recipe never names it ($@ or its name), such as one that
+// only prints that notes.txt changed, runs on every build once its prerequisite is newer, but what it
+// does leaves the target as it was, so its prerequisites are no inputs of the target's content. When
+// no rule names the target, all of them are taken, as make would take them.
+func (f *File) joinRules() {
+	writes := func(r DoubleColonRule) bool { return recipeNames(r.Recipe, f.Name) }
+	any := slices.ContainsFunc(f.Rules, writes)
+	f.Prereqs, f.Recipe, f.NeedsUpdate, f.RecipeFrom = nil, nil, false, ""
+	for _, r := range f.Rules {
+		if any && !writes(r) {
+			continue
+		}
+		f.Prereqs = append(f.Prereqs, r.Prereqs...)
+		f.Recipe = append(f.Recipe, r.Recipe...)
+		f.NeedsUpdate = f.NeedsUpdate || r.NeedsUpdate
+		if f.RecipeFrom == "" {
+			f.RecipeFrom = r.RecipeFrom
+		}
+	}
+}
+
+// recipeNames reports whether recipe lines (unexpanded) name the target: $@ in any spelling ($@,
+// $(@), ${@}, $(@D), $(@F)) or the target's own name as a word.
+func recipeNames(recipe []string, target string) bool {
+	for _, l := range recipe {
+		if strings.Contains(l, "$@") || strings.Contains(l, "$(@") || strings.Contains(l, "${@") {
+			return true
+		}
+		for _, w := range strings.FieldsFunc(l, func(r rune) bool {
+			return r == ' ' || r == '\t' || r == ';' || r == '>' || r == '<' || r == '\'' || r == '"'
+		}) {
+			if w == target || strings.TrimPrefix(w, "./") == target || filepath.Base(target) == w && w != "" && filepath.Base(target) != target {
+				return true
+			}
+		}
+	}
+	return false
 }

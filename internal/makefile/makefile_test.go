@@ -597,3 +597,35 @@ func TestCompileAndLinkInOneRule(t *testing.T) {
 		})
 	}
 }
+
+// TestDoubleColonRuleThatLeavesTheTarget: of two double-colon rules of app, one links it and one only
+// reports that notes.txt changed. After notes.txt is edited and make has run, app is as a scratch
+// build makes it (make runs the echo on every build from now on): no fact; an edited main.c is still
+// pending, through the rule that links.
+func TestDoubleColonRuleThatLeavesTheTarget(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile":  "CFLAGS = -O2 -g -MMD\napp:: main.o\n\t$(CC) -o $@ $^\napp:: notes.txt\n\t@echo notes changed\n-include main.d\n",
+		"main.c":    "int main(void) { return 0; }\n",
+		"notes.txt": "a\n",
+	})
+	build(t, dir)
+	edit(t, filepath.Join(dir, "notes.txt"), "b\n")
+	build(t, dir)
+	if makeQ(t, dir) == 0 {
+		t.Fatal("premise: make -q says app is up to date, though its echo rule runs on every build")
+	}
+	b := readBuild(t, dir)
+	if s := step(t, b, "app"); slices.ContainsFunc(s.Declared, func(in *Input) bool { return in.Name == "notes.txt" }) {
+		t.Errorf("notes.txt is an input of app: %+v", s.Declared)
+	}
+	if len(b.Facts) != 0 {
+		t.Errorf("after make: facts %+v, want none", b.Facts)
+	}
+	edit(t, filepath.Join(dir, "main.c"), "int main(void) { return 1; }\n")
+	b = readBuild(t, dir)
+	if !slices.ContainsFunc(factsOf(b, PendingRebuild), func(f Fact) bool { return f.Path == filepath.Join(dir, "main.c") }) {
+		t.Errorf("after the source edit: pending %+v, want one naming main.c", factsOf(b, PendingRebuild))
+	}
+}
