@@ -334,7 +334,8 @@ func (r *reader) inheritFromCompile(s *graph.Step) {
 
 // depInfoInputs turns a unit's fingerprint dep-info into watched inputs.
 // rustcD is the rustc .d file that gives the package root of package-relative entries: when it gave
-// none, those entries are a problem named by it (they cannot be checked), not left out in silence.
+// none, those entries are a problem named by it (they cannot be checked), not left out in silence;
+// "" when the caller names the problem itself.
 func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo, rustcD string) []*graph.Input {
 	var out []*graph.Input
 	var unresolved []string
@@ -354,6 +355,9 @@ func (r *reader) depInfoInputs(s *graph.Step, di *DepInfo, rustcD string) []*gra
 			Detail: []string{"dep-info " + s.Reference.Path}, Watched: true, WatchedBy: "Cargo's dep-info " + s.Reference.Path})
 	}
 	if len(unresolved) > 0 {
+		if rustcD == "" {
+			return out // the caller says why
+		}
 		r.stepProblem(s, rustcD, fmt.Errorf("it is missing or names none of the package-relative files that Cargo's dep-info %s lists (%d, %s first), so the package root of %s is unknown and those files were not checked",
 			s.Reference.Path, len(unresolved), unresolved[0], s.ID))
 	}
@@ -404,8 +408,44 @@ func (r *reader) rustcDetails(s *graph.Step) {
 			}
 		}
 	}
+	if s.PackageRoot != "" && s.PathPackage {
+		// rustc's .d names a path package's files relative to the workspace root where the build ran,
+		// which is this one only if the folder found holds this package: another workspace that shares
+		// the target folder (CARGO_TARGET_DIR) has units here whose src/main.rs is not this src/main.rs.
+		if name := r.manifestName(s.PackageRoot); name != "" && name != s.Package {
+			m := filepath.Join(s.PackageRoot, "Cargo.toml")
+			s.PackageRoot = ""
+			s.Inputs = r.depInfoInputs(s, di, "")
+			r.mu.Lock()
+			r.g.Problems = append(r.g.Problems, graph.Problem{Path: r.rustcDepfile(s), Step: s,
+				Err: fmt.Sprintf("it names the files of package %s relative to where its build ran, and here they lead to %s, which is package %s: %s was built in another workspace that shares this target folder, so its package-relative files were not checked",
+					s.Package, m, name, s.ID),
+				Fix: "check the workspace of package " + s.Package + " (stalecheck check DIR there): its build wrote this unit"})
+			r.mu.Unlock()
+			return
+		}
+	}
 	s.Inputs = r.depInfoInputs(s, di, r.rustcDepfile(s))
 	r.manifestEnv(s, di)
+}
+
+// manifestName is the package name root/Cargo.toml states ("" when it cannot be read or states
+// none: a virtual manifest), read once per folder.
+func (r *reader) manifestName(root string) string {
+	if v, ok := r.names.Load(root); ok {
+		return v.(string)
+	}
+	var doc struct {
+		Package struct {
+			Name string `toml:"name"`
+		} `toml:"package"`
+	}
+	name := ""
+	if _, err := decodeTOMLMeta(filepath.Join(root, "Cargo.toml"), &doc); err == nil {
+		name = doc.Package.Name
+	}
+	r.names.Store(root, name)
+	return name
 }
 
 // manifestEnv keeps the CARGO_PKG_* values rustc recorded as env-deps of a path package's unit (an

@@ -303,6 +303,7 @@ type reader struct {
 	host        string       // the host triple (.rustc_info.json), "" when unknown
 	manifests   manifestCache
 	probes      sync.Map // path -> error of fsrec.Stat: probe's answers, asked again per source
+	names       sync.Map // package root -> the package name its Cargo.toml states (manifestName)
 	texts       sync.Map // path -> *textWords (nil: unreadable): build scripts and descriptions
 }
 

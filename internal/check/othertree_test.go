@@ -191,3 +191,48 @@ func TestBuiltInOtherTreeAfterNoOpBuild(t *testing.T) {
 	none(t, fs, "built-in-other-tree")
 	noErrors(t, fs)
 }
+
+// Two unrelated workspaces (packages a and b) share one target folder (CARGO_TARGET_DIR). rustc's .d
+// names each path package's files relative to where its build ran (src/main.rs), so checked from a,
+// b's unit must not be read as if its src/main.rs were a's: no error from either side (both builds are
+// Fresh), and a warning that says b's unit belongs to another workspace. An edit in b is still
+// pending from b's side.
+func TestSharedTargetDirOfAnotherWorkspace(t *testing.T) {
+	shared := filepath.Join(t.TempDir(), "shared")
+	state := t.TempDir()
+	mk := func(name string) *testutil.Project {
+		p := testutil.NewProject(t, map[string]string{
+			"Cargo.toml":  "[package]\nname = \"" + name + "\"\nversion = \"0.1.0\"\nedition = \"2021\"\n[workspace]\n",
+			"src/main.rs": "fn main() { println!(\"" + name + "\"); }\n",
+		})
+		p.Env = append(p.Env, "CARGO_TARGET_DIR="+shared)
+		p.StateDir = state
+		return p
+	}
+	a, b := mk("a"), mk("b")
+	a.Cargo("build")
+	time.Sleep(1100 * time.Millisecond)
+	b.Cargo("build")
+	if out := a.Cargo("build", "-v"); !strings.Contains(out, "Fresh a") {
+		t.Fatalf("premise: a's build is not Fresh:\n%s", out)
+	}
+	for _, p := range []struct {
+		from  *testutil.Project
+		other string
+	}{{b, "a"}, {a, "b"}, {b, "a"}} {
+		fs, _ := p.from.Check()
+		noErrors(t, fs)
+		f := one(t, fs, "unreadable-record")
+		if !strings.Contains(f.Message, "package "+p.other+" relative to where its build ran") || !strings.Contains(f.Fix, "package "+p.other) {
+			t.Errorf("want a warning that %s's unit was built in another workspace: %s (fix: %s)", p.other, f.Message, f.Fix)
+		}
+	}
+	time.Sleep(1100 * time.Millisecond)
+	b.Write("src/main.rs", "fn main() { println!(\"b2\"); }\n")
+	fs, _ := b.Check()
+	if f := one(t, fs, "pending-rebuild"); !strings.Contains(f.Message, "src/main.rs") {
+		t.Errorf("after the edit in b: %s", f.Message)
+	}
+	fs, _ = a.Check()
+	noErrors(t, fs)
+}

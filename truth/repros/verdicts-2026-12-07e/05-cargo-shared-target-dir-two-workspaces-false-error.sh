@@ -21,5 +21,5 @@ for n in b a; do
   [ $rc -eq 0 ] || bad=1
 done
 echo "should say: no error for either workspace (both binaries are built from their own sources; cargo build says Fresh for both)"
-rm -rf $T
+[ -n "${KEEP:-}" ] || rm -rf $T
 exit $bad
