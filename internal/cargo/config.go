@@ -510,3 +510,59 @@ func compactKeys(keys map[string]string) map[string]string {
 	}
 	return out
 }
+
+// configEnvVar is one variable of the [env] tables of Cargo's configuration files.
+type configEnvVar struct {
+	value string
+	force bool // set even when the environment has it
+}
+
+// configEnv is what the [env] tables of the configuration files a cargo build in the workspace reads
+// (.cargo/config.toml from the workspace up, then $CARGO_HOME's; the nearest file wins) give the build's
+// processes: NAME = "value", or { value = "...", force = true, relative = true } (relative: against
+// the folder that holds the .cargo folder). A file that does not decode gives nothing (Cargo refuses it).
+func (r *reader) configEnv() map[string]configEnvVar {
+	out := map[string]configEnvVar{}
+	if r.l.Workspace == "" {
+		return out
+	}
+	for _, p := range configFiles(r.l.Workspace, r.l.Workspace, r.opt.CargoHome) {
+		if filepath.Base(p) == "Cargo.toml" {
+			continue
+		}
+		keys, err := flatConfig(p)
+		if err != nil {
+			continue
+		}
+		str := func(k string) (string, bool) {
+			var v string
+			if err := json.Unmarshal([]byte(keys[k]), &v); err != nil {
+				return "", false
+			}
+			return v, true
+		}
+		for k := range keys {
+			rest, ok := strings.CutPrefix(k, "env.")
+			if !ok {
+				continue
+			}
+			name, field, _ := strings.Cut(rest, ".")
+			if _, seen := out[name]; seen || field != "" && field != "value" {
+				continue
+			}
+			v, ok := str(k)
+			if !ok {
+				continue
+			}
+			e := configEnvVar{value: v}
+			if field == "value" {
+				e.force = keys["env."+name+".force"] == "true"
+				if keys["env."+name+".relative"] == "true" && !filepath.IsAbs(v) {
+					e.value = filepath.Join(filepath.Dir(filepath.Dir(p)), v)
+				}
+			}
+			out[name] = e
+		}
+	}
+	return out
+}

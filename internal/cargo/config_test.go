@@ -1,6 +1,8 @@
 package cargo
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -75,5 +77,36 @@ func TestConfigStoreCompact(t *testing.T) {
 	st.m["/ws/Cargo.toml"] = []configVersion{{MTimeNS: 1, Keys: nil}}
 	if _, ok := st.before("/ws/Cargo.toml", 2); ok {
 		t.Fatal("a version with no keys was taken as the settings of a build")
+	}
+}
+
+// TestConfigEnv: the [env] tables of .cargo/config.toml from the workspace up, nearest first, in both
+// forms; force and relative read; Cargo.toml and other tables left out.
+func TestConfigEnv(t *testing.T) {
+	top := t.TempDir()
+	ws := filepath.Join(top, "ws")
+	for p, body := range map[string]string{
+		filepath.Join(top, ".cargo", "config.toml"): "[env]\nA = \"top\"\nB = \"top\"\n",
+		filepath.Join(ws, ".cargo", "config.toml"):  "[env]\nA = \"near\"\nC = { value = \"c\", force = true }\nD = { value = \"data\", relative = true }\n[build]\njobs = 2\n",
+		filepath.Join(ws, "Cargo.toml"):             "[package]\nname = \"x\"\nversion = \"0.1.0\"\n[env]\nE = \"not a config table\"\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &reader{l: &Layout{Workspace: ws}}
+	got := r.configEnv()
+	want := map[string]configEnvVar{"A": {value: "near"}, "B": {value: "top"}, "C": {value: "c", force: true},
+		"D": {value: filepath.Join(ws, "data")}}
+	if len(got) != len(want) {
+		t.Fatalf("configEnv: %+v, want %+v", got, want)
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: %+v, want %+v", k, got[k], v)
+		}
 	}
 }

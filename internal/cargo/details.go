@@ -155,8 +155,10 @@ func (r *reader) readDetails() {
 		r.outsideWrites(runs)
 	}
 	r.g.LibFiles = libFiles(runs)
-	// The environment now, for every variable a build script's tools looked up.
+	// The environment a build would give the scripts now, for every variable a build script's tools
+	// looked up: this one's, with what Cargo's [env] tables add (or force).
 	r.g.Env = map[string]graph.EnvRead{}
+	var cfgEnv map[string]configEnvVar
 	for _, s := range runs {
 		names := []string{}
 		for _, e := range s.Script().EnvReads {
@@ -171,6 +173,12 @@ func (r *reader) readDetails() {
 		for _, n := range names {
 			if _, ok := r.g.Env[n]; !ok {
 				v, set := os.LookupEnv(n)
+				if cfgEnv == nil {
+					cfgEnv = r.configEnv()
+				}
+				if e, ok := cfgEnv[n]; ok && (!set || e.force) {
+					v, set = e.value, true
+				}
 				r.g.Env[n] = graph.EnvRead{Name: n, Value: v, Set: set}
 			}
 		}

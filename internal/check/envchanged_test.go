@@ -195,3 +195,32 @@ func TestDeclaredEnvChanged(t *testing.T) {
 		t.Errorf("unset now: want a warning:\n%s", testutil.Dump(fs))
 	}
 }
+
+// Cargo's [env] table gives a build script's declared variable its value (rerun-if-env-changed=SCALE,
+// SCALE unset in the environment): the build is Fresh, and nothing is pending. The same variable set
+// in the environment to another value wins over [env] (no force) and makes the next build redo the
+// run.
+func TestDeclaredEnvFromCargoConfig(t *testing.T) {
+	files := map[string]string{
+		".cargo/config.toml": "[env]\nSCALE = \"1\"\n",
+		"Cargo.toml":         "[package]\nname = \"k7\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+		"build.rs":           "fn main() {\n    println!(\"cargo:rerun-if-env-changed=SCALE\");\n    println!(\"cargo:rustc-env=S={}\", std::env::var(\"SCALE\").unwrap_or_default());\n}\n",
+		"src/main.rs":        "fn main() { println!(\"{}\", env!(\"S\")); }\n",
+	}
+	p := testutil.NewProject(t, files)
+	t.Setenv("SCALE", "")
+	os.Unsetenv("SCALE")
+	p.Cargo("build")
+	if out := p.Cargo("build", "-v"); !strings.Contains(out, "Fresh k7") {
+		t.Fatalf("premise: the build is not Fresh:\n%s", out)
+	}
+	fs, _ := p.Check()
+	if len(fs) != 0 {
+		t.Fatalf("[env] SCALE = \"1\", as the run saw it: want no finding, got:\n%s", testutil.Dump(fs))
+	}
+	t.Setenv("SCALE", "2")
+	fs, _ = p.Check()
+	if f := one(t, fs, "pending-rebuild"); f.Severity != check.Error || !strings.Contains(f.Message, "SCALE") {
+		t.Errorf("SCALE=2 in the environment: %v %s", f.Severity, f.Message)
+	}
+}
