@@ -628,6 +628,37 @@ func TestMakeIncludedMakefileChangesCommand(t *testing.T) {
 	}
 }
 
+// TestMakeCommandChangeRedoneAnyway: config.mk is also a prerequisite of main.o (as CMake's flags.make
+// is of its objects): the edit changes the command, and make redoes main.o for it. That is
+// pending-rebuild naming config.mk, and no untracked-input-changed (no "make will not redo").
+func TestMakeCommandChangeRedoneAnyway(t *testing.T) {
+	needTools(t, "make", "cc")
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile":  "include config.mk\napp: main.o\n\tcc -o app main.o\nmain.o: main.c config.mk\n\tcc $(CFLAGS) -c main.c -o main.o\n",
+		"config.mk": "CFLAGS += -DVAL=1\n",
+		"main.c":    "int main(void) { return VAL - 1; }\n",
+	})
+	shIn(t, dir, nil, "make", "-s")
+	if fs, code := checkSystems(t, dir); code != 0 {
+		t.Fatalf("fresh build: exit %d %+v", code, fs)
+	}
+	cfg := filepath.Join(dir, "config.mk")
+	writeFiles(t, dir, map[string]string{"config.mk": "CFLAGS += -DVAL=2\n"})
+	when := time.Now().Add(2 * time.Second)
+	os.Chtimes(cfg, when, when)
+	if out := shIn(t, dir, nil, "make", "-n"); !strings.Contains(out, "-DVAL=2 -c main.c") {
+		t.Fatalf("premise: make would not redo main.o with the new flags:\n%s", out)
+	}
+	fs, code := checkSystems(t, dir)
+	if u := find(fs, "untracked-input-changed", cfg); len(u) != 0 {
+		t.Errorf("untracked-input-changed for a change make redoes: %+v", u)
+	}
+	if p := find(fs, "pending-rebuild", cfg); code != 1 || len(p) != 1 || p[0].Severity != "error" {
+		t.Fatalf("config.mk edited: exit %d %+v", code, fs)
+	}
+}
+
 // TestMakeFixNamesNonDefaultTarget: make's default goal (the first target) builds app1 only; both
 // programs link util.o; after an edit of util.c and a plain make, app2 is stale and only a make
 // naming it relinks it: the fix names it, and running the fix clears the error.
