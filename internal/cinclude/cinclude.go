@@ -490,3 +490,15 @@ func abs(base, p string) string {
 	}
 	return filepath.Join(base, p)
 }
+
+// ReadsSource reports whether a compiler flag makes a run that reads a source file with its headers and
+// stops before linking: -c (an object), -E (the preprocessed source: a generator that runs the C
+// preprocessor over a template), -S (assembly), and nvcc's --ptx, --cubin and --fatbin. Such a run's
+// #include lines are inputs of what it writes.
+func ReadsSource(flag string) bool {
+	switch flag {
+	case "-c", "/c", "--compile", "-dc", "--device-c", "-E", "/E", "/P", "--preprocess", "-S", "-ptx", "--ptx", "-cubin", "--cubin", "-fatbin", "--fatbin":
+		return true
+	}
+	return false
+}

@@ -659,6 +659,45 @@ func TestMakeCommandChangeRedoneAnyway(t *testing.T) {
 	}
 }
 
+// TestPreprocessorGenerator: gen.c is made by running the C preprocessor over tmpl.c (cc -E), whose
+// #include of tmpl.h no rule names, under Make and under CMake's Ninja. The fresh build has nothing to
+// say (gen.d, gcc's depfile of gen.o, is not taken for gen.c's); after tmpl.h is edited and the build
+// has run (nothing remakes gen.c), tmpl.h is an untracked input of app, through gen.c.
+func TestPreprocessorGenerator(t *testing.T) {
+	files := map[string]string{
+		"main.c": "int g(void);\nint main(void) { return g(); }\n",
+		"tmpl.c": "#include \"tmpl.h\"\nint g(void) { return GVAL; }\n",
+		"tmpl.h": "#define GVAL 0\n",
+	}
+	for _, sys := range []string{"make", "cmake"} {
+		t.Run(sys, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFiles(t, dir, files)
+			bdir, buildCmd := dir, []string{"make", "-s"}
+			if sys == "make" {
+				needTools(t, "make", "cc")
+				writeFiles(t, dir, map[string]string{"Makefile": "CFLAGS = -O2 -MMD\napp: main.o gen.o\n\t$(CC) -o $@ $^\ngen.c: tmpl.c\n\t$(CC) -E -P tmpl.c -o gen.c\n-include main.d gen.d\n"})
+			} else {
+				needTools(t, "cmake", "ninja", "cc")
+				writeFiles(t, dir, map[string]string{"CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p C)\nadd_custom_command(OUTPUT gen.c COMMAND ${CMAKE_C_COMPILER} -E -P ${CMAKE_SOURCE_DIR}/tmpl.c -o gen.c DEPENDS tmpl.c)\nadd_executable(app main.c gen.c)\n"})
+				bdir = filepath.Join(dir, "build")
+				shIn(t, dir, nil, "cmake", "-S", ".", "-B", bdir, "-G", "Ninja")
+				buildCmd = []string{"cmake", "--build", bdir}
+			}
+			shIn(t, dir, nil, buildCmd[0], buildCmd[1:]...)
+			if fs, code := checkSystems(t, bdir); code != 0 || len(find(fs, "unreadable-record", "")) != 0 {
+				t.Fatalf("fresh build: exit %d %+v", code, fs)
+			}
+			editLater(t, filepath.Join(dir, "tmpl.h"), "#define GVAL 1\n")
+			shIn(t, dir, nil, buildCmd[0], buildCmd[1:]...)
+			fs, code := checkSystems(t, bdir)
+			if u := find(fs, "untracked-input-changed", filepath.Join(dir, "tmpl.h")); code != 1 || len(u) != 1 || u[0].Severity != "error" {
+				t.Fatalf("tmpl.h edited and built: exit %d %+v", code, fs)
+			}
+		})
+	}
+}
+
 // TestMakeFixNamesNonDefaultTarget: make's default goal (the first target) builds app1 only; both
 // programs link util.o; after an edit of util.c and a plain make, app2 is stale and only a make
 // naming it relinks it: the fix names it, and running the fix clears the error.

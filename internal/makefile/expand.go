@@ -153,7 +153,7 @@ func compileRuns(lines []string, dir string) []compileRun {
 		words := strings.Fields(l)
 		src, c := "", false
 		for _, w := range words {
-			if w == "-c" {
+			if cinclude.ReadsSource(w) {
 				c = true
 			}
 			if sourceExt[filepath.Ext(w)] && !strings.HasPrefix(w, "-") && src == "" {

@@ -620,8 +620,14 @@ func (r *reader) compile(s *Step) {
 					}
 				}
 			}
-			if !matched {
+			switch {
+			case matched:
+			case s.Included:
 				r.problem(s.Depfile, fmt.Errorf("depfile has no rule for %s", s.Target))
+			default:
+				// Found by its name only (gen.d beside gen.c): the depfile of another target of that
+				// stem (gen.o's), not this one's.
+				s.Depfile = ""
 			}
 		}
 	}

@@ -132,8 +132,9 @@ func splitShell(s string) [][]string {
 }
 
 // ParseCompile finds a compile in an edge's command (run in buildDir): the first simple command
-// whose program is a C, C++ or CUDA compiler with -c (or /c) and a source argument. It returns nil
-// when the command compiles nothing.
+// whose program is a C, C++ or CUDA compiler with -c (or /c, or another flag of cinclude.ReadsSource:
+// -E, a generator running the preprocessor) and a source argument. It returns nil when the command
+// compiles nothing.
 func ParseCompile(command, buildDir string) *Compile {
 	dir := buildDir
 	for _, words := range splitShell(command) {
@@ -168,7 +169,7 @@ func ParseCompile(command, buildDir string) *Compile {
 				return ""
 			}
 			switch {
-			case a == "-c" || a == "/c" || a == "--compile" || a == "-dc" || a == "--device-c":
+			case cinclude.ReadsSource(a):
 				compileOnly = true
 			case a == "-o":
 				c.Object = next()
