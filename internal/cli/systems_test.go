@@ -83,6 +83,7 @@ type sysFinding struct {
 	Severity string   `json:"severity"`
 	Message  string   `json:"message"`
 	Subjects []string `json:"subjects"`
+	Roots    []string `json:"roots"`
 	System   string   `json:"system"`
 	Fix      string   `json:"fix"`
 	Evidence []struct {
@@ -695,6 +696,48 @@ func TestPreprocessorGenerator(t *testing.T) {
 				t.Fatalf("tmpl.h edited and built: exit %d %+v", code, fs)
 			}
 		})
+	}
+}
+
+// TestNinjaMultiConfig: CMake's Ninja Multi-Config writes build.ninja (the default configuration,
+// Debug) and build-<Config>.ninja for each; after an edit only Debug is rebuilt, and build/Release/app
+// is stale: the error names it, its fix builds that configuration, and run refuses it. Both built,
+// nothing is said (build-Debug.ninja adds no second copy of Debug's steps).
+func TestNinjaMultiConfig(t *testing.T) {
+	needTools(t, "cmake", "ninja", "cc")
+	dir := t.TempDir()
+	bdir := filepath.Join(dir, "build")
+	writeFiles(t, dir, map[string]string{
+		"CMakeLists.txt": "cmake_minimum_required(VERSION 3.20)\nproject(p C)\nadd_executable(app main.c)\n",
+		"main.c":         "int main(void) { return 0; }\n",
+	})
+	shIn(t, dir, nil, "cmake", "-S", ".", "-B", bdir, "-G", "Ninja Multi-Config")
+	shIn(t, dir, nil, "cmake", "--build", bdir, "--config", "Debug")
+	shIn(t, dir, nil, "cmake", "--build", bdir, "--config", "Release")
+	if fs, code := checkSystems(t, bdir); code != 0 || len(fs) != 0 {
+		t.Fatalf("both configurations built: exit %d %+v", code, fs)
+	}
+	editLater(t, filepath.Join(dir, "main.c"), "int f(void) { return 1; }\n")
+	shIn(t, dir, nil, "cmake", "--build", bdir, "--config", "Debug")
+	fs, code := checkSystems(t, bdir)
+	rel := filepath.Join(bdir, "Release", "app")
+	var found bool
+	for _, f := range fs {
+		if f.Severity == "error" && slices.Contains(f.Roots, rel) {
+			found = true
+			if !strings.Contains(f.Fix, "--config Release") {
+				t.Errorf("fix %q does not build Release", f.Fix)
+			}
+		}
+		if slices.Contains(f.Roots, filepath.Join(bdir, "Debug", "app")) {
+			t.Errorf("a finding on the rebuilt Debug/app: %+v", f)
+		}
+	}
+	if code != 1 || !found {
+		t.Fatalf("Release/app stale: exit %d %+v", code, fs)
+	}
+	if _, stderr, code := run(t, "run", "--", rel); code != 125 {
+		t.Errorf("run -- Release/app: exit %d, want 125: %s", code, stderr)
 	}
 }
 

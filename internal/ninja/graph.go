@@ -22,6 +22,8 @@ type GraphOptions struct {
 	StateDir string
 	// NoNative is accepted for symmetry: the Ninja reader opens no archive or object.
 	NoNative bool
+	// Manifest is Options.Manifest: "" reads build.ninja.
+	Manifest string
 }
 
 // Origin is a Ninja edge's own record in the graph (graph.Step.Origin): the edge as Read read it and
@@ -68,16 +70,28 @@ func (o *Origin) Rebuild(s *graph.Step) string {
 			}
 		}
 	}
+	other := o.Build.ManifestName != "" && o.Build.ManifestName != DefaultManifest
 	if g := o.Build.Generator; g != nil && g.System == "cmake" {
-		if len(targets) > 0 {
-			return "cmake --build " + o.Build.Dir + " --target " + strings.Join(targets, " ")
+		cmd := "cmake --build " + o.Build.Dir
+		if cfg, ok := strings.CutPrefix(strings.TrimSuffix(o.Build.ManifestName, ".ninja"), "build-"); other && ok && cfg != "" {
+			cmd += " --config " + cfg // Ninja Multi-Config: the configuration's own manifest
+			other = false
 		}
-		return "cmake --build " + o.Build.Dir
+		if !other {
+			if len(targets) > 0 {
+				return cmd + " --target " + strings.Join(targets, " ")
+			}
+			return cmd
+		}
+	}
+	cmd := "ninja -C " + o.Build.Dir
+	if other {
+		cmd += " -f " + o.Build.ManifestName
 	}
 	if len(targets) > 0 {
-		return "ninja -C " + o.Build.Dir + " " + strings.Join(targets, " ")
+		return cmd + " " + strings.Join(targets, " ")
 	}
-	return "ninja -C " + o.Build.Dir
+	return cmd
 }
 
 // builtByDefault reports whether a plain ninja builds the manifest path out: there is no `default`
@@ -191,7 +205,7 @@ func (o *Origin) Verdict() (verdict string, ok bool) {
 // (Kind "lib" for .a/.so, "object" for .o, else "bin"). Errors: Read's (no or a bad build.ninja);
 // the logs' and the dry run's errors are graph problems.
 func ReadGraph(ctx context.Context, dir string, opt GraphOptions) (*graph.Graph, error) {
-	b, err := Read(ctx, dir, Options{StateDir: opt.StateDir})
+	b, err := Read(ctx, dir, Options{StateDir: opt.StateDir, Manifest: opt.Manifest})
 	if err != nil {
 		return nil, err
 	}

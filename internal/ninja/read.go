@@ -144,6 +144,8 @@ type Build struct {
 	defaultsOnce sync.Once
 	// Generator is the CMake or Meson configuration that wrote build.ninja (nil for a hand-written one).
 	Generator *Generator
+	// ManifestName is the manifest read (DefaultManifest, or another Options.Manifest named).
+	ManifestName string
 	Notes     []string
 
 	depsName string
@@ -166,7 +168,13 @@ type Options struct {
 	AskNinja bool
 	// StateDir, when not "", keeps the include scan's parses between reads (cinclude.StoreFile).
 	StateDir string
+	// Manifest is the manifest file read, relative to the build folder: "" is build.ninja, another is
+	// one ninja runs with -f (CMake's Ninja Multi-Config writes build-<Config>.ninja per configuration).
+	Manifest string
 }
+
+// DefaultManifest is the manifest ninja reads without -f.
+const DefaultManifest = "build.ninja"
 
 // Read reads the Ninja build folder dir: build.ninja (ParseManifest), .ninja_log, .ninja_deps, the
 // depfiles on disk, each compile command's source and include folders, the mtimes of every input and
@@ -179,8 +187,11 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Build{Dir: abs, ByOutput: map[string]*Edge{}}
-	m, err := ParseManifest(abs, "build.ninja")
+	b := &Build{Dir: abs, ByOutput: map[string]*Edge{}, ManifestName: opts.Manifest}
+	if b.ManifestName == "" {
+		b.ManifestName = DefaultManifest
+	}
+	m, err := ParseManifest(abs, b.ManifestName)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +419,7 @@ func (b *Build) dryRun(ctx context.Context, writes []string) {
 		b.DryRunErr = fmt.Errorf("ninja -n not run (%w): %s", ErrLogsUnsafe, strings.Join(unsafe, "; "))
 		return
 	}
-	b.DryRun, b.DryRunErr = t.DryRun(ctx, b.Dir)
+	b.DryRun, b.DryRunErr = t.DryRunOf(ctx, b.Dir, b.ManifestName)
 }
 
 type stat struct {
@@ -623,4 +634,43 @@ func firstOut(e *Edge) string {
 		return e.Outputs[0]
 	}
 	return e.ImplicitOutputs[0]
+}
+
+// OtherManifests returns the manifests of build folder dir that ninja runs with -f, besides
+// build.ninja: the other *.ninja files at its top that build.ninja does not read itself (include or
+// subninja) and that parse as manifests, such as the build-<Config>.ninja of CMake's Ninja
+// Multi-Config generator (build.ninja builds its default configuration only). Sorted by name.
+func OtherManifests(dir string) []string {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	ents, err := fsrec.ReadDir(abs)
+	if err != nil {
+		return nil
+	}
+	var cands []string
+	for _, e := range ents {
+		if n := e.Name(); strings.HasSuffix(n, ".ninja") && n != DefaultManifest && e.Type().IsRegular() {
+			cands = append(cands, n)
+		}
+	}
+	if len(cands) == 0 {
+		return nil
+	}
+	m, err := ParseManifest(abs, DefaultManifest)
+	if err != nil {
+		return nil
+	}
+	read := map[string]bool{}
+	for _, f := range m.Files {
+		read[filepath.Clean(f)] = true
+	}
+	var out []string
+	for _, n := range cands {
+		if !read[filepath.Join(abs, n)] {
+			out = append(out, n)
+		}
+	}
+	return out
 }

@@ -147,7 +147,16 @@ type DryRun struct {
 // loads .ninja_log and .ninja_deps and deletes or truncates them when they are of a version it does not
 // read or damaged; callers check the logs first (Read does).
 func (t *Tool) DryRun(ctx context.Context, dir string) (*DryRun, error) {
-	out, errOut, err := t.run(ctx, dir, "-n", "-v", "-d", "explain")
+	return t.DryRunOf(ctx, dir, "")
+}
+
+// DryRunOf is DryRun of the manifest file manifest in dir (`-f manifest`; "" is build.ninja).
+func (t *Tool) DryRunOf(ctx context.Context, dir, manifest string) (*DryRun, error) {
+	args := []string{"-n", "-v", "-d", "explain"}
+	if manifest != "" && manifest != DefaultManifest {
+		args = append([]string{"-f", manifest}, args...)
+	}
+	out, errOut, err := t.run(ctx, dir, args...)
 	if err != nil {
 		return nil, err
 	}

@@ -126,9 +126,7 @@ func init() {
 			why += " written by " + g.System + " (" + filepath.Base(g.Record) + ")"
 		}
 		return why
-	}, Read: func(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
-		return ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
-	}})
+	}, Read: readNinja})
 	Register(System{Name: "make", Driven: true, Detect: func(dir string) string {
 		if f, err := makefile.Detect(dir); err == nil && f != nil {
 			return fmt.Sprintf("%s and %d built file(s)", filepath.Base(f.Makefile), len(f.Built))
@@ -680,4 +678,47 @@ func orStr(a, b string) string {
 		return a
 	}
 	return b
+}
+
+// readNinja reads the Ninja build folder dir: build.ninja, and each other manifest ninja runs there
+// with -f (ninja.OtherManifests: CMake's Ninja Multi-Config writes build-<Config>.ninja, and
+// build.ninja builds the default configuration only) whose outputs build.ninja does not make too; they
+// share the folder's logs, and their graphs are merged.
+func readNinja(ctx context.Context, dir string, opt Options) (*graph.Graph, error) {
+	g, err := ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative})
+	if err != nil {
+		return nil, err
+	}
+	gs := []*graph.Graph{g}
+	made := map[string]bool{}
+	for _, s := range g.Steps {
+		for _, o := range s.Outputs {
+			made[o.Path] = true
+		}
+	}
+	for _, m := range ninja.OtherManifests(dir) {
+		other, err := ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative, Manifest: m})
+		if err != nil {
+			g.Notes = append(g.Notes, fmt.Sprintf("%s not read: %v", filepath.Join(dir, m), err))
+			continue
+		}
+		// A manifest of the default configuration again (build-Debug.ninja beside build.ninja) adds
+		// nothing: its steps would be the same twice.
+		var keep []*graph.Step
+		for _, s := range other.Steps {
+			if len(s.Outputs) == 0 || !made[s.Outputs[0].Path] {
+				keep = append(keep, s)
+			}
+		}
+		if len(keep) == 0 {
+			continue
+		}
+		for _, s := range keep {
+			for _, o := range s.Outputs {
+				made[o.Path] = true
+			}
+		}
+		gs = append(gs, other)
+	}
+	return Merge(gs...), nil
 }
