@@ -494,6 +494,15 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file
 	for _, p := range e.OrderOnly {
 		add(b.abs(p), HowOrderOnly, where, false)
 	}
+	// Implicit inputs a dyndep file adds (dyndep.go): ninja loads it before it judges the edge.
+	if e.Dyndep != "" {
+		dd := parseDyndep(b.abs(e.Dyndep))
+		for _, o := range e.Outputs {
+			for _, p := range dd[o] {
+				add(b.abs(p), HowImplicit, "dyndep "+e.Dyndep, true)
+			}
+		}
+	}
 	// Reference.
 	outs := e.Outputs
 	if len(e.ImplicitOutputs) > 0 {
@@ -587,6 +596,8 @@ func (b *Build) missingDepfile(e *Edge) string {
 	c := e.Compile
 	src := relTo(b.Dir, c.Source)
 	switch {
+	case e.Depfile == "" && e.Deps == "" && e.Dyndep != "":
+		return "" // the build's own scan lists the headers in the dyndep file (the include scan checks it)
 	case e.Depfile == "" && e.Deps == "":
 		return fmt.Sprintf("rule %s has neither depfile nor deps: ninja never learns the headers %s includes", e.Rule, src)
 	case e.Deps == "msvc":

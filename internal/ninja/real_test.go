@@ -219,3 +219,31 @@ func TestNoDryRunWhereNinjaWouldWrite(t *testing.T) {
 		t.Fatalf("allowed: %v %+v", b.DryRunErr, b.DryRun)
 	}
 }
+
+// TestDyndepInputs: data.h reaches main.o only through the dyndep file a scan edge writes (no depfile):
+// ninja loads it and redoes main.o after an edit of data.h, so data.h is a watched input (pending, not
+// unseen), and the edge is no compile without dependency information.
+func TestDyndepInputs(t *testing.T) {
+	need(t, "ninja", "cc")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"data.h":  "#define D 1\n",
+		"main.c":  "#include \"data.h\"\nint main(void) { return D; }\n",
+		"scan.sh": "#!/bin/sh\n{ echo 'ninja_dyndep_version = 1'; echo \"build $2: dyndep | data.h\"; } > \"$3\"\n",
+		"build.ninja": "rule cc\n  command = cc -c $in -o $out\nrule scan\n  command = sh ./scan.sh $in main.o $out\n" +
+			"rule link\n  command = cc $in -o $out\n" +
+			"build main.dd: scan main.c\nbuild main.o: cc main.c || main.dd\n  dyndep = main.dd\nbuild app: link main.o\n",
+	})
+	sh(t, dir, nil, "ninja")
+	if e := readBuild(t, dir).ByOutput["main.o"]; e.MissingDepfile != "" || len(e.Pending)+len(e.Unseen) != 0 {
+		t.Fatalf("fresh: missing %q pending %+v unseen %+v", e.MissingDepfile, e.Pending, e.Unseen)
+	}
+	touchLater(t, filepath.Join(dir, "data.h"), "\n")
+	if out := sh(t, dir, nil, "ninja", "-n"); !strings.Contains(out, "main.o") {
+		t.Fatalf("premise: ninja -n does not redo main.o:\n%s", out)
+	}
+	e := readBuild(t, dir).ByOutput["main.o"]
+	if len(e.Pending) != 1 || e.Pending[0].Path != filepath.Join(dir, "data.h") || len(e.Unseen) != 0 {
+		t.Fatalf("after the edit: pending %+v unseen %+v", e.Pending, e.Unseen)
+	}
+}
