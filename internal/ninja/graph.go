@@ -162,14 +162,34 @@ func (o *Origin) DepfileFix() string { return o.ForceRebuild(nil, "") }
 func (o *Origin) OwnReason() (why, record string, ok bool) {
 	for _, w := range append([]string{o.Edge.SelfDirty}, o.Edge.Why...) {
 		if strings.HasPrefix(w, "command line changed") || strings.HasPrefix(w, "command line not found in log") {
-			record = o.Build.LogPath
-			if o.Build.Manifest != nil && len(o.Build.Manifest.Files) > 0 {
-				record = o.Build.abs(o.Build.Manifest.Files[0])
-			}
-			return w, record, true
+			return w, o.commandRecord(), true
 		}
 	}
 	return "", "", false
+}
+
+// commandRecord is the manifest file that changed the edge's command: of the files the manifest read
+// (build.ninja and what it includes), the newest one modified after the edge's outputs were written (an
+// included flags.ninja), else the one that holds the edge's build statement; the log without a
+// manifest.
+func (o *Origin) commandRecord() string {
+	m := o.Build.Manifest
+	if m == nil || len(m.Files) == 0 {
+		return o.Build.LogPath
+	}
+	best, bestNS := "", o.Edge.Ref.OutputMTime
+	for _, f := range m.Files {
+		if fi, err := fsrec.Stat(o.Build.abs(f)); err == nil && fi.ModTime().UnixNano() > bestNS {
+			best, bestNS = o.Build.abs(f), fi.ModTime().UnixNano()
+		}
+	}
+	if best != "" {
+		return best
+	}
+	if o.Edge.File != "" {
+		return o.Build.abs(o.Edge.File)
+	}
+	return o.Build.abs(m.Files[0])
 }
 
 // Verdict is what ninja's own dry run says of the edge, for evidence: whether `ninja -n` would run it

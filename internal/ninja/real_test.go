@@ -247,3 +247,24 @@ func TestDyndepInputs(t *testing.T) {
 		t.Fatalf("after the edit: pending %+v unseen %+v", e.Pending, e.Unseen)
 	}
 }
+
+// TestCommandChangedByIncludedFile: the flags of main.o's command come from flags.ninja, which
+// build.ninja includes; after an edit of it (ninja not run) ninja redoes main.o for its command, and the
+// record that changed it is flags.ninja, not build.ninja.
+func TestCommandChangedByIncludedFile(t *testing.T) {
+	need(t, "ninja", "cc")
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"main.c":      "int main(void) { return V; }\n",
+		"flags.ninja": "cflags = -DV=0\n",
+		"build.ninja": "include flags.ninja\nrule cc\n  command = cc $cflags -c $in -o $out\nbuild main.o: cc main.c\n",
+	})
+	sh(t, dir, nil, "ninja")
+	write(t, dir, map[string]string{"flags.ninja": "cflags = -DV=1\n"})
+	touchLater(t, filepath.Join(dir, "flags.ninja"), "")
+	b := readBuild(t, dir)
+	why, record, ok := (&Origin{Build: b, Edge: b.ByOutput["main.o"]}).OwnReason()
+	if !ok || record != filepath.Join(dir, "flags.ninja") {
+		t.Fatalf("own reason %q, record %q, ok %v; want flags.ninja", why, record, ok)
+	}
+}
