@@ -46,7 +46,52 @@ func (u *Unit) Rebuild(s *graph.Step) string {
 	for _, p := range pkgs {
 		cmd += " -p " + p
 	}
-	return cmd
+	return cmd + targetFlags(s)
+}
+
+// targetFlags selects the targets of s's roots that a plain cargo build does not build: examples
+// (--example NAME), integration tests (--test NAME), unit-test binaries of a library or binary
+// (--tests), benches (--bench NAME), with --bins beside them when a binary is among the roots too
+// (naming a target builds only what is named). "" when every root is a library or binary.
+func targetFlags(s *graph.Step) string {
+	var flags []string
+	add := func(f string) {
+		if !slices.Contains(flags, f) {
+			flags = append(flags, f)
+		}
+	}
+	bins := false
+	for _, r := range s.Roots {
+		ru, ok := r.Step.Origin.(*Unit)
+		if !ok {
+			continue
+		}
+		t := ru.Target
+		switch {
+		case strings.HasPrefix(t, "bin-"):
+			bins = true
+		case strings.HasPrefix(t, "example-"):
+			add("--example " + strings.TrimPrefix(t, "example-"))
+		case strings.HasPrefix(t, "test-integration-test-"):
+			add("--test " + strings.TrimPrefix(t, "test-integration-test-"))
+		case strings.HasPrefix(t, "test-"):
+			add("--tests")
+		case strings.HasPrefix(t, "bench-"):
+			add("--bench " + strings.TrimPrefix(t, "bench-"))
+		}
+	}
+	if len(flags) == 0 {
+		return ""
+	}
+	if slices.Contains(flags, "--tests") {
+		// --tests builds every test target: the single ones are in it.
+		flags = slices.DeleteFunc(flags, func(f string) bool { return strings.HasPrefix(f, "--test ") })
+	}
+	if bins {
+		flags = append(flags, "--bins")
+	}
+	sort.Strings(flags)
+	return " " + strings.Join(flags, " ")
 }
 
 // ForceRebuild makes Cargo see input: a newer mtime on a file it watches, then the build.
