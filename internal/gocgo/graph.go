@@ -224,7 +224,12 @@ func addBinary(g *graph.Graph, m *Module, rep *Report) *graph.Step {
 		written = b.WrittenNS
 	}
 	ref := bin
-	rebuild := fmt.Sprintf("go build -a -o %s %s", relOrAbs(m.Dir, b.Path), b.MainPackage)
+	rebuild := fmt.Sprintf("go build -a%s -o %s %s", buildFlags(b), relOrAbs(m.Dir, b.Path), b.MainPackage)
+	if v, _ := b.Setting("-trimpath"); v == "true" {
+		if _, ok := b.Setting("-ldflags"); !ok {
+			rebuild += " (and the -ldflags it was built with, if any: a -trimpath build does not record them)"
+		}
+	}
 	cfg := graph.Config{}
 	for _, k := range []string{"GOOS", "GOARCH", "CGO_ENABLED", "-tags"} {
 		if v, ok := b.Setting(k); ok {
@@ -463,4 +468,44 @@ func isELF(p string) bool {
 		return false
 	}
 	return bytes.Equal(magic[:], []byte("\x7fELF"))
+}
+
+// buildFlags are the go build flags the binary's build info records (-tags, -trimpath, -ldflags,
+// -gcflags, -asmflags, -buildmode other than exe, -race, -msan, -asan, -cover, -pgo), as the fix must
+// pass them again: without them it builds another program (one without the tag's files or the -X
+// values). Each begins with a space; values are quoted for the shell where needed.
+func buildFlags(b *Binary) string {
+	var out strings.Builder
+	for _, st := range b.Settings {
+		switch st.Key {
+		case "-tags", "-ldflags", "-gcflags", "-asmflags", "-pgo":
+			if st.Value != "" {
+				out.WriteString(" " + st.Key + "=" + shellWord(st.Value))
+			}
+		case "-buildmode":
+			if st.Value != "" && st.Value != "exe" {
+				out.WriteString(" -buildmode=" + shellWord(st.Value))
+			}
+		case "-trimpath", "-race", "-msan", "-asan", "-cover":
+			if st.Value == "true" {
+				out.WriteString(" " + st.Key)
+			}
+		}
+	}
+	return out.String()
+}
+
+// shellWord quotes s for a POSIX shell when it holds anything but letters, digits and _./=:,+-.
+func shellWord(s string) string {
+	safe := s != ""
+	for _, c := range s {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || strings.ContainsRune("_./=:,+-@%", c)) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
