@@ -629,3 +629,29 @@ func TestDoubleColonRuleThatLeavesTheTarget(t *testing.T) {
 		t.Errorf("after the source edit: pending %+v, want one naming main.c", factsOf(b, PendingRebuild))
 	}
 }
+
+// TestUnmakeableDepfileHeader: main.d (written with -MMD, no -MP) names old.h; the #include is removed
+// and old.h deleted. make stops on it ("No rule to make target"), so the fix removes main.d first.
+func TestUnmakeableDepfileHeader(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile": "CFLAGS = -MMD\napp: main.o\n\t$(CC) -o $@ $^\n-include main.d\n",
+		"main.c":   "#include \"old.h\"\nint main(void) { return OLD; }\n",
+		"old.h":    "#define OLD 0\n",
+	})
+	build(t, dir)
+	edit(t, filepath.Join(dir, "main.c"), "int main(void) { return 0; }\n")
+	if err := os.Remove(filepath.Join(dir, "old.h")); err != nil {
+		t.Fatal(err)
+	}
+	b := readBuild(t, dir)
+	s := step(t, b, "main.o")
+	if len(s.Unmakeable) != 1 || s.Unmakeable[0].Path != filepath.Join(dir, "old.h") || s.Unmakeable[0].Depfile != filepath.Join(dir, "main.d") {
+		t.Fatalf("unmakeable %+v", s.Unmakeable)
+	}
+	o := &Origin{Step: s, Folder: b.Folder, Build: b}
+	if fix := o.Rebuild(nil); !strings.HasPrefix(fix, "rm "+filepath.Join(dir, "main.d")+" && make") {
+		t.Errorf("fix %q does not remove main.d first", fix)
+	}
+}

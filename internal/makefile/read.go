@@ -112,6 +112,8 @@ type Step struct {
 	// true when make read it (it is in MAKEFILE_LIST); Looked lists the paths looked at.
 	Depfile  string
 	Included bool
+	// Unmakeable are the prerequisites that are gone and that no rule makes: make stops on them.
+	Unmakeable []Unmakeable
 	// MergedBy, for a depfile make does not include, names the record that says a step of every build
 	// merges it into a makefile make reads before the object's rule is judged (CMake's Makefiles
 	// generator: the target's depend step turns the depfiles DependInfo.cmake lists into
@@ -498,6 +500,31 @@ func (s *Step) known(p string) bool {
 }
 
 // discover adds (or adds a clue to) a discovered input of s.
+// unmakeable lists the prerequisites of s that are gone and that no rule makes (Step.Unmakeable): make
+// stops on them ("No rule to make target"), whatever else it would do. A header a depfile names, which
+// the source no longer includes, is the usual one (a depfile written without -MP).
+func (r *reader) unmakeable(s *Step) {
+	for _, in := range s.Declared {
+		if in.Exists {
+			continue
+		}
+		if f := r.db.Files[in.Name]; f != nil && (len(f.Recipe) > 0 || f.Phony || !f.NotATarget && len(f.Prereqs) > 0) {
+			continue // make can make it
+		}
+		from := ""
+		if s.Depfile != "" && slices.ContainsFunc(s.Discovered, func(d *Input) bool { return d.Path == in.Path && slices.Contains(d.How, Depfile) }) {
+			from = s.Depfile
+		}
+		s.Unmakeable = append(s.Unmakeable, Unmakeable{Path: in.Path, Depfile: from})
+	}
+}
+
+// Unmakeable is a prerequisite make has no file and no rule for; Depfile is the depfile that names it
+// ("" when a makefile does).
+type Unmakeable struct {
+	Path, Depfile string
+}
+
 func (r *reader) discover(s *Step, name string, how How, detail string) {
 	p := r.abs(name)
 	if s.discoveredAt == nil || s.discoveredN != len(s.Discovered) {
@@ -631,6 +658,7 @@ func (r *reader) compile(s *Step) {
 			}
 		}
 	}
+	r.unmakeable(s)
 	if s.Output.Exists {
 		r.dwarf(s)
 	}
