@@ -156,6 +156,27 @@ func homeDir(getenv func(string) string) string {
 	return h
 }
 
+// TargetDirAbove returns the Cargo target folder (one holding .rustc_info.json or CACHEDIR.TAG) that
+// is dir or one of the up folders above it ("" when none is): where a program in target/release,
+// target/debug/examples or target/<triple>/release lies.
+func TargetDirAbove(dir string, up int) string {
+	d, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	for i := 0; i <= up; i++ {
+		if isTargetDir(d) {
+			return d
+		}
+		p := filepath.Dir(d)
+		if p == d {
+			break
+		}
+		d = p
+	}
+	return ""
+}
+
 func isTargetDir(dir string) bool {
 	for _, n := range []string{".rustc_info.json", "CACHEDIR.TAG"} {
 		if _, err := fsrec.Stat(filepath.Join(dir, n)); err == nil {

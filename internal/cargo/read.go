@@ -211,8 +211,17 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 		r.judgeConfig()
 	}
 	built := defaultPackages(l.Workspace)
+	var flags *string
+	if l.TargetDirSrc == "--target-dir" {
+		// Cargo does not know this target folder by itself: its fixes must name it.
+		f := " --target-dir " + l.TargetDir
+		flags = &f
+	}
 	Parallel(len(g.Steps), func(i int) {
 		s := g.Steps[i]
+		if flags != nil {
+			unit.Of(s).BuildFlags = flags
+		}
 		s.Config = unit.Config(unit.Of(s), s.ProfileDir)
 		if s.PathPackage && s.PackageRoot != "" && !built(s.PackageRoot) {
 			unit.Of(s).NotBuiltByDefault = true

@@ -182,12 +182,25 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	// workspace (a C program beside the crates whose staticlib it links): its joined graph is read,
 	// with the Cargo build it links from (internal/systems), not the workspace's other binaries.
 	own := systems.BuildAbove(starts[0], 0) != ""
+	bare := "" // the bare target folder (no Cargo.toml above) a start folder lies in
 	for i, s := range starts {
 		if own {
 			break
 		}
 		l, err := cargo.Locate(s, lopt)
 		last := i == len(starts)-1
+		if i == 0 && lopt.TargetDir == "" && (err != nil || l.Workspace == "") {
+			bare = cargo.TargetDirAbove(s, 3)
+		}
+		if err == nil && l.Workspace != "" && bare != "" && l.TargetDir != bare {
+			// The program lies in a target folder of its own (cargo build --target-dir ../out) and the
+			// workspace is found from another start folder: its build is in that target folder.
+			o := lopt
+			o.TargetDir = bare
+			if l2, err2 := cargo.Locate(s, o); err2 == nil {
+				l = l2
+			}
+		}
 		// A bare target folder (no Cargo.toml above) counts only as the working folder.
 		if err == nil && (l.Workspace != "" || last) {
 			layout = l

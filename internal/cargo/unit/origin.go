@@ -37,6 +37,9 @@ func (u *Unit) Rebuild(s *graph.Step) string {
 		}
 	}
 	cmd := BuildCommand(s.ProfileDir, features)
+	if u.BuildFlags != nil {
+		cmd += *u.BuildFlags
+	}
 	var pkgs []string
 	for _, r := range s.Roots {
 		if ru, ok := r.Step.Origin.(*Unit); ok && ru.NotBuiltByDefault && !slices.Contains(pkgs, r.Step.Package) {

@@ -53,6 +53,11 @@ type Unit struct {
 	// another OUT_DIR): recorded paths under MovedFrom now lie under MovedTo.
 	MovedFrom, MovedTo string
 
+	// BuildFlags are cargo flags every build of this tree needs and a plain one lacks (" --target-dir
+	// DIR" when the target folder was named to stalecheck, not found by Cargo's own rules); shared by
+	// the units of one read.
+	BuildFlags *string
+
 	// NotBuiltByDefault: the unit's package is one a plain `cargo build` at the workspace root does not
 	// build (the workspace's default-members leave it out, or the root package is the only one built):
 	// only a build that names it (-p) rebuilds it.
