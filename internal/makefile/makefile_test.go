@@ -655,3 +655,24 @@ func TestUnmakeableDepfileHeader(t *testing.T) {
 		t.Errorf("fix %q does not remove main.d first", fix)
 	}
 }
+
+// TestHeadersAmongPrerequisites: no depfile, but make has the header as a prerequisite (a list kept
+// by hand, or CMake's depend.make for IMPLICIT_DEPENDS): make sees its edits, so no missing-depfile;
+// an edit is pending.
+func TestHeadersAmongPrerequisites(t *testing.T) {
+	needTools(t)
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{
+		"Makefile": "app: main.o\n\t$(CC) -o $@ $^\nmain.o: main.c m.h\n\t$(CC) -c main.c -o main.o\n",
+		"main.c":   "#include \"m.h\"\nint main(void) { return M; }\n",
+		"m.h":      "#define M 0\n",
+	})
+	build(t, dir)
+	if f := factsOf(readBuild(t, dir), MissingDepfile); len(f) != 0 {
+		t.Fatalf("missing-depfile with m.h a prerequisite: %+v", f)
+	}
+	edit(t, filepath.Join(dir, "m.h"), "#define M 1\n")
+	if p := factsOf(readBuild(t, dir), PendingRebuild); !slices.ContainsFunc(p, func(f Fact) bool { return f.Path == filepath.Join(dir, "m.h") }) {
+		t.Errorf("after the header edit: pending %+v", p)
+	}
+}
