@@ -64,10 +64,10 @@ func commandChanged(g *graph.Graph) (out []Finding) {
 			continue
 		case c.Verdict != graph.ContentDiffers:
 			continue
-		case redoneAnyway(s):
-			// A prerequisite newer than the step (CMake's flags.make after a reconfigure) makes the
-			// next build redo it with the command as it is now: pending-rebuild says so; the change of
-			// command is no untracked one.
+		case redoneAnyway(s) && !newerSameContent(s):
+			// A prerequisite newer than the step, with other content (CMake's flags.make after a
+			// reconfigure), makes the next build redo it with the command as it is now: pending-rebuild
+			// says so; the change of command is no untracked one.
 			continue
 		}
 		if dropped := droppedMembers(s, c.BaselineText); len(dropped) > 0 {
@@ -103,6 +103,15 @@ func commandChanged(g *graph.Graph) (out []Finding) {
 				{Kind: "reference", Path: s.Reference.Path, MTimeNS: s.Reference.MTimeNS, Size: s.Reference.Size, Detail: w.Reference},
 			},
 			Fix: "rm " + display(g, s.Reference.Path) + " && " + rebuildCmd(s) + " (touching " + display(g, changer) + " is not enough: no rule has it as a prerequisite)",
+		}
+		if redoneAnyway(s) {
+			// Only touched prerequisites are newer (their content is what the run used): the next build
+			// redoes the step for them, and so runs the command as it is now; until then what is on disk
+			// was made by the old command.
+			f.Rule = "pending-rebuild"
+			f.Message = fmt.Sprintf("%s changed the command of %s since it was built at %s: the command now differs from the one it ran; a prerequisite touched since makes %s redo %s on the next build, with the command as it is now: what is on disk was made by the old one",
+				who, s.Label, fmtTime(s.Reference.MTimeNS), w.Tool, s.Label)
+			f.Fix = rebuildCmd(s)
 		}
 		if c.BaselineText != "" {
 			f.Evidence = append(f.Evidence, Evidence{Kind: "record", Path: s.Cmd().CommandFrom, How: "command-baseline",
@@ -230,6 +239,19 @@ func builtWithOtherOptions(g *graph.Graph) []Finding {
 
 // redoneAnyway reports whether an input the build system watches is missing or newer than the step's
 // reference: the next build redoes the step whatever its command (pending-rebuild says so).
+// newerSameContent reports whether every watched input of s newer than it has the content its run
+// used (a touch): the pending-rebuild it makes is then said as costing time only, and a changed command
+// must be said of its own.
+func newerSameContent(s *graph.Step) bool {
+	for _, in := range s.Inputs {
+		if in.Watched && (!in.File.Exists || in.File.MTimeNS > s.Reference.MTimeNS) &&
+			(in.Content == nil || in.Content.Verdict != graph.ContentSame) {
+			return false
+		}
+	}
+	return true
+}
+
 func redoneAnyway(s *graph.Step) bool {
 	for _, in := range s.Inputs {
 		if in.Watched && (!in.File.Exists || in.File.MTimeNS > s.Reference.MTimeNS) {
