@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"strings"
 	"syscall"
-	"time"
 	"unsafe"
 )
 
@@ -68,16 +67,3 @@ func lastElem(path string) string {
 	}
 	return p
 }
-
-// rawInfo is the fs.FileInfo of one fstatat, as package os makes it.
-type rawInfo struct {
-	name string
-	st   syscall.Stat_t
-}
-
-func (r *rawInfo) Name() string       { return r.name }
-func (r *rawInfo) Size() int64        { return r.st.Size }
-func (r *rawInfo) Mode() fs.FileMode  { return ModeOf(r.st.Mode) }
-func (r *rawInfo) ModTime() time.Time { return time.Unix(r.st.Mtim.Unix()) }
-func (r *rawInfo) IsDir() bool        { return r.Mode().IsDir() }
-func (r *rawInfo) Sys() any           { return &r.st }

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
-	"time"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
@@ -41,10 +40,9 @@ func readFileDirect(path string, max int64, noteOpen, wantInfo bool, into []byte
 	if err != nil {
 		return nil, nil, true, &fs.PathError{Op: "stat", Path: path, Err: err}
 	}
-	var info *statInfo
 	regular := st.Mode&syscall.S_IFMT == syscall.S_IFREG
 	if wantInfo || fsrec.Active() && (noteOpen || !regular) {
-		info = &statInfo{name: baseName(path), st: st}
+		info := fsrec.StatInfo(baseName(path), &st)
 		fi = info
 		if fsrec.Active() && (noteOpen || !regular) {
 			fsrec.NoteInfo(path, info)
@@ -103,17 +101,3 @@ func baseName(path string) string {
 	}
 	return path
 }
-
-// statInfo is an fs.FileInfo of an fstat, with the mode bits as package os gives them, and Sys the
-// *syscall.Stat_t (fsrec's signature reads it).
-type statInfo struct {
-	name string
-	st   syscall.Stat_t
-}
-
-func (s *statInfo) Name() string       { return s.name }
-func (s *statInfo) Size() int64        { return s.st.Size }
-func (s *statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
-func (s *statInfo) IsDir() bool        { return s.Mode().IsDir() }
-func (s *statInfo) Sys() any           { return &s.st }
-func (s *statInfo) Mode() fs.FileMode  { return fsrec.ModeOf(s.st.Mode) }
