@@ -146,7 +146,7 @@ type Build struct {
 	Generator *Generator
 	// ManifestName is the manifest read (DefaultManifest, or another Options.Manifest named).
 	ManifestName string
-	Notes     []string
+	Notes        []string
 
 	depsName string
 }
