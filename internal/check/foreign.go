@@ -259,7 +259,7 @@ func pendingForeign(g *graph.Graph, s *graph.Step) []Finding {
 		var msg string
 		switch {
 		case !in.File.Exists:
-			msg = fmt.Sprintf("%s, which %s, is missing; %s will try to remake %s on the next build, so %s is not built from what is on disk",
+			msg = fmt.Sprintf("%s is missing (%s): %s remakes %s on the next build, or stops when nothing makes it, so %s is not built from what is on disk",
 				display(g, in.File.Path), watched, w.Tool, s.Label, s.Label)
 		case in.File.MTimeNS > s.Reference.MTimeNS:
 			msg = fmt.Sprintf("%s was modified at %s, after %s was built at %s (%s); %s, so the next build redoes %s: what is on disk is old",

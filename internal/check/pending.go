@@ -314,8 +314,12 @@ func declaredEnvPending(g *graph.Graph, s *graph.Step, what, build string) []Fin
 		if s.Kind == graph.ScriptRun {
 			built, how = "last ran", "it declares rerun-if-env-changed="+e.Name
 		}
-		msg := fmt.Sprintf("%s %s with %s %s and it is %s in this environment; %s (%s), so the next build here redoes %s: the binary you have was built with the old value",
-			what, built, e.Name, envText(e), envText(now), watches, how, unitName(s))
+		here := "in this environment"
+		if now.From != "" {
+			here = "in the build's environment (the [env] table of " + display(g, now.From) + ")"
+		}
+		msg := fmt.Sprintf("%s %s with %s %s and it is %s %s; %s (%s), so the next build here redoes %s: the binary you have was built with the old value",
+			what, built, e.Name, envText(e), envText(now), here, watches, how, unitName(s))
 		rec := s.RecordDir
 		if rec == "" {
 			rec = s.Reference.Path

@@ -509,6 +509,9 @@ type EnvRead struct {
 	// megabytes would grow it by its size for each.
 	Digest string `json:",omitempty"`
 	Len    int    `json:",omitempty"`
+	// From is the configuration file that gives the value to the build's processes, when this
+	// environment does not (Cargo's [env] table); "" otherwise.
+	From string `json:",omitempty"`
 }
 
 // EnvValueKept is the longest environment value Kept keeps whole.

@@ -72,33 +72,26 @@ func (o *Origin) Rebuild(s *graph.Step) string {
 	if len(targets) > 0 {
 		cmd += " " + strings.Join(targets, " ")
 	}
-	pre, why := o.unmakeableFix()
-	if why != "" {
-		return pre + cmd + "  # " + why
-	}
-	return cmd
+	return o.unmakeableFix() + cmd
 }
 
 // unmakeableFix is what must go before make runs at all when a prerequisite of the step is gone and no
-// rule makes it (make stops with "No rule to make target"), and why, as a shell comment after the
-// command (the line stays one to run): the depfile that names it removed (the next compile writes it
-// afresh; -MP in the flags keeps a removed header from stopping make), or the makefile's rule mended.
-// Both "" when nothing is gone.
-func (o *Origin) unmakeableFix() (pre, why string) {
+// rule makes it (make stops with "No rule to make target"): the depfile that names it removed (the
+// next compile writes it afresh), or a word to mend the makefile's rule. "" when nothing is gone.
+func (o *Origin) unmakeableFix() string {
 	if o.Step == nil || len(o.Step.Unmakeable) == 0 {
-		return "", ""
+		return ""
 	}
 	var rm []string
 	for _, u := range o.Step.Unmakeable {
 		if u.Depfile == "" {
-			return "", "first remove " + filepath.Base(u.Path) + " from the prerequisites of " + o.Step.Target + " in " + filepath.Base(o.Folder.Makefile) + ": it is gone, and no rule makes it"
+			return "remove " + filepath.Base(u.Path) + " from the prerequisites of " + o.Step.Target + " in " + filepath.Base(o.Folder.Makefile) + " (no rule makes it), then: "
 		}
 		if !slices.Contains(rm, u.Depfile) {
 			rm = append(rm, u.Depfile)
 		}
 	}
-	return "rm " + strings.Join(rm, " ") + " && ", filepath.Base(rm[0]) + " names " + filepath.Base(o.Step.Unmakeable[0].Path) +
-		", which is gone and which no rule makes (make would stop on it); -MP in the flags keeps a removed header from stopping make"
+	return "rm " + strings.Join(rm, " ") + " && "
 }
 
 // ForceRebuild is what makes make see input and redo the step: include the depfiles make writes (or
