@@ -509,8 +509,8 @@ func (r *reader) unmakeable(s *Step) {
 		if in.Exists {
 			continue
 		}
-		if f := r.db.Files[in.Name]; f != nil && (len(f.Recipe) > 0 || f.Phony || !f.NotATarget && len(f.Prereqs) > 0) {
-			continue // make can make it
+		if f := r.db.Files[in.Name]; f != nil && (!f.NotATarget || len(f.Recipe) > 0 || f.Phony) {
+			continue // a rule of its own, even an empty one (gcc -MP's "h.h:"): make remakes the target
 		}
 		from := ""
 		if s.Depfile != "" && slices.ContainsFunc(s.Discovered, func(d *Input) bool { return d.Path == in.Path && slices.Contains(d.How, Depfile) }) {
