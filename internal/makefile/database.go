@@ -530,10 +530,10 @@ type DoubleColonRule struct {
 // no rule names the target, all of them are taken, as make would take them.
 func (f *File) joinRules() {
 	writes := func(r DoubleColonRule) bool { return recipeNames(r.Recipe, f.Name) }
-	any := slices.ContainsFunc(f.Rules, writes)
+	named := slices.ContainsFunc(f.Rules, writes)
 	f.Prereqs, f.Recipe, f.NeedsUpdate, f.RecipeFrom = nil, nil, false, ""
 	for _, r := range f.Rules {
-		if any && !writes(r) {
+		if named && !writes(r) {
 			continue
 		}
 		f.Prereqs = append(f.Prereqs, r.Prereqs...)

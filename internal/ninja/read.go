@@ -419,7 +419,7 @@ func (b *Build) dryRun(ctx context.Context, writes []string) {
 		b.DryRunErr = fmt.Errorf("ninja -n not run (%w): %s", ErrLogsUnsafe, strings.Join(unsafe, "; "))
 		return
 	}
-	b.DryRun, b.DryRunErr = t.DryRunOf(ctx, b.Dir, b.ManifestName)
+	b.DryRun, b.DryRunErr = t.DryRun(ctx, b.Dir, b.ManifestName)
 }
 
 type stat struct {

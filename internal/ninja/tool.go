@@ -143,15 +143,11 @@ type DryRun struct {
 	Self bool
 }
 
-// DryRun runs `ninja -C dir -n -v -d explain` (default targets). Ninja builds nothing in a dry run, but it
-// loads .ninja_log and .ninja_deps and deletes or truncates them when they are of a version it does not
-// read or damaged; callers check the logs first (Read does).
-func (t *Tool) DryRun(ctx context.Context, dir string) (*DryRun, error) {
-	return t.DryRunOf(ctx, dir, "")
-}
-
-// DryRunOf is DryRun of the manifest file manifest in dir (`-f manifest`; "" is build.ninja).
-func (t *Tool) DryRunOf(ctx context.Context, dir, manifest string) (*DryRun, error) {
+// DryRun runs `ninja -C dir [-f manifest] -n -v -d explain` (default targets; manifest "" or
+// build.ninja needs no -f). Ninja builds nothing in a dry run, but it loads .ninja_log and .ninja_deps
+// and deletes or truncates them when they are of a version it does not read or damaged; callers check
+// the logs first (Read does).
+func (t *Tool) DryRun(ctx context.Context, dir, manifest string) (*DryRun, error) {
 	args := []string{"-n", "-v", "-d", "explain"}
 	if manifest != "" && manifest != DefaultManifest {
 		args = append([]string{"-f", manifest}, args...)
