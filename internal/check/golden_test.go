@@ -198,6 +198,19 @@ func ruleCases() []ruleCase {
 		{"pending-rebuild-cargo", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
 			run.Inputs[0].File.MTimeNS = t0 + 5e9 // build.rs, declared, edited after the run: Cargo reruns it
 		}), []string{"pending-rebuild"}},
+		{"pending-rebuild-cargo-dependency-rebuilt", cargoBuild(func(g *graph.Graph, _, bin *graph.Step) {
+			// klib's src/lib.rs edited and klib rebuilt (cargo build -p klib), app not: Cargo rebuilds app
+			// for its dependency, and what moved is lib.rs, not klib's records.
+			lib := &graph.Step{System: unit.System, ID: "lib", Kind: graph.Compile, Package: "klib", Name: "klib-3333333333333333", Label: "lib-klib",
+				ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/klib", RecordDir: "/ws/target/release/.fingerprint/klib-3333333333333333",
+				Reference: file("/ws/target/release/deps/klib-3333333333333333.d", t0+6e9),
+				Outputs:   []graph.FileInfo{file("/ws/target/release/deps/libklib-3333333333333333.rlib", t0+6e9)},
+				Inputs:    []*graph.Input{input("/ws/klib/src/lib.rs", t0+5e9, true, graph.Depfile, "dep-info")},
+				Dependents: []*graph.Step{bin}, Roots: bin.Roots,
+				Origin: &unit.Unit{Hash: "3333333333333333", Target: "lib-klib", FingerprintDir: "/ws/target/release/.fingerprint/klib-3333333333333333"}}
+			bin.Deps = append(bin.Deps, lib)
+			g.Steps = append(g.Steps, lib)
+		}), []string{"pending-rebuild", "binary-older-than-input"}},
 		{"last-build-failed", cargoBuild(func(_ *graph.Graph, run, _ *graph.Step) {
 			run.Failed = "the build script exited with status 1 (target/release/build/ksys-1111111111111111/stderr: cc: error: native/k.c: no such file)"
 		}), []string{"last-build-failed"}},

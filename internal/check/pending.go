@@ -95,12 +95,60 @@ func pendingRebuild(g *graph.Graph) []Finding {
 				}
 				msg := fmt.Sprintf("dependency %s of %s was rebuilt at %s, after %s was built at %s; %s will rebuild %s",
 					unitName(d), what, fmtTime(dn), unitName(s), fmtTime(own), s.Words().Tool, unitName(s))
-				out = append(out, pendingFinding(g, s, msg, d.RecordDir, build,
-					Evidence{Kind: "input", Path: dp, MTimeNS: dn, Detail: which}))
+				ev := []Evidence{{Kind: "input", Path: dp, MTimeNS: dn, Detail: which}}
+				subject := d.RecordDir
+				if by, in := changedBelow(d, own); in != nil {
+					// Name the source whose change made the dependency's rebuild, not its record: that is
+					// what moved since this unit was built.
+					subject = in.File.Path
+					msg = fmt.Sprintf("dependency %s of %s was rebuilt at %s for %s (modified at %s%s), after %s was built at %s; %s will rebuild %s",
+						unitName(d), what, fmtTime(dn), display(g, in.File.Path), fmtTime(in.File.MTimeNS), throughDep(by, d),
+						unitName(s), fmtTime(own), s.Words().Tool, unitName(s))
+					ev = append(ev, Evidence{Kind: "input", Path: in.File.Path, MTimeNS: in.File.MTimeNS, Size: in.File.Size, How: howString(in), Detail: in.WatchedBy})
+				}
+				out = append(out, pendingFinding(g, s, msg, subject, build, ev...))
 			}
 		}
 	}
 	return out
+}
+
+// changedBelow finds why dependency d was rebuilt after ns: the newest watched input modified after ns
+// of d or, when d's own inputs did not move (it was rebuilt for one of its dependencies), of the
+// same-system dependencies below it rebuilt after ns too, nearest first. by is the step whose input it
+// is; nil when no input moved (flags or a dependency's records alone).
+func changedBelow(d *graph.Step, ns int64) (by *graph.Step, in *graph.Input) {
+	seen := map[*graph.Step]bool{d: true}
+	level := []*graph.Step{d}
+	for len(level) > 0 && len(seen) <= 64 {
+		var next []*graph.Step
+		for _, x := range level {
+			for _, c := range x.Inputs {
+				if c.Watched && c.File.Exists && c.File.MTimeNS > ns && (in == nil || c.File.MTimeNS > in.File.MTimeNS) {
+					by, in = x, c
+				}
+			}
+			for _, y := range x.Deps {
+				if !seen[y] && y.System == d.System && newestOutput(y) > ns {
+					seen[y] = true
+					next = append(next, y)
+				}
+			}
+		}
+		if in != nil {
+			return by, in
+		}
+		level = next
+	}
+	return nil, nil
+}
+
+// throughDep says which dependency below d the changed input belongs to, when it is not d's own.
+func throughDep(by, d *graph.Step) string {
+	if by == d {
+		return ""
+	}
+	return ", an input of " + unitName(by) + " below it"
 }
 
 func pendingFinding(g *graph.Graph, s *graph.Step, msg, subject, build string, ev ...Evidence) Finding {
