@@ -203,9 +203,9 @@ func ruleCases() []ruleCase {
 			// for its dependency, and what moved is lib.rs, not klib's records.
 			lib := &graph.Step{System: unit.System, ID: "lib", Kind: graph.Compile, Package: "klib", Name: "klib-3333333333333333", Label: "lib-klib",
 				ProfileDir: "release", PathPackage: true, PackageRoot: "/ws/klib", RecordDir: "/ws/target/release/.fingerprint/klib-3333333333333333",
-				Reference: file("/ws/target/release/deps/klib-3333333333333333.d", t0+6e9),
-				Outputs:   []graph.FileInfo{file("/ws/target/release/deps/libklib-3333333333333333.rlib", t0+6e9)},
-				Inputs:    []*graph.Input{input("/ws/klib/src/lib.rs", t0+5e9, true, graph.Depfile, "dep-info")},
+				Reference:  file("/ws/target/release/deps/klib-3333333333333333.d", t0+6e9),
+				Outputs:    []graph.FileInfo{file("/ws/target/release/deps/libklib-3333333333333333.rlib", t0+6e9)},
+				Inputs:     []*graph.Input{input("/ws/klib/src/lib.rs", t0+5e9, true, graph.Depfile, "dep-info")},
 				Dependents: []*graph.Step{bin}, Roots: bin.Roots,
 				Origin: &unit.Unit{Hash: "3333333333333333", Target: "lib-klib", FingerprintDir: "/ws/target/release/.fingerprint/klib-3333333333333333"}}
 			bin.Deps = append(bin.Deps, lib)
