@@ -258,6 +258,9 @@ func (c *configContext) classify(k string, was, now map[string]string) configKin
 		return other
 	case "env":
 		name, _, _ := strings.Cut(rest, ".")
+		if envEffective(was, name, c.file) == envEffective(now, name, c.file) {
+			return inert // e.g. force = true on a variable this environment does not set
+		}
 		if c.envDeps[name] {
 			return deciding
 		}
@@ -448,8 +451,12 @@ func (r *reader) judgeConfig() {
 			c := graph.ConfigChange{Path: p, MTimeNS: mt, BuiltNS: last}
 			if was, ok := st.before(p, last); !ok {
 				c.Unknown = true
-			} else if c.Deciding, c.Other = diffConfig(was.Keys, keys, r.configContext(s, p, was.Keys, keys)); len(c.Deciding)+len(c.Other) == 0 {
-				continue // comments, layout, or settings that change no build
+			} else {
+				before, now := canonEnv(was.Keys), canonEnv(keys)
+				c.Deciding, c.Other = diffConfig(before, now, r.configContext(s, p, before, now))
+				if len(c.Deciding)+len(c.Other) == 0 {
+					continue // comments, layout, or settings that change no build
+				}
 			}
 			u := unit.Of(s)
 			if !slices.ContainsFunc(u.ConfigChanges, func(x graph.ConfigChange) bool { return x.Path == p }) {
@@ -511,6 +518,63 @@ func compactKeys(keys map[string]string) map[string]string {
 	return out
 }
 
+// canonEnv gives the [env] entries of a file's flattened settings one form: NAME = "v" and
+// [env.NAME] value = "v" (or NAME = { value = "v" }) are one setting to Cargo, and force or relative
+// set to false are their defaults. Other settings are left as they are.
+func canonEnv(keys map[string]string) map[string]string {
+	out := make(map[string]string, len(keys))
+	for k, v := range keys {
+		if rest, ok := strings.CutPrefix(k, "env."); ok {
+			name, field, _ := strings.Cut(rest, ".")
+			switch field {
+			case "value":
+				k = "env." + name
+			case "force", "relative":
+				if v == "false" {
+					continue
+				}
+			}
+		}
+		out[k] = v
+	}
+	return out
+}
+
+// envEffective is the value a build here gives variable name by the [env] entries of keys (a file's
+// settings, canonEnv's form), the file's path resolving relative ones: the entry's value, or this
+// environment's when it sets the variable and the entry does not force; "\x00unset" for none.
+func envEffective(keys map[string]string, name, file string) string {
+	ev, inEnv := os.LookupEnv(name)
+	raw, ok := keys["env."+name]
+	if !ok {
+		if inEnv {
+			return ev
+		}
+		return "\x00unset"
+	}
+	if inEnv && keys["env."+name+".force"] != "true" {
+		return ev
+	}
+	var v string
+	if json.Unmarshal([]byte(raw), &v) != nil {
+		return "\x00" + raw // kept as a digest, or not a string
+	}
+	if keys["env."+name+".relative"] == "true" {
+		v = envRelative(file, v)
+	}
+	return v
+}
+
+// envRelative is an [env] value with relative = true, set in configuration file file: against the
+// folder that holds the file's .cargo folder, joined as Cargo joins it (Rust's Path::join, which does
+// not clean the path: x/../y stays as written); an absolute value as it is.
+func envRelative(file, v string) string {
+	if filepath.IsAbs(v) {
+		return v
+	}
+	return strings.TrimSuffix(filepath.Dir(filepath.Dir(file)), "/") + "/" + v
+}
+
 // configEnvVar is one variable of the [env] tables of Cargo's configuration files.
 type configEnvVar struct {
 	value string
@@ -558,8 +622,8 @@ func (r *reader) configEnv() map[string]configEnvVar {
 			e := configEnvVar{value: v, file: p}
 			if field == "value" {
 				e.force = keys["env."+name+".force"] == "true"
-				if keys["env."+name+".relative"] == "true" && !filepath.IsAbs(v) {
-					e.value = filepath.Join(filepath.Dir(filepath.Dir(p)), v)
+				if keys["env."+name+".relative"] == "true" {
+					e.value = envRelative(p, v)
 				}
 			}
 			out[name] = e

@@ -44,7 +44,9 @@ func TestConfigClassify(t *testing.T) {
 		{&cfg, "env.UNREAD", other},
 		{&cfg, "alias.b", inert},
 	} {
-		if got := c.ctx.classify(c.key, nil, nil); got != c.want {
+		// A setting that changed: its value at the build and now.
+		was, now := map[string]string{c.key: `"1"`}, map[string]string{c.key: `"2"`}
+		if got := c.ctx.classify(c.key, was, now); got != c.want {
 			t.Errorf("%s in %s: %d, want %d", c.key, c.ctx.file, got, c.want)
 		}
 	}
@@ -87,7 +89,7 @@ func TestConfigEnv(t *testing.T) {
 	ws := filepath.Join(top, "ws")
 	for p, body := range map[string]string{
 		filepath.Join(top, ".cargo", "config.toml"): "[env]\nA = \"top\"\nB = \"top\"\n",
-		filepath.Join(ws, ".cargo", "config.toml"):  "[env]\nA = \"near\"\nC = { value = \"c\", force = true }\nD = { value = \"data\", relative = true }\n[build]\njobs = 2\n",
+		filepath.Join(ws, ".cargo", "config.toml"):  "[env]\nA = \"near\"\nC = { value = \"c\", force = true }\nD = { value = \"data\", relative = true }\nF = { value = \"x/../y\", relative = true }\n[build]\njobs = 2\n",
 		filepath.Join(ws, "Cargo.toml"):             "[package]\nname = \"x\"\nversion = \"0.1.0\"\n[env]\nE = \"not a config table\"\n",
 	} {
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -100,7 +102,7 @@ func TestConfigEnv(t *testing.T) {
 	r := &reader{l: &Layout{Workspace: ws}}
 	got := r.configEnv()
 	want := map[string]configEnvVar{"A": {value: "near"}, "B": {value: "top"}, "C": {value: "c", force: true},
-		"D": {value: filepath.Join(ws, "data")}}
+		"D": {value: filepath.Join(ws, "data")}, "F": {value: ws + "/x/../y"}}
 	if len(got) != len(want) {
 		t.Fatalf("configEnv: %+v, want %+v", got, want)
 	}
@@ -108,6 +110,51 @@ func TestConfigEnv(t *testing.T) {
 		v.file = got[k].file
 		if got[k] != v {
 			t.Errorf("%s: %+v, want %+v", k, got[k], v)
+		}
+	}
+}
+
+// An [env] setting written in another form, or with force on a variable the environment does not
+// set, is the same setting to Cargo: no change; a value that differs is one.
+func TestConfigEnvForms(t *testing.T) {
+	cfg := configContext{file: "/ws/.cargo/config.toml", envDeps: map[string]bool{"FOO": true}}
+	t.Setenv("SET_HERE", "env")
+	for _, c := range []struct {
+		name     string
+		was, now map[string]string
+		changed  bool
+	}{
+		{"table form", map[string]string{"env.FOO": `"a"`}, map[string]string{"env.FOO.value": `"a"`}, false},
+		{"defaults spelt out", map[string]string{"env.FOO": `"a"`}, map[string]string{"env.FOO.value": `"a"`, "env.FOO.force": "false", "env.FOO.relative": "false"}, false},
+		{"force, not set here", map[string]string{"env.FOO": `"a"`}, map[string]string{"env.FOO.value": `"a"`, "env.FOO.force": "true"}, false},
+		{"another value", map[string]string{"env.FOO": `"a"`}, map[string]string{"env.FOO.value": `"b"`}, true},
+		{"relative", map[string]string{"env.FOO": `"/ws/d"`}, map[string]string{"env.FOO.value": `"d"`, "env.FOO.relative": "true"}, false},
+		{"not forced over the environment", map[string]string{"env.SET_HERE": `"a"`}, map[string]string{"env.SET_HERE": `"b"`}, false},
+		{"forced over the environment", map[string]string{"env.SET_HERE": `"a"`}, map[string]string{"env.SET_HERE.value": `"a"`, "env.SET_HERE.force": "true"}, true},
+	} {
+		was, now := canonEnv(c.was), canonEnv(c.now)
+		d, o := diffConfig(was, now, &cfg)
+		if got := len(d)+len(o) > 0; got != c.changed {
+			t.Errorf("%s: changed %v (deciding %v, other %v), want %v", c.name, got, d, o, c.changed)
+		}
+	}
+}
+
+// An [env] entry Cargo cannot load stops the check, naming it, as Cargo stops every build.
+func TestCheckEnvTable(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]any
+		want string
+	}{
+		{map[string]any{"A": "x", "B": map[string]any{"value": "y", "force": true, "relative": false}}, ""},
+		{map[string]any{"A": int64(5)}, "[env] A must be a string or a table"},
+		{map[string]any{"A": []any{"a"}}, "not an array"},
+		{map[string]any{"A": map[string]any{"value": int64(1)}}, "[env] A needs a string value"},
+		{map[string]any{"A": map[string]any{"value": "v", "force": "yes"}}, "[env] A.force must be true or false, not a string"},
+	} {
+		err := checkEnvTable(c.env)
+		if c.want == "" && err != nil || c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("%v: %v, want %q", c.env, err, c.want)
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -269,9 +270,13 @@ func readConfigs(start string, getenv func(string) string) (cargoConfig, error) 
 				TargetDir any `toml:"target-dir"`
 				BuildDir  any `toml:"build-dir"`
 			} `toml:"build"`
+			Env map[string]any `toml:"env"`
 		}
 		if err := decodeTOML(f, &doc); err != nil {
 			// Cargo refuses to build with a broken config; say so rather than guess around it.
+			return c, fmt.Errorf("%s: %w", f, err)
+		}
+		if err := checkEnvTable(doc.Env); err != nil {
 			return c, fmt.Errorf("%s: %w", f, err)
 		}
 		for _, kv := range []struct {
@@ -292,6 +297,56 @@ func readConfigs(start string, getenv func(string) string) (cargoConfig, error) 
 		}
 	}
 	return c, nil
+}
+
+// checkEnvTable reports an [env] entry Cargo cannot load (it then refuses every build: "could not load
+// config key env.NAME"): each is a string, or a table with a string value and, optionally, force and
+// relative as booleans.
+func checkEnvTable(env map[string]any) error {
+	names := make([]string, 0, len(env))
+	for n := range env {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		switch v := env[n].(type) {
+		case string:
+			continue
+		case map[string]any:
+			if _, ok := v["value"].(string); !ok {
+				return fmt.Errorf("[env] %s needs a string value (value = \"...\"), not %s: Cargo cannot load config key env.%s", n, tomlType(v["value"]), n)
+			}
+			for _, opt := range []string{"force", "relative"} {
+				if x, set := v[opt]; set {
+					if _, ok := x.(bool); !ok {
+						return fmt.Errorf("[env] %s.%s must be true or false, not %s: Cargo cannot load config key env.%s", n, opt, tomlType(x), n)
+					}
+				}
+			}
+		default:
+			return fmt.Errorf("[env] %s must be a string or a table { value = \"...\" }, not %s: Cargo cannot load config key env.%s", n, tomlType(v), n)
+		}
+	}
+	return nil
+}
+
+// tomlType names a decoded TOML value's type in TOML's words.
+func tomlType(v any) string {
+	switch v.(type) {
+	case nil:
+		return "nothing"
+	case string:
+		return "a string"
+	case bool:
+		return "a boolean"
+	case int64, float64:
+		return "a number"
+	case []any, []map[string]any:
+		return "an array"
+	case map[string]any:
+		return "a table"
+	}
+	return fmt.Sprintf("a %T", v)
 }
 
 // decodeTOML reads a TOML file (a regular file of bounded size) into v.

@@ -820,6 +820,9 @@ func TestCargoFixNamesPackageOutsideDefaultMembers(t *testing.T) {
 // edited with nothing kept to compare with is a warning that says so.
 func TestCargoConfigurationChanged(t *testing.T) {
 	need.RealBuild(t)
+	if _, set := os.LookupEnv("LEVEL"); set {
+		t.Skip("LEVEL is set in the environment: the force row below needs it unset")
+	}
 	p := testutil.NewProject(t, map[string]string{
 		"Cargo.toml": "[package]\nname = \"cfgd\"\nversion = \"0.1.0\"\nedition = \"2021\"\ndescription = \"one\"\n\n" +
 			"[features]\ndefault = [\"fast\"]\nfast = []\n\n[profile.dev]\nopt-level = 0\n\n[profile.release]\nlto = false\n",
@@ -845,6 +848,10 @@ func TestCargoConfigurationChanged(t *testing.T) {
 		{"Cargo.toml", "default = [\"fast\"]", "default = []", "error"},
 		{".cargo/config.toml", "rustflags = []", "rustflags = [\"--cfg\", \"fast2\"]", "error"},
 		{".cargo/config.toml", "LEVEL = \"1\"", "LEVEL = \"2\"", "error"}, // env!("LEVEL")
+		// The same value in another form, and force on a variable this environment does not set:
+		// Cargo's build is Fresh.
+		{".cargo/config.toml", "LEVEL = \"2\"", "LEVEL = { value = \"2\" }", ""},
+		{".cargo/config.toml", "LEVEL = { value = \"2\" }", "LEVEL = { value = \"2\", force = true }", ""},
 	} {
 		p.Edit(e.file, e.old, e.new)
 		when := time.Now().Add(2 * time.Second)
