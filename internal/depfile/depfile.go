@@ -43,18 +43,36 @@ func (f *File) Inputs() []string {
 	return out
 }
 
-// ParseFile reads and parses the dependency file at path. Errors name the file.
+// ParseFile reads and parses the dependency file at path as GNU make reads it. Errors name the file.
 func ParseFile(path string) (*File, error) {
+	return parseFile(path, cutAtNUL)
+}
+
+// ParseNinjaFile is ParseFile as Ninja reads a depfile: a NUL byte separates names, as whitespace does
+// (make ignores the rest of the line after one).
+func ParseNinjaFile(path string) (*File, error) {
+	return parseFile(path, nulSeparates)
+}
+
+func parseFile(path string, nul nulRule) (*File, error) {
 	data, err := safeio.ReadFile(path, safeio.MaxRecord)
 	if err != nil {
 		return nil, err
 	}
-	f, err := parse(string(data))
+	f, err := parseWith(string(data), nul)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return f, nil
 }
+
+// nulRule is what a NUL byte in a line means to the tool that reads the file: no name holds one.
+type nulRule int
+
+const (
+	cutAtNUL     nulRule = iota // GNU make: "NUL character seen; rest of line ignored"
+	nulSeparates                // Ninja's depfile parser: a separator, like a space
+)
 
 // Parse parses a dependency file. It returns an error for a line with names but no ':' separator,
 // naming the line number.
@@ -68,9 +86,18 @@ func Parse(r io.Reader) (*File, error) {
 
 // parse parses the text of a dependency file: names are slices of it where no escape or continuation
 // made a copy necessary.
-func parse(text string) (*File, error) {
+func parse(text string) (*File, error) { return parseWith(text, cutAtNUL) }
+
+func parseWith(text string, nul nulRule) (*File, error) {
 	return parseLines(func(yield func(string) bool) {
 		for line := range strings.Lines(text) {
+			if i := strings.IndexByte(line, 0); i >= 0 {
+				if nul == nulSeparates {
+					line = strings.ReplaceAll(line, "\x00", " ")
+				} else {
+					line = line[:i] // the line end and a continuation's backslash go with the rest
+				}
+			}
 			// A line without its end, and one CR dropped as a line scanner drops it (CRLF ends).
 			if !yield(strings.TrimSuffix(strings.TrimSuffix(line, "\n"), "\r")) {
 				return

@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -133,5 +134,31 @@ func TestParseMatchesLineScanner(t *testing.T) {
 	}
 	if parsed < 5000 {
 		t.Fatalf("only %d of %d inputs parsed: the mutations test too little", parsed, len(inputs))
+	}
+}
+
+// A NUL byte: GNU make ignores the rest of its line (a continuation there ends too), Ninja takes it for
+// a separator; no name holds one either way.
+func TestNUL(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "main.d")
+	write := func(text string) {
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("main.o: main.c\x00\nx.o: x.c\n")
+	for name, parse := range map[string]func(string) (*File, error){"make": ParseFile, "ninja": ParseNinjaFile} {
+		if f, err := parse(p); err != nil || !slices.Equal(f.Inputs(), []string{"main.c", "x.c"}) {
+			t.Errorf("%s: %v, want [main.c x.c]", name, err)
+		}
+	}
+	write("main.o: main.c\x00 b.h \\\n a.h\nx.o: x.c\n")
+	if f, err := ParseNinjaFile(p); err != nil || !slices.Equal(f.Inputs(), []string{"main.c", "b.h", "a.h", "x.c"}) {
+		t.Errorf("ninja: %v, want [main.c b.h a.h x.c]", err)
+	}
+	// make drops " b.h \" with the NUL, so " a.h" is a line of its own, without ':' (make's "missing
+	// separator").
+	if f, err := ParseFile(p); err == nil {
+		t.Errorf("make: want the error of a line without ':', got %q", f.Inputs())
 	}
 }

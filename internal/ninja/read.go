@@ -549,7 +549,7 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file
 		look := e.Deps == "" || e.Ref.Deps == nil || len(e.Ref.Deps.Inputs) == 0
 		if look && st.get(e.DepfilePath).ok {
 			e.DepfileOnDisk = true
-			f, err := depfile.ParseFile(e.DepfilePath)
+			f, err := depfile.ParseNinjaFile(e.DepfilePath)
 			if err != nil {
 				e.DepfileErr = err
 			} else {
