@@ -94,6 +94,7 @@ func manifestOf(s *graph.Step) string {
 type ownerIndex struct {
 	outputs map[string]*graph.Step
 	dirs    map[string]int // folder -> index of the first step with it as a run, output or record folder
+	longest int            // the length of the longest folder in dirs
 	steps   []*graph.Step
 }
 
@@ -108,6 +109,7 @@ func newOwnerIndex(g *graph.Graph) *ownerIndex {
 		for _, d := range []string{s.Script().RunDir, s.Script().OutDir, s.RecordDir} {
 			if _, ok := x.dirs[d]; d != "" && !ok {
 				x.dirs[d] = i
+				x.longest = max(x.longest, len(d))
 			}
 		}
 	}
@@ -120,16 +122,26 @@ func (x *ownerIndex) owner(p string) *graph.Step {
 		return s
 	}
 	// Every folder that holds p (p itself included): the first step in graph order among their owners.
+	// Only those no longer than the longest owner folder can be one: a depfile may name a path of a
+	// million bytes, and looking up each of its parents would hash its length over and over.
 	best := -1
-	for d := p; ; {
+	d := filepath.Clean(p)
+	if len(d) > x.longest {
+		i := strings.LastIndexByte(d[:x.longest+1], '/')
+		if i < 0 {
+			return nil
+		}
+		d = d[:max(i, 1)]
+	}
+	for {
 		if i, ok := x.dirs[d]; ok && (best < 0 || i < best) {
 			best = i
 		}
-		parent := filepath.Dir(d)
-		if parent == d {
+		i := strings.LastIndexByte(d, '/')
+		if i < 0 || d == "/" {
 			break
 		}
-		d = parent
+		d = d[:max(i, 1)] // filepath.Dir of a clean path: "/a" -> "/"
 	}
 	if best < 0 {
 		return nil
