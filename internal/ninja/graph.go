@@ -2,7 +2,9 @@ package ninja
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -278,6 +280,11 @@ func (b *Build) Graph() *graph.Graph {
 			sp := c.searchPath()
 			s.OwnCmd().Compiles = []graph.CompilerRun{{Source: c.Source, Dir: c.Dir, Quote: sp.Quote, Dirs: sp.Dirs, System: sp.System, After: sp.After}}
 		}
+		if e.DyndepErr != nil && (!errors.Is(e.DyndepErr, fs.ErrNotExist) || edgeBuilt(e)) {
+			// Ninja refuses the edge's dyndep file (or it is gone though the edge was built, which read
+			// it): the implicit inputs it adds are unknown, so is whether ninja redoes the edge.
+			g.AddStepProblem(s, b.abs(e.Dyndep), e.DyndepErr)
+		}
 		if e.DepfileErr != nil {
 			// A depfile ninja reads (or one left over beside a deps log) that cannot be read or parsed:
 			// the headers it would list are unknown, and ninja itself fails on it.
@@ -412,4 +419,14 @@ func contains(ss []*graph.Step, s *graph.Step) bool {
 // within reports whether dir is path or inside it.
 func within(path, dir string) bool {
 	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
+}
+
+// edgeBuilt reports whether every output of e is there: it was built (and read its dyndep file).
+func edgeBuilt(e *Edge) bool {
+	for _, o := range e.OutputStats {
+		if !o.Exists {
+			return false
+		}
+	}
+	return len(e.OutputStats) > 0
 }

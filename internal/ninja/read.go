@@ -90,6 +90,8 @@ type Edge struct {
 	DepfilePath   string
 	DepfileOnDisk bool
 	DepfileErr    error
+	// DyndepErr is why the edge's dyndep file cannot be read as ninja reads it (parseDyndep).
+	DyndepErr error
 	// MissingDepfile says, in words, why ninja cannot know the headers this compile reads ("" when it
 	// can): a compile edge with neither depfile nor deps, or a depfile the compiler never wrote.
 	MissingDepfile string
@@ -279,7 +281,7 @@ func Read(ctx context.Context, dir string, opts Options) (*Build, error) {
 	if blocking != "" {
 		// Not run (or stopped): ninja opens the depfile of every edge it considers, and waits for a
 		// writer on a FIFO (until its deadline: 2 minutes). The record is reported unreadable (Graph).
-		b.DryRun, b.DryRunErr, self = nil, fmt.Errorf("ninja -n not run: the depfile %s is not a regular file, and ninja would wait reading it", blocking), false
+		b.DryRun, b.DryRunErr, self = nil, fmt.Errorf("ninja -n not run: %s, a depfile or dyndep file ninja reads for an edge, is not a regular file, and ninja would wait reading it", blocking), false
 	}
 	if self && (toolErr != nil || !b.Tool.ReadsLogVersion(b.Log.Version) || b.Deps != nil && !b.Tool.ReadsDepsVersion(b.Deps.Version)) {
 		self = false
@@ -344,6 +346,9 @@ func (b *Build) blockingDepfile() string {
 	for _, e := range b.Edges {
 		if e.DepfileErr != nil && errors.Is(e.DepfileErr, safeio.ErrNotRegular) {
 			return e.DepfilePath
+		}
+		if e.DyndepErr != nil && errors.Is(e.DyndepErr, safeio.ErrNotRegular) {
+			return b.abs(e.Dyndep) // ninja loads it the same way (a FIFO: until the dry run's deadline)
 		}
 	}
 	return ""
@@ -496,7 +501,10 @@ func (b *Build) readEdge(e *Edge, st *statCache, sc *scanner, opts Options, file
 	}
 	// Implicit inputs a dyndep file adds (dyndep.go): ninja loads it before it judges the edge.
 	if e.Dyndep != "" {
-		dd := parseDyndep(b.abs(e.Dyndep))
+		dd, err := parseDyndep(b.abs(e.Dyndep))
+		if err != nil {
+			e.DyndepErr = err
+		}
 		for _, o := range e.Outputs {
 			for _, p := range dd[o] {
 				add(b.abs(p), HowImplicit, "dyndep "+e.Dyndep, true)

@@ -7,9 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/safeio"
 	needpkg "github.com/stalecheck/stalecheck/internal/testutil/need"
 )
 
@@ -65,13 +67,23 @@ func touchLater(t testing.TB, p, appendText string) int64 {
 
 func readBuild(t testing.TB, dir string) *Build {
 	t.Helper()
+	b := readBuildDryRunMayFail(t, dir)
+	if b.DryRunErr != nil {
+		t.Fatalf("dry run %v", b.DryRunErr)
+	}
+	return b
+}
+
+// readBuildDryRunMayFail is readBuild for a build ninja refuses (its dry run fails, or is not run).
+func readBuildDryRunMayFail(t testing.TB, dir string) *Build {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	b, err := Read(ctx, dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if b.LogErr != nil || b.DepsErr != nil || b.DryRunErr != nil {
+	if b.LogErr != nil || b.DepsErr != nil {
 		t.Fatalf("log %v, deps %v, dry run %v", b.LogErr, b.DepsErr, b.DryRunErr)
 	}
 	return b
@@ -245,6 +257,26 @@ func TestDyndepInputs(t *testing.T) {
 	e := readBuild(t, dir).ByOutput["main.o"]
 	if len(e.Pending) != 1 || e.Pending[0].Path != filepath.Join(dir, "data.h") || len(e.Unseen) != 0 {
 		t.Fatalf("after the edit: pending %+v unseen %+v", e.Pending, e.Unseen)
+	}
+	// A dyndep file ninja refuses: what it adds is unknown, said as such (not a fresh edge).
+	dd := filepath.Join(dir, "main.dd")
+	write(t, dir, map[string]string{"main.dd": "ninja_dyndep_version = 2\nbuild main.o: dyndep | data.h\n"})
+	if out, err := exec.Command("ninja", "-C", dir, "-n").CombinedOutput(); err == nil {
+		t.Fatalf("premise: ninja takes a version 2 dyndep file:\n%s", out)
+	}
+	if e := readBuildDryRunMayFail(t, dir).ByOutput["main.o"]; e.DyndepErr == nil || !strings.Contains(e.DyndepErr.Error(), "unsupported") {
+		t.Fatalf("version 2 dyndep file: %v", e.DyndepErr)
+	}
+	// A FIFO in its place: ninja -n would wait for a writer until its deadline; it is not run.
+	if err := os.Remove(dd); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(dd, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b := readBuildDryRunMayFail(t, dir)
+	if e := b.ByOutput["main.o"]; !errors.Is(e.DyndepErr, safeio.ErrNotRegular) || b.DryRunErr == nil || !strings.Contains(b.DryRunErr.Error(), dd) {
+		t.Fatalf("FIFO dyndep file: %v; dry run: %v", e.DyndepErr, b.DryRunErr)
 	}
 }
 
