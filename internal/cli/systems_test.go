@@ -739,6 +739,34 @@ func TestNinjaMultiConfig(t *testing.T) {
 	if _, stderr, code := run(t, "run", "--", rel); code != 125 {
 		t.Errorf("run -- Release/app: exit %d, want 125: %s", code, stderr)
 	}
+	// build-Release.ninja gone or damaged: Release/app is not checked, and that is said, naming it.
+	manifest := filepath.Join(bdir, "build-Release.ninja")
+	good, err := os.ReadFile(manifest)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for what, damage := range map[string]func() error{
+		"removed":  func() error { return nil },
+		"a folder": func() error { return os.Mkdir(manifest, 0o755) },
+		"unparsable": func() error {
+			return os.WriteFile(manifest, append(append([]byte{}, good...), "build bad: $\n"...), 0o644)
+		},
+	} {
+		if err := os.RemoveAll(manifest); err != nil {
+			t.Fatal(err)
+		}
+		if err := damage(); err != nil {
+			t.Fatal(err)
+		}
+		fs, _ := checkSystems(t, bdir)
+		if w := find(fs, "unreadable-record", manifest); len(w) != 1 || !strings.Contains(w[0].Message, "not checked") {
+			t.Errorf("build-Release.ninja %s: want an unreadable-record warning naming it, got %+v", what, fs)
+		}
+	}
+	os.RemoveAll(manifest)
+	if err := os.WriteFile(manifest, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
 }
 
 // TestMakeFixNamesNonDefaultTarget: make's default goal (the first target) builds app1 only; both

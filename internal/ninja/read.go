@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"maps"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -655,26 +658,30 @@ func firstOut(e *Edge) string {
 	return e.ImplicitOutputs[0]
 }
 
+// OtherManifest is a manifest of a build folder that ninja runs with -f, besides build.ninja.
+type OtherManifest struct {
+	Name string // its name at the folder's top
+	// MadeBy is the `build` line of build.ninja (or a file it includes) that makes it, "file:line"
+	// relative to the folder ("" when none does): CMake's regeneration edge lists every
+	// configuration's manifest, so the build expects it.
+	MadeBy string
+	// Err says why it cannot be read as a file (it is not there, or not a regular file); nil when it
+	// can.
+	Err error
+}
+
 // OtherManifests returns the manifests of build folder dir that ninja runs with -f, besides
-// build.ninja: the other *.ninja files at its top that build.ninja does not read itself (include or
-// subninja) and that parse as manifests, such as the build-<Config>.ninja of CMake's Ninja
-// Multi-Config generator (build.ninja builds its default configuration only). Sorted by name.
-func OtherManifests(dir string) []string {
+// build.ninja, sorted by name: the other *.ninja files at its top that build.ninja does not read itself
+// (include or subninja), such as the build-<Config>.ninja of CMake's Ninja Multi-Config generator
+// (build.ninja builds its default configuration only), and the top-level *.ninja files an edge makes
+// that are not there.
+func OtherManifests(dir string) []OtherManifest {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
 	}
 	ents, err := fsrec.ReadDir(abs)
 	if err != nil {
-		return nil
-	}
-	var cands []string
-	for _, e := range ents {
-		if n := e.Name(); strings.HasSuffix(n, ".ninja") && n != DefaultManifest && e.Type().IsRegular() {
-			cands = append(cands, n)
-		}
-	}
-	if len(cands) == 0 {
 		return nil
 	}
 	m, err := ParseManifest(abs, DefaultManifest)
@@ -685,11 +692,36 @@ func OtherManifests(dir string) []string {
 	for _, f := range m.Files {
 		read[filepath.Clean(f)] = true
 	}
-	var out []string
-	for _, n := range cands {
-		if !read[filepath.Join(abs, n)] {
-			out = append(out, n)
+	made := map[string]string{}
+	for _, e := range m.Edges {
+		for _, o := range append(append([]string{}, e.Outputs...), e.ImplicitOutputs...) {
+			if o = filepath.Clean(o); strings.HasSuffix(o, ".ninja") && !strings.Contains(o, "/") {
+				if _, ok := made[o]; !ok {
+					made[o] = relTo(abs, e.File) + ":" + strconv.Itoa(e.Line)
+				}
+			}
 		}
+	}
+	byName := map[string]*OtherManifest{}
+	for _, e := range ents {
+		n := e.Name()
+		if !strings.HasSuffix(n, ".ninja") || n == DefaultManifest || read[filepath.Join(abs, n)] {
+			continue
+		}
+		om := &OtherManifest{Name: n, MadeBy: made[n]}
+		if !e.Type().IsRegular() {
+			om.Err = safeio.Regular(filepath.Join(abs, n)) // a link to a manifest is one
+		}
+		byName[n] = om
+	}
+	for n, by := range made {
+		if _, ok := byName[n]; !ok && n != DefaultManifest && !read[filepath.Join(abs, n)] {
+			byName[n] = &OtherManifest{Name: n, MadeBy: by, Err: fs.ErrNotExist}
+		}
+	}
+	out := make([]OtherManifest, 0, len(byName))
+	for _, n := range slices.Sorted(maps.Keys(byName)) {
+		out = append(out, *byName[n])
 	}
 	return out
 }

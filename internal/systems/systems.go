@@ -696,10 +696,25 @@ func readNinja(ctx context.Context, dir string, opt Options) (*graph.Graph, erro
 			made[o.Path] = true
 		}
 	}
-	for _, m := range ninja.OtherManifests(dir) {
-		other, err := ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative, Manifest: m})
+	for _, om := range ninja.OtherManifests(dir) {
+		path := filepath.Join(dir, om.Name)
+		if om.Err != nil {
+			if om.MadeBy != "" {
+				// A manifest the build makes and expects (CMake's build-Release.ninja): what it builds is
+				// not known, which is no pass.
+				g.AddProblem(path, fmt.Errorf("%w (%s makes it): ninja -f %s cannot run, and the programs it builds were not checked", om.Err, om.MadeBy, om.Name))
+			}
+			continue
+		}
+		other, err := ninja.ReadGraph(ctx, dir, ninja.GraphOptions{StateDir: opt.StateDir, NoNative: opt.NoNative, Manifest: om.Name})
 		if err != nil {
-			g.Notes = append(g.Notes, fmt.Sprintf("%s not read: %v", filepath.Join(dir, m), err))
+			if om.MadeBy != "" {
+				g.AddProblem(path, fmt.Errorf("ninja would refuse it (%v): the programs it builds were not checked", err))
+			} else {
+				// A *.ninja file at the top that nothing makes and that is no manifest of its own (a
+				// fragment another tool includes).
+				g.Notes = append(g.Notes, fmt.Sprintf("%s not read: %v", path, err))
+			}
 			continue
 		}
 		// A manifest of the default configuration again (build-Debug.ninja beside build.ninja) adds
