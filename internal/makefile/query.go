@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -112,7 +113,7 @@ func RunMake(ctx context.Context, dir, makefile string) (*Query, error) {
 	pass1 := append([]string{"-r"}, append(args[:len(args):len(args)], noopGoal)...)
 	out1, err1, _, err := runOnce(ctx, makePath, dir, pass1)
 	if err != nil {
-		return nil, fmt.Errorf("%s: make -p (read pass): %w", makefile, err)
+		return nil, fmt.Errorf("%s: make -p (read pass): %w%s", makefile, err, blockingHint(dir, err))
 	}
 	db1, err := parseOrFail(out1, err1, makefile)
 	if err != nil {
@@ -125,7 +126,7 @@ func RunMake(ctx context.Context, dir, makefile string) (*Query, error) {
 	}
 	out2, err2, code, err := runOnce(ctx, makePath, dir, args)
 	if err != nil {
-		return nil, fmt.Errorf("%s: make -p -q (goal pass): %w", makefile, err)
+		return nil, fmt.Errorf("%s: make -p -q (goal pass): %w%s", makefile, err, blockingHint(dir, err))
 	}
 	db2, err := parseOrFail(out2, err2, makefile)
 	if err != nil {
@@ -263,3 +264,42 @@ func (l *limitWriter) Write(p []byte) (int, error) {
 }
 
 func baseName(p string) string { return filepath.Base(p) }
+
+// blockingHint says, for a make run that ran out of time, which files under dir make may have been
+// waiting on: a FIFO, socket or device where a makefile or depfile is read (make opens an included
+// FIFO and waits for a writer). A bounded walk (a few folders deep, at most blockingWalkMax entries),
+// done only after a timeout; "" when none is found or err is no timeout.
+func blockingHint(dir string, err error) string {
+	if !errors.Is(err, context.DeadlineExceeded) {
+		return ""
+	}
+	var found []string
+	seen := 0
+	var walk func(d string, depth int)
+	walk = func(d string, depth int) {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			return
+		}
+		for _, e := range ents {
+			if seen++; seen > blockingWalkMax || len(found) == 3 {
+				return
+			}
+			p := filepath.Join(d, e.Name())
+			switch t := e.Type(); {
+			case t.IsDir() && depth < 4 && !strings.HasPrefix(e.Name(), "."):
+				walk(p, depth+1)
+			case t&(fs.ModeNamedPipe|fs.ModeSocket|fs.ModeDevice|fs.ModeCharDevice) != 0:
+				found = append(found, p)
+			}
+		}
+	}
+	walk(dir, 0)
+	if len(found) == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (the build folder holds %s, which is not a regular file: make waits for a writer when it reads a FIFO it includes)", strings.Join(found, ", "))
+}
+
+// blockingWalkMax bounds blockingHint's walk.
+const blockingWalkMax = 20000
