@@ -36,6 +36,12 @@ type ReadOptions struct {
 	// LivenessOnly reads units, roots, liveness and build folders only (what clean needs): no inputs,
 	// build-script output, dep-info or sources.
 	LivenessOnly bool
+	// LiveRecords defers the fingerprint JSON of lib, bin, test and example units (their deps lists
+	// and settings) until a root reaches them through deps edges (loadReached): a large tree's dead
+	// copies are most of its units, and liveness needs only the records of the units it reaches. The
+	// live units are the same as a full read's; a dead unit's settings are then unknown and a damaged
+	// JSON of one is not read (check and run; clean, explain and which read every record).
+	LiveRecords bool
 	// LinksOnly reads what `which` needs: units, roots, liveness, build folders and what each
 	// build-script run links (its output's rustc-link-lib and rustc-link-search directives), and none of
 	// the inputs (no include scan, dep-info, rerun-if paths' package scans or sources).
@@ -178,15 +184,22 @@ func Read(l *Layout, opt ReadOptions) (*graph.Graph, error) {
 			return nil, fmt.Errorf("cannot read the profile folder %s: %w", filepath.Join(l.BuildDir, p), err)
 		}
 	}
-	r.resolveDeps()
 	deps := make([]*depsDir, len(profiles))
 	Parallel(len(profiles), func(i int) { deps[i] = r.listDeps(profiles[i]) })
 	for i, p := range profiles {
 		r.deps[p] = deps[i]
 	}
+	// The roots first (they need the units, not their edges): the deferred records are read from them.
+	// Their notes go after resolveDeps's, as when the edges came first.
+	before := len(g.Notes)
 	for _, p := range profiles {
 		r.findRoots(p)
 	}
+	rootNotes := slices.Clone(g.Notes[before:])
+	g.Notes = g.Notes[:before]
+	r.loadReached()
+	r.resolveDeps()
+	g.Notes = append(g.Notes, rootNotes...)
 	g.MarkLive()
 	judge(g)
 	// The edges are made: from here on the fingerprints are read for build scripts (their compiles and
@@ -298,7 +311,9 @@ type reader struct {
 	mu    sync.Mutex
 	index map[string]map[string][]*graph.Step // profile dir -> hash file content -> units
 	fps   map[*graph.Step]*Fingerprint
-	deps  map[string]*depsDir // profile dir -> deps/ listing
+	// pending are the units whose fingerprint JSON is not read yet (ReadOptions.LiveRecords).
+	pending map[*graph.Step]string
+	deps    map[string]*depsDir // profile dir -> deps/ listing
 	// byDir maps "<profile>/<pkg>-<hash>" to its units.
 	byDir   map[string][]*graph.Step
 	pkgScan map[string]*pkgScan
@@ -455,6 +470,7 @@ func (r *reader) readFingerprints(prof string) error {
 		fps     []*Fingerprint
 		never   []int         // indexes of steps whose first build failed
 		damaged []*graph.Step // steps whose hash file could not be read
+		pending []string      // parallel to steps: the JSON left for loadReached ("": read)
 	}
 	results := make([]result, len(dirs))
 	// The first step of each folder and its unit come from one array each: a large tree has tens of
@@ -530,22 +546,15 @@ func (r *reader) readFingerprints(prof string) error {
 			unit.Of(s).FingerprintHash, s.Key = h, h
 			var fp *Fingerprint
 			jf := hf + ".json"
-			if data, err := safeio.ReadFileKeptInto(jf, safeio.MaxRecord, buf); err != nil {
-				r.problem(jf, err)
-			} else if fp, err = ParseFingerprint(data); err != nil {
-				r.problem(jf, err)
-				fp = nil
-			}
-			unit.Of(s).FeaturesUnknown = fp == nil
-			if fp != nil {
-				unit.Of(s).DeclarationsKnown = true
-				unit.Of(s).Features = FeatureList(fp.Features)
-				unit.Of(s).Rustflags = fp.Rustflags
-				unit.Of(s).CompileKind = fp.CompileKind
-				unit.Of(s).Rustc = fp.Rustc
+			if r.opt.LiveRecords && s.Kind == graph.Compile {
+				unit.Of(s).FeaturesUnknown = true // until loadReached reads it
+			} else {
+				fp = r.readFingerprintJSON(s, jf, buf)
+				jf = ""
 			}
 			results[i].steps = append(results[i].steps, s)
 			results[i].fps = append(results[i].fps, fp)
+			results[i].pending = append(results[i].pending, jf)
 		}
 		if len(results[i].steps) == 0 {
 			// No hash file, but the cached diagnostics of a rustc unit: its first build in this folder
@@ -561,6 +570,7 @@ func (r *reader) readFingerprints(prof string) error {
 							dir, f.Name()),
 					})
 					results[i].fps = append(results[i].fps, nil)
+					results[i].pending = append(results[i].pending, "")
 					results[i].never = append(results[i].never, len(results[i].steps)-1)
 				}
 			}
@@ -583,6 +593,12 @@ func (r *reader) readFingerprints(prof string) error {
 		for j, s := range res.steps {
 			r.g.Steps = append(r.g.Steps, s)
 			r.fps[s] = res.fps[j]
+			if res.pending[j] != "" {
+				if r.pending == nil {
+					r.pending = map[*graph.Step]string{}
+				}
+				r.pending[s] = res.pending[j]
+			}
 			if unit.Of(s).FingerprintHash != "" {
 				idx[unit.Of(s).FingerprintHash] = append(idx[unit.Of(s).FingerprintHash], s)
 			}
@@ -590,6 +606,128 @@ func (r *reader) readFingerprints(prof string) error {
 	}
 	r.index[prof] = idx
 	return nil
+}
+
+// readFingerprintJSON reads and decodes unit s's fingerprint JSON and fills what the unit holds of it
+// (features, flags, compile kind, rustc); nil when it cannot be read or decoded (reported).
+func (r *reader) readFingerprintJSON(s *graph.Step, jf string, buf *[]byte) *Fingerprint {
+	var fp *Fingerprint
+	if data, err := safeio.ReadFileKeptInto(jf, safeio.MaxRecord, buf); err != nil {
+		r.problem(jf, err)
+	} else if fp, err = ParseFingerprint(data); err != nil {
+		r.problem(jf, err)
+		fp = nil
+	}
+	u := unit.Of(s)
+	u.FeaturesUnknown = fp == nil
+	if fp != nil {
+		u.DeclarationsKnown = true
+		u.Features = FeatureList(fp.Features)
+		u.Rustflags = fp.Rustflags
+		u.CompileKind = fp.CompileKind
+		u.Rustc = fp.Rustc
+	}
+	return fp
+}
+
+// loadReached reads the fingerprint JSON that ReadOptions.LiveRecords deferred, of every unit the roots
+// reach through deps edges (build-script units included, whose JSON is read already), level by level,
+// each level's files on every core.
+//
+// The edges of the units it reaches are then what a full read makes of them, so liveness is the same,
+// as long as resolving an edge needs nothing from the units left unread: the hash-file index is
+// complete (every hash file is read), and so is the list of units whose hash file is damaged; what is
+// not is the package ids learnt from every edge (resolveDeps breaks a tie between candidates by them,
+// and names the folders a dangling entry keeps live by them). So an edge with no candidate, or with
+// several candidates that are not build-script units of one profile folder (whose package ids come
+// from their own records, read whole), reads every deferred JSON, as a full read does.
+func (r *reader) loadReached() {
+	if len(r.pending) == 0 {
+		return
+	}
+	seen := map[*graph.Step]bool{}
+	var level []*graph.Step
+	visit := func(s *graph.Step) {
+		if s != nil && !seen[s] {
+			seen[s] = true
+			level = append(level, s)
+		}
+	}
+	for _, root := range r.g.Roots {
+		visit(root.Step)
+	}
+	runsOf := map[string][]*graph.Step{}
+	for _, s := range r.g.Steps {
+		if s.Kind == graph.ScriptRun {
+			runsOf[s.Package] = append(runsOf[s.Package], s)
+		}
+	}
+	for len(level) > 0 {
+		r.loadPending(level)
+		cur := level
+		level = nil
+		for _, s := range cur {
+			if r.neverBuilt[s] {
+				// tieNeverBuilt ties it to one of its package's runs, found by time.
+				for _, c := range runsOf[s.Package] {
+					visit(c)
+				}
+			}
+			fp := r.fps[s]
+			if fp == nil {
+				continue
+			}
+			for _, d := range fp.Deps {
+				cands := r.depCandidates(s, d)
+				if len(cands) == 0 || len(cands) > 1 && !oneFolderScripts(cands) {
+					r.loadPending(nil) // every one: the edge may need what the others say
+					return
+				}
+				for _, c := range cands {
+					visit(c)
+				}
+			}
+		}
+	}
+}
+
+// loadPending reads the deferred JSON of the steps given (of every deferred one when nil), on every core.
+func (r *reader) loadPending(steps []*graph.Step) {
+	var todo []*graph.Step
+	if steps == nil {
+		for s := range r.pending {
+			todo = append(todo, s)
+		}
+	} else {
+		for _, s := range steps {
+			if _, ok := r.pending[s]; ok {
+				todo = append(todo, s)
+			}
+		}
+	}
+	fps := make([]*Fingerprint, len(todo))
+	Parallel(len(todo), func(i int) {
+		buf := recordBufs.Get().(*[]byte)
+		defer recordBufs.Put(buf)
+		fps[i] = r.readFingerprintJSON(todo[i], r.pending[todo[i]], buf)
+	})
+	for i, s := range todo {
+		r.fps[s] = fps[i]
+		delete(r.pending, s)
+	}
+}
+
+// A unit left unread has no edges: the dead runs get no dead lib among their Dependents, which only
+// which's list of the copies a library has (evidence.Libraries, from a full read) looks at.
+
+// oneFolderScripts reports whether every candidate is a build-script unit of one profile folder.
+func oneFolderScripts(cands []*graph.Step) bool {
+	for _, c := range cands {
+		if c.Kind != graph.ScriptRun && c.Kind != graph.ScriptCompile || c.ProfileDir != cands[0].ProfileDir {
+			return false
+		}
+	}
+	return true
 }
 
 // recordBufs are the buffers the fingerprint folders' hash files and JSON are read into, one per worker

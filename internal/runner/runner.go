@@ -248,7 +248,7 @@ func prepareFull(ctx context.Context, cfg Config) (*Plan, error) {
 	for {
 		if layout != nil {
 			var err error
-			g, err = cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir, Profiles: scope, NoLock: true})
+			g, err = cargo.Read(layout, cargo.ReadOptions{CargoHome: getenv("CARGO_HOME"), StateDir: stateDir, Profiles: scope, NoLock: true, LiveRecords: true})
 			if err != nil {
 				return nil, err
 			}

@@ -152,7 +152,7 @@ func readCargo(_ context.Context, dir string, opt Options) (*graph.Graph, error)
 	if err != nil {
 		return nil, err
 	}
-	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir, Profiles: opt.CargoProfiles, OnLockWait: opt.OnCargoLockWait})
+	return cargo.Read(layout, cargo.ReadOptions{SkipNative: opt.NoNative, StateDir: opt.StateDir, Profiles: opt.CargoProfiles, OnLockWait: opt.OnCargoLockWait, LiveRecords: true})
 }
 
 // Found is one build system found by Detect.
