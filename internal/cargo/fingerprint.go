@@ -69,12 +69,13 @@ func HashHex(v uint64) string {
 // when a unit starts rebuilding and rewrites it on success) gives "" and no error.
 func ReadHashFile(path string) (string, error) {
 	var buf []byte
-	return readHashFile(path, &buf)
+	return readHashFile(path, &buf, false)
 }
 
-// readHashFile is ReadHashFile reading into *buf (safeio.ReadFileKeptInto).
-func readHashFile(path string, buf *[]byte) (string, error) {
-	data, err := safeio.ReadFileKeptInto(path, safeio.MaxRecord, buf)
+// readHashFile is ReadHashFile reading into *buf (safeio.ReadListedInto: listedRegular says its folder
+// listing showed a regular file).
+func readHashFile(path string, buf *[]byte, listedRegular bool) (string, error) {
+	data, err := safeio.ReadListedInto(path, safeio.MaxRecord, buf, listedRegular)
 	if err != nil {
 		return "", err
 	}

@@ -536,7 +536,7 @@ func (r *reader) readFingerprints(prof string) error {
 				ProfileDir: prof,
 			}
 			hf := filepath.Join(dir, n)
-			h, err := readHashFile(hf, buf)
+			h, err := readHashFile(hf, buf, f.Type().IsRegular())
 			if err != nil {
 				r.problem(hf, err)
 				results[i].damaged = append(results[i].damaged, s)

@@ -107,6 +107,22 @@ func ReadFileKeptInto(path string, max int64, buf *[]byte) ([]byte, error) {
 	return data, nil
 }
 
+// ReadListedInto is ReadFileKeptInto for a record file that the caller found by listing its folder,
+// which said whether it is a regular file (listedRegular): with no recording going on (a check without
+// the verdict cache), such a file is read without its fstat (readListedRegular). Everything else takes
+// ReadFileKeptInto.
+func ReadListedInto(path string, max int64, buf *[]byte, listedRegular bool) ([]byte, error) {
+	if listedRegular && !fsrec.Active() {
+		if data, ok := readListedRegular(path, max, *buf); ok {
+			if cap(data) > cap(*buf) {
+				*buf = data[:0]
+			}
+			return data, nil
+		}
+	}
+	return ReadFileKeptInto(path, max, buf)
+}
+
 // ReadContent is ReadFile for a caller that uses only the bytes, not the file's mtime, size or inode:
 // the verdict cache records the bytes' checksum (fsrec.OpContent), so a rewrite with the same bytes
 // (Cargo's uplifted `<bin>.d` on every no-op build) keeps a cached verdict valid. A failed read is

@@ -34,17 +34,60 @@ func TestRejectsWhatIsNotARegularFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer l.Close()
-	for _, p := range []string{fifo, link, dir, sock} {
-		done := make(chan error, 1)
-		go func() { _, err := ReadFile(p, 1<<20); done <- err }()
-		select {
-		case err := <-done:
-			if !errors.Is(err, ErrNotRegular) {
-				t.Errorf("%s: want ErrNotRegular, got %v", p, err)
+	read := map[string]func(string) error{
+		"ReadFile": func(p string) error { _, err := ReadFile(p, 1<<20); return err },
+		// A listing that said "regular file" of what is something else now (replaced since): the
+		// fstat-less read must not take its word.
+		"ReadListedInto": func(p string) error { var buf []byte; _, err := ReadListedInto(p, 1<<20, &buf, true); return err },
+	}
+	for name, f := range read {
+		for _, p := range []string{fifo, link, dir, sock} {
+			done := make(chan error, 1)
+			go func() { done <- f(p) }()
+			select {
+			case err := <-done:
+				if !errors.Is(err, ErrNotRegular) {
+					t.Errorf("%s(%s): want ErrNotRegular, got %v", name, p, err)
+				}
+			case <-time.After(5 * time.Second):
+				t.Fatalf("%s(%s): blocked", name, p)
 			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("%s: ReadFile blocked", p)
 		}
+	}
+}
+
+// ReadListedInto without a recording reads a listed regular file without its fstat: the bytes and
+// limits are ReadFile's, whatever the size against its buffer.
+func TestReadListedIntoAsReadFile(t *testing.T) {
+	if fsrec.Active() {
+		t.Skip("a recording is active")
+	}
+	dir := t.TempDir()
+	for _, n := range []int{0, 1, 16, 4095, 4096, 4097, 70000} {
+		p := filepath.Join(dir, "f")
+		want := make([]byte, n)
+		for i := range want {
+			want[i] = byte('a' + i%26)
+		}
+		if err := os.WriteFile(p, want, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, buf := range [][]byte{nil, make([]byte, 0, 16), make([]byte, 0, 8192)} {
+			got, err := ReadListedInto(p, 1<<20, &buf, true)
+			if err != nil || string(got) != string(want) {
+				t.Fatalf("%d bytes: got %d bytes, %v", n, len(got), err)
+			}
+		}
+		if n > 0 {
+			var buf []byte
+			if _, err := ReadListedInto(p, int64(n-1), &buf, true); !errors.Is(err, ErrTooLarge) {
+				t.Fatalf("%d bytes, limit %d: want ErrTooLarge, got %v", n, n-1, err)
+			}
+		}
+	}
+	var buf []byte
+	if _, err := ReadListedInto(filepath.Join(dir, "missing"), 1<<20, &buf, true); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("missing file: want ErrNotExist, got %v", err)
 	}
 }
 
