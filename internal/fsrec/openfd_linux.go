@@ -12,7 +12,8 @@ import (
 var pathBufs = sync.Pool{New: func() any { b := make([]byte, 0, 256); return &b }}
 
 // OpenFD opens path with flags (mode 0) as syscall.Open does (EINTR retried; a path holding a NUL byte
-// is EINVAL), through a pooled buffer for the NUL-terminated path; the caller closes the descriptor.
+// is EINVAL), as a raw system call (rawsys_linux.go), through a pooled buffer for the NUL-terminated
+// path; the caller closes the descriptor.
 func OpenFD(path string, flags int) (int, error) {
 	if strings.IndexByte(path, 0) >= 0 {
 		return -1, syscall.EINVAL
@@ -23,7 +24,7 @@ func OpenFD(path string, flags int) (int, error) {
 	*bp = b
 	cwd := atFDCWD
 	for {
-		fd, _, e := syscall.Syscall6(syscall.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(&b[0])), uintptr(flags), 0, 0, 0)
+		fd, _, e := syscall.RawSyscall6(syscall.SYS_OPENAT, uintptr(cwd), uintptr(unsafe.Pointer(&b[0])), uintptr(flags), 0, 0, 0)
 		if e == syscall.EINTR {
 			continue
 		}

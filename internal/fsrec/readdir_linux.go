@@ -26,7 +26,7 @@ func listDir(path string) ([]fs.DirEntry, error) {
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer RawClose(fd)
 	bp := direntBufs.Get().(*[]byte)
 	defer direntBufs.Put(bp)
 	buf := *bp
@@ -39,7 +39,7 @@ func listDir(path string) ([]fs.DirEntry, error) {
 		if len(dst) < 1024 { // room for a few records at least: move what is there out
 			chunks, used, dst = append(chunks, bytes.Clone(buf[:used])), 0, buf
 		}
-		n, err := syscall.Getdents(fd, dst)
+		n, err := rawGetdents(fd, dst)
 		if err == syscall.EINTR {
 			continue
 		}

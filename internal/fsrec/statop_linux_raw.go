@@ -44,7 +44,7 @@ func fstatatParts(a, b, c string, st *syscall.Stat_t, flags int) error {
 	*bp = buf
 	cwd := atFDCWD
 	for {
-		_, _, e := syscall.Syscall6(sysFstatat, uintptr(cwd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0)
+		_, _, e := syscall.RawSyscall6(sysFstatat, uintptr(cwd), uintptr(unsafe.Pointer(&buf[0])), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0)
 		switch e {
 		case 0:
 			return nil

@@ -13,7 +13,7 @@ import (
 // makes to add the NUL (sysFstatat: newfstatat on amd64, fstatat on arm64).
 func fstatatZ(pathz []byte, st *unix.Stat_t, flags int) error {
 	cwd := unix.AT_FDCWD
-	_, _, e := syscall.Syscall6(sysFstatat, uintptr(cwd), uintptr(unsafe.Pointer(&pathz[0])), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0)
+	_, _, e := syscall.RawSyscall6(sysFstatat, uintptr(cwd), uintptr(unsafe.Pointer(&pathz[0])), uintptr(unsafe.Pointer(st)), uintptr(flags), 0, 0)
 	if e != 0 {
 		return e
 	}

@@ -29,7 +29,7 @@ func readFileDirect(path string, max int64, noteOpen, wantInfo bool, into []byte
 		fsrec.NoteOpen(path, nil, err)
 		return nil, nil, true, err
 	}
-	defer syscall.Close(fd)
+	defer fsrec.RawClose(fd)
 	var st syscall.Stat_t
 	for {
 		err = syscall.Fstat(fd, &st)
@@ -70,7 +70,7 @@ func readFileDirect(path string, max int64, noteOpen, wantInfo bool, into []byte
 			}
 			buf = append(buf, make([]byte, len(buf))...)
 		}
-		m, rerr := syscall.Read(fd, buf[n:])
+		m, rerr := fsrec.RawRead(fd, buf[n:])
 		if rerr == syscall.EINTR || rerr == syscall.EAGAIN {
 			continue
 		}
@@ -124,9 +124,9 @@ func readListedRegular(path string, max int64, into []byte) (data []byte, ok boo
 	if err != nil {
 		return nil, false
 	}
-	defer syscall.Close(fd)
+	defer fsrec.RawClose(fd)
 	for {
-		n, rerr := syscall.Read(fd, into)
+		n, rerr := fsrec.RawRead(fd, into)
 		if rerr == syscall.EINTR {
 			continue
 		}
