@@ -69,7 +69,12 @@ type ManifestError struct {
 	Reason string
 }
 
-func (e *ManifestError) Error() string { return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason) }
+func (e *ManifestError) Error() string {
+	if e.Line == 0 { // the whole file (an include nested too deep)
+		return fmt.Sprintf("%s: %s", e.File, e.Reason)
+	}
+	return fmt.Sprintf("%s:%d: %s", e.File, e.Line, e.Reason)
+}
 
 // ParseManifest reads dir/name (normally "build.ninja") and the files it includes, as ninja 1.11 reads
 // them (src/manifest_parser.cc, src/lexer.in.re): `rule`, `build`, `default`, `pool`, `include`,
@@ -333,12 +338,12 @@ func shellEscape(p string) string {
 }
 
 func (m *Manifest) parseFile(name string, sc *scope, depth int) error {
-	if depth > 32 {
-		return &ManifestError{File: name, Reason: "includes nested more than 32 deep (a cycle?)"}
-	}
 	full := name
 	if !filepath.IsAbs(full) {
 		full = filepath.Join(m.Dir, name)
+	}
+	if depth > 32 {
+		return &ManifestError{File: full, Reason: "includes nested more than 32 deep (a cycle?)"}
 	}
 	data, err := safeio.ReadFile(full, MaxManifest)
 	if err != nil {

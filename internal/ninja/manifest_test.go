@@ -96,3 +96,18 @@ func TestParseCompileWords(t *testing.T) {
 		t.Fatal("a link or archive taken for a compile")
 	}
 }
+
+// An include cycle is an error naming the file, by its full path and without a line of 0.
+func TestManifestIncludeCycle(t *testing.T) {
+	dir := t.TempDir()
+	for name, body := range map[string]string{"build.ninja": "include a.ninja\n", "a.ninja": "include b.ninja\n", "b.ninja": "include a.ninja\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := ParseManifest(dir, DefaultManifest)
+	var me *ManifestError
+	if !errors.As(err, &me) || !filepath.IsAbs(me.File) || strings.Contains(err.Error(), ":0:") || !strings.Contains(err.Error(), "nested") {
+		t.Fatalf("include cycle: %v", err)
+	}
+}
