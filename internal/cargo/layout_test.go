@@ -26,6 +26,12 @@ func layoutWorkspace(t *testing.T) map[string]string {
 
 func readGraph(t *testing.T, p *testutil.Project) *graph.Graph {
 	t.Helper()
+	return readGraphWith(t, p, cargo.ReadOptions{})
+}
+
+// readGraphWith is readGraph with the read's options.
+func readGraphWith(t *testing.T, p *testutil.Project, opt cargo.ReadOptions) *graph.Graph {
+	t.Helper()
 	l, err := cargo.Locate(p.Dir, cargo.LocateOptions{Getenv: func(k string) string {
 		if strings.HasPrefix(k, "CARGO_") {
 			return ""
@@ -35,7 +41,7 @@ func readGraph(t *testing.T, p *testutil.Project) *graph.Graph {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := cargo.Read(l, cargo.ReadOptions{})
+	g, err := cargo.Read(l, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

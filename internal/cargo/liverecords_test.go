@@ -25,23 +25,7 @@ func TestLiveRecordsSameLiveness(t *testing.T) {
 	p.Env = append(p.Env, "RUSTFLAGS=--cfg=stalecheck_test")
 	p.Cargo("build")
 	p.Cargo("test", "--no-run")
-	read := func(opt cargo.ReadOptions) *graph.Graph {
-		t.Helper()
-		l, err := cargo.Locate(p.Dir, cargo.LocateOptions{Getenv: func(k string) string {
-			if strings.HasPrefix(k, "CARGO_") {
-				return ""
-			}
-			return os.Getenv(k)
-		}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		g, err := cargo.Read(l, opt)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return g
-	}
+	read := func(opt cargo.ReadOptions) *graph.Graph { return readGraphWith(t, p, opt) }
 	full, lazy := shapeOf(read(cargo.ReadOptions{})), shapeOf(read(cargo.ReadOptions{LiveRecords: true}))
 	// Only the dead units' edges may be missing from the lazy read.
 	live := map[string]bool{}
