@@ -8,7 +8,7 @@ import (
 	"runtime/metrics"
 )
 
-// tuneGC makes the garbage collector run only when it must for check and run, whose heap is short-lived
+// tuneGC makes the garbage collector run only when it must for check, run and runs, whose heap is short-lived
 // (a check of the 615-unit real workspace allocates some 40 MB and ends): no proportional trigger
 // (GOGC off; it was 400, and 100 before that), only a soft memory limit of 128 MiB, so a large tree
 // still collects before growing far and a small one never does. Measured on that workspace
