@@ -282,8 +282,12 @@ func (b *Build) Graph() *graph.Graph {
 		}
 		if e.DyndepErr != nil && (!errors.Is(e.DyndepErr, fs.ErrNotExist) || edgeBuilt(e)) {
 			// Ninja refuses the edge's dyndep file (or it is gone though the edge was built, which read
-			// it): the implicit inputs it adds are unknown, so is whether ninja redoes the edge.
-			g.AddStepProblem(s, b.abs(e.Dyndep), e.DyndepErr)
+			// it): the implicit inputs it adds are unknown, so is whether ninja redoes the edge. The file
+			// is an output of the build (its scan edge), not a record of ninja's.
+			dd := b.abs(e.Dyndep)
+			g.Problems = append(g.Problems, graph.Problem{Path: dd, Err: e.DyndepErr.Error(), Step: s,
+				Fix: fmt.Sprintf("let ninja write it again (the edge that makes it reruns, then %s is judged by what it lists): rm -f %s && %s",
+					firstOut(e), shellEscape(dd), s.Origin.(*Origin).Rebuild(s))})
 		}
 		if e.DepfileErr != nil {
 			// A depfile ninja reads (or one left over beside a deps log) that cannot be read or parsed:

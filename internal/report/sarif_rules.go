@@ -102,7 +102,7 @@ var ruleTexts = map[string]ruleText{
 	"missing-depfile": {
 		Short:    "A Make or Ninja compile has no dependency file its build system reads, so header edits go unseen.",
 		Severity: "warning",
-		Meaning:  "a Make or Ninja compile of a C, C++ or CUDA source with no dependency file its build system reads: the rule names none (a Ninja edge with neither `depfile` nor `deps`; a Make object with no `.d` beside it), or names one the compiler never writes (Meson 1.0's CUDA rule calls nvcc without `-MD`): an edit of a header it includes goes unseen. Evidence: the rule and where it is defined, the compile command, the depfile path and that it is absent, the headers other clues (DWARF, the include scan) show the compile read",
+		Meaning:  "a Make or Ninja compile of a C, C++ or CUDA source with no dependency file its build system reads: the rule names none (a Ninja edge with neither `depfile` nor `deps`, nor a `dyndep` file its build's own scan writes the headers into; a Make object with no `.d` beside it), or names one the compiler never writes (Meson 1.0's CUDA rule calls nvcc without `-MD`): an edit of a header it includes goes unseen. Evidence: the rule and where it is defined, the compile command, the depfile path and that it is absent, the headers other clues (DWARF, the include scan) show the compile read",
 	},
 	"path-lookup-changed": {
 		Short:    "A program (or header) a step looked up in a traced build would be found elsewhere now.",
