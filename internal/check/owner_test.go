@@ -45,3 +45,21 @@ func TestOwnerIndex(t *testing.T) {
 		t.Errorf("owner of a 1 MB path under /t/a: %v", got)
 	}
 }
+
+// A record two readers could not read (a make depfile both the data base and the depfile reader
+// tried) is one unreadable-record finding, with the roots of both.
+func TestUnreadableRecordOnce(t *testing.T) {
+	r1 := &graph.Root{File: graph.FileInfo{Path: "/w/app1"}}
+	r2 := &graph.Root{File: graph.FileInfo{Path: "/w/app2"}}
+	s1 := &graph.Step{ID: "1", Roots: []*graph.Root{r1}}
+	s2 := &graph.Step{ID: "2", Roots: []*graph.Root{r2}}
+	g := &graph.Graph{Workspace: "/w", Steps: []*graph.Step{s1, s2}, Problems: []graph.Problem{
+		{Path: "/w/main.d", Err: "open /w/main.d: too many levels of symbolic links", Step: s1},
+		{Path: "/w/main.d", Err: "stat /w/main.d: too many levels of symbolic links", Step: s2},
+		{Path: "/w/other.d", Err: "too many levels of symbolic links", Step: s2},
+	}}
+	fs := unreadableRecord(g)
+	if len(fs) != 2 || len(fs[0].Roots) != 2 || fs[0].Roots[0] != "/w/app1" || fs[0].Roots[1] != "/w/app2" {
+		t.Fatalf("want main.d once with both roots, then other.d: %+v", fs)
+	}
+}

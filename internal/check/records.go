@@ -3,6 +3,8 @@ package check
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/humanize"
@@ -41,6 +43,7 @@ func lastBuildFailed(g *graph.Graph) []Finding {
 func unreadableRecord(g *graph.Graph) []Finding {
 	var out []Finding
 	var owners *ownerIndex
+	said := map[string]int{} // path and what is wrong -> index in out: a record two readers tried is one finding
 	for _, p := range g.Problems {
 		// The binaries the record is evidence for: those that reach the step it is a record of (as the
 		// reader knew it, else the step whose output or record folder holds it).
@@ -49,6 +52,17 @@ func unreadableRecord(g *graph.Graph) []Finding {
 		if owner != nil {
 			roots = rootPaths(owner)
 		}
+		key := p.Path + "\x00" + withoutPath(p.Err, p.Path) // what the finding says of it
+		if i, ok := said[key]; ok {
+			for _, r := range roots {
+				if !slices.Contains(out[i].Roots, r) {
+					out[i].Roots = append(out[i].Roots, r)
+				}
+			}
+			sort.Strings(out[i].Roots)
+			continue
+		}
+		said[key] = len(out)
 		// Cargo rewrites a record only when it rebuilds the unit, and a damaged record with an old
 		// mtime does not make it do so: removing the unit's folder (or touching its sources) does.
 		fix := "remove the folder that holds it (or touch the package's sources), then cargo build: Cargo rewrites a record only when it rebuilds the unit"
