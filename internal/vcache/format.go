@@ -6,6 +6,7 @@ import (
 	"errors"
 	"hash/crc32"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -418,6 +419,172 @@ func (f *file) changed(skip func(path []byte) bool) (string, error) {
 		return "", ferr
 	}
 	return changed, nil
+}
+
+// changedMark in lookAll's state marks an entry whose look-up answers otherwise now.
+const changedMark = ^uint64(0)
+
+// changedEntry is an entry lookAll found changed: its index in the file and its path.
+type changedEntry struct {
+	idx  int
+	path string
+}
+
+// lookAll is changed without stopping: it looks up every entry once (chunks spread over up to four
+// cores) and returns per entry, in file order, changedMark when its look-up answers otherwise now,
+// else the link count the look-up saw (0: none), and the changed entries in file order. first, when
+// not nil, is called once, at the first change met (the memo file is read meanwhile). After a miss
+// the answers of this one pass are what the next recording starts from (candidates): a second pass
+// over every path cost about a hit's time.
+func (f *file) lookAll(first func()) (state []uint64, changed []changedEntry, err error) {
+	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
+	if f.n < 512 {
+		workers = 1
+	}
+	base := make([]int, len(f.chunks))
+	for i := 1; i < len(f.chunks); i++ {
+		base[i] = base[i-1] + f.chunks[i-1].ents
+	}
+	state = make([]uint64, f.n)
+	var next atomic.Int64
+	var mu sync.Mutex
+	var once sync.Once
+	var ferr error
+	work := func() {
+		var buf []byte
+		var mine []changedEntry
+		defer func() {
+			mu.Lock()
+			changed = append(changed, mine...)
+			mu.Unlock()
+		}()
+		for {
+			ci := int(next.Add(1) - 1)
+			if ci >= len(f.chunks) {
+				return
+			}
+			i := base[ci]
+			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
+				now, nlink := fsrec.StatZN(pathz, e.Op)
+				if sameAs(e, pathz, now) {
+					if e.Op != fsrec.OpContent {
+						state[i] = nlink
+					}
+				} else {
+					state[i] = changedMark
+					mine = append(mine, changedEntry{i, string(pathz[:len(pathz)-1])})
+					if first != nil {
+						once.Do(first)
+					}
+				}
+				i++
+				return true
+			})
+			if err != nil {
+				mu.Lock()
+				ferr = err
+				mu.Unlock()
+				return
+			}
+		}
+	}
+	onWorkers(workers, work)
+	if ferr != nil {
+		return nil, nil, ferr
+	}
+	slices.SortFunc(changed, func(a, b changedEntry) int { return a.idx - b.idx })
+	return state, changed, nil
+}
+
+// candidates decodes every entry of f that lookAll's state says still answers alike, as the next
+// recording's candidates (fsrec.PriorEntry, in file order), with Memo set when it lies at or under
+// one of scopes. Each chunk's paths share one string: ten thousand paths are a few allocations.
+func (f *file) candidates(state []uint64, nChanged int, scopes map[string]bool) ([]fsrec.PriorEntry, error) {
+	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
+	if f.n < 512 {
+		workers = 1
+	}
+	// Each chunk writes its unchanged entries into its own part of one slice.
+	base := make([]int, len(f.chunks))
+	out := make([]int, len(f.chunks)+1)
+	for ci, c := range f.chunks {
+		if ci > 0 {
+			base[ci] = base[ci-1] + f.chunks[ci-1].ents
+		}
+		kept := 0
+		for _, st := range state[base[ci] : base[ci]+c.ents] {
+			if st != changedMark {
+				kept++
+			}
+		}
+		out[ci+1] = out[ci] + kept
+	}
+	cands := make([]fsrec.PriorEntry, out[len(f.chunks)])
+	var next atomic.Int64
+	var mu sync.Mutex
+	var ferr error
+	work := func() {
+		var buf, paths, lastDir []byte
+		var ends []int
+		for {
+			ci := int(next.Add(1) - 1)
+			if ci >= len(f.chunks) {
+				return
+			}
+			lastDir = lastDir[:0]
+			lastCovered := false
+			paths, ends = paths[:0], ends[:0]
+			i, o := base[ci], out[ci]
+			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
+				st := state[i]
+				i++
+				if st == changedMark {
+					return true
+				}
+				path := pathz[:len(pathz)-1]
+				dir := path
+				if j := bytes.LastIndexByte(path, '/'); j > 0 {
+					dir = path[:j]
+				}
+				if len(lastDir) == 0 || !bytes.Equal(dir, lastDir) {
+					lastDir = append(lastDir[:0], dir...)
+					lastCovered = covered(scopes, string(dir))
+				}
+				x := &cands[o]
+				o++
+				x.Entry = *e
+				x.Memo = lastCovered || scopes[string(path)]
+				if x.Sum != nil {
+					s := *x.Sum
+					x.Sum = &s
+					// Same bytes, perhaps another signature now: compare the bytes at the next look-up.
+					x.Recheck = true
+				} else {
+					x.Nlink = st
+				}
+				paths = append(paths, path...)
+				ends = append(ends, len(paths))
+				return true
+			})
+			if err != nil {
+				mu.Lock()
+				ferr = err
+				mu.Unlock()
+				return
+			}
+			all := string(paths)
+			start := 0
+			for j, end := range ends {
+				cands[out[ci]+j].Path = all[start:end]
+				start = end
+			}
+		}
+	}
+	onWorkers(workers, work)
+	if ferr != nil {
+		return nil, ferr
+	}
+	return cands, nil
 }
 
 // sameZ is same for an entry decoded by scan, looked up again at pathz.

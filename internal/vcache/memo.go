@@ -1,12 +1,8 @@
 package vcache
 
 import (
-	"bytes"
 	"os"
-	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -61,32 +57,40 @@ type lastMiss struct {
 	since   time.Time          // when the look-ups began
 }
 
-// lastMiss reads the memo file of f, the verdict file of k, and looks up every entry of f again after
-// a miss (the look-up stopped at the first change) for the next recording; nil when the memos do not
-// read or decode, or nothing changed after all.
-func (c *Cache) lastMiss(k Key, f *file, since time.Time) *lastMiss {
-	data, err := safeio.ReadFile(c.path(k)+MemoSuffix, safeio.MaxCache)
-	if err != nil {
-		c.say("prior: %v", err)
+// lastMiss builds, from the memo file's bytes (read while lookAll went on) and what lookAll found,
+// what the next recording starts from; nil when the memos do not read or decode, or nothing changed.
+func (c *Cache) lastMiss(k Key, f *file, since time.Time, memo memoRead, state []uint64, changed []changedEntry) *lastMiss {
+	if memo.err != nil {
+		c.say("prior: %v", memo.err)
 		return nil
 	}
-	memos, err := parseMemos(data, k, f.gen)
+	memos, err := parseMemos(memo.data, k, f.gen)
 	if err != nil {
 		c.say("prior: %s%s: %v", c.path(k), MemoSuffix, err)
 		return nil
 	}
-	if len(memos) == 0 {
+	if len(memos) == 0 || len(changed) == 0 {
 		return nil
 	}
 	scopes := make(map[string]bool, len(memos))
 	for _, m := range memos {
 		scopes[m.Scope] = true
 	}
-	changed, cands, err := f.missPass(scopes)
-	if err != nil || len(changed) == 0 {
+	cands, err := f.candidates(state, len(changed), scopes)
+	if err != nil {
 		return nil
 	}
-	return &lastMiss{memos: memos, changed: changed, cands: cands, since: since}
+	paths := make([]string, len(changed))
+	for i, ch := range changed {
+		paths[i] = ch.path
+	}
+	return &lastMiss{memos: memos, changed: paths, cands: cands, since: since}
+}
+
+// memoRead is the memo file's bytes, or why they could not be read.
+type memoRead struct {
+	data []byte
+	err  error
 }
 
 // covered reports whether the folder dir (no trailing "/") is one of scopes or lies in one.
@@ -155,69 +159,4 @@ func (c *Cache) prior(m *lastMiss) *fsrec.Prior {
 	c.say("prior: %d of %d memos still valid, %d paths changed, %d adopted, %d answers (%.1f ms)",
 		len(p.Memos), len(m.memos), len(m.changed), adopted, len(p.Entries)-adopted, float64(time.Since(t0).Microseconds())/1000)
 	return p
-}
-
-// missPass looks up every entry of f again (on several cores) and returns the paths whose look-up
-// answers otherwise now, and every other entry, with Memo set when it lies at or under one of scopes.
-func (f *file) missPass(scopes map[string]bool) (changed []string, cands []fsrec.PriorEntry, err error) {
-	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
-	if f.n < 512 {
-		workers = 1
-	}
-	var next atomic.Int64
-	var mu sync.Mutex
-	work := func() {
-		var buf, lastDir []byte
-		lastCovered := false
-		var mine []fsrec.PriorEntry
-		var gone []string
-		defer func() {
-			mu.Lock()
-			cands = append(cands, mine...)
-			changed = append(changed, gone...)
-			mu.Unlock()
-		}()
-		for {
-			ci := int(next.Add(1) - 1)
-			if ci >= len(f.chunks) {
-				return
-			}
-			serr := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
-				path := pathz[:len(pathz)-1]
-				now, nlink := fsrec.StatZN(pathz, e.Op)
-				if !sameAs(e, pathz, now) {
-					gone = append(gone, string(path))
-					return true
-				}
-				dir := path
-				if i := bytes.LastIndexByte(path, '/'); i > 0 {
-					dir = path[:i]
-				}
-				if lastDir == nil || !bytes.Equal(dir, lastDir) {
-					lastDir = append(lastDir[:0], dir...)
-					lastCovered = covered(scopes, string(dir))
-				}
-				x := fsrec.PriorEntry{Entry: *e, Memo: lastCovered || scopes[string(path)]}
-				x.Path = string(path)
-				if x.Sum != nil {
-					s := *x.Sum
-					x.Sum = &s
-					// Same bytes, perhaps another signature now: compare the bytes at the next look-up.
-					x.Recheck = true
-				} else if now == e.Sig {
-					x.Nlink = nlink
-				}
-				mine = append(mine, x)
-				return true
-			})
-			if serr != nil {
-				mu.Lock()
-				err = serr
-				mu.Unlock()
-				return
-			}
-		}
-	}
-	onWorkers(workers, work)
-	return changed, cands, err
 }

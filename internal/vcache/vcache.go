@@ -124,8 +124,10 @@ func ModeFromEnv(noCache bool) Mode {
 	return On
 }
 
-// volatile are environment variables left out of the key: shells set them per command.
-var volatile = map[string]bool{"_": true, "OLDPWD": true}
+// volatile are environment variables left out of the key: shells set them per command (SHLVL too:
+// bash lowers it for a command it runs last in a $(...) substitution, so `out=$(stalecheck check)` in a
+// script and the same check on the next line had two keys).
+var volatile = map[string]bool{"_": true, "OLDPWD": true, "SHLVL": true}
 
 // StableEnv returns env sorted, without the volatile variables and the cache's own switches: the
 // environment as the key sees it.
@@ -358,10 +360,10 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 		return nil, nil
 	}
 	return f.res, func() bool {
-		changed, err := f.changed(nil)
-		if err == nil && changed != "" && len(f.gen) > 0 && f.n <= maxPriorEntries {
-			c.last = c.lastMiss(k, f, t0)
+		if len(f.gen) > 0 && f.n <= maxPriorEntries {
+			return c.validWithPrior(k, f, t0)
 		}
+		changed, err := f.changed(nil)
 		if err != nil {
 			c.say("miss: %s: %v", c.path(k), err)
 			return false
@@ -382,6 +384,43 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 		c.say("hit: %d paths unchanged (%.1f ms)", f.n, float64(time.Since(t0).Microseconds())/1000)
 		return true
 	}
+}
+
+// validWithPrior is Peek's valid for a verdict file with memos: one look-up of every entry (lookAll),
+// and after a miss what the next recording starts from (lastMiss), with the memo file read while the
+// look-ups go on.
+func (c *Cache) validWithPrior(k Key, f *file, t0 time.Time) bool {
+	memoc := make(chan memoRead, 1)
+	readMemos := func() {
+		go func() {
+			data, err := safeio.ReadFile(c.path(k)+MemoSuffix, safeio.MaxCache)
+			memoc <- memoRead{data, err}
+		}()
+	}
+	state, changed, err := f.lookAll(readMemos)
+	if err != nil {
+		if len(changed) > 0 {
+			<-memoc
+		}
+		c.say("miss: %s: %v", c.path(k), err)
+		return false
+	}
+	if len(changed) == 0 {
+		c.say("hit: %d paths unchanged (%.1f ms)", f.n, float64(time.Since(t0).Microseconds())/1000)
+		return true
+	}
+	// A cache of the state folder that another check rewrote is a reason, but rarely the one a person
+	// looks for: name the first change outside the state folder when there is one.
+	name := changed[0].path
+	for _, ch := range changed {
+		if !strings.HasPrefix(ch.path, c.stateDir+string(filepath.Separator)) {
+			name = ch.path
+			break
+		}
+	}
+	c.say("miss: %s changed (%.1f ms)", name, float64(time.Since(t0).Microseconds())/1000)
+	c.last = c.lastMiss(k, f, t0, <-memoc, state, changed)
+	return false
 }
 
 // splitPath splits an absolute path at its last "/" (never cleaned: "a/../b" keeps its meaning under
