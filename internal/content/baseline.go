@@ -18,7 +18,7 @@ import (
 )
 
 // BaselinesFile is the content-baseline store in the state folder.
-const BaselinesFile = "baselines.v1.json"
+const BaselinesFile = "baselines.v1.kv"
 
 // stepBaseline is one run of one step: the digest of each of its inputs while it was provably what the
 // step used. Keyed by "<step ID>@<reference mtime ns>".
@@ -70,7 +70,7 @@ type stepBaseline struct {
 
 // CodeDigestsFile maps a source's content digest to its code digest (code.go): content-addressed, a
 // pure cache. Its name changes with what a code digest leaves out (v2: newlines at the end).
-const CodeDigestsFile = "code-digests.v2.json"
+const CodeDigestsFile = "code-digests.v2.kv"
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
 type Store struct {
@@ -453,11 +453,11 @@ const keepRuns = 4
 // runsByStep indexes the store's keys by step ID.
 func (st *Store) runsByStep() map[string][]string {
 	out := map[string][]string{}
-	for k := range st.c.m {
+	st.c.keys(func(k string) {
 		if i := strings.LastIndexByte(k, '@'); i > 0 {
 			out[k[:i]] = append(out[k[:i]], k)
 		}
-	}
+	})
 	return out
 }
 

@@ -15,7 +15,7 @@ import (
 )
 
 // HoldsCacheFile is the holdings cache in the state folder.
-const HoldsCacheFile = "content-holds.v1.json"
+const HoldsCacheFile = "content-holds.v1.kv"
 
 type holdEntry struct {
 	Verdict string `json:"verdict"`
@@ -24,7 +24,7 @@ type holdEntry struct {
 
 // HeldPairsFile keeps, per (root, library) pair, the digests of both files the last time the root was
 // shown to hold the library's content.
-const HeldPairsFile = "held-pairs.v1.json"
+const HeldPairsFile = "held-pairs.v1.kv"
 
 type heldPair struct {
 	Root, Lib  string // "blake3:<hex>"

@@ -267,7 +267,7 @@ func oldMembers(g *graph.Graph, st *Store, keys []string, b stepBaseline, dig *d
 		from := "an earlier run whose baseline the store no longer keeps"
 		here := false
 		for _, k := range keys {
-			rb, ok := st.c.m[k]
+			rb, ok := st.c.peek(k)
 			if !ok || rb.Members[mk] != linked {
 				continue
 			}

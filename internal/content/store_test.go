@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 )
 
 // The store keeps the keepRuns newest runs of a step, survives a save and reopen, does not bring back
@@ -23,8 +24,8 @@ func TestStoreKeepsNewestRuns(t *testing.T) {
 	st.Save()
 
 	st2 := OpenStore(dir)
-	if len(st2.c.m) != keepRuns {
-		t.Fatalf("reopened store has %d runs, want %d", len(st2.c.m), keepRuns)
+	if st2.c.len() != keepRuns {
+		t.Fatalf("reopened store has %d runs, want %d", st2.c.len(), keepRuns)
 	}
 	newKey := fmt.Sprintf("%s@%d", id, keepRuns+1)
 	st2.c.put(newKey, stepBaseline{RecordedNS: 9, Inputs: map[string]string{"a.c": "blake3:01"}})
@@ -32,26 +33,24 @@ func TestStoreKeepsNewestRuns(t *testing.T) {
 	st2.Save()
 
 	st3 := OpenStore(dir)
-	if _, ok := st3.c.m[id+"@1"]; ok || len(st3.c.m) != keepRuns {
-		t.Fatalf("after a new run: keys %v; want the oldest run dropped and %d kept", keys(st3.c.m), keepRuns)
+	if st3.c.has(id+"@1") || st3.c.len() != keepRuns {
+		t.Fatalf("after a new run: keys %v; want the oldest run dropped and %d kept", keys(st3), keepRuns)
 	}
-	if b := st3.c.m[newKey]; b.Inputs["a.c"] != "blake3:01" {
+	if b, _ := st3.c.peek(newKey); b.Inputs["a.c"] != "blake3:01" {
 		t.Fatalf("new run's baseline = %+v", b)
 	}
 
 	if err := os.WriteFile(filepath.Join(dir, BaselinesFile), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st4 := OpenStore(dir); len(st4.c.m) != 0 {
-		t.Fatalf("a corrupt store should be empty, has %d", len(st4.c.m))
+	if st4 := OpenStore(dir); st4.c.len() != 0 {
+		t.Fatalf("a corrupt store should be empty, has %d", st4.c.len())
 	}
 }
 
-func keys(m map[string]stepBaseline) []string {
+func keys(st *Store) []string {
 	var out []string
-	for k := range m {
-		out = append(out, k)
-	}
+	st.c.keys(func(k string) { out = append(out, k) })
 	return out
 }
 
@@ -94,5 +93,56 @@ func TestBaselineKeepsLongEnvValueAsDigest(t *testing.T) {
 	}
 	if b.Env[1] != s.Script().EnvReads[1] {
 		t.Errorf("a short value is kept whole: %+v", b.Env[1])
+	}
+}
+
+// A cache file is read without decoding its values: a check decodes the ones it asks for, and writes
+// the others back as the bytes it read (another process's entries, merged on save, too). The JSON file
+// of an earlier stalecheck is carried over at the first save and removed; a value that does not decode
+// is absent.
+func TestCacheFileDecodesOnDemand(t *testing.T) {
+	dir := t.TempDir()
+	legacy := `{"version":1,"entries":{"a@1":{"recorded_ns":1,"inputs":{"a.c":"blake3:aa"}},"b@2":{"recorded_ns":2,"inputs":{"b.c":"blake3:bb"},"future_field":[1,2]},"bad@3":[1]}}`
+	if err := os.WriteFile(filepath.Join(dir, "baselines.v1.json"), []byte(legacy), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	st := OpenStore(dir)
+	if b, ok := st.c.get("a@1"); !ok || b.Inputs["a.c"] != "blake3:aa" {
+		t.Fatalf("a@1 from the legacy file: %+v, %v", b, ok)
+	}
+	if _, ok := st.c.get("bad@3"); ok {
+		t.Fatal("a value that does not decode is there")
+	}
+	st.Save() // nothing put: written only to carry the legacy file over
+	if _, err := os.Stat(filepath.Join(dir, "baselines.v1.json")); !os.IsNotExist(err) {
+		t.Fatalf("the legacy file is still there after the save: %v", err)
+	}
+	raw, err := kvfile.Read(filepath.Join(dir, BaselinesFile), 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// b@2 was never decoded: its bytes are the legacy file's, with the field this stalecheck does not know.
+	if got := string(raw["b@2"]); got != `{"recorded_ns":2,"inputs":{"b.c":"blake3:bb"},"future_field":[1,2]}` {
+		t.Fatalf("b@2 written as %s", got)
+	}
+	if _, ok := raw["bad@3"]; ok {
+		t.Fatal("the value that does not decode was written back")
+	}
+
+	// Another process adds c@4 after this one opened the file: the save keeps it, undecoded.
+	st2 := OpenStore(dir)
+	other := OpenStore(dir)
+	other.c.put("c@4", stepBaseline{RecordedNS: 4})
+	other.Save()
+	st2.c.put("d@5", stepBaseline{RecordedNS: 5})
+	st2.Save()
+	st3 := OpenStore(dir)
+	if got := keys(st3); len(got) != 4 {
+		t.Fatalf("keys after two processes saved: %v, want a@1 b@2 c@4 d@5", got)
+	}
+	for k, ns := range map[string]int64{"a@1": 1, "b@2": 2, "c@4": 4, "d@5": 5} {
+		if b, ok := st3.c.peek(k); !ok || b.RecordedNS != ns {
+			t.Errorf("%s: %+v, %v", k, b, ok)
+		}
 	}
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // BaselinesFile is the Go content-baseline store in stalecheck's state folder, next to
-// internal/content's baselines.v1.json. Its key is "<binary path>@<Go build ID>": the build ID changes
+// internal/content's baselines.v1.kv. Its key is "<binary path>@<Go build ID>": the build ID changes
 // exactly when the binary is linked again, while its mtime also moves when an up-to-date `go build`
 // only touches it (so a key by mtime, as internal/content uses for Cargo, would record an edit the
 // binary lacks as its baseline).

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/stalecheck/stalecheck/internal/content"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -116,7 +117,7 @@ func TestNotStored(t *testing.T) {
 	}
 	// A fresh state file does not keep the check from being stored (the racy window does not apply to
 	// state files); the ledger is not recorded.
-	base, ledger := filepath.Join(state, "baselines.v1.json"), filepath.Join(state, "ledger.db")
+	base, ledger := filepath.Join(state, content.BaselinesFile), filepath.Join(state, "ledger.db")
 	write(t, base, "{}")
 	write(t, ledger, "x")
 	if ok, why := record(t, c, Key{1}, &Result{}, func() {
@@ -312,7 +313,7 @@ func TestMissNamesAChangeOutsideTheStateFolder(t *testing.T) {
 	var trace strings.Builder
 	c := Open(state, nil)
 	c.Trace = func(format string, args ...any) { fmt.Fprintf(&trace, format+"\n", args...) }
-	cache, src := filepath.Join(state, "baselines.v1.json"), filepath.Join(dir, "z.c")
+	cache, src := filepath.Join(state, content.BaselinesFile), filepath.Join(dir, "z.c")
 	write(t, cache, "{}")
 	write(t, src, "int z;\n")
 	time.Sleep(racyWindow + 20*time.Millisecond)
