@@ -1,8 +1,13 @@
 package cargo
 
 import (
+	"encoding/binary"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,6 +16,7 @@ import (
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -25,7 +31,16 @@ import (
 // It also keeps each package manifest's version (ReadManifestVersion) by the manifest's key, except a
 // version inherited from the workspace (which another file decides): decoding the TOML of every
 // registry package's Cargo.toml is the other large fixed cost.
-const NativeCacheFile = "read-cache.v1.json"
+//
+// The file is an internal/kvfile file (each answer a record keyed by its kind and the file's key, the
+// value JSON), read without decoding the values: the state folder is shared by every workspace a user
+// checks, and a day's use made it 3.4 MB, whose JSON a check decoded whole (29 ms of waiting in a first
+// check after a rebuild) and encoded whole again after adding one executable's units.
+const NativeCacheFile = "read-cache.v2.kv"
+
+// legacyNativeCacheFile is the JSON file earlier builds kept the cache in: read when NativeCacheFile is
+// not there, and removed at the first save.
+const legacyNativeCacheFile = "read-cache.v1.json"
 
 // nativeCacheMax bounds the entries kept (the state folder is shared by every workspace); the entries
 // this check did not use go first.
@@ -40,20 +55,84 @@ type nativeCache struct {
 	m        map[digest.Key]*nativeEntry
 	versions map[digest.Key]*versionEntry
 	units    map[digest.Key]*unitsEntry
-	dirty    bool
+	// raw holds the records of the file not asked for yet, by record key (recordKey): decoded into
+	// the maps above on first use, written back as read.
+	raw   map[string][]byte
+	dirty bool
 }
 
-// cacheFile is the JSON of NativeCacheFile.
-type cacheFile struct {
-	Archives []*nativeEntry  `json:"archives"`
-	Versions []*versionEntry `json:"versions"`
-	Units    []*unitsEntry   `json:"units,omitempty"`
+// The kinds of record, the first byte of a record key; the rest is the file's digest.Key.
+const (
+	kindArchive = 'a'
+	kindVersion = 'v'
+	kindUnits   = 'u'
+)
+
+// recordKey is the kvfile key of kind's answer for the file with key k.
+func recordKey(kind byte, k digest.Key) string {
+	b := make([]byte, 1, 41)
+	b[0] = kind
+	for _, v := range []uint64{k.Dev, k.Ino, uint64(k.Size), uint64(k.MtimeNS), uint64(k.CtimeNS)} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	return string(b)
+}
+
+// decodeRaw moves kind's record for k from raw into the maps (c.mu held); a record that does not
+// decode is dropped (as if absent).
+func decodeRaw[E any](c *nativeCache, kind byte, k digest.Key, into map[digest.Key]*E, setKey func(*E)) *E {
+	rk := recordKey(kind, k)
+	data, ok := c.raw[rk]
+	if !ok {
+		return nil
+	}
+	delete(c.raw, rk)
+	e := new(E)
+	if json.Unmarshal(data, e) != nil {
+		return nil
+	}
+	setKey(e)
+	into[k] = e
+	return e
+}
+
+func (c *nativeCache) archive(k digest.Key) *nativeEntry {
+	if e := c.m[k]; e != nil {
+		return e
+	}
+	e := decodeRaw(c, kindArchive, k, c.m, func(e *nativeEntry) { e.Key = k })
+	if e != nil && e.Members == nil {
+		// what save writes has a list (empty or not): anything else is not this cache's
+		delete(c.m, k)
+		return nil
+	}
+	return e
+}
+
+func (c *nativeCache) version(k digest.Key) *versionEntry {
+	if e := c.versions[k]; e != nil {
+		return e
+	}
+	return decodeRaw(c, kindVersion, k, c.versions, func(e *versionEntry) { e.Key = k })
+}
+
+func (c *nativeCache) unitsOf(k digest.Key) *unitsEntry {
+	if e := c.units[k]; e != nil {
+		return e
+	}
+	e := decodeRaw(c, kindUnits, k, c.units, func(e *unitsEntry) { e.Key = k })
+	if e != nil && e.Units == nil {
+		// units is never null in what save writes (an executable without units has [])
+		delete(c.units, k)
+		return nil
+	}
+	return e
 }
 
 // unitsEntry is one executable's DWARF compile units, names only (dwarfTree's first pass): the name and
 // comp_dir of each, in .debug_info order.
 type unitsEntry struct {
-	Key   digest.Key `json:"key"`
+	Key   digest.Key `json:"-"`
 	Units []unitName `json:"units"`
 	// Trees are dwarfTree's second pass: for a tree the executable was built in, the files there that
 	// the line tables of the units compiled there name, in unit order.
@@ -79,14 +158,14 @@ func (u *unitName) UnmarshalJSON(b []byte) error {
 
 // versionEntry is one manifest's [package] version.
 type versionEntry struct {
-	Key     digest.Key `json:"key"`
+	Key     digest.Key `json:"-"`
 	Version string     `json:"version"`
 	used    bool
 }
 
 // nativeEntry is one archive's answer, in the cache file's JSON.
 type nativeEntry struct {
-	Key     digest.Key     `json:"key"`
+	Key     digest.Key     `json:"-"`
 	Members []cachedMember `json:"members"`
 	CUs     []cachedCU     `json:"cus,omitempty"`
 	used    bool
@@ -114,32 +193,61 @@ func openNativeCache(stateDir string) *nativeCache {
 	if stateDir == "" {
 		return nil
 	}
-	c := &nativeCache{path: filepath.Join(stateDir, NativeCacheFile), m: map[digest.Key]*nativeEntry{}, versions: map[digest.Key]*versionEntry{}, units: map[digest.Key]*unitsEntry{}}
-	data, err := safeio.ReadFile(c.path, safeio.MaxRecord)
-	if err != nil {
-		return c
+	c := &nativeCache{path: filepath.Join(stateDir, NativeCacheFile), m: map[digest.Key]*nativeEntry{}, versions: map[digest.Key]*versionEntry{}, units: map[digest.Key]*unitsEntry{}, raw: map[string][]byte{}}
+	raw, err := kvfile.Read(c.path, safeio.MaxCache)
+	switch {
+	case err == nil:
+		c.raw = raw
+	case errors.Is(err, fs.ErrNotExist):
+		c.readLegacy(filepath.Join(stateDir, legacyNativeCacheFile))
 	}
-	var f cacheFile
+	return c
+}
+
+// readLegacy carries the entries of an earlier build's JSON file over (written as a kvfile, and the
+// JSON file removed, at the next save): reading every archive and executable again costs more once
+// than decoding that file once.
+func (c *nativeCache) readLegacy(path string) {
+	data, err := safeio.ReadFile(path, safeio.MaxCache)
+	if err != nil {
+		return
+	}
+	var f struct {
+		Archives []*struct {
+			Key digest.Key `json:"key"`
+			nativeEntry
+		} `json:"archives"`
+		Versions []*struct {
+			Key digest.Key `json:"key"`
+			versionEntry
+		} `json:"versions"`
+		Units []*struct {
+			Key digest.Key `json:"key"`
+			unitsEntry
+		} `json:"units"`
+	}
 	if json.Unmarshal(data, &f) != nil {
-		return c
+		return
 	}
 	for _, e := range f.Archives {
-		if e != nil {
-			c.m[e.Key] = e
+		if e != nil && e.Members != nil {
+			e.nativeEntry.Key = e.Key
+			c.m[e.Key] = &e.nativeEntry
 		}
 	}
 	for _, e := range f.Versions {
 		if e != nil {
-			c.versions[e.Key] = e
+			e.versionEntry.Key = e.Key
+			c.versions[e.Key] = &e.versionEntry
 		}
 	}
 	for _, e := range f.Units {
-		// units is never null in what save writes (an executable without units has [])
 		if e != nil && e.Units != nil {
-			c.units[e.Key] = e
+			e.unitsEntry.Key = e.Key
+			c.units[e.Key] = &e.unitsEntry
 		}
 	}
-	return c
+	c.dirty = len(c.m)+len(c.versions)+len(c.units) > 0
 }
 
 // settled says whether a file with key k may be cached: not changed within digest.RacyWindow.
@@ -158,7 +266,7 @@ func (c *nativeCache) manifestVersion(root, workspace string) (string, error) {
 		return ReadManifestVersion(root, workspace)
 	}
 	c.mu.Lock()
-	e := c.versions[k]
+	e := c.version(k)
 	if e != nil {
 		e.used = true
 	}
@@ -189,7 +297,7 @@ func (c *nativeCache) evidence(path string) ([]memberInfo, []cuSources, error) {
 		return archiveEvidence(path)
 	}
 	c.mu.Lock()
-	e := c.m[k]
+	e := c.archive(k)
 	if e != nil {
 		e.used = true
 	}
@@ -224,7 +332,7 @@ func (c *nativeCache) unitNames(bin string) (names []unitName, f *binfmt.ELFFile
 		if k, ok, err = digest.StatKey(bin); err == nil && ok {
 			cacheable = true
 			c.mu.Lock()
-			e := c.units[k]
+			e := c.unitsOf(k)
 			if e != nil {
 				e.used = true
 			}
@@ -265,7 +373,7 @@ func (c *nativeCache) treeFiles(bin, tree string, f *binfmt.ELFFile) []string {
 		if key, ok, err := digest.StatKey(bin); err == nil && ok {
 			k, cacheable = key, true
 			c.mu.Lock()
-			e := c.units[k]
+			e := c.unitsOf(k)
 			var files []string
 			found := false
 			if e != nil && e.Trees != nil {
@@ -346,7 +454,8 @@ func (e *nativeEntry) decode() ([]memberInfo, []cuSources, error) {
 
 // save writes the cache when this check added to it: a temporary file renamed into place, so a crash
 // or a concurrent check never leaves a torn file (a concurrent check's additions may be lost: they are
-// read again next time). Errors are ignored: the cache only saves work.
+// read again next time). The records this check did not ask for are written as read. Errors are
+// ignored: the cache only saves work.
 func (c *nativeCache) save() {
 	if c == nil {
 		return
@@ -356,17 +465,49 @@ func (c *nativeCache) save() {
 	if !c.dirty {
 		return
 	}
-	f := cacheFile{
-		Archives: digest.KeptEntries(c.m, func(e *nativeEntry) bool { return e.used }, nativeCacheMax),
-		Versions: digest.KeptEntries(c.versions, func(e *versionEntry) bool { return e.used }, nativeCacheMax),
-		Units:    digest.KeptEntries(c.units, func(e *unitsEntry) bool { return e.used }, nativeCacheMax),
+	archives := digest.KeptEntries(c.m, func(e *nativeEntry) bool { return e.used }, nativeCacheMax)
+	versions := digest.KeptEntries(c.versions, func(e *versionEntry) bool { return e.used }, nativeCacheMax)
+	units := digest.KeptEntries(c.units, func(e *unitsEntry) bool { return e.used }, nativeCacheMax)
+	// The records not asked for are unused: kept while their kind stays within the bound.
+	room := map[byte]int{kindArchive: nativeCacheMax - len(archives), kindVersion: nativeCacheMax - len(versions), kindUnits: nativeCacheMax - len(units)}
+	for k := range c.raw {
+		room[k[0]]--
 	}
-	data, err := json.Marshal(f)
+	err := safeio.WriteFileAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, func(f io.Writer) error {
+		w := kvfile.NewWriter(f)
+		add := func(kind byte, k digest.Key, v any) error {
+			data, err := json.Marshal(v)
+			if err != nil {
+				return err
+			}
+			w.Add(recordKey(kind, k), data)
+			return nil
+		}
+		for _, e := range archives {
+			if err := add(kindArchive, e.Key, e); err != nil {
+				return err
+			}
+		}
+		for _, e := range versions {
+			if err := add(kindVersion, e.Key, e); err != nil {
+				return err
+			}
+		}
+		for _, e := range units {
+			if err := add(kindUnits, e.Key, e); err != nil {
+				return err
+			}
+		}
+		for k, v := range c.raw {
+			if len(k) > 0 && room[k[0]] >= 0 {
+				w.Add(k, v)
+			}
+		}
+		return w.Close()
+	})
 	if err != nil {
 		return
 	}
-	if safeio.WriteBytesAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data) != nil {
-		return
-	}
+	os.Remove(filepath.Join(filepath.Dir(c.path), legacyNativeCacheFile))
 	c.dirty = false
 }

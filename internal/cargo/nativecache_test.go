@@ -1,6 +1,7 @@
 package cargo
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 )
 
 // The read cache answers as a fresh read does, survives a save and a reload, and never hides a change:
@@ -65,8 +67,8 @@ func TestReadCacheNeverHidesAChange(t *testing.T) {
 	}
 	c.save()
 	c = openNativeCache(state)
-	if len(c.m) != 1 || len(c.versions) != 1 {
-		t.Fatalf("reloaded cache holds %d archives and %d versions, want 1 and 1", len(c.m), len(c.versions))
+	if a, v := c.count(kindArchive), c.count(kindVersion); a != 1 || v != 1 {
+		t.Fatalf("reloaded cache holds %d archives and %d versions, want 1 and 1", a, v)
 	}
 	gotM, gotC, err = c.evidence(lib)
 	if err != nil || !cmp.Equal(gotM, wantM, cmpOpt) || !cmp.Equal(gotC, wantC, cmpOpt) {
@@ -237,23 +239,77 @@ func TestReadCacheUnitNamesShape(t *testing.T) {
 	c.units[k] = &unitsEntry{Key: k, Units: []unitName{{"src/main.rs", "/w"}}, used: true}
 	c.dirty = true
 	c.save()
-	data, err := os.ReadFile(c.path)
+	raw, err := kvfile.Read(c.path, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
 	good := `[["src/main.rs","/w"]]`
-	if !strings.Contains(string(data), good) {
-		t.Fatalf("the premise: the saved file holds %s\n%s", good, data)
+	if !strings.Contains(string(raw[recordKey(kindUnits, k)]), good) {
+		t.Fatalf("the premise: the saved record holds %s\n%s", good, raw[recordKey(kindUnits, k)])
 	}
-	if n := len(openNativeCache(state).units); n != 1 {
-		t.Fatalf("the premise: the saved entry is read back (%d entries)", n)
+	if e := openNativeCache(state).unitsOf(k); e == nil {
+		t.Fatal("the premise: the saved entry is read back")
 	}
 	for _, bad := range []string{`[["src/main.rs"]]`, `[["src/main.rs","/w","x"]]`, `null`} {
-		if err := os.WriteFile(c.path, []byte(strings.Replace(string(data), good, bad, 1)), 0o600); err != nil {
+		var b bytes.Buffer
+		w := kvfile.NewWriter(&b)
+		w.Add(recordKey(kindUnits, k), []byte(strings.Replace(string(raw[recordKey(kindUnits, k)]), good, bad, 1)))
+		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
-		if e := openNativeCache(state).units[k]; e != nil {
+		if err := os.WriteFile(c.path, b.Bytes(), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if e := openNativeCache(state).unitsOf(k); e != nil {
 			t.Errorf("units %s: read as %v", bad, e.Units)
 		}
+	}
+}
+
+// count is the number of kind's records, decoded or not.
+func (c *nativeCache) count(kind byte) int {
+	n := 0
+	for k := range c.raw {
+		if k[0] == kind {
+			n++
+		}
+	}
+	switch kind {
+	case kindArchive:
+		n += len(c.m)
+	case kindVersion:
+		n += len(c.versions)
+	case kindUnits:
+		n += len(c.units)
+	}
+	return n
+}
+
+// The JSON file of an earlier build is read when the kvfile is not there, and replaced by it at the
+// first save: the archives, versions and units it holds answer without a read.
+func TestReadCacheCarriesTheJSONFileOver(t *testing.T) {
+	state := t.TempDir()
+	legacy := filepath.Join(state, legacyNativeCacheFile)
+	k := digest.Key{Dev: 1, Ino: 2, Size: 3, MtimeNS: 4, CtimeNS: 5}
+	doc := `{"archives":[{"key":{"Dev":1,"Ino":2,"Size":3,"MtimeNS":4,"CtimeNS":5},"members":[{"name":"a.o"}]}],` +
+		`"versions":[{"key":{"Dev":1,"Ino":2,"Size":3,"MtimeNS":4,"CtimeNS":5},"version":"1.2.3"}],` +
+		`"units":[{"key":{"Dev":1,"Ino":2,"Size":3,"MtimeNS":4,"CtimeNS":5},"units":[["src/main.rs","/w"]]}]}`
+	if err := os.WriteFile(legacy, []byte(doc), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := openNativeCache(state)
+	c.save()
+	if _, err := os.Stat(legacy); !os.IsNotExist(err) {
+		t.Fatalf("the JSON file is still there after the save: %v", err)
+	}
+	c = openNativeCache(state)
+	if e := c.archive(k); e == nil || len(e.Members) != 1 || e.Members[0].Name != "a.o" {
+		t.Errorf("archive: %+v", e)
+	}
+	if e := c.version(k); e == nil || e.Version != "1.2.3" {
+		t.Errorf("version: %+v", e)
+	}
+	if e := c.unitsOf(k); e == nil || len(e.Units) != 1 || e.Units[0] != (unitName{"src/main.rs", "/w"}) {
+		t.Errorf("units: %+v", e)
 	}
 }
