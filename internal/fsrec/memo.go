@@ -107,7 +107,34 @@ func (r *Recorder) Adopt(p *Prior) {
 	if r == nil || p == nil {
 		return
 	}
-	for _, e := range p.Entries {
+	// Two goroutines take half the entries each (ten thousand map insertions on the real workspace's
+	// first check after a rebuild, before the read can start); the shards have their own locks.
+	// Maps sized for them at once (Begin made them for a few hundred a shard): no growth on the way.
+	if per := len(p.Entries)/seenShards*5/4 + 64; per > 512 {
+		for i := range r.seen {
+			if sh := &r.seen[i]; len(sh.m) == 0 {
+				sh.m = make(map[key]seenVal, per)
+			}
+		}
+	}
+	half := len(p.Entries) / 2
+	if len(p.Entries) < 2048 {
+		half = 0
+	}
+	done := make(chan struct{})
+	go func() {
+		r.adoptEntries(p.Entries[:half])
+		close(done)
+	}()
+	r.adoptEntries(p.Entries[half:])
+	<-done
+	r.memo.prior.Store(&p.Memos)
+	r.memo.hasPrior.Store(len(p.Memos) > 0)
+}
+
+// adoptEntries is Adopt's work for some of the entries.
+func (r *Recorder) adoptEntries(ents []PriorEntry) {
+	for _, e := range ents {
 		if e.Op == OpContent && (e.Sum == nil || !e.Memo) || skipped(e.Path) || r.fresh != nil && r.fresh(e.Path) ||
 			r.exclude != nil && r.exclude(e.Path) {
 			continue
@@ -128,8 +155,6 @@ func (r *Recorder) Adopt(p *Prior) {
 		}
 		sh.mu.Unlock()
 	}
-	r.memo.prior.Store(&p.Memos)
-	r.memo.hasPrior.Store(len(p.Memos) > 0)
 }
 
 // Memoizing reports whether a memo could be reused or kept now: a recording is active, and it either

@@ -93,6 +93,16 @@ type memoRead struct {
 	err  error
 }
 
+// underAny reports whether path is one of dirs or lies under one.
+func underAny(path string, dirs []string) bool {
+	for _, d := range dirs {
+		if strings.HasPrefix(path, d) && (len(path) == len(d) || path[len(d)] == '/') {
+			return true
+		}
+	}
+	return false
+}
+
 // covered reports whether the folder dir (no trailing "/") is one of scopes or lies in one.
 func covered(scopes map[string]bool, dir string) bool {
 	for {
@@ -141,17 +151,24 @@ func (c *Cache) prior(m *lastMiss) *fsrec.Prior {
 	}
 	p := &fsrec.Prior{Memos: make(map[string]fsrec.Memo, len(m.memos))}
 	scopes := make(map[string]bool, len(m.memos))
+	var stale []string // the scopes of the memos that are not valid (a few)
 	for _, x := range m.memos {
 		if !touched[x.Scope] {
 			p.Memos[x.Name] = x
 			scopes[x.Scope] = true
+		} else {
+			stale = append(stale, x.Scope)
 		}
 	}
 	p.Entries = m.cands
 	adopted := 0
 	for i := range p.Entries {
 		e := &p.Entries[i]
-		e.Memo = e.Memo && covered(scopes, e.Path)
+		// Memo says the entry lies at or under some memo's scope: it stays so unless one of those is
+		// stale, then only a valid one counts.
+		if e.Memo && underAny(e.Path, stale) {
+			e.Memo = covered(scopes, e.Path)
+		}
 		if e.Memo {
 			adopted++
 		}
