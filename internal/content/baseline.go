@@ -15,6 +15,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 )
 
 // BaselinesFile is the content-baseline store in the state folder.
@@ -74,9 +75,9 @@ const CodeDigestsFile = "code-digests.v2.kv"
 
 // Store holds content baselines. A Store with no folder keeps them in memory only.
 type Store struct {
-	c *jsonCache[stepBaseline]
+	c *kvfile.Cache[stepBaseline]
 	// code maps "blake3:<hex>" of a source's bytes to its code digest (code.go).
-	code *jsonCache[string]
+	code *kvfile.Cache[string]
 	now  func() time.Time
 }
 
@@ -89,8 +90,8 @@ func OpenStore(dir string) *Store {
 // Save writes the store back when something was recorded (temporary file and rename); errors only cost
 // the baselines of this call.
 func (s *Store) Save() {
-	s.c.save()
-	s.code.save()
+	s.c.Save()
+	s.code.Save()
 }
 
 // keepCode records the code digest of the source at path while its bytes have the digest d (read
@@ -99,11 +100,11 @@ func (s *Store) keepCode(path, d string) {
 	if !codeFile(path) {
 		return
 	}
-	if _, ok := s.code.get(d); ok {
+	if _, ok := s.code.Get(d); ok {
 		return
 	}
 	if content, code, ok := codeDigests(path); ok && content == d {
-		s.code.put(d, code)
+		s.code.Put(d, code)
 	}
 }
 
@@ -113,17 +114,17 @@ func (s *Store) sameCode(path, base, now string) bool {
 	if !codeFile(path) {
 		return false
 	}
-	was, ok := s.code.get(base)
+	was, ok := s.code.Get(base)
 	if !ok {
 		return false
 	}
-	code, known := s.code.get(now)
+	code, known := s.code.Get(now)
 	if !known {
 		content, c, ok := codeDigests(path)
 		if !ok || content != now {
 			return false
 		}
-		s.code.put(now, c)
+		s.code.Put(now, c)
 		code = c
 	}
 	return code == was
@@ -132,18 +133,18 @@ func (s *Store) sameCode(path, base, now string) bool {
 // keepMeaning records, for an input whose bytes are not reproducible (graph.Input.Meaning), the digest
 // of the file written with it that states what it holds, while its bytes have the digest d.
 func (s *Store) keepMeaning(in *graph.Input, d string, dig *digest.Cache) {
-	if _, ok := s.code.get(d); ok || in.Meaning == "" {
+	if _, ok := s.code.Get(d); ok || in.Meaning == "" {
 		return
 	}
 	if m, ok := meaningDigest(in, d, dig); ok {
-		s.code.put(d, m)
+		s.code.Put(d, m)
 	}
 }
 
 // sameMeaning reports whether in, now with content digest now, holds what it held with digest base:
 // the file written with it (in.Meaning) has the content it had beside the baseline.
 func (s *Store) sameMeaning(in *graph.Input, base, now string, dig *digest.Cache) bool {
-	was, ok := s.code.get(base)
+	was, ok := s.code.Get(base)
 	if in.Meaning == "" || !ok || !strings.HasPrefix(was, meaningPrefix) {
 		return false
 	}
@@ -221,7 +222,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 		}
 		ref := s.Reference.MTimeNS
 		key := baselineKey(s)
-		b, _ := st.c.get(key)
+		b, _ := st.c.Get(key)
 		recorded := false
 		// A run made in another copy of the workspace (internal/cargo otherTree) read that copy's files:
 		// the content of their counterparts here is no baseline of it.
@@ -369,7 +370,7 @@ func annotateBaselines(g *graph.Graph, st *Store, dig *digest.Cache, path string
 			if b.RecordedNS == 0 {
 				b.RecordedNS = st.now().UnixNano()
 			}
-			st.c.put(key, b)
+			st.c.Put(key, b)
 			st.keepNewest(runs[s.ID], key, pinned)
 		}
 	}
@@ -429,7 +430,7 @@ func earlierBaseline(st *Store, keys []string, at int64, rel string) (string, bo
 		if ns > at || ns <= bestNS {
 			continue
 		}
-		if b, ok := st.c.get(k); ok {
+		if b, ok := st.c.Get(k); ok {
 			if d, ok := b.Inputs[rel]; ok {
 				best, bestNS = d, ns
 			}
@@ -453,11 +454,11 @@ const keepRuns = 4
 // runsByStep indexes the store's keys by step ID.
 func (st *Store) runsByStep() map[string][]string {
 	out := map[string][]string{}
-	st.c.keys(func(k string) {
+	for _, k := range st.c.Keys() {
 		if i := strings.LastIndexByte(k, '@'); i > 0 {
 			out[k[:i]] = append(out[k[:i]], k)
 		}
-	})
+	}
 	return out
 }
 
@@ -481,7 +482,7 @@ func (st *Store) keepNewest(keys []string, added string, pinned map[string]bool)
 			kept++
 			continue
 		}
-		st.c.del(k)
+		st.c.Del(k)
 	}
 }
 

@@ -74,7 +74,7 @@ func goneLibrary(g *graph.Graph, st *Store, dig *digest.Cache, runs map[string][
 	searched := len(newest) > 0
 	var envNow []string
 	for _, k := range newest {
-		b, _ := st.c.get(k)
+		b, _ := st.c.Get(k)
 		searched = searched && b.Searched
 		for _, e := range b.Env {
 			if unit.SetForScripts(e.Name) {

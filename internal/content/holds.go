@@ -12,6 +12,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/evidence"
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 )
 
 // HoldsCacheFile is the holdings cache in the state folder.
@@ -38,7 +39,7 @@ type heldPair struct {
 // program without linking again). A root whose bytes are new (linked again) and not older than the
 // library records the pair. The record presumes that a root linked after its library holds it; a root
 // already stale when stalecheck first saw it holds content older still, so the answer stays right.
-func byHeldPair(held *jsonCache[heldPair], dig *digest.Cache, root, lib string, rootNS, libNS int64, verdict, detail string) (string, string) {
+func byHeldPair(held *kvfile.Cache[heldPair], dig *digest.Cache, root, lib string, rootNS, libNS int64, verdict, detail string) (string, string) {
 	if dig == nil || verdict == graph.DiffersContent {
 		return verdict, detail
 	}
@@ -49,7 +50,7 @@ func byHeldPair(held *jsonCache[heldPair], dig *digest.Cache, root, lib string, 
 	}
 	sum := sha256.Sum256([]byte(root + "\x00" + lib)) // JSON keys must be UTF-8; paths need not be
 	key := hex.EncodeToString(sum[:])
-	p, ok := held.get(key)
+	p, ok := held.Get(key)
 	if ok && p.Root == rd.String() {
 		if p.Lib == ld.String() || verdict == graph.HoldsContent {
 			return verdict, detail
@@ -58,7 +59,7 @@ func byHeldPair(held *jsonCache[heldPair], dig *digest.Cache, root, lib string, 
 			detail, rd, time.Unix(0, p.RecordedNS).UTC().Format(time.RFC3339Nano), filepath.Base(lib), p.Lib, ld)
 	}
 	if verdict == graph.HoldsContent || rootNS >= libNS {
-		held.put(key, heldPair{Root: rd.String(), Lib: ld.String(), RecordedNS: time.Now().UnixNano()})
+		held.Put(key, heldPair{Root: rd.String(), Lib: ld.String(), RecordedNS: time.Now().UnixNano()})
 	}
 	return verdict, detail
 }
@@ -68,9 +69,9 @@ func byHeldPair(held *jsonCache[heldPair], dig *digest.Cache, root, lib string, 
 // binary's -l libraries), by content; Rust libraries of dependency units are not compared.
 func annotateHoldings(g *graph.Graph, opt Options, dig *digest.Cache) {
 	cache := loadJSON[holdEntry](opt.StateDir, HoldsCacheFile)
-	defer cache.save()
+	defer cache.Save()
 	held := loadJSON[heldPair](opt.StateDir, HeldPairsFile)
-	defer held.save()
+	defer held.Save()
 	for _, r := range g.Roots {
 		pairs := r.NewerLinked()
 		for _, f := range r.UnwatchedLinked() {
@@ -85,7 +86,7 @@ func annotateHoldings(g *graph.Graph, opt Options, dig *digest.Cache) {
 				h.Verdict, h.Detail = graph.UnknownContent, "a Rust library of a dependency unit: its content is not compared (Cargo relinks the root on the next build)"
 			default:
 				key, ok := holdKey(r.File.Path, li.File.Path)
-				if e, hit := cache.get(key); ok && hit {
+				if e, hit := cache.Get(key); ok && hit {
 					h.Verdict, h.Detail = e.Verdict, e.Detail
 				} else {
 					v, detail, err := judgeHolding(r.File.Path, li.File.Path)
@@ -93,7 +94,7 @@ func annotateHoldings(g *graph.Graph, opt Options, dig *digest.Cache) {
 						g.AddProblem(li.File.Path, fmt.Errorf("comparing its content with %s: %w", r.File.Path, err))
 						v, detail = graph.UnknownContent, "its content could not be compared: "+err.Error()
 					} else if ok {
-						cache.put(key, holdEntry{v, detail})
+						cache.Put(key, holdEntry{v, detail})
 					}
 					h.Verdict, h.Detail = v, detail
 				}

@@ -123,7 +123,7 @@ func copyRunKeys(st *Store, keys []string, archive, member, dg string) []string 
 	mk := memberKey(archive, member)
 	var out []string
 	for _, k := range keys {
-		if b, ok := st.c.peek(k); ok && b.Members[mk] == dg {
+		if b, ok := st.c.Peek(k); ok && b.Members[mk] == dg {
 			out = append(out, k)
 		}
 	}
@@ -182,7 +182,7 @@ func annotateMemberRuns(g *graph.Graph, st *Store, dig *digest.Cache) {
 		for ci := range d.Copies {
 			c := &d.Copies[ci]
 			for _, k := range copyRunKeys(st, runs[d.Step.ID], d.Archive.Path, d.Name, c.Digest) {
-				b, _ := st.c.peek(k)
+				b, _ := st.c.Peek(k)
 				r := &graph.CopyRun{RunNS: keyNS(k)}
 				r.SourcesNow, r.Why = sourcesMatch(g, d.Step, b, dig)
 				if c.Run == nil || r.SourcesNow {

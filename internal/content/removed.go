@@ -97,7 +97,7 @@ func removedRuns(g *graph.Graph, st *Store, runs map[string][]string, keys []str
 			continue
 		}
 		bestNS := keyNS(best)
-		b, _ := st.c.get(best)
+		b, _ := st.c.Get(best)
 		old, now := oldMembers(g, st, runs[id], b, dig)
 		if len(b.Env) > 0 || len(b.Flags) > 0 || len(old) > 0 || now {
 			out = append(out, graph.RemovedRun{Dep: crate, StepID: id, RunNS: bestNS, RecordedNS: b.RecordedNS,
@@ -115,7 +115,7 @@ func removedBaseline(st *Store, keys []string, s *graph.Step, crate, rel string)
 	var digests []string
 	var at int64
 	for _, best := range keys {
-		b, _ := st.c.get(best)
+		b, _ := st.c.Get(best)
 		if dg, ok := b.Inputs[rel]; ok {
 			digests = append(digests, dg)
 			at = max(at, b.RecordedNS)
@@ -159,7 +159,7 @@ func removedKeys(st *Store, runs map[string][]string, s *graph.Step, crate strin
 		lastNS := map[string]int64{}
 		for _, k := range keys {
 			ns := keyNS(k)
-			if b, ok := st.c.get(k); ok && b.Hash != "" && ns <= s.Reference.MTimeNS {
+			if b, ok := st.c.Get(k); ok && b.Hash != "" && ns <= s.Reference.MTimeNS {
 				if _, seen := last[b.Hash]; !seen || ns > lastNS[b.Hash] {
 					last[b.Hash], lastNS[b.Hash] = k, ns
 				}
@@ -181,7 +181,7 @@ func removedKeys(st *Store, runs map[string][]string, s *graph.Step, crate strin
 			}
 			seen[k] = true
 			out = append(out, k)
-			b, _ := st.c.get(k)
+			b, _ := st.c.Get(k)
 			todo = append(todo, b.DepHashes...)
 		}
 	}
@@ -267,7 +267,7 @@ func oldMembers(g *graph.Graph, st *Store, keys []string, b stepBaseline, dig *d
 		from := "an earlier run whose baseline the store no longer keeps"
 		here := false
 		for _, k := range keys {
-			rb, ok := st.c.peek(k)
+			rb, ok := st.c.Peek(k)
 			if !ok || rb.Members[mk] != linked {
 				continue
 			}

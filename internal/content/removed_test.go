@@ -23,7 +23,7 @@ func TestRemovedKeysByHash(t *testing.T) {
 		if bgc != "" {
 			b.Inputs["bg-sys/native/bg.c"] = bgc
 		}
-		st.c.put(k, b)
+		st.c.Put(k, b)
 	}
 	put(run+"@90", "af3dc8f2ee04e4e6", nil, "blake3:a")
 	put(run+"@140", "af3dc8f2ee04e4e6", nil, "blake3:b")
@@ -45,11 +45,11 @@ func TestRemovedKeysByHash(t *testing.T) {
 
 	// A store of an older stalecheck (no hashes): each step's last run before the app, all of them.
 	old := OpenStore("")
-	st.c.keys(func(k string) {
-		b, _ := st.c.peek(k)
+	for _, k := range st.c.Keys() {
+		b, _ := st.c.Peek(k)
 		b.Hash, b.DepHashes = "", nil
-		old.c.put(k, b)
-	})
+		old.c.Put(k, b)
+	}
 	if d, _, why := removedBaseline(old, removedKeys(old, old.runsByStep(), app, "bg_sys"), app, "bg_sys", "bg-sys/native/bg.c"); d != "" || why == "" {
 		t.Fatalf("without hashes: baseline %q, want none (two configurations disagree): %s", d, why)
 	}

@@ -19,39 +19,37 @@ func TestStoreKeepsNewestRuns(t *testing.T) {
 	st := OpenStore(dir)
 	id := "release/x-0123456789abcdef/run-build-script-build-script-build"
 	for i := 1; i <= keepRuns; i++ {
-		st.c.put(fmt.Sprintf("%s@%d", id, i), stepBaseline{RecordedNS: int64(i), Inputs: map[string]string{"a.c": "blake3:00"}})
+		st.c.Put(fmt.Sprintf("%s@%d", id, i), stepBaseline{RecordedNS: int64(i), Inputs: map[string]string{"a.c": "blake3:00"}})
 	}
 	st.Save()
 
 	st2 := OpenStore(dir)
-	if st2.c.len() != keepRuns {
-		t.Fatalf("reopened store has %d runs, want %d", st2.c.len(), keepRuns)
+	if st2.c.Len() != keepRuns {
+		t.Fatalf("reopened store has %d runs, want %d", st2.c.Len(), keepRuns)
 	}
 	newKey := fmt.Sprintf("%s@%d", id, keepRuns+1)
-	st2.c.put(newKey, stepBaseline{RecordedNS: 9, Inputs: map[string]string{"a.c": "blake3:01"}})
+	st2.c.Put(newKey, stepBaseline{RecordedNS: 9, Inputs: map[string]string{"a.c": "blake3:01"}})
 	st2.keepNewest(st2.runsByStep()[id], newKey, nil)
 	st2.Save()
 
 	st3 := OpenStore(dir)
-	if st3.c.has(id+"@1") || st3.c.len() != keepRuns {
+	if st3.c.Has(id+"@1") || st3.c.Len() != keepRuns {
 		t.Fatalf("after a new run: keys %v; want the oldest run dropped and %d kept", keys(st3), keepRuns)
 	}
-	if b, _ := st3.c.peek(newKey); b.Inputs["a.c"] != "blake3:01" {
+	if b, _ := st3.c.Peek(newKey); b.Inputs["a.c"] != "blake3:01" {
 		t.Fatalf("new run's baseline = %+v", b)
 	}
 
 	if err := os.WriteFile(filepath.Join(dir, BaselinesFile), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if st4 := OpenStore(dir); st4.c.len() != 0 {
-		t.Fatalf("a corrupt store should be empty, has %d", st4.c.len())
+	if st4 := OpenStore(dir); st4.c.Len() != 0 {
+		t.Fatalf("a corrupt store should be empty, has %d", st4.c.Len())
 	}
 }
 
 func keys(st *Store) []string {
-	var out []string
-	st.c.keys(func(k string) { out = append(out, k) })
-	return out
+	return st.c.Keys()
 }
 
 // The store keeps a build-script run's environment reads and flags strings, for after `cargo clean -p`;
@@ -84,7 +82,7 @@ func TestBaselineKeepsLongEnvValueAsDigest(t *testing.T) {
 	if fi.Size() > 128<<10 {
 		t.Errorf("%s is %d bytes for one run with a 4 MiB variable and flags string, want them kept cut, with digests", BaselinesFile, fi.Size())
 	}
-	b, ok := OpenStore(state).c.get(baselineKey(s))
+	b, ok := OpenStore(state).c.Get(baselineKey(s))
 	if !ok || len(b.Env) != 2 {
 		t.Fatalf("the run's baseline after reload: %+v, %v", b.Env, ok)
 	}
@@ -107,10 +105,10 @@ func TestCacheFileDecodesOnDemand(t *testing.T) {
 		t.Fatal(err)
 	}
 	st := OpenStore(dir)
-	if b, ok := st.c.get("a@1"); !ok || b.Inputs["a.c"] != "blake3:aa" {
+	if b, ok := st.c.Get("a@1"); !ok || b.Inputs["a.c"] != "blake3:aa" {
 		t.Fatalf("a@1 from the legacy file: %+v, %v", b, ok)
 	}
-	if _, ok := st.c.get("bad@3"); ok {
+	if _, ok := st.c.Get("bad@3"); ok {
 		t.Fatal("a value that does not decode is there")
 	}
 	st.Save() // nothing put: written only to carry the legacy file over
@@ -132,16 +130,16 @@ func TestCacheFileDecodesOnDemand(t *testing.T) {
 	// Another process adds c@4 after this one opened the file: the save keeps it, undecoded.
 	st2 := OpenStore(dir)
 	other := OpenStore(dir)
-	other.c.put("c@4", stepBaseline{RecordedNS: 4})
+	other.c.Put("c@4", stepBaseline{RecordedNS: 4})
 	other.Save()
-	st2.c.put("d@5", stepBaseline{RecordedNS: 5})
+	st2.c.Put("d@5", stepBaseline{RecordedNS: 5})
 	st2.Save()
 	st3 := OpenStore(dir)
 	if got := keys(st3); len(got) != 4 {
 		t.Fatalf("keys after two processes saved: %v, want a@1 b@2 c@4 d@5", got)
 	}
 	for k, ns := range map[string]int64{"a@1": 1, "b@2": 2, "c@4": 4, "d@5": 5} {
-		if b, ok := st3.c.peek(k); !ok || b.RecordedNS != ns {
+		if b, ok := st3.c.Peek(k); !ok || b.RecordedNS != ns {
 			t.Errorf("%s: %+v, %v", k, b, ok)
 		}
 	}

@@ -3,7 +3,6 @@ package evidence
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"fmt"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
@@ -14,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/graph"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 )
 
 // Annotate adds content evidence to the graph where it matters to the checks: for every root and
@@ -24,7 +24,7 @@ import (
 // also fills g.DuplicateMembers (members.go).
 func Annotate(g *graph.Graph, cacheDir string) {
 	cache := loadCache(cacheDir)
-	defer cache.save()
+	defer cache.Save()
 	annotateNeeded(g)
 	annotateDuplicateMembers(g) // members.go
 	annotateOrphanMembers(g)    // orphans.go
@@ -44,18 +44,19 @@ func Annotate(g *graph.Graph, cacheDir string) {
 			}
 			cm := graph.ContentMatch{Root: r, Library: name, Copies: copies}
 			key, ok := cacheKey(r.File.Path, copies)
-			if hit, found := cache.Entries[key]; ok && found {
-				cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Members = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence, hit.Members
-				g.Content = append(g.Content, cm)
-				continue
+			if ok {
+				if hit, found := cache.Get(key); found {
+					cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Members = hit.Matched, hit.Outcome, hit.Confidence, hit.Evidence, hit.Members
+					g.Content = append(g.Content, cm)
+					continue
+				}
 			}
 			if err := matchCopies(&cm); err != nil {
 				g.AddProblem(r.File.Path, fmt.Errorf("proving which copy of lib%s.a is inside: %w", name, err))
 				continue
 			}
 			if ok {
-				cache.Entries[key] = cacheEntry{cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Members}
-				cache.dirty = true
+				cache.Put(key, cacheEntry{cm.Matched, cm.Outcome, cm.Confidence, cm.Evidence, cm.Members})
 			}
 			g.Content = append(g.Content, cm)
 		}
@@ -189,46 +190,19 @@ type cacheEntry struct {
 	Members    []string `json:"members,omitempty"`
 }
 
-type matchCache struct {
-	path    string
-	Version int                   `json:"version"`
-	Entries map[string]cacheEntry `json:"entries"`
-	dirty   bool
-}
+// CacheFile is the name of the content-match cache in the state folder (an internal/kvfile file: a
+// check decodes only the answers it asks for; the state folder is shared by every workspace).
+const CacheFile = "content-matches.v2.kv" // v2: members
 
-// CacheFile is the name of the content-match cache in the state folder.
-const CacheFile = "content-matches.v2.json" // v2: members
+// cacheMax bounds the answers kept: past it, those this check did not use are dropped.
+const cacheMax = 10000
 
-func loadCache(dir string) *matchCache {
-	c := &matchCache{Version: 1, Entries: map[string]cacheEntry{}}
+func loadCache(dir string) *kvfile.Cache[cacheEntry] {
 	if dir == "" {
-		return c
+		return kvfile.Open[cacheEntry]("", cacheMax, "", nil)
 	}
-	c.path = filepath.Join(dir, CacheFile)
-	data, err := safeio.ReadFile(c.path, safeio.MaxCache)
-	if err != nil {
-		return c
-	}
-	var disk matchCache
-	if json.Unmarshal(data, &disk) == nil && disk.Version == 1 && disk.Entries != nil {
-		c.Entries = disk.Entries
-	}
-	return c
-}
-
-// save writes the cache atomically (temp file and rename); failures only cost speed next time.
-func (c *matchCache) save() {
-	if c.path == "" || !c.dirty {
-		return
-	}
-	if len(c.Entries) > 10000 {
-		c.Entries = map[string]cacheEntry{} // bounded: start over rather than grow forever
-	}
-	data, err := json.Marshal(c)
-	if err != nil {
-		return
-	}
-	safeio.WriteBytesAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o755}, data) // a failure costs speed next time
+	// An earlier build kept it as content-matches.v2.json: carried over once.
+	return kvfile.Open[cacheEntry](filepath.Join(dir, CacheFile), cacheMax, filepath.Join(dir, "content-matches.v2.json"), kvfile.LegacyJSON)
 }
 
 // cacheKey hashes the identity (path, device, inode, size, mtime) of the binary and of each copy.
