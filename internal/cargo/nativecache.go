@@ -1,7 +1,6 @@
 package cargo
 
 import (
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -70,12 +69,7 @@ const (
 
 // recordKey is the kvfile key of kind's answer for the file with key k.
 func recordKey(kind byte, k digest.Key) string {
-	b := make([]byte, 1, 41)
-	b[0] = kind
-	for _, v := range []uint64{k.Dev, k.Ino, uint64(k.Size), uint64(k.MtimeNS), uint64(k.CtimeNS)} {
-		b = binary.LittleEndian.AppendUint64(b, v)
-	}
-	return string(b)
+	return string(kind) + string(k.Bytes())
 }
 
 // decodeRaw moves kind's record for k from raw into the maps (c.mu held); a record that does not

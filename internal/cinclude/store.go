@@ -3,10 +3,10 @@ package cinclude
 import (
 	"encoding/json"
 	"path/filepath"
-	"sync"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/digest"
+	"github.com/stalecheck/stalecheck/internal/kvfile"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
 
@@ -17,7 +17,14 @@ import (
 // digest.RacyWindow before it was read is not kept (a second write within the same timestamp tick would
 // keep its key). Reading the headers of every compile that has no depfile (cc-rs's compiles, CMake's
 // Makefile generator) is most of what a check spends on C sources.
-const StoreFile = "include-parses.v1.json"
+//
+// It is an internal/kvfile file (a record per parse, keyed by the file's digest.Key bytes, the value
+// JSON) whose records a check decodes only when it asks for them: the state folder is shared by every
+// build a user checks, up to storeMax parses.
+const StoreFile = "include-parses.v2.kv"
+
+// legacyStoreFile is the JSON file earlier builds kept the parses in: carried over once.
+const legacyStoreFile = "include-parses.v1.json"
 
 // storeMax bounds the entries kept (the state folder is shared by every build); those this check did
 // not use go first.
@@ -29,19 +36,14 @@ var storeClock = time.Now
 // A Store is the parses of StoreFile, shared by the caches of one check (NewCacheIn). Safe for
 // concurrent use.
 type Store struct {
-	path  string
-	mu    sync.Mutex
-	m     map[digest.Key]*storedParse
-	dirty bool
+	c *kvfile.Cache[storedParse]
 }
 
-// storedParse is one file's parse in StoreFile's JSON.
+// storedParse is one file's parse (the key is the record's).
 type storedParse struct {
-	Key      digest.Key `json:"key"`
-	Includes []Include  `json:"includes,omitempty"`
-	Computed []Include  `json:"computed,omitempty"`
-	Defines  []Define   `json:"defines,omitempty"`
-	used     bool
+	Includes []Include `json:"includes,omitempty"`
+	Computed []Include `json:"computed,omitempty"`
+	Defines  []Define  `json:"defines,omitempty"`
 }
 
 // OpenStore loads the store of stateDir; nil (nothing kept) when stateDir is "". A missing or damaged
@@ -50,21 +52,32 @@ func OpenStore(stateDir string) *Store {
 	if stateDir == "" {
 		return nil
 	}
-	s := &Store{path: filepath.Join(stateDir, StoreFile), m: map[digest.Key]*storedParse{}}
-	data, err := safeio.ReadFile(s.path, safeio.MaxRecord)
+	return &Store{c: kvfile.Open[storedParse](filepath.Join(stateDir, StoreFile), storeMax, filepath.Join(stateDir, legacyStoreFile), readLegacyStore)}
+}
+
+// readLegacyStore reads the JSON array earlier builds kept the parses in, as records.
+func readLegacyStore(path string) map[string][]byte {
+	data, err := safeio.ReadFile(path, safeio.MaxCache)
 	if err != nil {
-		return s
+		return nil
 	}
-	var all []*storedParse
+	var all []*struct {
+		Key digest.Key `json:"key"`
+		storedParse
+	}
 	if json.Unmarshal(data, &all) != nil {
-		return s
+		return nil
 	}
+	out := make(map[string][]byte, len(all))
 	for _, e := range all {
-		if e != nil {
-			s.m[e.Key] = e
+		if e == nil {
+			continue
+		}
+		if v, err := json.Marshal(e.storedParse); err == nil {
+			out[string(e.Key.Bytes())] = v
 		}
 	}
-	return s
+	return out
 }
 
 // NewCacheIn is NewCache whose parses come from, and go to, the store s (nil: NewCache).
@@ -80,22 +93,13 @@ func (s *Store) parse(path string) *parsed {
 	if err != nil || !ok {
 		return readParse(path)
 	}
-	s.mu.Lock()
-	e := s.m[k]
-	if e != nil {
-		e.used = true
-	}
-	s.mu.Unlock()
-	if e != nil {
+	if e, ok := s.c.Get(string(k.Bytes())); ok {
 		return &parsed{includes: e.Includes, computed: e.Computed, defines: e.Defines}
 	}
 	p := readParse(path)
 	// Kept only when the file is the one stat'ed before the read, and not racy.
 	if k2, ok2, err2 := digest.StatKey(path); err2 == nil && ok2 && k2 == k && digest.Settled(k, storeClock()) {
-		s.mu.Lock()
-		s.m[k] = &storedParse{Key: k, Includes: p.includes, Computed: p.computed, Defines: p.defines, used: true}
-		s.dirty = true
-		s.mu.Unlock()
+		s.c.Put(string(k.Bytes()), storedParse{Includes: p.includes, Computed: p.computed, Defines: p.defines})
 	}
 	return p
 }
@@ -109,23 +113,11 @@ func readParse(path string) *parsed {
 	return p
 }
 
-// Save writes the store when this check added to it: a temporary file renamed into place (a concurrent
-// check's additions may be lost: they are parsed again next time). Errors are ignored: the store only
-// saves work.
+// Save writes the store when this check added to it: a temporary file renamed into place; the
+// records this check did not ask for are copied as read. Errors are ignored: the store only saves work.
 func (s *Store) Save() {
 	if s == nil {
 		return
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.dirty {
-		return
-	}
-	data, err := json.Marshal(digest.KeptEntries(s.m, func(e *storedParse) bool { return e.used }, storeMax))
-	if err != nil {
-		return
-	}
-	if safeio.WriteBytesAtomic(s.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, data) == nil {
-		s.dirty = false
-	}
+	s.c.Save()
 }

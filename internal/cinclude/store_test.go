@@ -29,8 +29,8 @@ func TestStoreKeepsParses(t *testing.T) {
 	}
 	s.Save()
 	s2 := OpenStore(state)
-	if len(s2.m) != 1 {
-		t.Fatalf("the saved store holds %d parses, want 1", len(s2.m))
+	if s2.c.Len() != 1 {
+		t.Fatalf("the saved store holds %d parses, want 1", s2.c.Len())
 	}
 	stored := *NewCacheIn(s2).file(a)
 	if d := cmp.Diff(fresh, stored, cmp.AllowUnexported(parsed{}), cmpopts.EquateEmpty()); d != "" {
@@ -52,11 +52,11 @@ func TestStoreKeepsParses(t *testing.T) {
 		t.Fatal(err)
 	}
 	s3 := OpenStore(state)
-	n := len(s3.m)
+	n := s3.c.Len()
 	if got := NewCacheIn(s3).Includes(b); len(got) != 1 || got[0].Name != "z.h" {
 		t.Fatalf("b.c: %+v", got)
 	}
-	if len(s3.m) != n {
+	if s3.c.Len() != n {
 		t.Error("a file written within the racy window was kept")
 	}
 
@@ -64,7 +64,7 @@ func TestStoreKeepsParses(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(state, StoreFile), []byte("{not json"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if s4 := OpenStore(state); s4 == nil || len(s4.m) != 0 {
+	if s4 := OpenStore(state); s4 == nil || s4.c.Len() != 0 {
 		t.Error("a damaged store file did not give an empty store")
 	}
 	if OpenStore("") != nil {

@@ -83,6 +83,15 @@ type Key struct {
 	CtimeNS int64
 }
 
+// Bytes is k as 40 bytes (each field little-endian): a record key in a state file.
+func (k Key) Bytes() []byte {
+	b := make([]byte, 0, 40)
+	for _, v := range []uint64{k.Dev, k.Ino, uint64(k.Size), uint64(k.MtimeNS), uint64(k.CtimeNS)} {
+		b = binary.LittleEndian.AppendUint64(b, v)
+	}
+	return b
+}
+
 type entry struct {
 	sum  Digest
 	used bool // looked up or added by this process

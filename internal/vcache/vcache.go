@@ -275,9 +275,9 @@ func (c *Cache) say(format string, args ...any) {
 // on them: they are not recorded. (internal/digest.CacheFile, cargo.NativeCacheFile,
 // evidence.CacheFile, content.HoldsCacheFile, cinclude.StoreFile, content.CodeDigestsFile; internal/cli.TestPureCacheNames checks
 // the names.)
-var PureCaches = map[string]bool{"digests.v2": true, "read-cache.v2.kv": true, "read-cache.v1.json": true, "content-matches.v2.kv": true, "content-holds.v1.kv": true, "include-parses.v1.json": true, "code-digests.v2.kv": true,
-	// The JSON files earlier stalecheck builds kept four of them in (read once, when the .kv is not there).
-	"content-holds.v1.json": true, "code-digests.v2.json": true, "content-matches.v2.json": true}
+var PureCaches = map[string]bool{"digests.v2": true, "read-cache.v2.kv": true, "read-cache.v1.json": true, "content-matches.v2.kv": true, "content-holds.v1.kv": true, "include-parses.v2.kv": true, "code-digests.v2.kv": true,
+	// The JSON files earlier stalecheck builds kept five of them in (read once, when the .kv is not there).
+	"content-holds.v1.json": true, "code-digests.v2.json": true, "content-matches.v2.json": true, "include-parses.v1.json": true}
 
 // Exclude is the recording's exclusion (fsrec.Begin): the verdicts themselves, the ledger, the digest
 // cache's lock and the pure caches. Every other state file (content baselines, the pairs last shown
