@@ -10,18 +10,21 @@
 #   STALECHECK=/path/to/stalecheck ...                  # a prebuilt binary instead of go build
 #   SKIP_LEDGER=1 ...                                   # leave out the ledger rows (e.g. for an old
 #                                                        # build whose `runs` takes minutes there)
+#   SHARED_STATE=~/.local/state/stalecheck ...          # also the first check after a rebuild with a copy
+#                                                        # of that state folder's files (other workspaces')
 #
 # Rows (target in brackets): check vs the stat floor find -printf [<= 3x]; check vs Cargo's no-op
 # `cargo build --release --workspace` [<= 0.5x]; `run -q -- true` vs `true` [<= +30 ms]; after a
 # one-line edit and rebuild of the app crate (NO_EDIT=1 skips these), the first check vs the floor
-# [<= 2x], the second [a cache hit; <= 2x], run vs true [<= +100 ms]; which on the
+# [<= 2x], the second [a cache hit; <= 2x], run vs true [<= +100 ms], with SHARED_STATE the first check
+# again with a copy of that state folder [<= 2x]; which on the
 # workspace's debug binary (target/debug/app, ~58 MB) vs cat [<= 3x cat + 10 ms]; which on BIG and
 # BIG.stripped vs cat [<= 2x]; check on TREE vs its floor [<= 1.5x]; the ledger: bytes per record of
 # 10,000 runs of 20 builds and `runs` over them [<= 4 KB, <= 100 ms]. Warm page cache and warm state
 # folder (XDG_STATE_HOME=bench/out/state-all, kept apart from the user's). Results also in
 # bench/out/run-all.txt. Nothing else is built in REAL_DIR: cargo's no-op build there must find nothing to do.
 set -euo pipefail
-[ $# -eq 1 ] || { sed -n '2,18p' "$0"; exit 2; }
+[ $# -eq 1 ] || { sed -n '2,20p' "$0"; exit 2; }
 REAL=$(cd "$1" && pwd)
 repo=$(cd "$(dirname "$0")/.." && pwd)
 out=$repo/bench/out
@@ -104,6 +107,15 @@ if [ "${NO_EDIT:-0}" != 1 ] && [ -f "$main_rs" ]; then
 	pair "second check after edit+rebuild vs stat floor" ratio 2 :: find target -printf '%s %T@\n' :: "$sc" check --format json .
 	prep=edit_rebuild
 	pair "run -q -- true after edit+rebuild vs true" plus 100 :: "$truebin" :: "$sc" run -q -- "$truebin"
+	if [ -n "${SHARED_STATE:-}" ]; then
+		# The same first check with a state folder that holds other workspaces' baselines and caches
+		# (a copy of SHARED_STATE's files, verdicts and ledger left out): what a user's shared
+		# $XDG_STATE_HOME/stalecheck costs a check that misses the verdict cache.
+		rm -rf "$out/state-shared" && mkdir -p "$out/state-shared/stalecheck"
+		find "$SHARED_STATE" -maxdepth 1 -type f ! -name 'ledger.db*' ! -name '*.lock' -exec cp {} "$out/state-shared/stalecheck/" \;
+		mb=$(du -sm "$out/state-shared/stalecheck" | cut -f1)
+		XDG_STATE_HOME=$out/state-shared pair "first check after edit+rebuild, shared state folder (${mb} MB) vs stat floor" ratio 2 :: find target -printf '%s %T@\n' :: "$sc" check --format json .
+	fi
 	prep=""
 fi
 if [ -f target/debug/app ]; then

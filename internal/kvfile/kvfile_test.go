@@ -86,3 +86,33 @@ func TestReadNamesTheFile(t *testing.T) {
 		t.Fatalf("Read of a missing file: %v", err)
 	}
 }
+
+// FuzzParse: any bytes are a map or ErrDamaged, never a panic; what parses writes back to what parses
+// alike.
+func FuzzParse(f *testing.F) {
+	f.Add(file(func(w *Writer) { w.Add("k", []byte("v")) }))
+	f.Add(file(func(*Writer) {}))
+	f.Add([]byte(magic + "\x01k\x01v\x00\x00\x00\x00"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		m, err := Parse(data)
+		if err != nil {
+			if !errors.Is(err, ErrDamaged) || m != nil {
+				t.Fatalf("%v, %v", m, err)
+			}
+			return
+		}
+		again, err := Parse(file(func(w *Writer) {
+			for k, v := range m {
+				w.Add(k, v)
+			}
+		}))
+		if err != nil || len(again) != len(m) {
+			t.Fatalf("written back: %v, %d of %d records", err, len(again), len(m))
+		}
+		for k, v := range m {
+			if !bytes.Equal(again[k], v) {
+				t.Fatalf("%q: %q, want %q", k, again[k], v)
+			}
+		}
+	})
+}
