@@ -58,6 +58,13 @@ type nativeCache struct {
 	// the maps above on first use, written back as read.
 	raw   map[string][]byte
 	dirty bool
+	// changed holds the record keys this check added or changed (save appends them); info and read
+	// are the file as read and its signature before the read; legacy: the entries came from the JSON
+	// file of an earlier build.
+	changed map[string]any // record key -> its entry (a pointer: what it holds at save)
+	info    kvfile.Info
+	read    string
+	legacy  bool
 }
 
 // The kinds of record, the first byte of a record key; the rest is the file's digest.Key.
@@ -188,10 +195,12 @@ func openNativeCache(stateDir string) *nativeCache {
 		return nil
 	}
 	c := &nativeCache{path: filepath.Join(stateDir, NativeCacheFile), m: map[digest.Key]*nativeEntry{}, versions: map[digest.Key]*versionEntry{}, units: map[digest.Key]*unitsEntry{}, raw: map[string][]byte{}}
-	raw, err := kvfile.Read(c.path, safeio.MaxCache)
+	c.changed = map[string]any{}
+	c.read = kvfile.Signature(c.path)
+	raw, info, err := kvfile.Read(c.path, safeio.MaxCache)
 	switch {
 	case err == nil:
-		c.raw = raw
+		c.raw, c.info = raw, info
 	case errors.Is(err, fs.ErrNotExist):
 		c.readLegacy(filepath.Join(stateDir, legacyNativeCacheFile))
 	}
@@ -242,6 +251,7 @@ func (c *nativeCache) readLegacy(path string) {
 		}
 	}
 	c.dirty = len(c.m)+len(c.versions)+len(c.units) > 0
+	c.legacy = c.dirty
 }
 
 // settled says whether a file with key k may be cached: not changed within digest.RacyWindow.
@@ -275,7 +285,7 @@ func (c *nativeCache) manifestVersion(root, workspace string) (string, error) {
 	if k2, ok2, err2 := digest.StatKey(m); err2 == nil && ok2 && k2 == k && settled(k) {
 		c.mu.Lock()
 		c.versions[k] = &versionEntry{Key: k, Version: v, used: true}
-		c.dirty = true
+		c.dirty, c.changed[recordKey(kindVersion, k)] = true, c.versions[k]
 		c.mu.Unlock()
 	}
 	return v, nil
@@ -309,7 +319,7 @@ func (c *nativeCache) evidence(path string) ([]memberInfo, []cuSources, error) {
 		e.used = true
 		c.mu.Lock()
 		c.m[k] = e
-		c.dirty = true
+		c.dirty, c.changed[recordKey(kindArchive, k)] = true, e
 		c.mu.Unlock()
 	}
 	return members, cus, nil
@@ -351,7 +361,7 @@ func (c *nativeCache) unitNames(bin string) (names []unitName, f *binfmt.ELFFile
 	if k2, ok2, err2 := digest.StatKey(bin); cacheable && err2 == nil && ok2 && k2 == k && settled(k) {
 		c.mu.Lock()
 		c.units[k] = &unitsEntry{Key: k, Units: names, used: true}
-		c.dirty = true
+		c.dirty, c.changed[recordKey(kindUnits, k)] = true, c.units[k]
 		c.mu.Unlock()
 	}
 	return names, f, nil
@@ -408,7 +418,7 @@ func (c *nativeCache) treeFiles(bin, tree string, f *binfmt.ELFFile) []string {
 				e.Trees = map[string][]string{}
 			}
 			e.Trees[tree] = slices.Clone(files)
-			c.dirty = true
+			c.dirty, c.changed[recordKey(kindUnits, k)] = true, e
 		}
 		c.mu.Unlock()
 	}
@@ -446,10 +456,13 @@ func (e *nativeEntry) decode() ([]memberInfo, []cuSources, error) {
 	return members, cus, nil
 }
 
-// save writes the cache when this check added to it: a temporary file renamed into place, so a crash
-// or a concurrent check never leaves a torn file (a concurrent check's additions may be lost: they are
-// read again next time). The records this check did not ask for are written as read. Errors are
-// ignored: the cache only saves work.
+// save writes the cache when this check added to it. When the file is the one this check read, the
+// records it added or changed are appended as one block (kvfile.Append); otherwise, or when the
+// appended blocks would pass half the file's last whole write (64 KiB at least), or a kind passes its
+// bound, the whole file is written again: a temporary file renamed into place, so a crash or a
+// concurrent check never leaves a torn file (a concurrent check's additions may be lost: they are read
+// again next time), with the records this check did not ask for copied as read. Errors are ignored:
+// the cache only saves work.
 func (c *nativeCache) save() {
 	if c == nil {
 		return
@@ -459,43 +472,64 @@ func (c *nativeCache) save() {
 	if !c.dirty {
 		return
 	}
-	archives := digest.KeptEntries(c.m, func(e *nativeEntry) bool { return e.used }, nativeCacheMax)
-	versions := digest.KeptEntries(c.versions, func(e *versionEntry) bool { return e.used }, nativeCacheMax)
-	units := digest.KeptEntries(c.units, func(e *unitsEntry) bool { return e.used }, nativeCacheMax)
+	count := map[byte]int{kindArchive: len(c.m), kindVersion: len(c.versions), kindUnits: len(c.units)}
+	for k := range c.raw {
+		count[k[0]]++
+	}
+	within := count[kindArchive] <= nativeCacheMax && count[kindVersion] <= nativeCacheMax && count[kindUnits] <= nativeCacheMax
+	// Appended to only when it was read whole (a damaged file is written again, never appended to).
+	if within && c.info.Blocks > 0 && !c.legacy && c.info.TornAt == 0 && c.read != "" && kvfile.Signature(c.path) == c.read && c.appendChanged() {
+		return
+	}
+	type rec struct {
+		key  string
+		data []byte
+	}
+	var recs []rec
+	size := 0
+	add := func(kind byte, k digest.Key, v any) bool {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		r := rec{recordKey(kind, k), data}
+		recs = append(recs, r)
+		size += kvfile.RecordSize(r.key, data, false)
+		return true
+	}
+	for _, e := range digest.KeptEntries(c.m, func(e *nativeEntry) bool { return e.used }, nativeCacheMax) {
+		if !add(kindArchive, e.Key, e) {
+			return
+		}
+	}
+	for _, e := range digest.KeptEntries(c.versions, func(e *versionEntry) bool { return e.used }, nativeCacheMax) {
+		if !add(kindVersion, e.Key, e) {
+			return
+		}
+	}
+	for _, e := range digest.KeptEntries(c.units, func(e *unitsEntry) bool { return e.used }, nativeCacheMax) {
+		if !add(kindUnits, e.Key, e) {
+			return
+		}
+	}
 	// The records not asked for are unused: kept while their kind stays within the bound.
-	room := map[byte]int{kindArchive: nativeCacheMax - len(archives), kindVersion: nativeCacheMax - len(versions), kindUnits: nativeCacheMax - len(units)}
+	room := map[byte]int{kindArchive: nativeCacheMax, kindVersion: nativeCacheMax, kindUnits: nativeCacheMax}
+	for _, r := range recs {
+		room[r.key[0]]--
+	}
 	for k := range c.raw {
 		room[k[0]]--
 	}
+	for k, v := range c.raw {
+		if len(k) > 0 && room[k[0]] >= 0 {
+			recs = append(recs, rec{k, v})
+			size += kvfile.RecordSize(k, v, false)
+		}
+	}
 	err := safeio.WriteFileAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, func(f io.Writer) error {
-		w := kvfile.NewWriter(f)
-		add := func(kind byte, k digest.Key, v any) error {
-			data, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			w.Add(recordKey(kind, k), data)
-			return nil
-		}
-		for _, e := range archives {
-			if err := add(kindArchive, e.Key, e); err != nil {
-				return err
-			}
-		}
-		for _, e := range versions {
-			if err := add(kindVersion, e.Key, e); err != nil {
-				return err
-			}
-		}
-		for _, e := range units {
-			if err := add(kindUnits, e.Key, e); err != nil {
-				return err
-			}
-		}
-		for k, v := range c.raw {
-			if len(k) > 0 && room[k[0]] >= 0 {
-				w.Add(k, v)
-			}
+		w := kvfile.NewWriter(f, size)
+		for _, r := range recs {
+			w.Add(r.key, r.data)
 		}
 		return w.Close()
 	})
@@ -503,5 +537,32 @@ func (c *nativeCache) save() {
 		return
 	}
 	os.Remove(filepath.Join(filepath.Dir(c.path), legacyNativeCacheFile))
+	c.info, c.read, c.legacy = kvfile.Info{Blocks: 1, First: size}, kvfile.Signature(c.path), false
+	clear(c.changed)
 	c.dirty = false
+}
+
+// appendChanged appends the records this check added or changed as one block (c.mu held); false when
+// the appended part would grow too large or the append failed.
+func (c *nativeCache) appendChanged() bool {
+	var b kvfile.Block
+	for rk, v := range c.changed {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		b.Add(rk, data)
+	}
+	if c.info.Appended+b.Len() > max(c.info.First/2, 64<<10) {
+		return false
+	}
+	if kvfile.Append(c.path, &b) != nil {
+		return false
+	}
+	c.info.Blocks++
+	c.info.Appended += b.Len()
+	c.read = kvfile.Signature(c.path)
+	clear(c.changed)
+	c.dirty = false
+	return true
 }

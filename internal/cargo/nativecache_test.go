@@ -239,7 +239,7 @@ func TestReadCacheUnitNamesShape(t *testing.T) {
 	c.units[k] = &unitsEntry{Key: k, Units: []unitName{{"src/main.rs", "/w"}}, used: true}
 	c.dirty = true
 	c.save()
-	raw, err := kvfile.Read(c.path, 1<<20)
+	raw, _, err := kvfile.Read(c.path, 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -252,8 +252,9 @@ func TestReadCacheUnitNamesShape(t *testing.T) {
 	}
 	for _, bad := range []string{`[["src/main.rs"]]`, `[["src/main.rs","/w","x"]]`, `null`} {
 		var b bytes.Buffer
-		w := kvfile.NewWriter(&b)
-		w.Add(recordKey(kindUnits, k), []byte(strings.Replace(string(raw[recordKey(kindUnits, k)]), good, bad, 1)))
+		v := []byte(strings.Replace(string(raw[recordKey(kindUnits, k)]), good, bad, 1))
+		w := kvfile.NewWriter(&b, kvfile.RecordSize(recordKey(kindUnits, k), v, false))
+		w.Add(recordKey(kindUnits, k), v)
 		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}

@@ -115,7 +115,7 @@ func TestCacheFileDecodesOnDemand(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "baselines.v1.json")); !os.IsNotExist(err) {
 		t.Fatalf("the legacy file is still there after the save: %v", err)
 	}
-	raw, err := kvfile.Read(filepath.Join(dir, BaselinesFile), 1<<20)
+	raw, _, err := kvfile.Read(filepath.Join(dir, BaselinesFile), 1<<20)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package kvfile
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -23,8 +24,10 @@ type Cache[T any] struct {
 	mu           sync.Mutex
 	decoded      map[string]T      // asked for, or put
 	raw          map[string][]byte // as read, not decoded: never both in decoded and raw
+	orig         map[string][]byte // the bytes a decoded value was read as (Save appends it only when they differ)
 	used         map[string]bool
 	gone         map[string]bool // deleted by this process: not merged back from the file on save
+	info         Info            // the file as read
 	// dirty: something was put or deleted; fromLegacy: the entries came from legacy (written here at
 	// the next save, which removes legacy).
 	dirty, fromLegacy bool
@@ -36,14 +39,15 @@ type Cache[T any] struct {
 // returns each entry's JSON (nil when there is none or it does not decode). Past max entries, Save
 // drops those this process did not use.
 func Open[T any](path string, max int, legacy string, readLegacy func(path string) map[string][]byte) *Cache[T] {
-	c := &Cache[T]{path: path, legacy: legacy, max: max, decoded: map[string]T{}, raw: map[string][]byte{}, used: map[string]bool{}, gone: map[string]bool{}}
+	c := &Cache[T]{path: path, legacy: legacy, max: max, decoded: map[string]T{}, raw: map[string][]byte{}, orig: map[string][]byte{}, used: map[string]bool{}, gone: map[string]bool{}}
 	if path == "" {
 		return c
 	}
 	// Stat before the read: a save finding the same file needs no merge (one replaced after this stat
 	// has another signature, and is merged).
-	c.read = statSig(path)
-	raw, err := Read(path, safeio.MaxCache)
+	c.read = Signature(path)
+	raw, info, err := Read(path, safeio.MaxCache)
+	c.info = info
 	if errors.Is(err, fs.ErrNotExist) && legacy != "" && readLegacy != nil {
 		raw = readLegacy(legacy)
 		c.fromLegacy = raw != nil
@@ -75,8 +79,8 @@ func LegacyJSON(path string) map[string][]byte {
 	return out
 }
 
-// statSig is the identity of the file at path (device, inode, size, mtime, ctime), "" when none.
-func statSig(path string) string {
+// Signature is the identity of the file at path (device, inode, size, mtime, ctime), "" when none.
+func Signature(path string) string {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return ""
@@ -103,11 +107,14 @@ func (c *Cache[T]) peek(k string) (T, bool) {
 	}
 	delete(c.raw, k)
 	if json.Unmarshal(data, &v) != nil {
-		// Not what this stalecheck writes: as if absent, and not written back.
+		// Not what this stalecheck writes: as if absent, and not written back (a rewrite drops it; an
+		// append deletes it).
+		c.gone[k] = true
 		var zero T
 		return zero, false
 	}
 	c.decoded[k] = v
+	c.orig[k] = data
 	return v, true
 }
 
@@ -178,19 +185,27 @@ func (c *Cache[T]) Del(k string) {
 	c.dirty = true
 }
 
-// Save writes the cache when something was put or deleted (or it came from the legacy file): it merges
-// the entries another process saved since this one read the file, bounds the size and writes a
-// temporary file renamed over the old one (readers see the old or the new file, never a mix). The
-// values this process decoded are encoded again (a caller may have changed what they hold); the others
-// are written as read.
+// Save writes the cache when something was put or deleted (or it came from the legacy file). When the
+// file is the one this process read, it appends one block with the records that changed: each decoded
+// value encoded again (a caller may have changed what it holds) and written when its bytes differ from
+// those read, and the deletions. Otherwise, or when the appended blocks would pass half the file's
+// last whole write (64 KiB at least), it writes the whole file again (a temporary file renamed over
+// the old one, so readers see the old or the new file, never a mix): merging the entries another
+// process saved since this one read the file, bounding the size, and copying the values this process
+// did not decode as read.
 func (c *Cache[T]) Save() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.path == "" || !c.dirty && !c.fromLegacy {
 		return
 	}
-	if c.read == "" || statSig(c.path) != c.read {
-		if now, err := Read(c.path, safeio.MaxCache); err == nil {
+	same := c.read != "" && Signature(c.path) == c.read
+	// Appended to only when it was read whole (a damaged file is written again, never appended to).
+	if same && c.info.Blocks > 0 && !c.fromLegacy && c.info.TornAt == 0 && len(c.decoded)+len(c.raw) <= c.max && c.appendChanges() {
+		return
+	}
+	if !same {
+		if now, _, err := Read(c.path, safeio.MaxCache); err == nil {
 			for k, v := range now {
 				if !c.has(k) && !c.gone[k] {
 					c.raw[k] = v
@@ -206,14 +221,23 @@ func (c *Cache[T]) Save() {
 		}
 		clear(c.raw)
 	}
+	encoded := make(map[string][]byte, len(c.decoded))
+	size := 0
+	for k, v := range c.decoded {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return
+		}
+		encoded[k] = data
+		size += RecordSize(k, data, false)
+	}
+	for k, v := range c.raw {
+		size += RecordSize(k, v, false)
+	}
 	err := safeio.WriteFileAtomic(c.path, safeio.WriteOptions{Replace: true, Perm: 0o600, MkdirPerm: 0o700}, func(f io.Writer) error {
-		w := NewWriter(f)
-		for k, v := range c.decoded {
-			data, err := json.Marshal(v)
-			if err != nil {
-				return err
-			}
-			w.Add(k, data)
+		w := NewWriter(f, size)
+		for k, v := range encoded {
+			w.Add(k, v)
 		}
 		for k, v := range c.raw {
 			w.Add(k, v)
@@ -226,6 +250,55 @@ func (c *Cache[T]) Save() {
 	if c.fromLegacy {
 		os.Remove(c.legacy)
 	}
-	c.read = statSig(c.path)
+	c.orig = encoded
+	c.info = Info{Blocks: 1, First: size}
+	c.read = Signature(c.path)
+	clear(c.gone)
 	c.dirty, c.fromLegacy = false, false
+}
+
+// appendChanges appends the records that changed as one block (c.mu held); false when the block
+// would make the appended part too large, or the append failed: then the file is written whole.
+func (c *Cache[T]) appendChanges() bool {
+	var b Block
+	var encoded map[string][]byte
+	// Deletions first, and none of a key put again after it was deleted: it is there.
+	for k := range c.gone {
+		if !c.has(k) {
+			b.Delete(k)
+		}
+	}
+	for k, v := range c.decoded {
+		data, err := json.Marshal(v)
+		if err != nil {
+			return false
+		}
+		if o, ok := c.orig[k]; ok && bytes.Equal(o, data) {
+			continue
+		}
+		if encoded == nil {
+			encoded = map[string][]byte{}
+		}
+		encoded[k] = data
+		b.Add(k, data)
+	}
+	if b.Len() == 0 {
+		c.dirty = false
+		return true
+	}
+	if c.info.Appended+b.Len() > max(c.info.First/2, 64<<10) {
+		return false
+	}
+	if Append(c.path, &b) != nil {
+		return false
+	}
+	for k, v := range encoded {
+		c.orig[k] = v
+	}
+	c.info.Blocks++
+	c.info.Appended += b.Len()
+	c.read = Signature(c.path)
+	clear(c.gone)
+	c.dirty = false
+	return true
 }
