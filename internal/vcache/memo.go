@@ -11,15 +11,16 @@ import (
 
 // Memos (fsrec's memo.go) make the first check after a change cheaper than a full one: the verdict
 // file keeps, beside the entries, the memos its check kept (what a reader computed over one file or
-// folder). When a look-up misses, Begin looks up every entry of that file again (the cost of a hit),
-// and the next recording adopts each memo none of whose entries at or under its scope changed, with
-// those entries. The reader then reuses the memo instead of reading and parsing again.
+// folder). The look-up of a verdict file with memos looks up every entry once (lookAll, the cost of a
+// hit) and keeps each answer; after a miss the next recording adopts each memo none of whose entries
+// at or under its scope changed, with those entries (candidates). The reader then reuses the memo
+// instead of reading and parsing again.
 
 // MemoSuffix ends the name of the memo file beside a verdict file.
 const MemoSuffix = ".memos"
 
-// maxPriorEntries bounds the verdicts whose memos are kept: after a miss every entry is looked up
-// again and held, which pays on a workspace of hundreds of units (10,653 entries: the first check
+// maxPriorEntries bounds the verdicts whose memos are kept: after a miss every entry's answer is
+// held, which pays on a workspace of hundreds of units (10,653 entries: the first check
 // after a rebuild 0.8x the time and CPU) and not on the synthetic 28,905-unit tree (193,881 entries:
 // the look-ups and the answers held cost more than the memos, which MemoBudget caps, save).
 const maxPriorEntries = 50_000

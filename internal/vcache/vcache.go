@@ -447,7 +447,8 @@ func splitPath(p string) (dir, base string, ok bool) {
 // (firstChanged stats them through one descriptor of the folder). Folders come newest first (by the
 // newest ctime among their entries, then by name): what changed lately is what a build changes again
 // (a crate's fingerprint and deps folders, the edited source's folder), and the look-up after a
-// rebuild, which stops at the first change, then stops in the first chunk instead of near the last.
+// rebuild, which stops at the first change when the file has no memos (lookAll does not stop), then
+// stops in the first chunk instead of near the last.
 func sortByFolder(ents []fsrec.Entry) {
 	// The folders are numbered and sorted (a few thousand names, against tens of thousands of entries
 	// that share long prefixes), the entries placed by their folder's rank (a counting sort), then each
