@@ -201,8 +201,13 @@ func openNativeCache(stateDir string) *nativeCache {
 	switch {
 	case err == nil:
 		c.raw, c.info = raw, info
+		// A torn tail: the file is written whole at the end of this check.
+		c.dirty = info.TornAt > 0
 	case errors.Is(err, fs.ErrNotExist):
 		c.readLegacy(filepath.Join(stateDir, legacyNativeCacheFile))
+	default:
+		// Damaged, too large or not a regular file: written whole at the end of this check.
+		c.dirty = true
 	}
 	return c
 }
@@ -472,6 +477,8 @@ func (c *nativeCache) save() {
 	if !c.dirty {
 		return
 	}
+	unlock := digest.LockPath(c.path + ".lock") // one saver at a time (kvfile.Cache.Save says why)
+	defer unlock()
 	count := map[byte]int{kindArchive: len(c.m), kindVersion: len(c.versions), kindUnits: len(c.units)}
 	for k := range c.raw {
 		count[k[0]]++

@@ -299,7 +299,7 @@ func (c *Cache) Save() error {
 	if err := os.MkdirAll(c.dir, 0o700); err != nil {
 		return fmt.Errorf("digest cache: %w", err)
 	}
-	unlock := lockPath(filepath.Join(c.dir, lockFileName))
+	unlock := LockPath(filepath.Join(c.dir, lockFileName))
 	defer unlock()
 
 	path := filepath.Join(c.dir, CacheFile)

@@ -7,5 +7,5 @@ import "io/fs"
 // fileKey reports ok = false: without inode numbers nothing is cached on this system.
 func fileKey(fs.FileInfo) (Key, bool) { return Key{}, false }
 
-// lockPath does not lock on this system.
-func lockPath(string) func() { return func() {} }
+// LockPath does not lock on this system.
+func LockPath(string) func() { return func() {} }

@@ -26,11 +26,11 @@ func fileKey(fi fs.FileInfo) (k Key, ok bool) {
 	}, true
 }
 
-// lockPath takes an exclusive advisory lock (flock) on the file at path, creating it, and returns the
+// LockPath takes an exclusive advisory lock (flock) on the file at path, creating it, and returns the
 // function that releases it. It waits up to 5 s for another holder; after that, or when the lock file
 // cannot be created, it goes on unlocked (the rename in Save still keeps the cache file whole; only
 // entries saved concurrently may be lost).
-func lockPath(path string) (unlock func()) {
+func LockPath(path string) (unlock func()) {
 	f := openLockFile(path)
 	if f == nil {
 		return func() {}

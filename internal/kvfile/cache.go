@@ -10,6 +10,7 @@ import (
 	"os"
 	"sync"
 
+	"github.com/stalecheck/stalecheck/internal/digest"
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 )
@@ -31,6 +32,7 @@ type Cache[T any] struct {
 	// dirty: something was put or deleted; fromLegacy: the entries came from legacy (written here at
 	// the next save, which removes legacy).
 	dirty, fromLegacy bool
+	repair            bool   // the file did not read whole: the next save writes it whole
 	read              string // the file's signature before it was read ("" none)
 }
 
@@ -48,9 +50,16 @@ func Open[T any](path string, max int, legacy string, readLegacy func(path strin
 	c.read = Signature(path)
 	raw, info, err := Read(path, safeio.MaxCache)
 	c.info = info
-	if errors.Is(err, fs.ErrNotExist) && legacy != "" && readLegacy != nil {
-		raw = readLegacy(legacy)
-		c.fromLegacy = raw != nil
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if legacy != "" && readLegacy != nil {
+			raw = readLegacy(legacy)
+			c.fromLegacy = raw != nil
+		}
+	case err != nil || info.TornAt > 0:
+		// Damaged, too large, not a regular file, or with a torn tail: written whole at the next save
+		// (a directory in its place stays: the rename fails).
+		c.repair = true
 	}
 	if raw != nil {
 		c.raw = raw
@@ -196,12 +205,16 @@ func (c *Cache[T]) Del(k string) {
 func (c *Cache[T]) Save() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.path == "" || !c.dirty && !c.fromLegacy {
+	if c.path == "" || !c.dirty && !c.fromLegacy && !c.repair {
 		return
 	}
+	// One saver at a time (another check's save between this one's merge and its rename, or an append
+	// to the file this one replaces, would be lost): an advisory lock beside the file, given up after 5 s.
+	unlock := digest.LockPath(c.path + ".lock")
+	defer unlock()
 	same := c.read != "" && Signature(c.path) == c.read
 	// Appended to only when it was read whole (a damaged file is written again, never appended to).
-	if same && c.info.Blocks > 0 && !c.fromLegacy && c.info.TornAt == 0 && len(c.decoded)+len(c.raw) <= c.max && c.appendChanges() {
+	if same && c.info.Blocks > 0 && !c.fromLegacy && !c.repair && len(c.decoded)+len(c.raw) <= c.max && c.appendChanges() {
 		return
 	}
 	if !same {
@@ -254,7 +267,7 @@ func (c *Cache[T]) Save() {
 	c.info = Info{Blocks: 1, First: size}
 	c.read = Signature(c.path)
 	clear(c.gone)
-	c.dirty, c.fromLegacy = false, false
+	c.dirty, c.fromLegacy, c.repair = false, false, false
 }
 
 // appendChanges appends the records that changed as one block (c.mu held); false when the block

@@ -21,7 +21,7 @@
 // later one an append. A file whose magic or first block does not parse is damaged as a whole
 // (ErrDamaged): the caller starts empty, as it did for a JSON file that did not decode. A later block
 // that runs past the end or fails its CRC ends the file there (an append cut short by a crash), and
-// what follows it is not read.
+// what follows it is not read; so does an empty block after the first (no append writes one).
 package kvfile
 
 import (
@@ -65,6 +65,11 @@ func ParseInfo(data []byte) (map[string][]byte, Info, error) {
 	off := len(magic)
 	for off < len(data) {
 		recs, size, err := block(data[off:])
+		if err == nil && info.Blocks > 0 && len(recs) == 0 {
+			// No append is empty: zeros after the last block (a file extended with a hole) would
+			// otherwise parse as millions of empty blocks.
+			err = errors.New("an empty block after the first")
+		}
 		if err == nil {
 			err = records(recs, out)
 		}
