@@ -368,55 +368,70 @@ func (f *file) entries() ([]fsrec.Entry, error) {
 	return out, nil
 }
 
-// changed stats every entry of f again (chunks spread over up to four cores) and returns the first
-// path whose look-up answers otherwise now, "" when none does; skip, when not nil, leaves out the
-// paths it accepts. The error is errDamaged for a chunk that does not decode.
-func (f *file) changed(skip func(path []byte) bool) (string, error) {
+// onChunks calls work with each chunk of f and a buffer of its goroutine, on up to four cores (one for
+// a small file), until stop (when not nil) says so; the first error work returns ends that goroutine
+// and is returned.
+func (f *file) onChunks(stop func() bool, work func(ci int, buf *[]byte) error) error {
 	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
 	if f.n < 512 {
 		workers = 1
 	}
 	var next atomic.Int64
-	var stop atomic.Bool
 	var mu sync.Mutex
-	changed := ""
 	var ferr error
-	work := func() {
+	onWorkers(workers, func() {
 		var buf []byte
-		for !stop.Load() {
+		for stop == nil || !stop() {
 			ci := int(next.Add(1) - 1)
 			if ci >= len(f.chunks) {
 				return
 			}
-			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
-				if stop.Load() {
-					return false
-				}
-				if skip != nil && skip(pathz[:len(pathz)-1]) {
-					return true
-				}
-				if sameZ(e, pathz) {
-					return true
-				}
+			if err := work(ci, &buf); err != nil {
 				mu.Lock()
-				if changed == "" {
-					changed = string(pathz[:len(pathz)-1])
+				if ferr == nil {
+					ferr = err
 				}
 				mu.Unlock()
-				stop.Store(true)
-				return false
-			})
-			if err != nil {
-				mu.Lock()
-				ferr = err
-				mu.Unlock()
-				stop.Store(true)
+				return
 			}
 		}
-	}
-	onWorkers(workers, work)
-	if ferr != nil {
-		return "", ferr
+	})
+	return ferr
+}
+
+// changed stats every entry of f again (chunks spread over up to four cores) and returns the first
+// path whose look-up answers otherwise now, "" when none does; skip, when not nil, leaves out the
+// paths it accepts. The error is errDamaged for a chunk that does not decode.
+func (f *file) changed(skip func(path []byte) bool) (string, error) {
+	var stop atomic.Bool
+	var mu sync.Mutex
+	changed := ""
+	err := f.onChunks(stop.Load, func(ci int, buf *[]byte) error {
+		err := f.scan(ci, buf, func(e *fsrec.Entry, pathz []byte) bool {
+			if stop.Load() {
+				return false
+			}
+			if skip != nil && skip(pathz[:len(pathz)-1]) {
+				return true
+			}
+			if sameZ(e, pathz) {
+				return true
+			}
+			mu.Lock()
+			if changed == "" {
+				changed = string(pathz[:len(pathz)-1])
+			}
+			mu.Unlock()
+			stop.Store(true)
+			return false
+		})
+		if err != nil {
+			stop.Store(true)
+		}
+		return err
+	})
+	if err != nil {
+		return "", err
 	}
 	return changed, nil
 }
@@ -437,80 +452,55 @@ type changedEntry struct {
 // the answers of this one pass are what the next recording starts from (candidates): a second pass
 // over every path cost about a hit's time.
 func (f *file) lookAll(first func()) (state []uint64, changed []changedEntry, err error) {
-	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
-	if f.n < 512 {
-		workers = 1
-	}
-	base := make([]int, len(f.chunks))
-	for i := 1; i < len(f.chunks); i++ {
-		base[i] = base[i-1] + f.chunks[i-1].ents
-	}
+	base := chunkBases(f)
 	state = make([]uint64, f.n)
-	var next atomic.Int64
 	var mu sync.Mutex
 	var once sync.Once
-	var ferr error
-	work := func() {
-		var buf []byte
-		var mine []changedEntry
-		defer func() {
-			mu.Lock()
-			changed = append(changed, mine...)
-			mu.Unlock()
-		}()
-		for {
-			ci := int(next.Add(1) - 1)
-			if ci >= len(f.chunks) {
-				return
-			}
-			i := base[ci]
-			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
-				now, nlink := fsrec.StatZN(pathz, e.Op)
-				if sameAs(e, pathz, now) {
-					if e.Op != fsrec.OpContent {
-						state[i] = nlink
-					}
-				} else {
-					state[i] = changedMark
-					mine = append(mine, changedEntry{i, string(pathz[:len(pathz)-1])})
-					if first != nil {
-						once.Do(first)
-					}
+	err = f.onChunks(nil, func(ci int, buf *[]byte) error {
+		i := base[ci]
+		return f.scan(ci, buf, func(e *fsrec.Entry, pathz []byte) bool {
+			now, nlink := fsrec.StatZN(pathz, e.Op)
+			if sameAs(e, pathz, now) {
+				if e.Op != fsrec.OpContent {
+					state[i] = nlink
 				}
-				i++
-				return true
-			})
-			if err != nil {
+			} else {
+				state[i] = changedMark
 				mu.Lock()
-				ferr = err
+				changed = append(changed, changedEntry{i, string(pathz[:len(pathz)-1])})
 				mu.Unlock()
-				return
+				if first != nil {
+					once.Do(first)
+				}
 			}
-		}
-	}
-	onWorkers(workers, work)
-	if ferr != nil {
-		return nil, nil, ferr
+			i++
+			return true
+		})
+	})
+	if err != nil {
+		return nil, nil, err
 	}
 	slices.SortFunc(changed, func(a, b changedEntry) int { return a.idx - b.idx })
 	return state, changed, nil
 }
 
+// chunkBases is the index in the file of each chunk's first entry.
+func chunkBases(f *file) []int {
+	base := make([]int, len(f.chunks))
+	for i := 1; i < len(f.chunks); i++ {
+		base[i] = base[i-1] + f.chunks[i-1].ents
+	}
+	return base
+}
+
 // candidates decodes every entry of f that lookAll's state says still answers alike, as the next
 // recording's candidates (fsrec.PriorEntry, in file order), with Memo set when it lies at or under
 // one of scopes. Each chunk's paths share one string: ten thousand paths are a few allocations.
-func (f *file) candidates(state []uint64, nChanged int, scopes map[string]bool) ([]fsrec.PriorEntry, error) {
-	workers := min(runtime.GOMAXPROCS(0), 4, len(f.chunks))
-	if f.n < 512 {
-		workers = 1
-	}
+func (f *file) candidates(state []uint64, scopes map[string]bool) ([]fsrec.PriorEntry, error) {
 	// Each chunk writes its unchanged entries into its own part of one slice.
-	base := make([]int, len(f.chunks))
+	base := chunkBases(f)
 	out := make([]int, len(f.chunks)+1)
 	for ci, c := range f.chunks {
-		if ci > 0 {
-			base[ci] = base[ci-1] + f.chunks[ci-1].ents
-		}
 		kept := 0
 		for _, st := range state[base[ci] : base[ci]+c.ents] {
 			if st != changedMark {
@@ -520,69 +510,55 @@ func (f *file) candidates(state []uint64, nChanged int, scopes map[string]bool) 
 		out[ci+1] = out[ci] + kept
 	}
 	cands := make([]fsrec.PriorEntry, out[len(f.chunks)])
-	var next atomic.Int64
-	var mu sync.Mutex
-	var ferr error
-	work := func() {
-		var buf, paths, lastDir []byte
+	err := f.onChunks(nil, func(ci int, buf *[]byte) error {
+		var paths, lastDir []byte
 		var ends []int
-		for {
-			ci := int(next.Add(1) - 1)
-			if ci >= len(f.chunks) {
-				return
-			}
-			lastDir = lastDir[:0]
-			lastCovered := false
-			paths, ends = paths[:0], ends[:0]
-			i, o := base[ci], out[ci]
-			err := f.scan(ci, &buf, func(e *fsrec.Entry, pathz []byte) bool {
-				st := state[i]
-				i++
-				if st == changedMark {
-					return true
-				}
-				path := pathz[:len(pathz)-1]
-				dir := path
-				if j := bytes.LastIndexByte(path, '/'); j > 0 {
-					dir = path[:j]
-				}
-				if len(lastDir) == 0 || !bytes.Equal(dir, lastDir) {
-					lastDir = append(lastDir[:0], dir...)
-					lastCovered = covered(scopes, string(dir))
-				}
-				x := &cands[o]
-				o++
-				x.Entry = *e
-				x.Memo = lastCovered || scopes[string(path)]
-				if x.Sum != nil {
-					s := *x.Sum
-					x.Sum = &s
-					// Same bytes, perhaps another signature now: compare the bytes at the next look-up.
-					x.Recheck = true
-				} else {
-					x.Nlink = st
-				}
-				paths = append(paths, path...)
-				ends = append(ends, len(paths))
+		lastCovered := false
+		i, o := base[ci], out[ci]
+		err := f.scan(ci, buf, func(e *fsrec.Entry, pathz []byte) bool {
+			st := state[i]
+			i++
+			if st == changedMark {
 				return true
-			})
-			if err != nil {
-				mu.Lock()
-				ferr = err
-				mu.Unlock()
-				return
 			}
-			all := string(paths)
-			start := 0
-			for j, end := range ends {
-				cands[out[ci]+j].Path = all[start:end]
-				start = end
+			path := pathz[:len(pathz)-1]
+			dir := path
+			if j := bytes.LastIndexByte(path, '/'); j > 0 {
+				dir = path[:j]
 			}
+			if len(lastDir) == 0 || !bytes.Equal(dir, lastDir) {
+				lastDir = append(lastDir[:0], dir...)
+				lastCovered = covered(scopes, string(dir))
+			}
+			x := &cands[o]
+			o++
+			x.Entry = *e
+			x.Memo = lastCovered || scopes[string(path)]
+			if x.Sum != nil {
+				s := *x.Sum
+				x.Sum = &s
+				// Same bytes, perhaps another signature now: compare the bytes at the next look-up.
+				x.Recheck = true
+			} else {
+				x.Nlink = st
+			}
+			paths = append(paths, path...)
+			ends = append(ends, len(paths))
+			return true
+		})
+		if err != nil {
+			return err
 		}
-	}
-	onWorkers(workers, work)
-	if ferr != nil {
-		return nil, ferr
+		all := string(paths)
+		start := 0
+		for j, end := range ends {
+			cands[out[ci]+j].Path = all[start:end]
+			start = end
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
 	}
 	return cands, nil
 }
