@@ -79,9 +79,12 @@ func recordKey(kind byte, k digest.Key) string {
 	return string(kind) + string(k.Bytes())
 }
 
-// decodeRaw moves kind's record for k from raw into the maps (c.mu held); a record that does not
-// decode is dropped (as if absent).
-func decodeRaw[E any](c *nativeCache, kind byte, k digest.Key, into map[digest.Key]*E, setKey func(*E)) *E {
+// entryOf returns kind's answer for k from m, or decodes its record from raw into m (c.mu held). A
+// record that does not decode, or that valid refuses (not what save writes), is dropped (as if absent).
+func entryOf[E any](c *nativeCache, kind byte, k digest.Key, m map[digest.Key]*E, setKey func(*E), valid func(*E) bool) *E {
+	if e := m[k]; e != nil {
+		return e
+	}
 	rk := recordKey(kind, k)
 	data, ok := c.raw[rk]
 	if !ok {
@@ -89,45 +92,26 @@ func decodeRaw[E any](c *nativeCache, kind byte, k digest.Key, into map[digest.K
 	}
 	delete(c.raw, rk)
 	e := new(E)
-	if json.Unmarshal(data, e) != nil {
+	if json.Unmarshal(data, e) != nil || !valid(e) {
 		return nil
 	}
 	setKey(e)
-	into[k] = e
+	m[k] = e
 	return e
 }
 
+// archive, version and unitsOf are entryOf for each kind. Save writes an archive's members and an
+// executable's units as a list, empty or not: a null one is not this cache's.
 func (c *nativeCache) archive(k digest.Key) *nativeEntry {
-	if e := c.m[k]; e != nil {
-		return e
-	}
-	e := decodeRaw(c, kindArchive, k, c.m, func(e *nativeEntry) { e.Key = k })
-	if e != nil && e.Members == nil {
-		// what save writes has a list (empty or not): anything else is not this cache's
-		delete(c.m, k)
-		return nil
-	}
-	return e
+	return entryOf(c, kindArchive, k, c.m, func(e *nativeEntry) { e.Key = k }, func(e *nativeEntry) bool { return e.Members != nil })
 }
 
 func (c *nativeCache) version(k digest.Key) *versionEntry {
-	if e := c.versions[k]; e != nil {
-		return e
-	}
-	return decodeRaw(c, kindVersion, k, c.versions, func(e *versionEntry) { e.Key = k })
+	return entryOf(c, kindVersion, k, c.versions, func(e *versionEntry) { e.Key = k }, func(*versionEntry) bool { return true })
 }
 
 func (c *nativeCache) unitsOf(k digest.Key) *unitsEntry {
-	if e := c.units[k]; e != nil {
-		return e
-	}
-	e := decodeRaw(c, kindUnits, k, c.units, func(e *unitsEntry) { e.Key = k })
-	if e != nil && e.Units == nil {
-		// units is never null in what save writes (an executable without units has [])
-		delete(c.units, k)
-		return nil
-	}
-	return e
+	return entryOf(c, kindUnits, k, c.units, func(e *unitsEntry) { e.Key = k }, func(e *unitsEntry) bool { return e.Units != nil })
 }
 
 // unitsEntry is one executable's DWARF compile units, names only (dwarfTree's first pass): the name and
