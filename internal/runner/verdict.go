@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/stalecheck/stalecheck/internal/hugeheap"
 	"strings"
 
 	"github.com/stalecheck/stalecheck/internal/digest"
@@ -79,6 +80,8 @@ func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
 				Matter: s.Matter, MatterHow: s.MatterHow, Identity: s.Identity, Notes: s.Notes, Unjudged: s.Unjudged, workspace: s.Workspace}, nil
 		}
 	}
+	// The full check's heap grows to tens of megabytes: huge pages spare it most of its page faults.
+	hugeheap.Advise()
 	rec := vc.Begin()
 	p, err := prepareFull(ctx, cfg)
 	if err == nil && cfg.VerdictCache == vcache.Verify && rec.Reused() > 0 {

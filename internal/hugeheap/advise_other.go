@@ -1,0 +1,6 @@
+//go:build !linux
+
+package hugeheap
+
+// advise does nothing outside Linux: no transparent huge pages to ask for.
+func advise(p, n uintptr) bool { return false }
