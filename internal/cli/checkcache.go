@@ -25,6 +25,7 @@ func cachedCheck(st Streams, stateDir, invocation string, noCache bool, output s
 	var key vcache.Key
 	if mode != vcache.Off {
 		if vc = vcache.Open(stateDir, st.Err); vc != nil {
+			vc.OnMiss = hugeheap.Advise // under way while the look-ups after the first change go on
 			var err error
 			if key, err = vcache.MakeKey("check", Version, []string{invocation}); err != nil {
 				vc = nil

@@ -53,6 +53,7 @@ func cachedPrepare(ctx context.Context, cfg Config) (*Plan, error) {
 	var key vcache.Key
 	if cfg.VerdictCache != vcache.Off {
 		if vc = vcache.Open(stateDir, cfg.Trace); vc != nil {
+			vc.OnMiss = hugeheap.Advise // under way while the look-ups after the first change go on
 			inv := fmt.Sprintf("command=%q binaries=%q target-dir=%q build-dir=%q dir=%q state=%q environ=%q",
 				cfg.Command, cfg.Binaries, cfg.TargetDir, cfg.BuildDir, cfg.Dir, stateDir, strings.Join(vcache.StableEnv(cfg.Environ), "\x00"))
 			var err error

@@ -129,3 +129,53 @@ func TestMemoFileDamage(t *testing.T) {
 		}
 	}
 }
+
+// TestOnMissCalledOnceOnAMiss: the caller's OnMiss runs once when the look-up of a verdict file with
+// memos meets a change, and never on a hit.
+func TestOnMissCalledOnceOnAMiss(t *testing.T) {
+	state, dir := t.TempDir(), t.TempDir()
+	c := Open(state, nil)
+	pkg, other := filepath.Join(dir, "a"), filepath.Join(dir, "other.txt")
+	os.Mkdir(pkg, 0o755)
+	write(t, filepath.Join(pkg, "x.c"), "int x;\n")
+	write(t, other, "1\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	calls := make(chan struct{}, 4)
+	c.OnMiss = func() { calls <- struct{}{} }
+	k := Key{8}
+	check := func() bool {
+		t.Helper()
+		if _, ok := c.Lookup(k); ok {
+			return true
+		}
+		rec := c.Begin()
+		safeio.ReadFile(other, 1<<20)
+		countUnder(pkg)
+		if ok, why := c.Store(k, rec, &Result{}); !ok {
+			t.Fatalf("not stored: %s", why)
+		}
+		return false
+	}
+	check()
+	if !check() {
+		t.Fatal("the second check missed")
+	}
+	if n := len(calls); n != 0 {
+		t.Fatalf("OnMiss called %d times before any change (nothing stored, then a hit)", n)
+	}
+	write(t, other, "2\n")
+	write(t, filepath.Join(pkg, "x.c"), "int y;\n")
+	time.Sleep(racyWindow + 20*time.Millisecond)
+	if check() {
+		t.Fatal("a check after two changes hit")
+	}
+	select {
+	case <-calls:
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnMiss was not called on a miss")
+	}
+	time.Sleep(50 * time.Millisecond)
+	if n := len(calls); n != 0 {
+		t.Errorf("OnMiss called %d more times on one miss (two changed paths)", n)
+	}
+}

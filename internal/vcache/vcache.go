@@ -215,6 +215,10 @@ type Cache struct {
 	last *lastMiss
 	// Trace, when not nil, gets one line per decision.
 	Trace func(format string, args ...any)
+	// OnMiss, when not nil, is called (on its own goroutine) as soon as the look-up of a verdict file
+	// with memos meets a change, while the look-ups of the other entries go on: the caller may start
+	// preparing the full check that follows a miss.
+	OnMiss func()
 }
 
 // Open returns the cache of the state folder stateDir; nil when stateDir is "" or the platform cannot
@@ -394,6 +398,9 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 func (c *Cache) validWithPrior(k Key, f *file, t0 time.Time) bool {
 	memoc := make(chan memoRead, 1)
 	readMemos := func() {
+		if c.OnMiss != nil {
+			go c.OnMiss()
+		}
 		go func() {
 			data, err := safeio.ReadFile(c.path(k)+MemoSuffix, safeio.MaxCache)
 			memoc <- memoRead{data, err}
