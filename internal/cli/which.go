@@ -8,6 +8,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/stalecheck/stalecheck/internal/evidence"
+	"github.com/stalecheck/stalecheck/internal/hugeheap"
 	"github.com/stalecheck/stalecheck/internal/report"
 	"github.com/stalecheck/stalecheck/internal/vcache"
 	"github.com/stalecheck/stalecheck/internal/which"
@@ -60,6 +61,9 @@ type whichDoc struct {
 func runWhich(st Streams, binary string, fl whichFlags) error {
 	// Matching a large binary allocates many small fatbin entries; collect garbage less often.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// Every call reads the binary's sections into the heap (the verdict cache keeps only the search for
+	// the copies): tens of megabytes, most of them first touches of 4 KiB pages without the advice.
+	hugeheap.Advise()
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
 	}
