@@ -36,7 +36,7 @@ func BenchmarkStorePrepare(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		copy(work, ents)
-		e := dropCoveredMisses(dropFollowedTwins(work))
+		e, _ := dropCoveredMisses(dropFollowedTwins(work))
 		sortByFolder(e)
 		encode(k, res, e, nil)
 	}

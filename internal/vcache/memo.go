@@ -3,6 +3,7 @@ package vcache
 import (
 	"os"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -65,7 +66,7 @@ func (c *Cache) lastMiss(k Key, f *file, since time.Time, memo memoRead, state [
 		c.say("prior: %v", memo.err)
 		return nil
 	}
-	memos, err := parseMemos(memo.data, k, f.gen)
+	memos, misses, err := parseMemos(memo.data, k, f.gen)
 	if err != nil {
 		c.say("prior: %s%s: %v", c.path(k), MemoSuffix, err)
 		return nil
@@ -81,11 +82,37 @@ func (c *Cache) lastMiss(k Key, f *file, since time.Time, memo memoRead, state [
 	if err != nil {
 		return nil
 	}
+	cands = append(cands, coveredAnswers(cands, misses)...)
 	paths := make([]string, len(changed))
 	for i, ch := range changed {
 		paths[i] = ch.path
 	}
 	return &lastMiss{memos: memos, changed: paths, cands: cands, since: since}
+}
+
+// coveredAnswers returns the covered misses (the memo file's: look-ups that found nothing in a folder
+// the last check recorded as a folder) whose folder is among cands, the entries that still answer
+// alike, as a folder: the folder has its signature of then (an entry added, removed or renamed moves
+// its mtime and ctime), so the name is still absent, and the next recording's look-up of it is
+// answered without a system call. They are answers only (Memo false): recorded when a look-up asks.
+func coveredAnswers(cands []fsrec.PriorEntry, misses []fsrec.Entry) []fsrec.PriorEntry {
+	if len(misses) == 0 {
+		return nil
+	}
+	dirs := make(map[string]bool, len(cands)/8)
+	for i := range cands {
+		e := &cands[i].Entry
+		if e.Op != fsrec.OpContent && e.Sig.Err == fsrec.ErrNone && e.Sig.Mode&syscall.S_IFMT == syscall.S_IFDIR {
+			dirs[e.Path] = true
+		}
+	}
+	var out []fsrec.PriorEntry
+	for _, m := range misses {
+		if dir, _, ok := splitPath(m.Path); ok && dirs[dir] {
+			out = append(out, fsrec.PriorEntry{Entry: m})
+		}
+	}
+	return out
 }
 
 // memoRead is the memo file's bytes, or why they could not be read.
@@ -121,9 +148,9 @@ func covered(scopes map[string]bool, dir string) bool {
 // storeMemos writes memos as the memo file of the verdict of k that Store is writing, with the
 // generation gen that verdict names, and reports whether it did; when there are none (or gen is nil,
 // or the write failed) a stale memo file of k is removed, and the verdict must name no generation.
-func (c *Cache) storeMemos(k Key, memos []fsrec.Memo, gen []byte, wo safeio.WriteOptions) bool {
+func (c *Cache) storeMemos(k Key, memos []fsrec.Memo, misses []fsrec.Entry, gen []byte, wo safeio.WriteOptions) bool {
 	if len(memos) > 0 && gen != nil {
-		if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos)); err == nil {
+		if err := safeio.WriteBytesAtomic(c.path(k)+MemoSuffix, wo, encodeMemos(k, gen, memos, misses)); err == nil {
 			return true
 		}
 	}

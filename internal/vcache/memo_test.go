@@ -5,7 +5,9 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
@@ -105,18 +107,23 @@ func TestMemosNeedTheirRecording(t *testing.T) {
 func TestMemoFileDamage(t *testing.T) {
 	k, gen := Key{9}, []byte("0123456789abcdef")
 	ms := []fsrec.Memo{{Name: "n", Scope: "/a/b", Value: []byte("v")}, {Name: "m", Scope: "/a", Value: nil}}
-	data := encodeMemos(k, gen, ms)
-	got, err := parseMemos(data, k, gen)
+	misses := []fsrec.Entry{{Path: "/a/b/Cargo.toml", Op: fsrec.OpStat}, {Path: "/a/x.h", Op: fsrec.OpLstat}}
+	data := encodeMemos(k, gen, ms, misses)
+	got, gotMisses, err := parseMemos(data, k, gen)
 	if err != nil || len(got) != 2 || got[0].Name != "n" || got[0].Scope != "/a/b" || string(got[0].Value) != "v" || got[1].Name != "m" {
 		t.Fatalf("memos: %v %+v", err, got)
 	}
-	if _, err := parseMemos(data, k, []byte("fedcba9876543210")); err == nil {
+	if len(gotMisses) != 2 || gotMisses[0].Path != "/a/b/Cargo.toml" || gotMisses[0].Op != fsrec.OpStat || gotMisses[1].Op != fsrec.OpLstat ||
+		gotMisses[0].Sig.Err != fsrec.ErrNotExist || gotMisses[1].Sig.Err != fsrec.ErrNotExist {
+		t.Fatalf("covered misses: %+v", gotMisses)
+	}
+	if _, _, err := parseMemos(data, k, []byte("fedcba9876543210")); err == nil {
 		t.Fatal("the memos of another generation decoded")
 	}
-	if _, err := parseMemos(data, Key{8}, gen); err == nil {
+	if _, _, err := parseMemos(data, Key{8}, gen); err == nil {
 		t.Fatal("the memos of another key decoded")
 	}
-	if _, err := parseMemos(data[:len(data)-1], k, gen); err == nil {
+	if _, _, err := parseMemos(data[:len(data)-1], k, gen); err == nil {
 		t.Fatal("a cut memo file decoded")
 	}
 	body := len(data) - 4
@@ -177,5 +184,38 @@ func TestOnMissCalledOnceOnAMiss(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if n := len(calls); n != 0 {
 		t.Errorf("OnMiss called %d more times on one miss (two changed paths)", n)
+	}
+}
+
+// TestCoveredAnswers: a covered miss answers the next recording only while its folder is among the
+// entries that still answer alike, as a folder.
+func TestCoveredAnswers(t *testing.T) {
+	dir := fsrec.Sig{Mode: syscall.S_IFDIR | 0o755, Ino: 1}
+	file := fsrec.Sig{Mode: syscall.S_IFREG | 0o644, Ino: 2}
+	cands := []fsrec.PriorEntry{
+		{Entry: fsrec.Entry{Path: "/ws/pkg", Op: fsrec.OpStat, Sig: dir}},
+		{Entry: fsrec.Entry{Path: "/ws/lib", Op: fsrec.OpLstat, Sig: dir}},
+		{Entry: fsrec.Entry{Path: "/ws/file", Op: fsrec.OpStat, Sig: file}},
+	}
+	misses := []fsrec.Entry{
+		{Path: "/ws/pkg/Cargo.toml", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},
+		{Path: "/ws/lib/libz.so", Op: fsrec.OpLstat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},
+		{Path: "/ws/changed/x.h", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}}, // its folder changed: not a candidate
+		{Path: "/ws/file/x", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},       // under a file
+		{Path: "/ws/pkg/sub/Cargo.toml", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},
+	}
+	got := coveredAnswers(cands, misses)
+	var paths []string
+	for _, e := range got {
+		if e.Memo || e.Sig.Err != fsrec.ErrNotExist {
+			t.Errorf("%s: Memo %v, error class %d: want an answer that found nothing", e.Path, e.Memo, e.Sig.Err)
+		}
+		paths = append(paths, e.Path)
+	}
+	if want := []string{"/ws/pkg/Cargo.toml", "/ws/lib/libz.so"}; !slices.Equal(paths, want) {
+		t.Errorf("answers %q, want %q", paths, want)
+	}
+	if coveredAnswers(cands, nil) != nil {
+		t.Error("answers without misses")
 	}
 }

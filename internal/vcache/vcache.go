@@ -570,7 +570,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 			return c.notStored(p + " changed during the check")
 		}
 	}
-	ents := dropCoveredMisses(dropFollowedTwins(rec.Entries()))
+	ents, misses := dropCoveredMisses(dropFollowedTwins(rec.Entries()))
 	start := rec.Start.UnixNano()
 	for i := range ents {
 		e := &ents[i]
@@ -624,7 +624,7 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		if gen != nil {
 			memos = keptMemos(rec.Memos(), ents)
 		}
-		memoDone <- c.storeMemos(k, memos, gen, wo)
+		memoDone <- c.storeMemos(k, memos, misses, gen, wo)
 	}()
 	data := encode(k, res, ents, gen)
 	if !<-memoDone && gen != nil {
@@ -680,8 +680,10 @@ func dropFollowedTwins(ents []fsrec.Entry) []fsrec.Entry {
 // dropCoveredMisses drops a look-up that found nothing (ENOENT) at dir/name when the folder dir itself
 // is recorded as a folder: while dir keeps its signature (same inode, mtime and ctime: an entry added,
 // removed or renamed moves both) name is still absent from it. The linker search order and the
-// nested-package probes look up many absent names in folders the check lists anyway.
-func dropCoveredMisses(ents []fsrec.Entry) []fsrec.Entry {
+// nested-package probes look up many absent names in folders the check lists anyway. The stat and
+// lstat misses dropped are returned too (misses, a new slice): the memo file keeps them for the
+// recording after a miss (lastMiss).
+func dropCoveredMisses(ents []fsrec.Entry) (kept, misses []fsrec.Entry) {
 	dirs := make(map[string]bool, len(ents)/8)
 	for _, e := range ents {
 		if e.Op != fsrec.OpContent && e.Sig.Err == fsrec.ErrNone && e.Sig.Mode&syscall.S_IFMT == syscall.S_IFDIR {
@@ -692,12 +694,15 @@ func dropCoveredMisses(ents []fsrec.Entry) []fsrec.Entry {
 	for _, e := range ents {
 		if e.Sig.Err == fsrec.ErrNotExist {
 			if dir, _, ok := splitPath(e.Path); ok && dirs[dir] {
+				if e.Op == fsrec.OpStat || e.Op == fsrec.OpLstat {
+					misses = append(misses, e)
+				}
 				continue
 			}
 		}
 		out = append(out, e)
 	}
-	return out
+	return out, misses
 }
 
 func (c *Cache) notStored(reason string) (bool, string) {
