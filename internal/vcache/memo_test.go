@@ -201,7 +201,7 @@ func TestCoveredAnswers(t *testing.T) {
 		{Path: "/ws/pkg/Cargo.toml", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},
 		{Path: "/ws/lib/libz.so", Op: fsrec.OpLstat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},
 		{Path: "/ws/changed/x.h", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}}, // its folder changed: not a candidate
-		{Path: "/ws/file/x", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},       // under a file
+		{Path: "/ws/file/x", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},      // under a file
 		{Path: "/ws/pkg/sub/Cargo.toml", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}},
 	}
 	got := coveredAnswers(cands, misses)
