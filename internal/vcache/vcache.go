@@ -60,9 +60,11 @@
 // # Memos
 //
 // Beside it, `<key hex>.memos` holds the memos the check kept (internal/fsrec's memo.go: what a
-// reader computed over one file or folder). After a miss every entry is looked up again, and Begin hands
-// the next recording the memos none of whose entries at or under their scope changed, with the
-// entries that still answer alike (memo.go).
+// reader computed over one file or folder) and the covered misses the verdict file leaves out. After a
+// miss every entry is looked up again, and Begin hands the next recording the memos none of whose
+// entries at or under their scope changed, with the entries that still answer alike and the covered
+// misses whose folder does (memo.go). OnMiss lets the caller start preparing the full check as soon as
+// the look-up meets a change.
 package vcache
 
 import (
