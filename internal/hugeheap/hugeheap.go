@@ -33,8 +33,10 @@
 package hugeheap
 
 import (
+	"math"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"strings"
 	"sync"
 	"unsafe"
@@ -54,6 +56,11 @@ func Advise() {
 		if disabled(os.Getenv("GODEBUG")) {
 			return
 		}
+		// No soft memory limit while the slice is held (the caller's 128 MiB, internal/cli's gctune.go):
+		// over it, the allocation starts a collection of its own and the allocator returns free pages
+		// to the kernel at once (the first check after a rebuild, medians of 11 and of 15 interleaved
+		// pairs: 154.3 -> 145.7 ms and 129.6 -> 127.0 ms).
+		defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
 		b := make([]byte, Bytes)
 		advised = advise(uintptr(unsafe.Pointer(unsafe.SliceData(b))), Bytes)
 		runtime.KeepAlive(b)
