@@ -1,6 +1,10 @@
 package hugeheap
 
-import "syscall"
+import (
+	"os"
+	"strings"
+	"syscall"
+)
 
 // madvHugepage is Linux's MADV_HUGEPAGE (package syscall does not name it).
 const madvHugepage = 14
@@ -18,4 +22,12 @@ func advise(p, n uintptr) bool {
 	}
 	_, _, errno := syscall.Syscall(syscall.SYS_MADVISE, beg, end-beg, madvHugepage)
 	return errno == 0
+}
+
+// wanted reports whether the advice would change anything: only in the `madvise` mode. Under
+// `always` the heap gets huge pages without it, under `never` not even with it, and a kernel without
+// the file has none; the collection the advice costs is then left out.
+func wanted() bool {
+	b, err := os.ReadFile(thpFile)
+	return err == nil && strings.Contains(string(b), "[madvise]")
 }

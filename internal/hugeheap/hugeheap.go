@@ -28,8 +28,12 @@
 // The collection costs 3-7 ms, against about 110 ms of faults saved on that check; check and run start
 // it from the verdict cache's OnMiss, as soon as the look-up meets a change, so that it runs while the
 // look-ups of the other entries go on (and call Advise again before the full check, which waits for
-// it or gives it where the look-up had no memos to go through). GODEBUG=disablethp=1, the runtime's own switch against huge pages, leaves it out; on a kernel
-// or platform without transparent huge pages the advice is refused and nothing changes.
+// it or gives it where the look-up had no memos to go through).
+//
+// GODEBUG=disablethp=1, the runtime's own switch against huge pages, leaves it out, and so does any
+// mode but `madvise` (under `always` the heap has huge pages already, under `never` it cannot have
+// them), a kernel without transparent huge pages and any other platform: the collection is not paid
+// for nothing.
 package hugeheap
 
 import (
@@ -42,6 +46,10 @@ import (
 	"unsafe"
 )
 
+// thpFile is where Linux says its transparent-huge-page mode: "always [madvise] never", the one in
+// brackets chosen.
+const thpFile = "/sys/kernel/mm/transparent_hugepage/enabled"
+
 // Bytes is the size of the heap range advised.
 const Bytes = 128 << 20
 
@@ -53,7 +61,7 @@ var advised bool
 // Advise gives the advice, the first time it is called in this process (see the package comment).
 func Advise() {
 	once.Do(func() {
-		if disabled(os.Getenv("GODEBUG")) {
+		if disabled(os.Getenv("GODEBUG")) || !wanted() {
 			return
 		}
 		// No soft memory limit while the slice is held (the caller's 128 MiB, internal/cli's gctune.go):
