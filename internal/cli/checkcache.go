@@ -3,9 +3,9 @@ package cli
 import (
 	"bytes"
 	"fmt"
-	"github.com/stalecheck/stalecheck/internal/hugeheap"
 	"io"
 
+	"github.com/stalecheck/stalecheck/internal/hugeheap"
 	"github.com/stalecheck/stalecheck/internal/safeio"
 	"github.com/stalecheck/stalecheck/internal/vcache"
 )

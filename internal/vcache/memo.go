@@ -3,7 +3,6 @@ package vcache
 import (
 	"os"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
@@ -101,9 +100,8 @@ func coveredAnswers(cands []fsrec.PriorEntry, misses []fsrec.Entry) []fsrec.Prio
 	}
 	dirs := make(map[string]bool, len(cands)/8)
 	for i := range cands {
-		e := &cands[i].Entry
-		if e.Op != fsrec.OpContent && e.Sig.Err == fsrec.ErrNone && e.Sig.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			dirs[e.Path] = true
+		if isFolder(&cands[i].Entry) {
+			dirs[cands[i].Path] = true
 		}
 	}
 	var out []fsrec.PriorEntry

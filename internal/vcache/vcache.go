@@ -679,6 +679,12 @@ func dropFollowedTwins(ents []fsrec.Entry) []fsrec.Entry {
 	return out
 }
 
+// isFolder reports whether e recorded a folder found (the look-up of a folder, not its bytes): its
+// signature covers the names absent from it.
+func isFolder(e *fsrec.Entry) bool {
+	return e.Op != fsrec.OpContent && e.Sig.Err == fsrec.ErrNone && e.Sig.Mode&syscall.S_IFMT == syscall.S_IFDIR
+}
+
 // dropCoveredMisses drops a look-up that found nothing (ENOENT) at dir/name when the folder dir itself
 // is recorded as a folder: while dir keeps its signature (same inode, mtime and ctime: an entry added,
 // removed or renamed moves both) name is still absent from it. The linker search order and the
@@ -687,9 +693,9 @@ func dropFollowedTwins(ents []fsrec.Entry) []fsrec.Entry {
 // recording after a miss (lastMiss).
 func dropCoveredMisses(ents []fsrec.Entry) (kept, misses []fsrec.Entry) {
 	dirs := make(map[string]bool, len(ents)/8)
-	for _, e := range ents {
-		if e.Op != fsrec.OpContent && e.Sig.Err == fsrec.ErrNone && e.Sig.Mode&syscall.S_IFMT == syscall.S_IFDIR {
-			dirs[e.Path] = true
+	for i := range ents {
+		if isFolder(&ents[i]) {
+			dirs[ents[i].Path] = true
 		}
 	}
 	out := ents[:0]
