@@ -61,9 +61,6 @@ type whichDoc struct {
 func runWhich(st Streams, binary string, fl whichFlags) error {
 	// Matching a large binary allocates many small fatbin entries; collect garbage less often.
 	defer debug.SetGCPercent(debug.SetGCPercent(400))
-	// Every call reads the binary's sections into the heap (the verdict cache keeps only the search for
-	// the copies): tens of megabytes, most of them first touches of 4 KiB pages without the advice.
-	hugeheap.Advise()
 	if fl.format != "text" && fl.format != "json" {
 		return &ExitError{2, fmt.Errorf("--format %q: want text or json", fl.format)}
 	}
@@ -74,6 +71,9 @@ func runWhich(st Streams, binary string, fl whichFlags) error {
 	if err := binaryArg(abs); err != nil {
 		return &ExitError{2, err}
 	}
+	// Every call reads the binary's sections into the heap (the verdict cache keeps only the search for
+	// the copies): tens of megabytes, most of them first touches of 4 KiB pages without the advice.
+	hugeheap.Advise()
 	wc := openWhichCache(st, abs, fl)
 	libs, notes, pending, err := wc.libraries()
 	if err != nil {
