@@ -13,7 +13,7 @@ import (
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 )
 
-// The verdict file (v4):
+// The verdict file (v5):
 //
 //	magic, key (32 bytes),
 //	exit (uvarint), out, err, extra (each a uvarint length + bytes),
@@ -21,6 +21,7 @@ import (
 //	entry count (uvarints),
 //	group area length (uvarint), the group area,
 //	memo generation (a uvarint length + bytes: empty when the check kept no memo),
+//	first-look count (uvarint), per entry its whole path and the fields below,
 //	CRC-32 (IEEE, little-endian) of everything before it.
 //
 // The group area holds the entries folder by folder (Store sorts them so): per group the folder
@@ -30,7 +31,12 @@ import (
 // and a recheck byte. Writing each folder once makes the file about half as large as full paths (a
 // 615-unit workspace's 10,652 paths: 1.1 MB before); the chunks, cut at group boundaries, let the
 // look-up stat them on several cores without decoding the file first.
-const magic = "stalecheck verdict v4\n"
+//
+// The first-look entries are copies of a few entries the verdict holds: those the build changed last
+// when the verdict was stored (firstLook), the likeliest to have changed at the next look-up (an edit
+// and rebuild rewrites the same outputs). The look-up stats them before the others, so that a miss is
+// known at once, before the look-up has grown the heap (Cache.OnMiss).
+const magic = "stalecheck verdict v5\n"
 
 // The memo file `<key hex>.memos` beside it (read only after a miss, so that a hit does not pay for
 // it):
@@ -65,7 +71,9 @@ func prefixName(p string) (dir, name string) {
 	return p[:len(d)+1], p[len(d)+1:]
 }
 
-func encode(k Key, res *Result, ents []fsrec.Entry, gen []byte) []byte {
+// encode is the verdict file of k: res, the entries (sorted by folder: sortByFolder), the memo
+// generation gen and the first-look entries (copies of some of ents).
+func encode(k Key, res *Result, ents []fsrec.Entry, gen []byte, first []fsrec.Entry) []byte {
 	var n [binary.MaxVarintLen64]byte
 	var area bytes.Buffer
 	area.Grow(len(ents) * 48)
@@ -85,36 +93,12 @@ func encode(k Key, res *Result, ents []fsrec.Entry, gen []byte) []byte {
 		}
 		chunks[len(chunks)-1].ents += hi - lo
 		uv := func(x uint64) { area.Write(n[:binary.PutUvarint(n[:], x)]) }
-		sv := func(x int64) { area.Write(n[:binary.PutVarint(n[:], x)]) }
 		uv(uint64(len(d)))
 		area.WriteString(d)
 		uv(uint64(hi - lo))
 		for _, e := range ents[lo:hi] {
 			_, name := prefixName(e.Path)
-			uv(uint64(len(name)))
-			area.WriteString(name)
-			area.WriteByte(byte(e.Op))
-			area.WriteByte(e.Sig.Err)
-			if e.Sig.Err == fsrec.ErrNone {
-				uv(e.Sig.Dev)
-				uv(e.Sig.Ino)
-				sv(e.Sig.Size)
-				sv(e.Sig.MtimeNS)
-				sv(e.Sig.CtimeNS)
-				uv(uint64(e.Sig.Mode))
-			}
-			if e.Op == fsrec.OpContent {
-				var sum [32]byte
-				if e.Sum != nil {
-					sum = *e.Sum
-				}
-				area.Write(sum[:])
-				if e.Recheck {
-					area.WriteByte(1)
-				} else {
-					area.WriteByte(0)
-				}
-			}
+			writeEntry(&area, name, &e)
 		}
 		lo = hi
 	}
@@ -136,10 +120,70 @@ func encode(k Key, res *Result, ents []fsrec.Entry, gen []byte) []byte {
 	}
 	bs(area.Bytes())
 	bs(gen)
+	uv(uint64(len(first)))
+	for i := range first {
+		writeEntry(&b, first[i].Path, &first[i])
+	}
 	var crc [4]byte
 	binary.LittleEndian.PutUint32(crc[:], crc32.ChecksumIEEE(b.Bytes()))
 	b.Write(crc[:])
 	return b.Bytes()
+}
+
+// writeEntry appends an entry of the group area: its name (the path less its folder's prefix), op,
+// error class, the signature of a found path and, for content read whole, its sum and recheck byte.
+func writeEntry(b *bytes.Buffer, name string, e *fsrec.Entry) {
+	var n [binary.MaxVarintLen64]byte
+	uv := func(x uint64) { b.Write(n[:binary.PutUvarint(n[:], x)]) }
+	sv := func(x int64) { b.Write(n[:binary.PutVarint(n[:], x)]) }
+	uv(uint64(len(name)))
+	b.WriteString(name)
+	b.WriteByte(byte(e.Op))
+	b.WriteByte(e.Sig.Err)
+	if e.Sig.Err == fsrec.ErrNone {
+		uv(e.Sig.Dev)
+		uv(e.Sig.Ino)
+		sv(e.Sig.Size)
+		sv(e.Sig.MtimeNS)
+		sv(e.Sig.CtimeNS)
+		uv(uint64(e.Sig.Mode))
+	}
+	if e.Op == fsrec.OpContent {
+		var sum [32]byte
+		if e.Sum != nil {
+			sum = *e.Sum
+		}
+		b.Write(sum[:])
+		if e.Recheck {
+			b.WriteByte(1)
+		} else {
+			b.WriteByte(0)
+		}
+	}
+}
+
+// entry decodes writeEntry's fields after the name into e (Path left empty; Sum pointing at sum).
+func (r *reader) entry(e *fsrec.Entry, sum *[32]byte) error {
+	*e = fsrec.Entry{Op: fsrec.Op(r.byte())}
+	e.Sig.Err = r.byte()
+	if e.Sig.Err == fsrec.ErrNone {
+		e.Sig.Dev, e.Sig.Ino = r.uv(), r.uv()
+		e.Sig.Size, e.Sig.MtimeNS, e.Sig.CtimeNS = r.sv(), r.sv(), r.sv()
+		e.Sig.Mode = uint32(r.uv())
+	}
+	if e.Op == fsrec.OpContent {
+		if r.bad || len(r.p) < 33 {
+			return errDamaged
+		}
+		copy(sum[:], r.p)
+		e.Sum = sum
+		e.Recheck = r.p[32] == 1
+		r.p = r.p[33:]
+	}
+	if r.bad {
+		return errDamaged
+	}
+	return nil
 }
 
 // encodeMemos is the memo file of the verdict file of k with generation gen: its memos and covered
@@ -228,6 +272,8 @@ type file struct {
 	area   []byte
 	// gen is the generation of the memo file written with it (empty: none).
 	gen []byte
+	// first holds the first-look entries (firstLook).
+	first []fsrec.Entry
 }
 
 type fileChunk struct{ off, ents int }
@@ -311,6 +357,20 @@ func parse(data []byte, k Key) (*file, error) {
 	}
 	f.area = r.bs()
 	f.gen = r.bs()
+	nf := r.uv()
+	if r.bad || nf > uint64(len(r.p)) {
+		return nil, errDamaged
+	}
+	for i := uint64(0); i < nf; i++ {
+		path := r.bs()
+		var e fsrec.Entry
+		var sum [32]byte
+		if err := r.entry(&e, &sum); err != nil || len(path) == 0 {
+			return nil, errDamaged
+		}
+		e.Path = string(path)
+		f.first = append(f.first, e)
+	}
 	if r.bad || len(r.p) != 0 || total != f.n {
 		return nil, errDamaged
 	}
@@ -344,24 +404,8 @@ func (f *file) scan(ci int, buf *[]byte, each func(e *fsrec.Entry, pathz []byte)
 		seen += int(cnt)
 		for i := uint64(0); i < cnt; i++ {
 			name := r.bs()
-			e = fsrec.Entry{Op: fsrec.Op(r.byte())}
-			e.Sig.Err = r.byte()
-			if e.Sig.Err == fsrec.ErrNone {
-				e.Sig.Dev, e.Sig.Ino = r.uv(), r.uv()
-				e.Sig.Size, e.Sig.MtimeNS, e.Sig.CtimeNS = r.sv(), r.sv(), r.sv()
-				e.Sig.Mode = uint32(r.uv())
-			}
-			if e.Op == fsrec.OpContent {
-				if r.bad || len(r.p) < 33 {
-					return errDamaged
-				}
-				copy(sum[:], r.p)
-				e.Sum = &sum
-				e.Recheck = r.p[32] == 1
-				r.p = r.p[33:]
-			}
-			if r.bad {
-				return errDamaged
+			if err := r.entry(&e, &sum); err != nil {
+				return err
 			}
 			b := append(append(append((*buf)[:0], dir...), name...), 0)
 			*buf = b
@@ -512,6 +556,19 @@ func (f *file) lookAll(first func()) (state []uint64, changed []changedEntry, er
 	}
 	slices.SortFunc(changed, func(a, b changedEntry) int { return a.idx - b.idx })
 	return state, changed, nil
+}
+
+// firstChanged looks up f's first-look entries and reports whether one of them answers otherwise now.
+func (f *file) firstChanged() bool {
+	var buf []byte
+	for i := range f.first {
+		e := &f.first[i]
+		buf = append(append(buf[:0], e.Path...), 0)
+		if !sameZ(e, buf) {
+			return true
+		}
+	}
+	return false
 }
 
 // chunkBases is the index in the file of each chunk's first entry.

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -49,10 +50,20 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 	ents := formatEntries(t)
 	k := Key{9}
 	res := &Result{Exit: 2, Out: []byte("o"), Err: []byte("e"), Extra: []byte(`{"x":1}`)}
-	data := encode(k, res, ents, nil)
+	first := firstLook(ents, "/no-state/")
+	if len(first) != firstLookEntries {
+		t.Fatalf("%d first-look entries of %d", len(first), len(ents))
+	}
+	data := encode(k, res, ents, nil, first)
 	f, err := parse(data, k)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if d := cmp.Diff(first, f.first); d != "" {
+		t.Fatalf("first-look entries (-stored +decoded):\n%s", d)
+	}
+	if f.firstChanged() {
+		t.Fatal("unchanged tree: a first-look entry changed")
 	}
 	if len(f.chunks) < 2 {
 		t.Fatalf("%d entries in %d chunk(s): the test wants several", len(ents), len(f.chunks))
@@ -74,7 +85,7 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 	// of its own each time: a removal changes the folder's entry too).
 	for _, at := range []int{0, len(ents) / 2, len(ents) - 5} {
 		ents := formatEntries(t)
-		f, err := parse(encode(k, res, ents, nil), k)
+		f, err := parse(encode(k, res, ents, nil, nil), k)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -86,6 +97,9 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 		write(t, e.Path, "edited")
 		if p, err := f.changed(nil); p != e.Path || err != nil {
 			t.Errorf("edited %s: changed %q, %v", e.Path, p, err)
+		}
+		if f.firstChanged() {
+			t.Errorf("edited %s: a first-look entry changed (none stored)", e.Path)
 		}
 		if p, _ := f.changed(func(b []byte) bool { return string(b) == e.Path }); p != "" {
 			t.Errorf("edited %s, skipped: changed %q", e.Path, p)
@@ -102,7 +116,7 @@ func TestFormatRoundTripAndChanges(t *testing.T) {
 func TestFormatDamageUnderAValidCRC(t *testing.T) {
 	ents := formatEntries(t)
 	k := Key{3}
-	data := encode(k, &Result{Extra: []byte("{}")}, ents, nil)
+	data := encode(k, &Result{Extra: []byte("{}")}, ents, nil, firstLook(ents, "/no-state/"))
 	body := len(data) - 4
 	stride := 61
 	if testing.Short() {
@@ -174,5 +188,61 @@ func TestSortByFolderOrder(t *testing.T) {
 		if !slices.Equal(got, want) {
 			t.Fatalf("seed %d: got %v, want %v", seed, got, want)
 		}
+	}
+}
+
+// TestFirstLook: the first-look entries are the found, non-content entries outside the state folder
+// that changed last (mtime or ctime), latest first; a rewrite of one of them is seen at first look.
+func TestFirstLook(t *testing.T) {
+	var ents []fsrec.Entry
+	at := func(p string, op fsrec.Op, mtime, ctime int64) {
+		ents = append(ents, fsrec.Entry{Path: p, Op: op, Sig: fsrec.Sig{Ino: uint64(len(ents) + 1), MtimeNS: mtime, CtimeNS: ctime}})
+	}
+	for i := 0; i < 30; i++ {
+		at(fmt.Sprintf("/ws/src/f%02d.rs", i), fsrec.OpStat, int64(i), int64(i)) // f29 is the latest of these
+	}
+	at("/ws/target/app", fsrec.OpStat, 5, 100)        // a late ctime (a rename, a chmod) counts
+	at("/ws/target/app.d", fsrec.OpContent, 200, 200) // compared by its bytes: not a quick look
+	at("/state/verdicts/x", fsrec.OpStat, 300, 300)   // the state folder's: every check rewrites it
+	at("/ws/target/touched", fsrec.OpLstat, 150, 1)   // a late mtime (touch -d) counts
+	ents = append(ents, fsrec.Entry{Path: "/ws/absent.h", Op: fsrec.OpStat, Sig: fsrec.Sig{Err: fsrec.ErrNotExist}})
+	rand.Shuffle(len(ents), func(i, j int) { ents[i], ents[j] = ents[j], ents[i] })
+	var got []string
+	for _, e := range firstLook(ents, "/state/") {
+		got = append(got, e.Path)
+	}
+	want := []string{"/ws/target/touched", "/ws/target/app", "/ws/src/f29.rs", "/ws/src/f28.rs", "/ws/src/f27.rs",
+		"/ws/src/f26.rs", "/ws/src/f25.rs", "/ws/src/f24.rs"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Fatalf("first-look entries (-want +got):\n%s", d)
+	}
+	if got := firstLook(ents[:0], "/state/"); len(got) != 0 {
+		t.Fatalf("no entries: %d first-look entries", len(got))
+	}
+
+	// On disk: the file written last is looked at first, and its rewrite is a change seen there.
+	dir := t.TempDir()
+	old, last := filepath.Join(dir, "old.c"), filepath.Join(dir, "app")
+	write(t, old, "1")
+	write(t, last, "1")
+	future := time.Now().Add(time.Hour)
+	os.Chtimes(last, future, future)
+	ents = nil
+	for _, p := range []string{old, last} {
+		ents = append(ents, fsrec.Entry{Path: p, Op: fsrec.OpStat, Sig: fsrec.Now(p, fsrec.OpStat)})
+	}
+	sortByFolder(ents)
+	k := Key{4}
+	f, err := parse(encode(k, &Result{}, ents, nil, firstLook(ents, "/state/")), k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.firstChanged() {
+		t.Fatal("nothing rewritten: a first-look entry changed")
+	}
+	os.Remove(last)
+	write(t, last, "2")
+	if !f.firstChanged() {
+		t.Fatal("the file written last was rewritten: not seen at first look")
 	}
 }

@@ -38,7 +38,7 @@ func BenchmarkStorePrepare(b *testing.B) {
 		copy(work, ents)
 		e, _ := dropCoveredMisses(dropFollowedTwins(work))
 		sortByFolder(e)
-		encode(k, res, e, nil)
+		encode(k, res, e, nil, nil)
 	}
 }
 

@@ -2,11 +2,13 @@ package vcache
 
 import (
 	"encoding/binary"
+	"fmt"
 	"hash/crc32"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -149,6 +151,8 @@ func TestOnMissCalledOnceOnAMiss(t *testing.T) {
 	time.Sleep(racyWindow + 20*time.Millisecond)
 	calls := make(chan struct{}, 4)
 	c.OnMiss = func() { calls <- struct{}{} }
+	var trace []string
+	c.Trace = func(format string, args ...any) { trace = append(trace, fmt.Sprintf(format, args...)) }
 	k := Key{8}
 	check := func() bool {
 		t.Helper()
@@ -176,10 +180,15 @@ func TestOnMissCalledOnceOnAMiss(t *testing.T) {
 	if check() {
 		t.Fatal("a check after two changes hit")
 	}
+	// Both files were written after every other path of the verdict: the miss is seen at first look,
+	// and OnMiss has run before the look-up returns.
+	if !slices.ContainsFunc(trace, func(l string) bool { return strings.Contains(l, "seen at first look") }) {
+		t.Errorf("the files written last changed, the trace does not say the first look saw it:\n%s", strings.Join(trace, "\n"))
+	}
 	select {
 	case <-calls:
-	case <-time.After(10 * time.Second):
-		t.Fatal("OnMiss was not called on a miss")
+	default:
+		t.Fatal("OnMiss was not called, or not before the look-up returned, on a miss seen at first look")
 	}
 	time.Sleep(50 * time.Millisecond)
 	if n := len(calls); n != 0 {

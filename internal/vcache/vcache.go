@@ -64,7 +64,9 @@
 // miss every entry is looked up again, and Begin hands the next recording the memos none of whose
 // entries at or under their scope changed, with the entries that still answer alike and the covered
 // misses whose folder does (memo.go). OnMiss lets the caller start preparing the full check as soon as
-// the look-up meets a change.
+// the look-up meets a change; the verdict file's first-look entries (the paths the build changed last
+// when it was stored: firstLook) are looked up before the others, so that after an edit and rebuild
+// the miss is known before any other work.
 package vcache
 
 import (
@@ -83,6 +85,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -217,9 +220,10 @@ type Cache struct {
 	last *lastMiss
 	// Trace, when not nil, gets one line per decision.
 	Trace func(format string, args ...any)
-	// OnMiss, when not nil, is called (on its own goroutine) as soon as the look-up of a verdict file
-	// with memos meets a change, while the look-ups of the other entries go on: the caller may start
-	// preparing the full check that follows a miss.
+	// OnMiss, when not nil, is called once as soon as the look-up of a verdict file with memos meets a
+	// change: the caller may start preparing the full check that follows a miss. When a first-look
+	// entry changed (firstLook) it is called before the other look-ups start, else on its own
+	// goroutine while they go on.
 	OnMiss func()
 }
 
@@ -265,7 +269,7 @@ func ReadEntry(path string) (Key, *Result, []fsrec.Entry, error) {
 
 // WriteEntry encodes a verdict file (for tests: a tampered verdict that verify mode must catch).
 func WriteEntry(path string, k Key, res *Result, ents []fsrec.Entry) error {
-	return os.WriteFile(path, encode(k, res, ents, nil), 0o600)
+	return os.WriteFile(path, encode(k, res, ents, nil, nil), 0o600)
 }
 
 func (c *Cache) say(format string, args ...any) {
@@ -399,16 +403,27 @@ func (c *Cache) Peek(k Key) (res *Result, valid func() bool) {
 // look-ups go on.
 func (c *Cache) validWithPrior(k Key, f *file, t0 time.Time) bool {
 	memoc := make(chan memoRead, 1)
-	readMemos := func() {
-		if c.OnMiss != nil {
-			go c.OnMiss()
-		}
-		go func() {
-			data, err := safeio.ReadFile(c.path(k)+MemoSuffix, safeio.MaxCache)
-			memoc <- memoRead{data, err}
-		}()
+	var once sync.Once
+	missed := func(early bool) {
+		once.Do(func() {
+			if c.OnMiss != nil {
+				if early {
+					c.OnMiss() // before the look-ups grow the heap and while no other goroutine runs
+				} else {
+					go c.OnMiss()
+				}
+			}
+			go func() {
+				data, err := safeio.ReadFile(c.path(k)+MemoSuffix, safeio.MaxCache)
+				memoc <- memoRead{data, err}
+			}()
+		})
 	}
-	state, changed, err := f.lookAll(readMemos)
+	early := f.firstChanged()
+	if early {
+		missed(true)
+	}
+	state, changed, err := f.lookAll(func() { missed(false) })
 	if err != nil {
 		if len(changed) > 0 {
 			<-memoc
@@ -429,7 +444,11 @@ func (c *Cache) validWithPrior(k Key, f *file, t0 time.Time) bool {
 			break
 		}
 	}
-	c.say("miss: %s changed (%.1f ms)", name, float64(time.Since(t0).Microseconds())/1000)
+	how := ""
+	if early {
+		how = ", seen at first look"
+	}
+	c.say("miss: %s changed (%.1f ms%s)", name, float64(time.Since(t0).Microseconds())/1000, how)
 	c.last = c.lastMiss(k, f, t0, <-memoc, state, changed)
 	return false
 }
@@ -628,9 +647,10 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 		}
 		memoDone <- c.storeMemos(k, memos, misses, gen, wo)
 	}()
-	data := encode(k, res, ents, gen)
+	first := firstLook(ents, statePrefix)
+	data := encode(k, res, ents, gen, first)
 	if !<-memoDone && gen != nil {
-		data = encode(k, res, ents, nil)
+		data = encode(k, res, ents, nil, first)
 	}
 	if err := safeio.WriteBytesAtomic(c.path(k), wo, data); err != nil {
 		return c.notStored(err.Error())
@@ -638,6 +658,35 @@ func (c *Cache) Store(k Key, rec *fsrec.Recorder, res *Result) (bool, string) {
 	c.prune()
 	c.say("stored: %d paths, %d bytes (%.1f ms)", len(ents), len(data), float64(time.Since(t0).Microseconds())/1000)
 	return true, ""
+}
+
+// firstLookEntries is how many first-look entries a verdict file holds.
+const firstLookEntries = 8
+
+// firstLook picks the first-look entries of a verdict (copies): the found paths outside the state
+// folder (whose files every check may rewrite) with the latest change (mtime or ctime), looked up
+// by signature (content is compared by its bytes: not a quick look). The files a build wrote last
+// are the ones the next build rewrites.
+func firstLook(ents []fsrec.Entry, statePrefix string) []fsrec.Entry {
+	changedAt := func(e *fsrec.Entry) int64 { return max(e.Sig.MtimeNS, e.Sig.CtimeNS) }
+	var first []fsrec.Entry
+	for i := range ents {
+		e := &ents[i]
+		if e.Sig.Err != fsrec.ErrNone || e.Op == fsrec.OpContent || strings.HasPrefix(e.Path, statePrefix) {
+			continue
+		}
+		if len(first) == firstLookEntries && changedAt(e) <= changedAt(&first[len(first)-1]) {
+			continue
+		}
+		// Insert in order, latest first, dropping the earliest past the bound.
+		j, _ := slices.BinarySearchFunc(first, changedAt(e), func(x fsrec.Entry, t int64) int { return cmp.Compare(t, changedAt(&x)) })
+		if len(first) < firstLookEntries {
+			first = append(first, fsrec.Entry{})
+		}
+		copy(first[j+1:], first[j:len(first)-1])
+		first[j] = *e
+	}
+	return first
 }
 
 // resign gives the entry e of a state file the signature now (and, for content, the sum of its bytes
