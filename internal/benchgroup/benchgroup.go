@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/ledger"
@@ -175,7 +176,7 @@ func features(f []string) string {
 	return "[" + strings.Join(q, ", ") + "]"
 }
 
-var versionNumber = regexp.MustCompile(`\d+\.\d+(\.\d+)?`)
+var versionNumber = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\d+\.\d+(\.\d+)?`) })
 
 // toolVersion shortens a version line ("rustc 1.95.0 (abc 2026-01-01)", nvcc's several lines) to
 // "rustc 1.95.0"; the line as it is when it holds no version number.
@@ -183,7 +184,7 @@ func toolVersion(tool, line string) string {
 	if strings.Contains(line, "release ") { // nvcc: "Cuda compilation tools, release 11.8, V11.8.89"
 		line = line[strings.LastIndex(line, "release "):]
 	}
-	if m := versionNumber.FindString(line); m != "" {
+	if m := versionNumber().FindString(line); m != "" {
 		return tool + " " + m
 	}
 	return tool + " " + strings.TrimSpace(strings.SplitN(line, "\n", 2)[0])

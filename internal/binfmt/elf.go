@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
@@ -159,12 +160,12 @@ func (f *ELFFile) Close() error {
 	return nil
 }
 
-var elfOffRE = regexp.MustCompile(`at byte (0x[0-9a-fA-F]+|[0-9]+)`)
+var elfOffRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`at byte (0x[0-9a-fA-F]+|[0-9]+)`) })
 
 // elfErr turns a debug/elf error into a *FormatError carrying its byte offset.
 func elfErr(name string, err error) error {
 	var off int64
-	if m := elfOffRE.FindStringSubmatch(err.Error()); m != nil {
+	if m := elfOffRE().FindStringSubmatch(err.Error()); m != nil {
 		if v, perr := strconv.ParseInt(m[1], 0, 64); perr == nil {
 			off = v
 		}

@@ -1497,13 +1497,13 @@ func cmakeMakefileDepends(path string) ([]string, error) {
 }
 
 // envLiteral matches a string literal that spells an environment variable's name.
-var envLiteral = regexp.MustCompile(`"([A-Z][A-Z0-9_]{1,63})"`)
+var envLiteral = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"([A-Z][A-Z0-9_]{1,63})"`) })
 
 // envNames lists the distinct environment variable names a build script's source spells out as string
 // literals, in order of first mention (at most 256).
 // pathLiteral is a string literal that climbs out of the folder it is taken from: "../x", "/../x"
 // (after CARGO_MANIFEST_DIR), without escapes or format placeholders.
-var pathLiteral = regexp.MustCompile(`"/?(\.\./[^"\\{}\n]+)"`)
+var pathLiteral = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`"/?(\.\./[^"\\{}\n]+)"`) })
 
 // outsideMentions returns the regular files, in the workspace and outside s's package folder (and
 // outside the target folder), that a string literal of the build script names by a path from the
@@ -1515,7 +1515,7 @@ func (r *reader) outsideMentions(s *graph.Step, script []byte) []string {
 	}
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range pathLiteral.FindAllSubmatch(script, 64) {
+	for _, m := range pathLiteral().FindAllSubmatch(script, 64) {
 		p := filepath.Join(s.PackageRoot, string(m[1]))
 		if seen[p] || !under(p, r.l.Workspace) || under(p, s.PackageRoot) || under(p, r.l.TargetDir) || r.l.BuildDir != "" && under(p, r.l.BuildDir) {
 			continue
@@ -1531,7 +1531,7 @@ func (r *reader) outsideMentions(s *graph.Step, script []byte) []string {
 func envNames(src []byte) []string {
 	var out []string
 	seen := map[string]bool{}
-	for _, m := range envLiteral.FindAllSubmatch(src, -1) {
+	for _, m := range envLiteral().FindAllSubmatch(src, -1) {
 		n := string(m[1])
 		if !seen[n] && len(out) < 256 {
 			seen[n] = true

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -24,7 +25,7 @@ import (
 // added after the configure step ran is newer than its reference: untracked-input-changed.
 
 // globCall matches file(GLOB ...) and file(GLOB_RECURSE ...) up to the closing parenthesis.
-var globCall = regexp.MustCompile(`(?is)\bfile\s*\(\s*(GLOB|GLOB_RECURSE)\s+([^)]*)\)`)
+var globCall = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?is)\bfile\s*\(\s*(GLOB|GLOB_RECURSE)\s+([^)]*)\)`) })
 
 // sourceExt are the file kinds a glob of sources is for: what a compile reads on its command line.
 var sourceExt = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".C": true, ".cu": true,
@@ -45,7 +46,7 @@ type Glob struct {
 func Globs(path, text, top string) []Glob {
 	dir := filepath.Dir(path)
 	var out []Glob
-	for _, m := range globCall.FindAllStringSubmatchIndex(text, -1) {
+	for _, m := range globCall().FindAllStringSubmatchIndex(text, -1) {
 		args := splitArgs(text[m[4]:m[5]])
 		if len(args) < 2 {
 			continue

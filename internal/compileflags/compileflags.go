@@ -22,6 +22,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cmdargs"
@@ -30,7 +31,9 @@ import (
 
 // gccDriver matches the program names of GCC's C and C++ drivers, with a target prefix or a version
 // suffix (x86_64-linux-gnu-gcc-12, g++-12, cc, c++).
-var gccDriver = regexp.MustCompile(`^([A-Za-z0-9_.]+-)*(gcc|g\+\+|cc|c\+\+)(-[0-9.]+)?$`)
+var gccDriver = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([A-Za-z0-9_.]+-)*(gcc|g\+\+|cc|c\+\+)(-[0-9.]+)?$`)
+})
 
 // Compile is what a command line says of one GCC-style compile: the object it writes and the
 // optimization level it asks for.
@@ -57,7 +60,7 @@ func ParseCommand(cmd string) []Compile {
 			for i < len(words) && (isAssignment(words[i]) || isLauncher(words[i])) {
 				i++
 			}
-			if i >= len(words) || !gccDriver.MatchString(filepath.Base(words[i])) {
+			if i >= len(words) || !gccDriver().MatchString(filepath.Base(words[i])) {
 				continue
 			}
 			var obj, level string
@@ -73,7 +76,7 @@ func ParseCommand(cmd string) []Compile {
 				case w == "-o" && j+1 < len(words):
 					obj = words[j+1]
 					j++
-				case optLevel.MatchString(w):
+				case optLevel().MatchString(w):
 					level = w
 				case w == "-x" || w == "-MF" || w == "-MT" || w == "-MQ" || w == "-include" || w == "-I" || w == "-isystem" || w == "-iquote":
 					j++ // its argument is no source
@@ -94,7 +97,7 @@ func ParseCommand(cmd string) []Compile {
 }
 
 // optLevel matches the optimization options GCC takes.
-var optLevel = regexp.MustCompile(`^-O([0-3sgz]|fast)?$`)
+var optLevel = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^-O([0-3sgz]|fast)?$`) })
 
 // sourceExt are the file name endings GCC compiles as C or C++.
 var sourceExt = map[string]bool{".c": true, ".cc": true, ".cpp": true, ".cxx": true, ".c++": true, ".C": true, ".i": true, ".ii": true}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -353,7 +354,7 @@ func modulePath(gomod string) (string, error) {
 	return "", fmt.Errorf("gocgo: %s has no module directive", gomod)
 }
 
-var majorSuffix = regexp.MustCompile(`^v[0-9]+$`)
+var majorSuffix = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^v[0-9]+$`) })
 
 // listed returns up to maxScan entries of the folder d (none when it cannot be read).
 func listed(d string) []fs.DirEntry {
@@ -371,7 +372,7 @@ func listed(d string) []fs.DirEntry {
 func DefaultBinaryName(importPath string) string {
 	parts := strings.Split(importPath, "/")
 	name := parts[len(parts)-1]
-	if len(parts) > 1 && majorSuffix.MatchString(name) {
+	if len(parts) > 1 && majorSuffix().MatchString(name) {
 		name = parts[len(parts)-2]
 	}
 	return name

@@ -28,6 +28,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/fsrec"
 	"github.com/stalecheck/stalecheck/internal/graph"
@@ -105,8 +106,10 @@ func Records(buildDir string) (tool string, copies []Copy) {
 	return "", nil
 }
 
-var cmakeFiles = regexp.MustCompile(`file\(INSTALL DESTINATION "([^"]*)" TYPE [A-Z_]+ (?:[A-Z_]+ )*FILES ((?:"[^"]*" ?)+)`)
-var cmakeInclude = regexp.MustCompile(`include\("([^"]+/cmake_install\.cmake)"\)`)
+var cmakeFiles = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`file\(INSTALL DESTINATION "([^"]*)" TYPE [A-Z_]+ (?:[A-Z_]+ )*FILES ((?:"[^"]*" ?)+)`)
+})
+var cmakeInclude = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`include\("([^"]+/cmake_install\.cmake)"\)`) })
 
 // cmakeSource is one file an install script copies, and the folder it copies it to (with
 // ${CMAKE_INSTALL_PREFIX} left in).
@@ -133,7 +136,7 @@ func cmakeCopies(buildDir string) []Copy {
 		if err != nil {
 			return
 		}
-		for _, m := range cmakeFiles.FindAllSubmatch(text, -1) {
+		for _, m := range cmakeFiles().FindAllSubmatch(text, -1) {
 			dest := string(m[1])
 			for _, q := range bytes.Split(bytes.TrimSpace(m[2]), []byte(`" "`)) {
 				src := filepath.Clean(strings.Trim(string(q), `"`))
@@ -147,7 +150,7 @@ func cmakeCopies(buildDir string) []Copy {
 				}
 			}
 		}
-		for _, m := range cmakeInclude.FindAllSubmatch(text, -1) {
+		for _, m := range cmakeInclude().FindAllSubmatch(text, -1) {
 			read(filepath.Clean(string(m[1])))
 		}
 	}

@@ -59,6 +59,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/machine"
@@ -249,7 +250,7 @@ func IsPostgres(dsn string) bool {
 }
 
 // urlScheme matches the scheme of a URL ("mysql://…"); a SQLite path never starts like that.
-var urlScheme = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`)
+var urlScheme = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^([A-Za-z][A-Za-z0-9+.-]*)://`) })
 
 // CheckDSN says whether dsn can name a ledger at all, without opening it: a URL of another scheme than
 // postgres:// or postgresql:// is refused (it is not a file path either), a PostgreSQL URL must parse
@@ -265,7 +266,7 @@ func CheckDSN(dsn string) error {
 		}
 		return nil
 	}
-	if m := urlScheme.FindStringSubmatch(dsn); m != nil {
+	if m := urlScheme().FindStringSubmatch(dsn); m != nil {
 		return fmt.Errorf("unsupported ledger URL scheme %s: use a file path or postgres://", m[1])
 	}
 	if dsn == "" {

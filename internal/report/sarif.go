@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/stalecheck/stalecheck/internal/check"
@@ -381,15 +382,17 @@ func evidenceStableText(e EvidenceJSON) string {
 // volatile matches what changes from one build to the next in a message: a time (RFC 3339, with the
 // word that introduces it), a digest.
 var (
-	volatileTime   = regexp.MustCompile(`(?: (?:at|from|since|started|recorded at))? ?\(?\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})\)?`)
-	volatileDigest = regexp.MustCompile(`\b(?:blake3|sha256):[0-9a-f]{16,}`)
+	volatileTime = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`(?: (?:at|from|since|started|recorded at))? ?\(?\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?(?:Z|[+-]\d{2}:\d{2})\)?`)
+	})
+	volatileDigest = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\b(?:blake3|sha256):[0-9a-f]{16,}`) })
 )
 
 // StableText is s without times and digests: what code scanning shows stays the same from one build to
 // the next (the values are in the result's and the locations' properties).
 func StableText(s string) string {
-	s = volatileTime.ReplaceAllString(s, "")
-	s = volatileDigest.ReplaceAllString(s, "a digest")
+	s = volatileTime().ReplaceAllString(s, "")
+	s = volatileDigest().ReplaceAllString(s, "a digest")
 	return s
 }
 

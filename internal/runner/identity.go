@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/stalecheck/stalecheck/internal/binfmt"
 	"github.com/stalecheck/stalecheck/internal/cargo/unit"
@@ -300,8 +301,10 @@ func contains(list []string, s string) bool {
 // rerun-if-env-changed. Names that may hold credentials are never recorded.
 var (
 	envExact  = map[string]bool{"RUSTFLAGS": true, "RUSTDOCFLAGS": true, "RUSTC": true, "RUSTC_WRAPPER": true, "CUDA_VISIBLE_DEVICES": true, "CUDAARCHS": true, "NVCC_APPEND_FLAGS": true, "NVCC_PREPEND_FLAGS": true}
-	envCUDA   = regexp.MustCompile(`CUDA.*ARCH|ARCH.*CUDA|^SM_?ARCH|^GPU_ARCH`)
-	envSecret = regexp.MustCompile(`TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_KEY$|^CARGO_REGISTR|^CARGO_HTTP_|^CARGO_NET_|^CARGO_TERM_`)
+	envCUDA   = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`CUDA.*ARCH|ARCH.*CUDA|^SM_?ARCH|^GPU_ARCH`) })
+	envSecret = sync.OnceValue(func() *regexp.Regexp {
+		return regexp.MustCompile(`TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|_KEY$|^CARGO_REGISTR|^CARGO_HTTP_|^CARGO_NET_|^CARGO_TERM_`)
+	})
 )
 
 // buildEnv returns the variables of env that change builds or runs: RUSTFLAGS and friends, every CARGO_*
@@ -319,8 +322,8 @@ func buildEnv(env []string, declared []string) map[string]string {
 		if !ok || k == "" {
 			continue
 		}
-		keep := want[k] || envExact[k] || strings.HasPrefix(k, "CARGO_") || envCUDA.MatchString(k)
-		if keep && envSecret.MatchString(k) && !want[k] {
+		keep := want[k] || envExact[k] || strings.HasPrefix(k, "CARGO_") || envCUDA().MatchString(k)
+		if keep && envSecret().MatchString(k) && !want[k] {
 			keep = false
 		}
 		if keep && (strings.Contains(k, "TOKEN") || strings.Contains(k, "PASSWORD") || strings.Contains(k, "SECRET")) {
