@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -244,5 +245,44 @@ func TestFirstLook(t *testing.T) {
 	write(t, last, "2")
 	if !f.firstChanged() {
 		t.Fatal("the file written last was rewritten: not seen at first look")
+	}
+}
+
+// TestDropFollowedTwins: the stat of a path is left out only where its lstat has the same signature
+// and is no symbolic link (or both failed alike), whatever order the recorder gave them in.
+func TestDropFollowedTwins(t *testing.T) {
+	file := fsrec.Sig{Mode: syscall.S_IFREG | 0o644, Ino: 7, Size: 3}
+	link := fsrec.Sig{Mode: syscall.S_IFLNK | 0o777, Ino: 8}
+	absent := fsrec.Sig{Err: fsrec.ErrNotExist}
+	ents := []fsrec.Entry{
+		{Path: "/ws/a.c", Op: fsrec.OpLstat, Sig: file},
+		{Path: "/ws/a.c", Op: fsrec.OpStat, Sig: file}, // dropped
+		{Path: "/ws/lib.so", Op: fsrec.OpLstat, Sig: link},
+		{Path: "/ws/lib.so", Op: fsrec.OpStat, Sig: file}, // followed a link: kept
+		{Path: "/ws/b.c", Op: fsrec.OpStat, Sig: file},    // no lstat: kept
+		{Path: "/ws/gone.h", Op: fsrec.OpLstat, Sig: absent},
+		{Path: "/ws/gone.h", Op: fsrec.OpStat, Sig: absent}, // dropped
+		{Path: "/ws/moved.c", Op: fsrec.OpLstat, Sig: file},
+		{Path: "/ws/moved.c", Op: fsrec.OpStat, Sig: fsrec.Sig{Mode: syscall.S_IFREG | 0o644, Ino: 9}}, // another signature: kept
+		{Path: "/ws/sub/a.c", Op: fsrec.OpStat, Sig: file},                                             // the same name in another folder: kept
+		{Path: "/ws/t.d", Op: fsrec.OpContent, Sig: file},
+	}
+	want := map[string]bool{}
+	for i, e := range ents {
+		if i != 1 && i != 6 {
+			want[fmt.Sprint(e.Path, e.Op)] = true
+		}
+	}
+	for seed := uint64(0); seed < 20; seed++ {
+		got := slices.Clone(ents)
+		rand.New(rand.NewPCG(seed, 1)).Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
+		got = dropFollowedTwins(got)
+		have := map[string]bool{}
+		for _, e := range got {
+			have[fmt.Sprint(e.Path, e.Op)] = true
+		}
+		if d := cmp.Diff(want, have); d != "" || len(got) != len(want) {
+			t.Fatalf("seed %d: kept (-want +got):\n%s", seed, d)
+		}
 	}
 }
