@@ -37,17 +37,76 @@ import (
 
 // lockFile is the part of Cargo.lock this reads.
 type lockFile struct {
-	Package []struct {
-		Name    string `toml:"name"`
-		Version string `toml:"version"`
-		Source  string `toml:"source"`
-	} `toml:"package"`
-	Patch struct {
-		Unused []struct {
-			Name    string `toml:"name"`
-			Version string `toml:"version"`
-		} `toml:"unused"`
+	Package []lockPackage `toml:"package"`
+	Patch   struct {
+		Unused []lockUnused `toml:"unused"`
 	} `toml:"patch"`
+}
+
+type lockPackage struct {
+	Name    string `toml:"name"`
+	Version string `toml:"version"`
+	Source  string `toml:"source"`
+}
+
+type lockUnused struct {
+	Name    string `toml:"name"`
+	Version string `toml:"version"`
+}
+
+// readLockFile decodes the lock file at path, through a memo of the file (the TOML decode of a
+// 600-package lock file is a few milliseconds of every check).
+func readLockFile(path string) (lockFile, error) {
+	var lock lockFile
+	if !fsrec.Memoizing() {
+		_, err := decodeTOMLMeta(path, &lock)
+		return lock, err
+	}
+	name := "cargo.lock\x00" + path
+	if b, ok := fsrec.Reuse(name); ok {
+		if lock, ok := decodeLockMemo(b); ok {
+			return lock, nil
+		}
+	}
+	if _, err := decodeTOMLMeta(path, &lock); err != nil {
+		return lock, err // what decoded before the error, as without memos
+	}
+	fsrec.Keep(name, path, encodeLockMemo(lock))
+	return lock, nil
+}
+
+// encodeLockMemo is readLockFile's memo value: the packages' name, version and source, then the unused
+// patches' name and version.
+func encodeLockMemo(lock lockFile) []byte {
+	pkgs := make([]string, 0, 3*len(lock.Package))
+	for _, p := range lock.Package {
+		pkgs = append(pkgs, p.Name, p.Version, p.Source)
+	}
+	unused := make([]string, 0, 2*len(lock.Patch.Unused))
+	for _, u := range lock.Patch.Unused {
+		unused = append(unused, u.Name, u.Version)
+	}
+	return fsrec.AppendStrings(fsrec.AppendStrings(nil, pkgs...), unused...)
+}
+
+// decodeLockMemo decodes encodeLockMemo's value (ok false for a damaged one).
+func decodeLockMemo(b []byte) (lockFile, bool) {
+	var lock lockFile
+	pkgs, rest, err := fsrec.Strings(b)
+	if err != nil || len(pkgs)%3 != 0 {
+		return lock, false
+	}
+	unused, rest, err := fsrec.Strings(rest)
+	if err != nil || len(rest) != 0 || len(unused)%2 != 0 {
+		return lock, false
+	}
+	for i := 0; i < len(pkgs); i += 3 {
+		lock.Package = append(lock.Package, lockPackage{Name: pkgs[i], Version: pkgs[i+1], Source: pkgs[i+2]})
+	}
+	for i := 0; i < len(unused); i += 2 {
+		lock.Patch.Unused = append(lock.Patch.Unused, lockUnused{Name: unused[i], Version: unused[i+1]})
+	}
+	return lock, true
 }
 
 type patchPath struct {
@@ -63,7 +122,8 @@ func (r *reader) readSources() {
 	var lock lockFile
 	if r.l.Workspace != "" {
 		lp := filepath.Join(r.l.Workspace, "Cargo.lock")
-		if _, err := decodeTOMLMeta(lp, &lock); err != nil && !os.IsNotExist(err) {
+		var err error
+		if lock, err = readLockFile(lp); err != nil && !os.IsNotExist(err) {
 			r.problem(lp, err)
 		}
 	}
