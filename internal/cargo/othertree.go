@@ -147,52 +147,48 @@ func (r *reader) rootsOtherTree() {
 			break
 		}
 	}
+	var roots []*graph.Root
 	for _, root := range r.g.Roots {
 		if root.Step == nil || root.Kind == "lib" || root.Kind == "test" || unit.Of(root.Step).OtherTree().BuiltInTree != "" {
 			continue
 		}
-		// Only the bytes matter here, and Cargo rewrites them unchanged on every no-op build: read
-		// as content, so that rewrite keeps a cached verdict valid.
-		data, err := safeio.ReadContent(root.File.Path+".d", safeio.MaxRecord)
-		var df *depfile.File
-		if err == nil {
-			df, err = depfile.Parse(bytes.NewReader(data))
-		}
-		if err != nil || len(df.Rules) == 0 || !slices.Contains(df.Rules[0].Targets, root.File.Path) {
+		roots = append(roots, root)
+	}
+	// Each root's dep-info and debug info are read on the cores at once (treeOf's probes are shared);
+	// what they say is applied in root order, since a tree said for one unit of a package is not said
+	// again for another (treeReported).
+	found := make([]rootTree, len(roots))
+	Parallel(len(roots), func(i int) { found[i] = r.rootTree(roots[i], moved) })
+	for i, root := range roots {
+		f := found[i]
+		// A root of a unit an earlier root already said a tree of is left alone, as is a tree said for
+		// another unit of the package.
+		if f.tree == "" || unit.Of(root.Step).OtherTree().BuiltInTree != "" || f.dwarf && r.treeReported(root.Step.Package, f.tree) {
 			continue
 		}
-		in := df.Inputs()
-		tree, ev := r.treeOf(in)
 		u := unit.Of(root.Step)
-		if tree == "" {
-			// The .d names this workspace; a no-op build here rewrites it so, and leaves a binary that a
-			// build of another copy put there in place. Its debug info still says where it was compiled.
-			if moved {
-				continue
-			}
-			if tree, ev, in = r.dwarfTree(root.File.Path); tree == "" || r.treeReported(root.Step.Package, tree) {
-				continue
-			}
+		in := f.in
+		if f.dwarf {
 			u.OwnOtherTree().BuiltInTreeDWARF = true
 			u.OwnOtherTree().BuiltInTreeRecord = root.File.Path
 			// The unit's own inputs (dep-info, this workspace's paths: include_str! files too, which no
 			// line table names) are compared with that tree's as well.
 			for _, i := range root.Step.Inputs {
 				if rel, err := filepath.Rel(r.l.Workspace, i.File.Path); err == nil && !strings.HasPrefix(rel, "..") {
-					in = append(in, filepath.Join(tree, rel))
+					in = append(in, filepath.Join(f.tree, rel))
 				}
 			}
 		} else {
 			u.OwnOtherTree().BuiltInTreeRecord = root.File.Path + ".d"
 		}
-		u.OwnOtherTree().BuiltInTree, u.OwnOtherTree().BuiltInTreeEvidence = tree, ev
+		u.OwnOtherTree().BuiltInTree, u.OwnOtherTree().BuiltInTreeEvidence = f.tree, f.ev
 		seen := map[string]bool{}
 		for _, p := range in {
 			if seen[p] {
 				continue
 			}
 			seen[p] = true
-			rel, err := filepath.Rel(tree, p)
+			rel, err := filepath.Rel(f.tree, p)
 			if err != nil || strings.HasPrefix(rel, "..") {
 				continue
 			}
@@ -201,6 +197,40 @@ func (r *reader) rootsOtherTree() {
 			}
 		}
 	}
+}
+
+// rootTree is what a root's records say of the tree it was built in: tree "" for this workspace (or
+// nothing to tell), in the sources named there, dwarf when the debug info said it (dwarfTree).
+type rootTree struct {
+	tree, ev string
+	in       []string
+	dwarf    bool
+}
+
+// rootTree reads the tree root was built in from its `<name>.d`, then, when that names this
+// workspace and the target folder was not moved with it, from its debug info.
+func (r *reader) rootTree(root *graph.Root, moved bool) rootTree {
+	// Only the bytes matter here, and Cargo rewrites them unchanged on every no-op build: read as
+	// content, so that rewrite keeps a cached verdict valid.
+	data, err := safeio.ReadContent(root.File.Path+".d", safeio.MaxRecord)
+	var df *depfile.File
+	if err == nil {
+		df, err = depfile.Parse(bytes.NewReader(data))
+	}
+	if err != nil || len(df.Rules) == 0 || !slices.Contains(df.Rules[0].Targets, root.File.Path) {
+		return rootTree{}
+	}
+	in := df.Inputs()
+	if tree, ev := r.treeOf(in); tree != "" {
+		return rootTree{tree: tree, ev: ev, in: in}
+	}
+	// The .d names this workspace; a no-op build here rewrites it so, and leaves a binary that a build
+	// of another copy put there in place. Its debug info still says where it was compiled.
+	if moved {
+		return rootTree{}
+	}
+	tree, ev, files := r.dwarfTree(root.File.Path)
+	return rootTree{tree: tree, ev: ev, in: files, dwarf: tree != ""}
 }
 
 // treeReported says whether a live unit of package pkg already has BuiltInTree tree (a build-script run
