@@ -70,7 +70,10 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 func (r *reader) treeOf(paths []string) (string, string) {
 	ws := r.l.Workspace
 	sep := string(filepath.Separator)
-	under := func(p, dir string) bool { return dir != "" && (p == dir || strings.HasPrefix(p, dir+sep)) }
+	// p is dir or below it (no dir+sep: that string would be made for every path, on every check).
+	under := func(p, dir string) bool {
+		return dir != "" && strings.HasPrefix(p, dir) && (len(p) == len(dir) || strings.HasPrefix(p[len(dir):], sep))
+	}
 	votes := map[string]int{}
 	evidence := map[string]string{}
 	for _, p := range paths {

@@ -322,7 +322,8 @@ var systemDirs = []string{"/usr/include", "/usr/local/include", "/usr/lib/gcc", 
 // /usr/local/cuda-12.2.
 func IsSystemHeader(p string) bool {
 	for _, d := range systemDirs {
-		if p == d || strings.HasPrefix(p, d+"/") || strings.HasPrefix(p, d+"-") {
+		// p is d, under it or a sibling named d-… (without making d+"/" for every header).
+		if strings.HasPrefix(p, d) && (len(p) == len(d) || p[len(d)] == '/' || p[len(d)] == '-') {
 			return true
 		}
 	}
