@@ -136,9 +136,10 @@ type Recorder struct {
 
 	// seen is split by a hash of the path, each part under its own lock: the readers record from
 	// several goroutines, tens of thousands of look-ups per check.
-	seen    [seenShards]seenShard
-	exclude func(abs string) bool
-	fresh   func(abs string) bool
+	seen     [seenShards]seenShard
+	perShard int // the capacity each shard's map was made with
+	exclude  func(abs string) bool
+	fresh    func(abs string) bool
 
 	mu          sync.Mutex // changed, uncacheable
 	changed     []string
@@ -170,6 +171,9 @@ type Options struct {
 	// Since, when not zero and earlier than Begin, is the recording's Start: its look-ups began then
 	// (the signatures a Prior brings were taken before Begin).
 	Since time.Time
+	// Expect is about how many look-ups the recording will hold (a Prior's entries): its maps are
+	// made that large at once, not made small and again larger.
+	Expect int
 }
 
 // Begin starts a recording. It returns nil when another recording is active or the working folder
@@ -191,8 +195,9 @@ func Begin(opt Options) *Recorder {
 	if !opt.Since.IsZero() && opt.Since.Before(r.Start) {
 		r.Start = opt.Since
 	}
+	r.perShard = max(512, opt.Expect/seenShards*5/4+64)
 	for i := range r.seen {
-		r.seen[i].m = make(map[key]seenVal, 512)
+		r.seen[i].m = make(map[key]seenVal, r.perShard)
 	}
 	if !cur.CompareAndSwap(nil, r) {
 		return nil

@@ -109,13 +109,14 @@ func (r *Recorder) Adopt(p *Prior) {
 	}
 	// Two goroutines take half the entries each (ten thousand map insertions on the real workspace's
 	// first check after a rebuild, before the read can start); the shards have their own locks.
-	// Maps sized for them at once (Begin made them for a few hundred a shard): no growth on the way.
-	if per := len(p.Entries)/seenShards*5/4 + 64; per > 512 {
+	// Maps sized for them at once (Begin made them so when told what to expect): no growth on the way.
+	if per := len(p.Entries)/seenShards*5/4 + 64; per > r.perShard {
 		for i := range r.seen {
 			if sh := &r.seen[i]; len(sh.m) == 0 {
 				sh.m = make(map[key]seenVal, per)
 			}
 		}
+		r.perShard = per
 	}
 	half := len(p.Entries) / 2
 	if len(p.Entries) < 2048 {

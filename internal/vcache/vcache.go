@@ -320,6 +320,7 @@ func (c *Cache) Begin() *fsrec.Recorder {
 		// The recording starts when the look-ups of the last file's entries began: the racy rule
 		// covers the signatures adopted from it.
 		opt.Since = c.last.since
+		opt.Expect = len(c.last.cands)
 	}
 	rec := fsrec.Begin(opt)
 	if rec != nil && c.last != nil {
