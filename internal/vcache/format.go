@@ -244,7 +244,7 @@ func parseMemos(data []byte, k Key, gen []byte) ([]fsrec.Memo, []fsrec.Entry, er
 		if r.bad {
 			return nil, nil, errDamaged
 		}
-		out = append(out, fsrec.Memo{Name: string(name), Scope: string(scope), Value: value})
+		out = append(out, fsrec.Memo{Name: aliasString(name), Scope: aliasString(scope), Value: value})
 	}
 	nc := r.uv()
 	if r.bad || nc > uint64(len(r.p)) {
@@ -262,6 +262,15 @@ func parseMemos(data []byte, k Key, gen []byte) ([]fsrec.Memo, []fsrec.Entry, er
 		return nil, nil, errDamaged
 	}
 	return out, misses, nil
+}
+
+// aliasString is b as a string sharing its bytes: the memo file's bytes are never written after
+// they are read (the values alias them too), and copying 4,000 names and scopes cost a megabyte.
+func aliasString(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(&b[0], len(b))
 }
 
 // file is a verdict file whose header was decoded and whose CRC and key matched; its entries stay
@@ -583,8 +592,10 @@ func chunkBases(f *file) []int {
 
 // candidates decodes every entry of f that lookAll's state says still answers alike, as the next
 // recording's candidates (fsrec.PriorEntry, in file order), with Memo set when it lies at or under
-// one of scopes. Each chunk's paths share one string: ten thousand paths are a few allocations.
-func (f *file) candidates(state []uint64, scopes map[string]bool) ([]fsrec.PriorEntry, error) {
+// one of scopes. Each chunk's paths share one string: ten thousand paths are a few allocations. The
+// slice's capacity leaves room for room more entries (the caller appends the covered answers: no
+// copy of ten thousand entries into a larger slice).
+func (f *file) candidates(state []uint64, scopes map[string]bool, room int) ([]fsrec.PriorEntry, error) {
 	// Each chunk writes its unchanged entries into its own part of one slice.
 	base := chunkBases(f)
 	out := make([]int, len(f.chunks)+1)
@@ -597,7 +608,7 @@ func (f *file) candidates(state []uint64, scopes map[string]bool) ([]fsrec.Prior
 		}
 		out[ci+1] = out[ci] + kept
 	}
-	cands := make([]fsrec.PriorEntry, out[len(f.chunks)])
+	cands := make([]fsrec.PriorEntry, out[len(f.chunks)], out[len(f.chunks)]+room)
 	err := f.onChunks(nil, func(ci int, buf *[]byte) error {
 		// Sized at once (a path is rarely longer than 128 bytes; capacity never written costs nothing
 		// on fresh memory): appending in doublings made two to three times the bytes kept.

@@ -77,7 +77,7 @@ func (c *Cache) lastMiss(k Key, f *file, since time.Time, memo memoRead, state [
 	for _, m := range memos {
 		scopes[m.Scope] = true
 	}
-	cands, err := f.candidates(state, scopes)
+	cands, err := f.candidates(state, scopes, len(misses)) // room for the covered answers
 	if err != nil {
 		return nil
 	}

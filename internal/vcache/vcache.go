@@ -540,11 +540,25 @@ func sortByFolder(ents []fsrec.Entry) {
 			return cmp.Compare(a.op, b.op)
 		})
 	}
-	out := make([]fsrec.Entry, len(ents))
-	for j, m := range members {
-		out[j] = ents[m.i]
+	// Each entry goes to its place along the cycles of the permutation (members[j].i is the entry
+	// place j takes; -1 once placed): no second slice of ten thousand entries.
+	for j := range members {
+		if members[j].i < 0 {
+			continue
+		}
+		held := ents[j]
+		k := j
+		for {
+			src := members[k].i
+			members[k].i = -1
+			if src == j {
+				ents[k] = held
+				break
+			}
+			ents[k] = ents[src]
+			k = src
+		}
 	}
-	copy(ents, out)
 }
 
 // same reports whether the look-up e answers alike now that the path has the signature now: the same
