@@ -49,18 +49,50 @@ func newIncludeScanner(store *cinclude.Store) *includeScanner {
 
 // includeHit is one header an include scan reached and how.
 type includeHit struct {
-	path   string
-	detail string
-	cond   bool
+	path string
+	why  hitWhy
+	cond bool
+}
+
+// hitWhy is how a header was reached, put in words only for the headers a run keeps (detail): a
+// header that most compiles of a package include is reached once per compile, and kept once.
+type hitWhy struct {
+	forced       string // the -include option's file, for a forced include
+	file         string // the including file
+	inc          cinclude.Include
+	flag, dir    string // where it was found (ResolveIn)
+	source, from string // the compile: its source and where its command came from
+	cond         bool
+}
+
+// detail is the input's detail: the including line and where the header was found, or the forced
+// -include option.
+func (w hitWhy) detail(display func(string) string) string {
+	if w.forced != "" {
+		return fmt.Sprintf("forced -include %s of %s (%s)", w.forced, display(w.source), w.from)
+	}
+	via := "beside the including file"
+	switch w.flag {
+	case "":
+	case "absolute":
+		via = "by its absolute path"
+	default:
+		via = "in " + w.flag + " " + display(w.dir)
+	}
+	d := fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(w.file), w.inc.Line, w.inc.Text(), via, display(w.source), w.from)
+	if w.cond {
+		d += "; reached through a conditional #include (inside #if/#ifdef), so the scan over-approximates"
+	}
+	return d
 }
 
 // scanCompile follows the #include lines of one compile transitively and returns every header it
 // reaches outside the system folders. A header reached both conditionally and unconditionally counts
 // as unconditional. truncated is true when the scan stopped at maxIncludeFiles.
-func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string) (hits []includeHit, truncated bool) {
+func (sc *includeScanner) scanCompile(c compileCmd) (hits []includeHit, truncated bool) {
 	type state struct {
-		cond   bool
-		detail string
+		cond bool
+		why  hitWhy
 	}
 	seen := map[string]*state{}
 	var order []string
@@ -94,18 +126,7 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 				order = append(order, found)
 			}
 			st.cond = ic
-			via := "beside the including file"
-			switch flag {
-			case "":
-			case "absolute":
-				via = "by its absolute path"
-			default:
-				via = "in " + flag + " " + display(dir)
-			}
-			st.detail = fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(file), inc.Line, inc.Text(), via, display(c.source), c.from)
-			if ic {
-				st.detail += "; reached through a conditional #include (inside #if/#ifdef), so the scan over-approximates"
-			}
+			st.why = hitWhy{file: file, inc: inc, flag: flag, dir: dir, source: c.source, from: c.from, cond: ic}
 			visit(found, depth+1, ic)
 		}
 	}
@@ -115,14 +136,14 @@ func (sc *includeScanner) scanCompile(c compileCmd, display func(string) string)
 			continue
 		}
 		if seen[p] == nil {
-			seen[p] = &state{detail: fmt.Sprintf("forced -include %s of %s (%s)", f, display(c.source), c.from)}
+			seen[p] = &state{why: hitWhy{forced: f, source: c.source, from: c.from}}
 			order = append(order, p)
 		}
 		visit(p, 1, false)
 	}
 	visit(c.source, 0, false)
 	for _, p := range order {
-		hits = append(hits, includeHit{path: p, detail: seen[p].detail, cond: seen[p].cond})
+		hits = append(hits, includeHit{path: p, why: seen[p].why, cond: seen[p].cond})
 	}
 	return hits, truncated
 }
@@ -393,7 +414,7 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 			continue
 		}
 		done[k] = true
-		hits, truncated := r.inc.scanCompile(c, display)
+		hits, truncated := r.inc.scanCompile(c)
 		if truncated {
 			r.problem(c.source, fmt.Errorf("include scan stopped after %d headers (compiled %s)", maxIncludeFiles, c.from))
 		}
@@ -412,7 +433,7 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 		}
 	}
 	for _, p := range order {
-		add(p, graph.IncludeScan, reached[p].detail)
+		add(p, graph.IncludeScan, reached[p].why.detail(display))
 	}
 }
 

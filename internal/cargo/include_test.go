@@ -80,7 +80,7 @@ func TestCmakeMakeCompiles(t *testing.T) {
 		!reflect.DeepEqual(cs[0].Dirs, []string{filepath.Join(src, "include")}) {
 		t.Fatalf("compiles %+v, %v", cs, err)
 	}
-	hits, truncated := newIncludeScanner(nil).scanCompile(cs[0], func(p string) string { return p })
+	hits, truncated := newIncludeScanner(nil).scanCompile(cs[0])
 	if truncated || len(hits) != 2 || hits[0].path != filepath.Join(src, "include", "k.h") || hits[1].path != filepath.Join(src, "include", "k2.h") {
 		t.Fatalf("scan %+v", hits)
 	}
