@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// TestMain lets the test binary act as a parent that starts `sleep` and waits to be killed.
+// TestMain lets the test binary act as a parent that starts `sleep` and waits to be killed (a minute at most).
 func TestMain(m *testing.M) {
 	switch os.Getenv("SUBPROC_TEST_PARENT") {
 	case "query", "plain":
@@ -26,7 +26,11 @@ func TestMain(m *testing.M) {
 			os.Exit(1)
 		}
 		fmt.Println(cmd.Process.Pid)
-		select {}
+		// Wait to be killed. Not `select {}`: with no other goroutine the runtime calls that a
+		// deadlock and exits at once, and the child's death signal came from that exit, racing the
+		// test's look at the child (it lost under load).
+		time.Sleep(time.Minute)
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
