@@ -95,6 +95,13 @@ func Find(binary string, opt Options) (libs []evidence.Library, notes []string, 
 	}
 	layout, err := cargo.Locate(filepath.Dir(binary), cargo.LocateOptions{TargetDir: opt.TargetDir, BuildDir: opt.BuildDir})
 	if err != nil {
+		// A file that is no ELF executable (a script, a text file, a truncated binary) has no
+		// library to find, whatever build lies around it: its own trouble is the answer, not Cargo's.
+		ef, eerr := binfmt.OpenELF(binary)
+		if eerr != nil {
+			return nil, nil, eerr
+		}
+		ef.Close()
 		// Not in a Cargo build: a Go binary or a Make/Ninja program (which_joined.go).
 		if libs, notes, ok, jerr := joinedLibraries(binary, opt); ok {
 			return libs, notes, jerr
