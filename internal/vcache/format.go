@@ -264,8 +264,8 @@ func parseMemos(data []byte, k Key, gen []byte) ([]fsrec.Memo, []fsrec.Entry, er
 	return out, misses, nil
 }
 
-// aliasString is b as a string sharing its bytes: the memo file's bytes are never written after
-// they are read (the values alias them too), and copying 4,000 names and scopes cost a megabyte.
+// aliasString is b as a string sharing its bytes, for bytes never written again: the memo file's once
+// read (its values alias them too; copying 4,000 names and scopes cost a megabyte), a chunk's paths.
 func aliasString(b []byte) string {
 	if len(b) == 0 {
 		return ""
@@ -652,7 +652,7 @@ func (f *file) candidates(state []uint64, scopes map[string]bool, room int) ([]f
 			return err
 		}
 		// The chunk's paths are not written again: their one string shares the bytes (no copy).
-		all := unsafe.String(unsafe.SliceData(paths), len(paths))
+		all := aliasString(paths)
 		start := 0
 		for j, end := range ends {
 			cands[out[ci]+j].Path = all[start:end]
