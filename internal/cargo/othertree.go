@@ -69,23 +69,20 @@ func (r *reader) otherTree(s *graph.Step, bo *BuildOutput) {
 // (ties: the first by name). It returns "" when none does, else the tree and the first path naming it.
 func (r *reader) treeOf(paths []string) (string, string) {
 	ws := r.l.Workspace
-	sep := string(filepath.Separator)
-	// p is dir or below it (no dir+sep: that string would be made for every path, on every check).
-	under := func(p, dir string) bool {
-		return dir != "" && strings.HasPrefix(p, dir) && (len(p) == len(dir) || strings.HasPrefix(p[len(dir):], sep))
-	}
+	// p is dir or below it (details.go's under, which makes no dir+sep string for every path).
+	within := func(p, dir string) bool { return dir != "" && (p == dir || under(p, dir)) }
 	votes := map[string]int{}
 	evidence := map[string]string{}
 	for _, p := range paths {
 		p = filepath.Clean(p)
-		if !filepath.IsAbs(p) || under(p, ws) || under(p, r.l.TargetDir) || under(p, r.l.BuildDir) || under(p, r.opt.CargoHome) {
+		if !filepath.IsAbs(p) || within(p, ws) || within(p, r.l.TargetDir) || within(p, r.l.BuildDir) || within(p, r.opt.CargoHome) {
 			continue
 		}
 		// Each "/" of p (but the first) splits it into tree and rel, the last split first; the cut is
 		// made on p's bytes (p is clean), since most splits end at the first probe.
 		for i := strings.LastIndexByte(p, '/'); i > 0; i = strings.LastIndexByte(p[:i], '/') {
 			tree, rel := p[:i], p[i+1:]
-			if under(ws, tree) {
+			if within(ws, tree) {
 				break // an ancestor of this workspace is not another copy of it
 			}
 			first, relDir := rel, ""
