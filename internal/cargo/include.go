@@ -62,12 +62,12 @@ type hitWhy struct {
 	inc          cinclude.Include
 	flag, dir    string // where it was found (ResolveIn)
 	source, from string // the compile: its source and where its command came from
-	cond         bool
 }
 
-// detail is the input's detail: the including line and where the header was found, or the forced
-// -include option.
-func (w hitWhy) detail(display func(string) string) string {
+// detail is the input's detail: the including line and where the header was found (and whether only
+// through a conditional #include), or the forced -include option.
+func (h includeHit) detail(display func(string) string) string {
+	w := h.why
 	if w.forced != "" {
 		return fmt.Sprintf("forced -include %s of %s (%s)", w.forced, display(w.source), w.from)
 	}
@@ -80,7 +80,7 @@ func (w hitWhy) detail(display func(string) string) string {
 		via = "in " + w.flag + " " + display(w.dir)
 	}
 	d := fmt.Sprintf("%s line %d includes %s, found %s; compiled %s (%s)", display(w.file), w.inc.Line, w.inc.Text(), via, display(w.source), w.from)
-	if w.cond {
+	if h.cond {
 		d += "; reached through a conditional #include (inside #if/#ifdef), so the scan over-approximates"
 	}
 	return d
@@ -126,7 +126,7 @@ func (sc *includeScanner) scanCompile(c compileCmd) (hits []includeHit, truncate
 				order = append(order, found)
 			}
 			st.cond = ic
-			st.why = hitWhy{file: file, inc: inc, flag: flag, dir: dir, source: c.source, from: c.from, cond: ic}
+			st.why = hitWhy{file: file, inc: inc, flag: flag, dir: dir, source: c.source, from: c.from}
 			visit(found, depth+1, ic)
 		}
 	}
@@ -433,7 +433,7 @@ func (r *reader) includeScan(s *graph.Step, compiles []compileCmd, add func(p st
 		}
 	}
 	for _, p := range order {
-		add(p, graph.IncludeScan, reached[p].why.detail(display))
+		add(p, graph.IncludeScan, reached[p].detail(display))
 	}
 }
 
